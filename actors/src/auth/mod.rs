@@ -1,0 +1,162 @@
+//! Authentication and authorisation: subjects (clients and users), their credentials, permissions
+//! and the protected domains that make `*_PROTECTED_{DOMAIN}` permissions valid.
+//!
+//! [`Auth`] is the handle the HTTP edge holds. Reads (token checks, permission checks, listings)
+//! come from the published snapshot without awaiting; writes go through the [`actor::AuthActor`].
+
+mod actor;
+mod bootstrap;
+pub mod names;
+pub mod permission;
+pub mod secrets;
+mod snapshot;
+mod subjects;
+pub mod token;
+
+use std::path::PathBuf;
+use std::sync::{Arc, LazyLock, RwLock};
+
+use actix::{Actor, Addr, Arbiter};
+
+pub use bootstrap::{AdminCredentials, Bootstrap};
+pub use snapshot::{AuthSnapshot, Subject, SubjectKind};
+pub use subjects::{NewClient, NewUser, SubjectView};
+
+use crate::auth::actor::{read_snapshot, Apply, AuthActor, Published};
+use crate::auth::snapshot::Credential;
+use crate::auth::token::TokenSigner;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+
+/// Instance settings that auth needs.
+#[derive(Debug, Clone)]
+pub struct AuthSettings {
+    pub token_ttl_seconds: i64,
+    pub allowed_email_domains: Vec<String>,
+    /// `RAPID_ADMIN_CLIENT_ID` / `RAPID_ADMIN_CLIENT_SECRET`, when both are set.
+    pub admin_override: Option<AdminCredentials>,
+    /// Where the generated admin credentials are written on first start.
+    pub credentials_file: PathBuf,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct IssuedToken {
+    pub access_token: String,
+    pub token_type: &'static str,
+    pub expires_in: i64,
+}
+
+#[derive(Clone)]
+pub struct Auth {
+    addr: Addr<AuthActor>,
+    published: Published,
+    signer: Arc<TokenSigner>,
+    settings: Arc<AuthSettings>,
+}
+
+const BAD_CLIENT_CREDENTIALS: &str = "Invalid client credentials";
+const BAD_USER_CREDENTIALS: &str = "Invalid username or password";
+
+impl Auth {
+    /// Prepares the catalog (signing key, admin client) and starts the AuthActor on its own
+    /// arbiter, so its SQLite writes never block an HTTP worker. Call inside a running actix system.
+    pub fn start(catalog: Catalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
+        let (key, bootstrap) = bootstrap::prepare(&catalog, &settings)?;
+        let snapshot = catalog.with(|c| AuthSnapshot::load(c))?;
+        let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));
+        let actor = AuthActor {
+            catalog,
+            published: published.clone(),
+        };
+        let addr = AuthActor::start_in_arbiter(&Arbiter::new().handle(), move |_| actor);
+        let auth = Auth {
+            addr,
+            published,
+            signer: Arc::new(TokenSigner::new(&key)),
+            settings: Arc::new(settings),
+        };
+        Ok((auth, bootstrap))
+    }
+
+    pub fn snapshot(&self) -> Arc<AuthSnapshot> {
+        read_snapshot(&self.published)
+    }
+
+    /// The subject behind a bearer token, with its permissions as they are now. A deleted subject's
+    /// token stops working at once, even before it expires.
+    pub fn authenticate(&self, token: &str) -> Result<Arc<Subject>> {
+        let claims = self.signer.verify(token, now_seconds())?;
+        self.snapshot()
+            .subjects
+            .get(&claims.sub)
+            .cloned()
+            .ok_or_else(|| Error::unauthenticated("The subject of this token no longer exists"))
+    }
+
+    /// OAuth2 client credentials grant. Unknown id and wrong secret give the same answer.
+    pub fn client_token(&self, client_id: &str, client_secret: &str) -> Result<IssuedToken> {
+        let snapshot = self.snapshot();
+        let ok = match snapshot.subjects.get(client_id).map(|s| &s.credential) {
+            Some(Credential::SecretDigest(d)) => secrets::secret_matches(client_secret, d),
+            _ => {
+                // Spend the same digest work for an unknown id.
+                let _ = secrets::secret_matches(client_secret, &[0u8; 32]);
+                false
+            }
+        };
+        if !ok {
+            return Err(Error::unauthenticated(BAD_CLIENT_CREDENTIALS));
+        }
+        Ok(self.issue(client_id))
+    }
+
+    /// OAuth2 password grant for users. argon2 runs on the blocking pool.
+    pub async fn password_token(&self, username: &str, password: &str) -> Result<IssuedToken> {
+        let (user_id, hash) = self.user_credential(username);
+        let password = password.to_string();
+        let ok = tokio::task::spawn_blocking(move || secrets::password_matches(&password, &hash))
+            .await
+            .map_err(|e| Error::internal(format!("password check task: {e}")))?;
+        match user_id {
+            Some(id) if ok => Ok(self.issue(&id)),
+            _ => Err(Error::unauthenticated(BAD_USER_CREDENTIALS)),
+        }
+    }
+
+    /// The user id and password hash for `username`; for an unknown name, a decoy hash so that a
+    /// failed login costs the same time whether or not the user exists.
+    fn user_credential(&self, username: &str) -> (Option<String>, String) {
+        static DECOY: LazyLock<String> = LazyLock::new(|| {
+            secrets::hash_password("decoy password for unknown users").unwrap_or_default()
+        });
+        let snapshot = self.snapshot();
+        let found = snapshot
+            .users_by_name
+            .get(&username.to_ascii_lowercase())
+            .and_then(|id| snapshot.subjects.get(id));
+        match found.map(|s| (&s.id, &s.credential)) {
+            Some((id, Credential::PasswordHash(h))) => (Some(id.clone()), h.clone()),
+            _ => (None, DECOY.clone()),
+        }
+    }
+
+    fn issue(&self, subject_id: &str) -> IssuedToken {
+        let ttl = self.settings.token_ttl_seconds;
+        IssuedToken {
+            access_token: self.signer.issue(subject_id, now_seconds(), ttl),
+            token_type: "Bearer",
+            expires_in: ttl,
+        }
+    }
+
+    async fn apply<R: Send + 'static>(
+        &self,
+        change: impl FnOnce(&rusqlite::Transaction<'_>, &AuthSnapshot) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        self.addr.send(Apply(Box::new(change))).await?
+    }
+}
+
+pub fn now_seconds() -> i64 {
+    chrono::Utc::now().timestamp()
+}

@@ -1,0 +1,315 @@
+//! Subject management: clients, users, permissions, protected domains.
+
+use rusqlite::{params, OptionalExtension, Transaction};
+use serde::Serialize;
+
+use super::actor::unique_violation;
+use super::names;
+use super::permission::{all_permission_names, validate_permissions, Permission};
+use super::secrets;
+use super::snapshot::SubjectKind;
+use super::Auth;
+use crate::catalog::now_text;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NewClient {
+    pub client_name: String,
+    pub permissions: Vec<String>,
+    pub client_id: String,
+    pub client_secret: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NewUser {
+    pub username: String,
+    pub email: String,
+    pub permissions: Vec<String>,
+    pub user_id: String,
+    /// Shown once; the user sets their own password with it.
+    pub temporary_password: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SubjectView {
+    pub subject_id: String,
+    pub subject_name: String,
+    #[serde(rename = "type")]
+    pub kind: SubjectKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+impl Auth {
+    pub async fn create_client(&self, name: String, permissions: Vec<String>) -> Result<NewClient> {
+        names::validate_client_name(&name)?;
+        let client_id = secrets::new_client_id();
+        let client_secret = secrets::new_client_secret();
+        let digest = secrets::secret_digest(&client_secret);
+        let id = client_id.clone();
+        let client_name = name.clone();
+        let permissions = self
+            .apply(move |tx, snap| {
+                let perms = validate_permissions(&permissions, &snap.protected_domains, false)?;
+                tx.execute(
+                    "INSERT INTO subjects (subject_id, kind, name, name_key, secret_digest, created_at)
+                     VALUES (?1, 'CLIENT', ?2, ?3, ?4, ?5)",
+                    params![id, name, name.to_ascii_lowercase(), digest, now_text()],
+                )
+                .map_err(|e| unique_violation(e, format!("Client name '{name}' already exists")))?;
+                insert_permissions(tx, &id, &perms)?;
+                Ok(names_of(&perms))
+            })
+            .await?;
+        Ok(NewClient {
+            client_name,
+            permissions,
+            client_id,
+            client_secret,
+        })
+    }
+
+    pub async fn delete_client(&self, client_id: String) -> Result<()> {
+        self.apply(move |tx, _| {
+            let n = tx.execute(
+                "DELETE FROM subjects WHERE subject_id = ?1 AND kind = 'CLIENT'",
+                [&client_id],
+            )?;
+            if n == 0 {
+                return Err(Error::not_found(format!(
+                    "The client '{client_id}' does not exist"
+                )));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn create_user(
+        &self,
+        username: String,
+        email: String,
+        permissions: Vec<String>,
+    ) -> Result<NewUser> {
+        names::validate_username(&username)?;
+        let email = names::validate_email(&email, &self.settings.allowed_email_domains)?;
+        let temporary_password = secrets::new_temporary_password();
+        let hash = blocking_hash(temporary_password.clone()).await?;
+        let user_id = uuid::Uuid::new_v4().to_string();
+        let (id, name, mail) = (user_id.clone(), username.clone(), email.clone());
+        let permissions = self
+            .apply(move |tx, snap| {
+                let perms = validate_permissions(&permissions, &snap.protected_domains, false)?;
+                tx.execute(
+                    "INSERT INTO subjects (subject_id, kind, name, name_key, email, password_hash, created_at)
+                     VALUES (?1, 'USER', ?2, ?3, ?4, ?5, ?6)",
+                    params![id, name, name.to_ascii_lowercase(), mail, hash, now_text()],
+                )
+                .map_err(|e| {
+                    unique_violation(e, format!("The user '{name}' or email '{mail}' already exist"))
+                })?;
+                insert_permissions(tx, &id, &perms)?;
+                Ok(names_of(&perms))
+            })
+            .await?;
+        Ok(NewUser {
+            username,
+            email,
+            permissions,
+            user_id,
+            temporary_password,
+        })
+    }
+
+    /// Deletes the user only when `username` and `user_id` name the same user.
+    pub async fn delete_user(&self, username: String, user_id: String) -> Result<()> {
+        self.apply(move |tx, _| {
+            let n = tx.execute(
+                "DELETE FROM subjects WHERE subject_id = ?1 AND kind = 'USER' AND name_key = ?2",
+                params![user_id, username.to_ascii_lowercase()],
+            )?;
+            if n == 0 {
+                return Err(Error::not_found(format!(
+                    "The user '{username}' with id '{user_id}' does not exist"
+                )));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// A user replaces their password, proving the current one.
+    pub async fn change_password(&self, user_id: &str, current: &str, new: &str) -> Result<()> {
+        let subject = self
+            .snapshot()
+            .subjects
+            .get(user_id)
+            .cloned()
+            .ok_or_else(|| Error::unauthenticated("The subject of this token no longer exists"))?;
+        if subject.kind != SubjectKind::User {
+            return Err(Error::invalid(
+                "Only users have passwords; clients use their secret",
+            ));
+        }
+        names::validate_new_password(new)?;
+        if self.password_token(&subject.name, current).await.is_err() {
+            return Err(Error::invalid("The current password is not correct"));
+        }
+        if current == new {
+            return Err(Error::invalid(
+                "The new password must differ from the current one",
+            ));
+        }
+        let hash = blocking_hash(new.to_string()).await?;
+        let id = user_id.to_string();
+        self.apply(move |tx, _| {
+            tx.execute(
+                "UPDATE subjects SET password_hash = ?1 WHERE subject_id = ?2",
+                params![hash, id],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub fn list_subjects(&self) -> Vec<SubjectView> {
+        let snap = self.snapshot();
+        let mut out: Vec<SubjectView> = snap
+            .subjects
+            .values()
+            .map(|s| SubjectView {
+                subject_id: s.id.clone(),
+                subject_name: s.name.clone(),
+                kind: s.kind,
+                email: s.email.clone(),
+            })
+            .collect();
+        // Clients first, then users, each by name: a stable order for people and tests.
+        out.sort_by(|a, b| {
+            (a.kind == SubjectKind::User, &a.subject_name)
+                .cmp(&(b.kind == SubjectKind::User, &b.subject_name))
+        });
+        out
+    }
+
+    /// Replaces a subject's whole permission set.
+    pub async fn set_permissions(
+        &self,
+        subject_id: String,
+        permissions: Vec<String>,
+    ) -> Result<Vec<String>> {
+        self.apply(move |tx, snap| {
+            let perms = validate_permissions(&permissions, &snap.protected_domains, true)?;
+            let exists: Option<i64> = tx
+                .query_row(
+                    "SELECT 1 FROM subjects WHERE subject_id = ?1",
+                    [&subject_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if exists.is_none() {
+                return Err(Error::not_found(format!(
+                    "Subject with ID {subject_id} does not exist"
+                )));
+            }
+            tx.execute(
+                "DELETE FROM subject_permissions WHERE subject_id = ?1",
+                [&subject_id],
+            )?;
+            insert_permissions(tx, &subject_id, &perms)?;
+            Ok(names_of(&perms))
+        })
+        .await
+    }
+
+    pub fn subject_permissions(&self, subject_id: &str) -> Result<Vec<String>> {
+        self.snapshot()
+            .subjects
+            .get(subject_id)
+            .map(|s| s.permission_names())
+            .ok_or_else(|| Error::not_found(format!("Subject with ID {subject_id} does not exist")))
+    }
+
+    pub fn permission_names(&self) -> Vec<String> {
+        all_permission_names(&self.snapshot().protected_domains)
+    }
+
+    pub fn protected_domains(&self) -> Vec<String> {
+        self.snapshot().protected_domains.iter().cloned().collect()
+    }
+
+    /// Creates a protected domain, which makes its READ/WRITE permissions valid. Returns it lower-case.
+    pub async fn create_protected_domain(&self, domain: &str) -> Result<String> {
+        let domain = names::validate_protected_domain(domain)?;
+        let d = domain.clone();
+        self.apply(move |tx, _| {
+            tx.execute(
+                "INSERT INTO protected_domains (domain, created_at) VALUES (?1, ?2)",
+                params![d, now_text()],
+            )
+            .map_err(|e| match unique_violation(e, String::new()) {
+                Error {
+                    kind: crate::ErrorKind::Invalid,
+                    ..
+                } => Error::conflict(format!(
+                    "The protected domain, [{}] already exists",
+                    d.to_ascii_uppercase()
+                )),
+                other => other,
+            })?;
+            Ok(())
+        })
+        .await?;
+        Ok(domain)
+    }
+
+    /// Deletes a protected domain no dataset uses, and strips its permissions from every subject.
+    pub async fn delete_protected_domain(&self, domain: &str) -> Result<String> {
+        let domain = names::validate_protected_domain(domain)?;
+        let d = domain.clone();
+        self.apply(move |tx, _| {
+            let mut stmt = tx.prepare(
+                "SELECT layer || '/' || domain || '/' || dataset FROM datasets
+                 WHERE sensitivity = 'PROTECTED' AND domain = ?1 ORDER BY 1",
+            )?;
+            let in_use: Vec<String> =
+                stmt.query_map([&d], |r| r.get(0))?.collect::<Result<_, _>>()?;
+            if !in_use.is_empty() {
+                return Err(Error::invalid(format!(
+                    "Cannot delete protected domain [{d}] as it is not empty. Please delete the datasets [{}]",
+                    in_use.join(", ")
+                )));
+            }
+            if tx.execute("DELETE FROM protected_domains WHERE domain = ?1", [&d])? == 0 {
+                return Err(Error::not_found(format!("The protected domain, [{d}] does not exist.")));
+            }
+            let upper = d.to_ascii_uppercase();
+            tx.execute(
+                "DELETE FROM subject_permissions WHERE permission IN (?1, ?2)",
+                params![format!("READ_PROTECTED_{upper}"), format!("WRITE_PROTECTED_{upper}")],
+            )?;
+            Ok(())
+        })
+        .await?;
+        Ok(domain)
+    }
+}
+
+fn insert_permissions(tx: &Transaction<'_>, subject_id: &str, perms: &[Permission]) -> Result<()> {
+    let mut stmt =
+        tx.prepare("INSERT INTO subject_permissions (subject_id, permission) VALUES (?1, ?2)")?;
+    for p in perms {
+        stmt.execute(params![subject_id, p.to_string()])?;
+    }
+    Ok(())
+}
+
+fn names_of(perms: &[Permission]) -> Vec<String> {
+    perms.iter().map(|p| p.to_string()).collect()
+}
+
+async fn blocking_hash(password: String) -> Result<String> {
+    tokio::task::spawn_blocking(move || secrets::hash_password(&password))
+        .await
+        .map_err(|e| Error::internal(format!("password hashing task: {e}")))?
+}

@@ -1,0 +1,71 @@
+//! Versioned migrations, tracked in SQLite's `user_version`. Append new steps; never edit a shipped one.
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+const MIGRATIONS: &[&str] = &[
+    // 1: subjects, permissions, protected domains, datasets and their schema versions.
+    r#"
+    CREATE TABLE settings (
+        key   TEXT PRIMARY KEY,
+        value BLOB NOT NULL
+    );
+    CREATE TABLE subjects (
+        subject_id         TEXT PRIMARY KEY,
+        kind               TEXT NOT NULL CHECK (kind IN ('CLIENT', 'USER')),
+        name               TEXT NOT NULL,
+        name_key           TEXT NOT NULL,
+        email              TEXT,
+        secret_digest      BLOB,
+        password_hash      TEXT,
+        created_at         TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX subjects_by_name ON subjects (kind, name_key);
+    CREATE UNIQUE INDEX users_by_email ON subjects (email) WHERE email IS NOT NULL;
+    CREATE TABLE subject_permissions (
+        subject_id TEXT NOT NULL REFERENCES subjects (subject_id) ON DELETE CASCADE,
+        permission TEXT NOT NULL,
+        PRIMARY KEY (subject_id, permission)
+    );
+    CREATE TABLE protected_domains (
+        domain     TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE datasets (
+        id          INTEGER PRIMARY KEY,
+        layer       TEXT NOT NULL,
+        domain      TEXT NOT NULL,
+        dataset     TEXT NOT NULL,
+        sensitivity TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (layer, domain, dataset)
+    );
+    CREATE TABLE schema_versions (
+        dataset_id  INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version     INTEGER NOT NULL,
+        schema_json TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (dataset_id, version)
+    );
+    "#,
+];
+
+pub fn apply(conn: &mut Connection) -> Result<()> {
+    let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > MIGRATIONS.len() {
+        return Err(Error::internal(format!(
+            "the catalog is at schema version {current}, newer than this binary knows ({}); \
+             run a newer rapid-rs",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i + 1)?;
+        tx.commit()?;
+        tracing::info!(version = i + 1, "applied catalog migration");
+    }
+    Ok(())
+}

@@ -1,0 +1,296 @@
+//! The schema as it travels over the wire (SPEC.md 2.1, API.md "Schemas").
+//!
+//! These types accept what clients send and nothing is checked here beyond JSON shapes: fields
+//! whose bad values deserve a precise message (`sensitivity`, `data_type`, `update_behaviour`,
+//! `partition_index`, check parameters) are kept loose (strings, `i64`, raw JSON) so that
+//! [`validate`](super::validate()) can report them with the rest. Unknown keys are ignored (the SDK
+//! sends `metadata.is_latest_version` and `version: null`; rAPId's templates send `tags`).
+//! A missing `domain`, `dataset`, `sensitivity` or owner field becomes an empty string, which
+//! validation then reports in its own words.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sensitivity::Sensitivity;
+
+/// The layer a schema lands in when it names none.
+pub const DEFAULT_LAYER: &str = "default";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Schema {
+    pub metadata: Metadata,
+    pub columns: Vec<Column>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// Absent means [`DEFAULT_LAYER`]; validation fills it in.
+    #[serde(default)]
+    pub layer: Option<String>,
+    #[serde(default)]
+    pub domain: String,
+    #[serde(default)]
+    pub dataset: String,
+    /// `PUBLIC`, `PRIVATE` or `PROTECTED`; see [`Metadata::sensitivity`].
+    #[serde(default)]
+    pub sensitivity: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Assigned by the service; whatever a client sends is ignored.
+    #[serde(default)]
+    pub version: Option<i64>,
+    #[serde(default)]
+    pub key_value_tags: BTreeMap<String, String>,
+    #[serde(default)]
+    pub key_only_tags: Vec<String>,
+    #[serde(default)]
+    pub owners: Option<Vec<Owner>>,
+    /// `APPEND` (default) or `OVERWRITE`; see [`Metadata::update_behaviour`].
+    #[serde(default = "default_update_behaviour")]
+    pub update_behaviour: String,
+}
+
+fn default_update_behaviour() -> String {
+    UpdateBehaviour::Append.as_str().to_owned()
+}
+
+impl Metadata {
+    /// The layer, or [`DEFAULT_LAYER`] when none was given.
+    pub fn layer(&self) -> &str {
+        self.layer.as_deref().unwrap_or(DEFAULT_LAYER)
+    }
+
+    /// The typed sensitivity, if the string is one of the three.
+    pub fn sensitivity(&self) -> Option<Sensitivity> {
+        Sensitivity::from_str(&self.sensitivity).ok()
+    }
+
+    /// The typed update behaviour, if the string is one of the two.
+    pub fn update_behaviour(&self) -> Option<UpdateBehaviour> {
+        UpdateBehaviour::from_str(&self.update_behaviour).ok()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub email: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    pub name: String,
+    /// `int` (or `integer`), `double`, `string`, `date` or `boolean`; see [`Column::data_type`].
+    pub data_type: String,
+    pub allow_null: bool,
+    /// Absent or null: not a partition. Signed so a negative index gets our message.
+    #[serde(default)]
+    pub partition_index: Option<i64>,
+    /// The date format of a `date` column; null for every other type.
+    #[serde(default)]
+    pub format: Option<String>,
+    #[serde(default)]
+    pub unique: bool,
+    /// Check name (chosen by the author) to check.
+    #[serde(default)]
+    pub checks: BTreeMap<String, CheckSpec>,
+}
+
+impl Column {
+    /// The typed data type, if the string is an accepted one.
+    pub fn data_type(&self) -> Option<DataType> {
+        DataType::from_str(&self.data_type).ok()
+    }
+}
+
+/// A column check as written in a schema (SPEC.md 2.2). An `error` text, which rAPId's templates
+/// carry and rAPId ignores, is ignored here too.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckSpec {
+    pub check_type: String,
+    #[serde(default)]
+    pub parameters: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The data types a column may have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DataType {
+    /// A 64-bit signed integer. Written `int`; `integer` is accepted as a synonym.
+    Int,
+    /// A 64-bit float.
+    Double,
+    String,
+    /// A calendar date, written in the column's [`DateFormat`](super::DateFormat).
+    Date,
+    /// A nullable boolean.
+    Boolean,
+}
+
+impl DataType {
+    pub const ALL: [DataType; 5] = [
+        DataType::Int,
+        DataType::Double,
+        DataType::String,
+        DataType::Date,
+        DataType::Boolean,
+    ];
+
+    /// The canonical name, the one stored and shown in responses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DataType::Int => "int",
+            DataType::Double => "double",
+            DataType::String => "string",
+            DataType::Date => "date",
+            DataType::Boolean => "boolean",
+        }
+    }
+
+    /// `int` and `double`.
+    pub fn is_numeric(self) -> bool {
+        matches!(self, DataType::Int | DataType::Double)
+    }
+}
+
+impl fmt::Display for DataType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for DataType {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "int" | "integer" => Ok(DataType::Int),
+            "double" => Ok(DataType::Double),
+            "string" => Ok(DataType::String),
+            "date" => Ok(DataType::Date),
+            "boolean" => Ok(DataType::Boolean),
+            _ => Err(()),
+        }
+    }
+}
+
+/// What an upload does to the data already stored (SPEC.md 2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UpdateBehaviour {
+    /// New files are added.
+    Append,
+    /// A new file replaces, partition by partition, the partitions it holds.
+    Overwrite,
+}
+
+impl UpdateBehaviour {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpdateBehaviour::Append => "APPEND",
+            UpdateBehaviour::Overwrite => "OVERWRITE",
+        }
+    }
+}
+
+impl fmt::Display for UpdateBehaviour {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for UpdateBehaviour {
+    type Err = ();
+
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s {
+            "APPEND" => Ok(UpdateBehaviour::Append),
+            "OVERWRITE" => Ok(UpdateBehaviour::Overwrite),
+            _ => Err(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Schema {
+        serde_json::from_str(json).unwrap()
+    }
+
+    const MINIMAL: &str = r#"{
+        "metadata": {"domain": "d", "dataset": "s", "sensitivity": "PUBLIC",
+                     "owners": [{"name": "a", "email": "a@example.com"}]},
+        "columns": [{"name": "x", "data_type": "int", "allow_null": true}]
+    }"#;
+
+    #[test]
+    fn optional_fields_take_their_defaults() {
+        let s = parse(MINIMAL);
+        assert_eq!(s.metadata.layer(), DEFAULT_LAYER);
+        assert_eq!(s.metadata.update_behaviour(), Some(UpdateBehaviour::Append));
+        assert!(s.metadata.key_value_tags.is_empty() && s.metadata.key_only_tags.is_empty());
+        let c = &s.columns[0];
+        assert_eq!(
+            (
+                c.partition_index,
+                c.format.as_deref(),
+                c.unique,
+                c.checks.len()
+            ),
+            (None, None, false, 0)
+        );
+    }
+
+    #[test]
+    fn unknown_metadata_keys_are_ignored() {
+        let s = parse(
+            r#"{"metadata": {"domain": "d", "dataset": "s", "sensitivity": "PUBLIC",
+                 "is_latest_version": true, "version": null, "tags": {"a": "b"}},
+                "columns": [{"name": "x", "data_type": "int", "allow_null": true, "extra": 1}]}"#,
+        );
+        assert_eq!(s.metadata.version, None);
+        assert_eq!(s.metadata.sensitivity(), Some(Sensitivity::Public));
+    }
+
+    #[test]
+    fn integer_is_accepted_as_int() {
+        assert_eq!("integer".parse(), Ok(DataType::Int));
+        assert_eq!("int".parse(), Ok(DataType::Int));
+        assert_eq!(DataType::Int.as_str(), "int");
+    }
+
+    #[test]
+    fn unsupported_data_types_have_no_typed_form() {
+        for t in ["array", "map", "struct", "INT", "timestamp", "bigint", ""] {
+            assert_eq!(t.parse::<DataType>(), Err(()), "{t}");
+        }
+    }
+
+    #[test]
+    fn missing_required_strings_become_empty_for_validation_to_report() {
+        let s = parse(r#"{"metadata": {}, "columns": []}"#);
+        assert_eq!(
+            (s.metadata.domain.as_str(), s.metadata.sensitivity()),
+            ("", None)
+        );
+    }
+
+    #[test]
+    fn check_error_text_is_ignored_and_parameters_default_to_empty() {
+        let c: CheckSpec =
+            serde_json::from_str(r#"{"check_type": "isin", "error": "ignored"}"#).unwrap();
+        assert!(c.parameters.is_empty());
+    }
+
+    #[test]
+    fn a_schema_round_trips_through_json() {
+        let s = parse(MINIMAL);
+        let again: Schema = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(s, again);
+    }
+}

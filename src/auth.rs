@@ -1,0 +1,176 @@
+//! Authentication in middleware, authorisation in the handler's type.
+//!
+//! The middleware runs before routing and before any body is read: a request without a valid
+//! token is answered 401 there (except on the few public routes), so an unauthenticated client
+//! can never make us read its upload. Handlers then name the permission they need as an extractor,
+//! `Authorized<UserAdmin>`, listed first among their arguments; a route that takes no
+//! `Authorized<..>` has no subject to act for, so the requirement cannot be forgotten silently.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::http::header;
+use actix_web::middleware::Next;
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
+use futures_util::future::{ready, Ready};
+use rapid_actors::auth::permission::Permission;
+use rapid_actors::auth::Subject;
+use rapid_actors::Error;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// Routes anyone may call without a token.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/api/status" | "/api/oauth2/token" | "/")
+}
+
+/// The authenticated subject, attached to the request by the middleware.
+#[derive(Clone)]
+pub struct Authenticated(pub Arc<Subject>);
+
+fn bearer_token(req: &ServiceRequest) -> Option<&str> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// Authenticates, then logs one line per request: method, path, status, subject, duration.
+pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.path().to_string();
+    let mut subject_name = String::from("-");
+
+    if !is_public(&path) {
+        let state = req
+            .app_data::<web::Data<AppState>>()
+            .cloned()
+            .ok_or_else(|| ApiError(Error::internal("application state missing")))?;
+        let verdict = match bearer_token(&req) {
+            Some(token) => state.auth.authenticate(token),
+            None => Err(Error::unauthenticated(
+                "Missing bearer token: send `Authorization: Bearer <token>` from POST /api/oauth2/token",
+            )),
+        };
+        match verdict {
+            Ok(subject) => {
+                subject_name = subject.name.clone();
+                req.extensions_mut().insert(Authenticated(subject));
+            }
+            Err(e) => {
+                let res = req.into_response(ApiError(e).error_response());
+                log_request(
+                    &method,
+                    &path,
+                    res.status().as_u16(),
+                    &subject_name,
+                    started,
+                );
+                return Ok(res);
+            }
+        }
+    }
+
+    let res = next.call(req).await?.map_into_boxed_body();
+    log_request(
+        &method,
+        &path,
+        res.status().as_u16(),
+        &subject_name,
+        started,
+    );
+    Ok(res)
+}
+
+fn log_request(
+    method: &actix_web::http::Method,
+    path: &str,
+    status: u16,
+    subject: &str,
+    started: Instant,
+) {
+    tracing::info!(
+        %method,
+        path,
+        status,
+        subject,
+        ms = format_args!("{:.1}", started.elapsed().as_secs_f64() * 1000.0),
+        "request"
+    );
+}
+
+/// A rule about which subjects may call a route.
+pub trait Policy {
+    /// Whether `subject` passes; otherwise the message of the 403.
+    fn check(subject: &Subject) -> Result<(), String>;
+}
+
+/// Any authenticated subject, whatever its permissions.
+pub struct AnySubject;
+/// Holders of USER_ADMIN: clients, users, subject permissions.
+pub struct UserAdmin;
+/// Holders of DATA_ADMIN: schemas, protected domains, dataset deletion.
+pub struct DataAdmin;
+
+impl Policy for AnySubject {
+    fn check(_: &Subject) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+fn require(subject: &Subject, permission: Permission) -> Result<(), String> {
+    if subject.has(&permission) {
+        Ok(())
+    } else {
+        Err(format!(
+            "Subject {} does not have the {permission} permission this action requires",
+            subject.name
+        ))
+    }
+}
+
+impl Policy for UserAdmin {
+    fn check(subject: &Subject) -> Result<(), String> {
+        require(subject, Permission::UserAdmin)
+    }
+}
+
+impl Policy for DataAdmin {
+    fn check(subject: &Subject) -> Result<(), String> {
+        require(subject, Permission::DataAdmin)
+    }
+}
+
+/// Extractor proving the caller passed policy `P`. Put it first in a handler's arguments so the
+/// check runs before any body extractor.
+pub struct Authorized<P: Policy> {
+    pub subject: Arc<Subject>,
+    _policy: PhantomData<P>,
+}
+
+impl<P: Policy> FromRequest for Authorized<P> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let subject = req.extensions().get::<Authenticated>().map(|a| a.0.clone());
+        ready(match subject {
+            // Only reachable if a public route asked for a subject: treat as unauthenticated.
+            None => Err(ApiError(Error::unauthenticated("Authentication required"))),
+            Some(subject) => match P::check(&subject) {
+                Ok(()) => Ok(Authorized {
+                    subject,
+                    _policy: PhantomData,
+                }),
+                Err(message) => Err(ApiError(Error::forbidden(message))),
+            },
+        })
+    }
+}

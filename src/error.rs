@@ -1,0 +1,101 @@
+//! The HTTP face of engine errors: the one place a kind becomes a status code, and every error,
+//! ours or actix-web's, becomes `{"details": ...}` JSON.
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::middleware::Next;
+use actix_web::{HttpResponse, ResponseError};
+use rapid_actors::{Details, Error, ErrorKind};
+use serde_json::json;
+
+const INTERNAL_MESSAGE: &str = "Something went wrong. Please contact your system administrator.";
+
+#[derive(Debug)]
+pub struct ApiError(pub Error);
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        ApiError(e)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Exhaustive on purpose: a new kind must get a status here before anything compiles.
+pub fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::Invalid => StatusCode::BAD_REQUEST,
+        ErrorKind::Unauthenticated => StatusCode::UNAUTHORIZED,
+        ErrorKind::Forbidden => StatusCode::FORBIDDEN,
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Conflict => StatusCode::CONFLICT,
+        ErrorKind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
+        ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        status_of(self.0.kind)
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let body = match (&self.0.kind, &self.0.details) {
+            (ErrorKind::Internal, _) => {
+                // The cause goes to the log; the client gets no internals.
+                tracing::error!(error = %self.0, "internal error");
+                json!({ "details": INTERNAL_MESSAGE })
+            }
+            (_, Details::One(m)) => json!({ "details": m }),
+            (_, Details::Many(ms)) => json!({ "details": ms }),
+        };
+        let mut res = HttpResponse::build(self.status_code());
+        if self.0.kind == ErrorKind::Unauthenticated {
+            res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+        }
+        res.json(body)
+    }
+}
+
+/// Turns any error response that is not JSON (actix-web's 404 for an unknown route, 405 for a
+/// wrong method, plain-text extractor errors) into `{"details": "<reason>"}`.
+pub async fn json_errors(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let res = next.call(req).await?.map_into_boxed_body();
+    let status = res.status();
+    let is_json = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return Ok(res);
+    }
+    let message = match status {
+        StatusCode::NOT_FOUND => "Not found: no such route".to_string(),
+        StatusCode::METHOD_NOT_ALLOWED => "Method not allowed on this route".to_string(),
+        other => other
+            .canonical_reason()
+            .unwrap_or("Request failed")
+            .to_string(),
+    };
+    let (req, mut res) = res.into_parts();
+    let body = json!({ "details": message }).to_string();
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let res = res.set_body(BoxBody::new(body));
+    Ok(ServiceResponse::new(req, res))
+}

@@ -1,0 +1,19 @@
+//! # rapid-rs: the HTTP edge and the binary
+//!
+//! A thin layer over the engine crate `rapid-actors`: configuration, routes, authentication
+//! middleware, permission extractors and error rendering.
+//!
+//! ## Layout
+//! - [`config`]: flags and environment variables (clap).
+//! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
+//! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
+//! - [`error`]: engine error kinds to HTTP statuses, in one match; JSON for every error.
+//! - [`routes`]: one module per resource, one thin handler per endpoint.
+//! - [`state`]: what handlers share.
+
+pub mod auth;
+pub mod config;
+pub mod error;
+pub mod routes;
+pub mod server;
+pub mod state;

@@ -1,0 +1,50 @@
+//! Every route of the service, in one table. Each handler is thin: extract (permission first),
+//! one engine call, render.
+
+mod clients;
+mod protected_domains;
+mod status;
+mod subjects;
+mod token;
+mod users;
+
+use actix_web::web;
+
+/// Routes are grouped by path with `web::resource`, so a known path with a wrong method is 405.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    use web::{delete, get, post, put, resource};
+    cfg.service(
+        web::scope("/api")
+            .service(resource("/status").route(get().to(status::get_status)))
+            .service(resource("/layers").route(get().to(status::list_layers)))
+            .service(resource("/oauth2/token").route(post().to(token::issue_token)))
+            .service(resource("/permissions").route(get().to(subjects::list_permissions)))
+            .service(
+                resource("/permissions/{subject_id}")
+                    .route(get().to(subjects::get_subject_permissions)),
+            )
+            .service(resource("/client").route(post().to(clients::create_client)))
+            .service(resource("/client/{client_id}").route(delete().to(clients::delete_client)))
+            .service(
+                resource("/user")
+                    .route(post().to(users::create_user))
+                    .route(delete().to(users::delete_user)),
+            )
+            .service(resource("/user/password").route(put().to(users::change_password)))
+            .service(resource("/subjects").route(get().to(subjects::list_subjects)))
+            // The rAPId SDK calls the singular form; both are the same endpoint.
+            .service(
+                resource(["/subjects/permissions", "/subject/permissions"])
+                    .route(put().to(subjects::set_subject_permissions)),
+            )
+            .service(
+                resource("/protected_domains")
+                    .route(get().to(protected_domains::list_protected_domains)),
+            )
+            .service(
+                resource("/protected_domains/{domain}")
+                    .route(post().to(protected_domains::create_protected_domain))
+                    .route(delete().to(protected_domains::delete_protected_domain)),
+            ),
+    );
+}

@@ -1,0 +1,136 @@
+//! Start-up: open the catalog, start the actors, bind, serve until SIGINT/SIGTERM.
+
+use std::sync::Arc;
+
+use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
+use actix_web::middleware::{from_fn, NormalizePath, TrailingSlash};
+use actix_web::{web, App, HttpRequest, HttpServer};
+use rapid_actors::auth::names::parse_domain_list;
+use rapid_actors::auth::{AdminCredentials, Auth, AuthSettings, Bootstrap};
+use rapid_actors::catalog::Catalog;
+use rapid_actors::{Error, ErrorKind};
+
+use crate::auth::authenticate;
+use crate::config::ServeArgs;
+use crate::error::{json_errors, ApiError};
+use crate::routes;
+use crate::state::AppState;
+
+/// Largest JSON body accepted by the JSON routes (schemas, queries, subjects).
+const JSON_LIMIT: usize = 4 * 1024 * 1024;
+
+pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    let state = build_state(&args).map_err(|e| std::io::Error::other(e.to_string()))?;
+    let state = web::Data::from(Arc::new(state));
+
+    let mut server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .app_data(
+                web::JsonConfig::default()
+                    .limit(JSON_LIMIT)
+                    .error_handler(json_error),
+            )
+            .app_data(web::PathConfig::default().error_handler(path_error))
+            .app_data(web::QueryConfig::default().error_handler(query_error))
+            .configure(routes::configure)
+            .wrap(from_fn(authenticate))
+            .wrap(from_fn(json_errors))
+            .wrap(NormalizePath::new(TrailingSlash::Trim))
+    })
+    .shutdown_timeout(30)
+    .disable_signals();
+    if let Some(workers) = args.workers {
+        server = server.workers(workers.max(1));
+    }
+    let server = server.bind(&args.bind)?;
+    let addrs = server.addrs();
+    let server = server.run();
+    // Signal handlers are registered before the ready line is printed, so a SIGTERM sent the
+    // moment a script sees that line still shuts down gracefully.
+    let shutdown = shutdown_signal()?;
+    let handle = server.handle();
+    actix_web::rt::spawn(async move {
+        shutdown.await;
+        tracing::info!("shutdown signal received: finishing in-flight requests");
+        handle.stop(true).await;
+    });
+    for addr in addrs {
+        // Scripts and tests wait for this exact line.
+        println!("listening on http://{addr}");
+    }
+    server.await
+}
+
+/// Resolves on SIGINT or SIGTERM. The handlers exist once this returns.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    })
+}
+
+fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
+    let layers = args.layer_list().map_err(Error::invalid)?;
+    let catalog = Catalog::open(&args.data_dir)?;
+    let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
+        (Some(id), Some(secret)) => Some(AdminCredentials {
+            client_id: id.clone(),
+            client_secret: secret.clone(),
+        }),
+        _ => None,
+    };
+    let settings = AuthSettings {
+        token_ttl_seconds: args.token_ttl_seconds,
+        allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
+        admin_override,
+        credentials_file: args.data_dir.join("admin-credentials.json"),
+    };
+    let (auth, bootstrap) = Auth::start(catalog, settings)?;
+    match bootstrap {
+        Bootstrap::Existing => {}
+        Bootstrap::FromEnvironment { client_id } => {
+            tracing::info!(
+                client_id,
+                "admin client set from RAPID_ADMIN_CLIENT_ID/SECRET"
+            )
+        }
+        Bootstrap::Generated { client_id, file } => tracing::warn!(
+            client_id,
+            file = %file.display(),
+            "first start: generated an admin client; its secret is in the file (mode 0600)"
+        ),
+    }
+    Ok(AppState { auth, layers })
+}
+
+fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+    let e = match &err {
+        JsonPayloadError::Overflow { limit }
+        | JsonPayloadError::OverflowKnownLength { limit, .. } => Error::new(
+            ErrorKind::TooLarge,
+            format!("The JSON body is larger than {limit} bytes"),
+        ),
+        JsonPayloadError::ContentType => {
+            Error::invalid("Expected a JSON body with Content-Type: application/json")
+        }
+        JsonPayloadError::Deserialize(e) if e.is_data() => {
+            Error::invalid(format!("Invalid request body: {e}"))
+        }
+        other => Error::invalid(format!("Malformed JSON body: {other}")),
+    };
+    ApiError(e).into()
+}
+
+fn path_error(err: PathError, _: &HttpRequest) -> actix_web::Error {
+    ApiError(Error::invalid(format!("Invalid path: {err}"))).into()
+}
+
+fn query_error(err: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
+    ApiError(Error::invalid(format!("Invalid query string: {err}"))).into()
+}

@@ -1,0 +1,11 @@
+//! HTTP integration tests: each starts the real `rapid-rs` binary on a free port.
+
+mod support;
+
+mod auth_tokens;
+mod errors;
+mod permissions_matrix;
+mod protected_domains;
+mod restart;
+mod secrets;
+mod subjects;

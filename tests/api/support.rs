@@ -1,0 +1,237 @@
+//! A real `rapid-rs` process per test: port 0, a temp data folder, known admin credentials.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::{Client, RequestBuilder};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use tempfile::TempDir;
+
+pub const ADMIN_ID: &str = "testadmin";
+pub const ADMIN_SECRET: &str = "test-admin-secret-0123456789abcdef";
+
+pub struct TestServer {
+    child: Child,
+    pub base: String,
+    pub dir: TempDir,
+    http: Client,
+    stopped: bool,
+}
+
+/// Options for starting a server.
+#[derive(Default, Clone)]
+pub struct Options {
+    pub args: Vec<String>,
+    /// Start without RAPID_ADMIN_CLIENT_ID/SECRET, so the server generates its admin.
+    pub no_admin_override: bool,
+}
+
+impl TestServer {
+    pub fn start() -> TestServer {
+        Self::start_in(tempfile::tempdir().unwrap(), Options::default())
+    }
+
+    pub fn start_with(options: Options) -> TestServer {
+        Self::start_in(tempfile::tempdir().unwrap(), options)
+    }
+
+    pub fn start_in(dir: TempDir, options: Options) -> TestServer {
+        let log = File::options()
+            .create(true)
+            .append(true)
+            .open(dir.path().join("server.log"))
+            .unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_rapid-rs"));
+        cmd.arg("serve")
+            .args(["--bind", "127.0.0.1:0", "--workers", "2"])
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(&options.args)
+            .env_remove("RUST_LOG")
+            .env("ALLOWED_EMAIL_DOMAINS", "example.com,test.org")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log));
+        if options.no_admin_override {
+            cmd.env_remove("RAPID_ADMIN_CLIENT_ID")
+                .env_remove("RAPID_ADMIN_CLIENT_SECRET");
+        } else {
+            cmd.env("RAPID_ADMIN_CLIENT_ID", ADMIN_ID)
+                .env("RAPID_ADMIN_CLIENT_SECRET", ADMIN_SECRET);
+        }
+        let mut child = cmd.spawn().expect("start rapid-rs");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let base = loop {
+            match lines.next() {
+                Some(Ok(line)) => {
+                    if let Some(addr) = line.strip_prefix("listening on ") {
+                        break addr.trim().to_string();
+                    }
+                }
+                _ => {
+                    let _ = child.wait();
+                    let log =
+                        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+                    panic!("rapid-rs exited before listening:\n{log}");
+                }
+            }
+        };
+        // Keep draining stdout so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        TestServer {
+            child,
+            base,
+            dir,
+            http: Client::builder()
+                .timeout(Duration::from_secs(60))
+                .build()
+                .unwrap(),
+            stopped: false,
+        }
+    }
+
+    /// Stops the server with SIGTERM (graceful) and hands back its folder for a restart.
+    pub fn stop(mut self) -> TempDir {
+        self.terminate();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
+    }
+
+    fn terminate(&mut self) {
+        if std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    pub fn logs(&self) -> String {
+        let mut s = String::new();
+        File::open(self.dir.path().join("server.log"))
+            .and_then(|mut f| f.read_to_string(&mut s))
+            .unwrap();
+        s
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn request(&self, method: &str, path: &str) -> RequestBuilder {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        self.http.request(method, self.url(path))
+    }
+
+    /// Client-credentials token via HTTP Basic, exactly as the rAPId SDK asks for it.
+    pub fn try_token(&self, id: &str, secret: &str) -> (StatusCode, Value) {
+        let res = self
+            .request("POST", "/api/oauth2/token")
+            .basic_auth(id, Some(secret))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(json!({"grant_type": "client_credentials", "client_id": id}).to_string())
+            .send()
+            .unwrap();
+        into_parts(res)
+    }
+
+    pub fn token(&self, id: &str, secret: &str) -> String {
+        let (status, body) = self.try_token(id, secret);
+        assert_eq!(status, StatusCode::OK, "token for {id}: {body}");
+        body["access_token"].as_str().unwrap().to_string()
+    }
+
+    pub fn admin_token(&self) -> String {
+        self.token(ADMIN_ID, ADMIN_SECRET)
+    }
+
+    /// Sends `body` (if any) as JSON with a bearer `token` (if any).
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = self.request(method, path);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(b);
+        }
+        into_parts(req.send().unwrap())
+    }
+
+    /// Creates a client with `permissions` as the admin; returns (client_id, client_secret).
+    pub fn create_client(&self, name: &str, permissions: &[&str]) -> (String, String) {
+        let (status, body) = self.call(
+            "POST",
+            "/api/client",
+            Some(&self.admin_token()),
+            Some(&json!({"client_name": name, "permissions": permissions})),
+        );
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        (
+            body["client_id"].as_str().unwrap().to_string(),
+            body["client_secret"].as_str().unwrap().to_string(),
+        )
+    }
+
+    /// A token for a new client holding exactly `permissions`.
+    pub fn token_with(&self, name: &str, permissions: &[&str]) -> String {
+        let (id, secret) = self.create_client(name, permissions);
+        self.token(&id, &secret)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.terminate();
+    }
+}
+
+pub fn into_parts(res: reqwest::blocking::Response) -> (StatusCode, Value) {
+    let status = res.status();
+    let text = res.text().unwrap();
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
+    };
+    (status, value)
+}
+
+/// Every byte of the catalog files (database and WAL), for "never stored" checks.
+pub fn catalog_bytes(data_dir: &Path) -> Vec<u8> {
+    let mut all = Vec::new();
+    for name in ["catalog.sqlite", "catalog.sqlite-wal"] {
+        if let Ok(bytes) = std::fs::read(data_dir.join(name)) {
+            all.extend(bytes);
+        }
+    }
+    all
+}
+
+pub fn contains_bytes(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
