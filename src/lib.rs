@@ -10,6 +10,7 @@
 //! - [`error`]: engine error kinds to HTTP statuses, in one match; JSON for every error.
 //! - [`routes`]: one module per resource, one thin handler per endpoint.
 //! - [`state`]: what handlers share.
+//! - [`upload`]: reading multipart file parts (bounded samples, streamed uploads).
 
 pub mod auth;
 pub mod config;
@@ -17,3 +18,4 @@ pub mod error;
 pub mod routes;
 pub mod server;
 pub mod state;
+pub mod upload;

@@ -8,6 +8,7 @@ use actix_web::{web, App, HttpRequest, HttpServer};
 use rapid_actors::auth::names::parse_domain_list;
 use rapid_actors::auth::{AdminCredentials, Auth, AuthSettings, Bootstrap};
 use rapid_actors::catalog::Catalog;
+use rapid_actors::registry::Registry;
 use rapid_actors::{Error, ErrorKind};
 
 use crate::auth::authenticate;
@@ -91,7 +92,14 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         admin_override,
         credentials_file: args.data_dir.join("admin-credentials.json"),
     };
-    let (auth, bootstrap) = Auth::start(catalog, settings)?;
+    let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
+    let registry = Registry::start(catalog, layers);
+    // Staging holds only unfinished work: anything there is from an interrupted run.
+    let staging = args.data_dir.join("staging");
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)?;
+    }
+    std::fs::create_dir_all(&staging)?;
     match bootstrap {
         Bootstrap::Existing => {}
         Bootstrap::FromEnvironment { client_id } => {
@@ -106,7 +114,12 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
             "first start: generated an admin client; its secret is in the file (mode 0600)"
         ),
     }
-    Ok(AppState { auth, layers })
+    Ok(AppState {
+        auth,
+        registry,
+        data_dir: args.data_dir.clone(),
+        max_upload_bytes: args.max_upload_bytes,
+    })
 }
 
 fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {

@@ -1,6 +1,6 @@
 //! # rapid-actors: the engine of rapid-rs
 //!
-//! Everything that is not HTTP: the catalog, auth, (later) schemas, validation, storage, queries and
+//! Everything that is not HTTP: the catalog, auth, schemas, (later) validation, storage, queries and
 //! the actors that serialise changes. The `rapid-rs` crate is a thin HTTP edge over this one;
 //! dependencies point one way, and nothing here knows about actix-web.
 //!
@@ -10,11 +10,21 @@
 //! - [`auth`]: subjects, credentials, tokens, permissions, protected domains. One writer, the
 //!   AuthActor; readers use a published snapshot, so a permission check never waits.
 //! - [`schema`]: the schema wire model, every schema rule, and the validated typed form.
+//! - [`registry`]: the catalog of datasets and their schema versions; its actor creates datasets
+//!   and starts one dataset actor per dataset.
+//! - [`dataset`]: the DatasetActor, the one writer of a dataset (version bumps, later upload
+//!   commits, file and dataset deletion), handling one change at a time in arrival order.
+//! - [`infer`]: schema drafts from a sample CSV or Parquet file.
+//! - [`file_kind`]: CSV or Parquet, by name; staged files removed on drop.
 //! - [`sensitivity`]: PUBLIC / PRIVATE / PROTECTED.
 
 pub mod auth;
 pub mod catalog;
+pub mod dataset;
 pub mod error;
+pub mod file_kind;
+pub mod infer;
+pub mod registry;
 pub mod schema;
 pub mod sensitivity;
 

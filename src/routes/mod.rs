@@ -3,6 +3,7 @@
 
 mod clients;
 mod protected_domains;
+mod schemas;
 mod status;
 mod subjects;
 mod token;
@@ -36,6 +37,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(
                 resource(["/subjects/permissions", "/subject/permissions"])
                     .route(put().to(subjects::set_subject_permissions)),
+            )
+            .service(
+                resource("/schema")
+                    .route(post().to(schemas::create_schema))
+                    .route(put().to(schemas::update_schema)),
+            )
+            .service(
+                resource("/schema/{layer}/{sensitivity}/{domain}/{dataset}/generate")
+                    .route(post().to(schemas::generate_schema)),
+            )
+            .service(
+                resource("/schema/{domain}/{dataset}/generate")
+                    .route(post().to(schemas::generate_schema_short)),
             )
             .service(
                 resource("/protected_domains")

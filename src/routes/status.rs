@@ -14,5 +14,5 @@ pub async fn get_status() -> HttpResponse {
 }
 
 pub async fn list_layers(_: Authorized<AnySubject>, state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(&state.layers)
+    HttpResponse::Ok().json(state.registry.layers())
 }

@@ -2,7 +2,7 @@
 //! and the protected domains that make `*_PROTECTED_{DOMAIN}` permissions valid.
 //!
 //! [`Auth`] is the handle the HTTP edge holds. Reads (token checks, permission checks, listings)
-//! come from the published snapshot without awaiting; writes go through the [`actor::AuthActor`].
+//! come from the published snapshot without awaiting; writes go through the AuthActor (`actor.rs`).
 
 mod actor;
 mod bootstrap;

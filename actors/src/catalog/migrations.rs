@@ -32,14 +32,17 @@ const MIGRATIONS: &[&str] = &[
         domain     TEXT PRIMARY KEY,
         created_at TEXT NOT NULL
     );
+    -- dataset keeps the case it was created with; dataset_key (lower case) is what names
+    -- collide on and what storage paths use, so `Sales` and `sales` are one dataset.
     CREATE TABLE datasets (
         id          INTEGER PRIMARY KEY,
         layer       TEXT NOT NULL,
         domain      TEXT NOT NULL,
         dataset     TEXT NOT NULL,
+        dataset_key TEXT NOT NULL,
         sensitivity TEXT NOT NULL,
         created_at  TEXT NOT NULL,
-        UNIQUE (layer, domain, dataset)
+        UNIQUE (layer, domain, dataset_key)
     );
     CREATE TABLE schema_versions (
         dataset_id  INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,

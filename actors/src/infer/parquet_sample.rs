@@ -1,0 +1,59 @@
+//! Column types of a Parquet file, from its footer: the schema is in the file, nothing to guess.
+
+use std::path::Path;
+
+use arrow::datatypes::DataType as ArrowType;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::error::{Error, Result};
+use crate::infer::InferredColumn;
+use crate::schema::{sanitise_column_names, DataType, DateFormat};
+
+pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
+    let file = std::fs::File::open(path)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| Error::invalid(format!("The file is not a readable Parquet file: {e}")))?;
+    if builder.metadata().file_metadata().num_rows() == 0 {
+        return Err(Error::invalid(
+            "The Parquet file has no rows: a schema cannot be inferred from it",
+        ));
+    }
+    let schema = builder.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    let sanitised = sanitise_column_names(&names);
+    schema
+        .fields()
+        .iter()
+        .zip(sanitised)
+        .map(|(field, name)| {
+            let (data_type, format) = map_type(field.data_type()).ok_or_else(|| {
+                Error::invalid(format!(
+                    "Column [{}] has the Parquet type {}, which is not supported: use integers, \
+                     floats, decimals, booleans, strings, dates or timestamps",
+                    field.name(),
+                    field.data_type()
+                ))
+            })?;
+            Ok(InferredColumn {
+                name,
+                data_type,
+                format,
+            })
+        })
+        .collect()
+}
+
+fn map_type(t: &ArrowType) -> Option<(DataType, Option<DateFormat>)> {
+    use ArrowType::*;
+    let iso = DateFormat::parse("%Y-%m-%d");
+    Some(match t {
+        Int8 | Int16 | Int32 | Int64 | UInt8 | UInt16 | UInt32 | UInt64 => (DataType::Int, None),
+        Float16 | Float32 | Float64 | Decimal32(..) | Decimal64(..) | Decimal128(..)
+        | Decimal256(..) => (DataType::Double, None),
+        Boolean => (DataType::Boolean, None),
+        Utf8 | LargeUtf8 | Utf8View | Null => (DataType::String, None),
+        Date32 | Date64 | Timestamp(..) => (DataType::Date, iso),
+        Dictionary(_, value) => return map_type(value),
+        _ => return None,
+    })
+}

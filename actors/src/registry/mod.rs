@@ -1,0 +1,201 @@
+//! The registry: the catalog of datasets. Its actor creates datasets and starts one
+//! [`DatasetActor`] per dataset, lazily, on first need; after that every change to a dataset goes
+//! through that dataset's actor, so changes to one dataset are serialised while different datasets
+//! proceed in parallel on a small pool of arbiters.
+
+mod records;
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message};
+use rusqlite::params;
+
+pub use records::{
+    find_dataset, insert_version as records_insert_version, load_schema, DatasetKey, DatasetRecord,
+};
+
+use crate::catalog::{now_text, Catalog};
+use crate::dataset::{BumpSchema, DatasetActor};
+use crate::error::{Error, Result};
+use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
+
+#[derive(Clone)]
+pub struct Registry {
+    addr: Addr<RegistryActor>,
+    catalog: Catalog,
+    layers: Arc<Vec<String>>,
+}
+
+impl Registry {
+    /// Starts the registry actor. Call inside a running actix system.
+    pub fn start(catalog: Catalog, layers: Vec<String>) -> Registry {
+        let pool = ArbiterPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()));
+        let actor = RegistryActor {
+            catalog: catalog.clone(),
+            datasets: HashMap::new(),
+            pool,
+        };
+        let addr = RegistryActor::start_in_arbiter(&Arbiter::new().handle(), move |_| actor);
+        Registry {
+            addr,
+            catalog,
+            layers: Arc::new(layers),
+        }
+    }
+
+    pub fn layers(&self) -> &[String] {
+        &self.layers
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// Validates `schema` and creates its dataset at version 1 (409 if the dataset exists).
+    pub async fn create_schema(
+        &self,
+        schema: &Schema,
+        protected_domains: &BTreeSet<String>,
+    ) -> Result<ValidSchema> {
+        let mut valid = self.validate(schema, protected_domains)?;
+        valid.set_version(1);
+        self.addr.send(CreateDataset(valid.clone())).await??;
+        Ok(valid)
+    }
+
+    /// Validates `schema` and stores it as the next version of its dataset (404 if none).
+    pub async fn update_schema(
+        &self,
+        schema: &Schema,
+        protected_domains: &BTreeSet<String>,
+    ) -> Result<ValidSchema> {
+        let valid = self.validate(schema, protected_domains)?;
+        let key = DatasetKey::of(&valid);
+        let actor = self.dataset_actor(&key).await?;
+        actor.send(BumpSchema(valid)).await?
+    }
+
+    fn validate(
+        &self,
+        schema: &Schema,
+        protected_domains: &BTreeSet<String>,
+    ) -> Result<ValidSchema> {
+        let ctx = SchemaContext {
+            layers: &self.layers,
+            protected_domains,
+        };
+        validate(schema, &ctx)
+    }
+
+    /// The dataset's record as of now, or 404.
+    pub fn find(&self, key: &DatasetKey) -> Result<DatasetRecord> {
+        self.catalog
+            .with(|c| find_dataset(c, key))?
+            .ok_or_else(|| key.not_found())
+    }
+
+    /// The schema of `version` (latest when `None`) of a dataset, or 404.
+    pub fn schema(&self, key: &DatasetKey, version: Option<i64>) -> Result<ValidSchema> {
+        let record = self.find(key)?;
+        self.catalog.with(|c| load_schema(c, &record, version))
+    }
+
+    /// The actor that serialises changes to `key`, started on first need; 404 if no such dataset.
+    pub async fn dataset_actor(&self, key: &DatasetKey) -> Result<Addr<DatasetActor>> {
+        self.addr.send(OpenDataset(key.clone())).await?
+    }
+}
+
+struct RegistryActor {
+    catalog: Catalog,
+    datasets: HashMap<DatasetKey, Addr<DatasetActor>>,
+    pool: ArbiterPool,
+}
+
+impl Actor for RegistryActor {
+    type Context = Context<Self>;
+}
+
+struct CreateDataset(ValidSchema);
+
+impl Message for CreateDataset {
+    type Result = Result<()>;
+}
+
+impl Handler<CreateDataset> for RegistryActor {
+    type Result = Result<()>;
+
+    fn handle(&mut self, msg: CreateDataset, _: &mut Context<Self>) -> Result<()> {
+        let schema = msg.0;
+        let key = DatasetKey::of(&schema);
+        self.catalog.transaction(|tx| {
+            if find_dataset(tx, &key)?.is_some() {
+                return Err(Error::conflict(format!(
+                    "Schema already exists for dataset layer [{}], domain [{}] and dataset [{}]",
+                    key.layer, key.domain, key.dataset
+                )));
+            }
+            tx.execute(
+                "INSERT INTO datasets (layer, domain, dataset, dataset_key, sensitivity, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    key.layer,
+                    key.domain,
+                    schema.dataset(),
+                    key.dataset,
+                    schema.sensitivity().as_str(),
+                    now_text()
+                ],
+            )?;
+            records::insert_version(tx, tx.last_insert_rowid(), &schema)
+        })
+    }
+}
+
+struct OpenDataset(DatasetKey);
+
+impl Message for OpenDataset {
+    type Result = Result<Addr<DatasetActor>>;
+}
+
+impl Handler<OpenDataset> for RegistryActor {
+    type Result = Result<Addr<DatasetActor>>;
+
+    fn handle(&mut self, msg: OpenDataset, _: &mut Context<Self>) -> Self::Result {
+        if let Some(addr) = self.datasets.get(&msg.0) {
+            if addr.connected() {
+                return Ok(addr.clone());
+            }
+        }
+        let record = self
+            .catalog
+            .with(|c| find_dataset(c, &msg.0))?
+            .ok_or_else(|| msg.0.not_found())?;
+        let actor = DatasetActor::new(self.catalog.clone(), record);
+        let addr = DatasetActor::start_in_arbiter(&self.pool.next(), move |_| actor);
+        self.datasets.insert(msg.0, addr.clone());
+        Ok(addr)
+    }
+}
+
+/// A few arbiter threads that dataset actors are spread over, round-robin.
+struct ArbiterPool {
+    arbiters: Vec<Arbiter>,
+    next: AtomicUsize,
+}
+
+impl ArbiterPool {
+    fn new(size: usize) -> ArbiterPool {
+        ArbiterPool {
+            arbiters: (0..size.max(1)).map(|_| Arbiter::new()).collect(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    fn next(&self) -> ArbiterHandle {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.arbiters.len();
+        self.arbiters[i].handle()
+    }
+}

@@ -1,0 +1,128 @@
+//! Catalog rows for datasets and their schema versions. Reads go straight to the catalog; every
+//! write goes through the registry or a dataset actor.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::error::{Error, Result};
+use crate::schema::{validate_stored, Schema, ValidSchema};
+use crate::sensitivity::Sensitivity;
+
+/// How a dataset is named in paths: layer and domain lower-case, dataset compared lower-case.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DatasetKey {
+    pub layer: String,
+    pub domain: String,
+    /// The lower-cased dataset name: what names collide on and what storage paths use.
+    pub dataset: String,
+}
+
+impl DatasetKey {
+    pub fn new(layer: &str, domain: &str, dataset: &str) -> DatasetKey {
+        DatasetKey {
+            layer: layer.to_ascii_lowercase(),
+            domain: domain.to_ascii_lowercase(),
+            dataset: dataset.to_ascii_lowercase(),
+        }
+    }
+
+    pub fn of(schema: &ValidSchema) -> DatasetKey {
+        DatasetKey::new(schema.layer(), schema.domain(), schema.dataset())
+    }
+
+    /// "layer/domain/dataset", for messages and logs.
+    pub fn display(&self) -> String {
+        format!("{}/{}/{}", self.layer, self.domain, self.dataset)
+    }
+
+    pub fn not_found(&self) -> Error {
+        Error::not_found(format!(
+            "Could not find the schema for dataset layer [{}], domain [{}] and dataset [{}]",
+            self.layer, self.domain, self.dataset
+        ))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DatasetRecord {
+    pub id: i64,
+    pub key: DatasetKey,
+    /// The name as first created, with its case.
+    pub name: String,
+    pub sensitivity: Sensitivity,
+    pub latest_version: i64,
+}
+
+pub fn find_dataset(conn: &Connection, key: &DatasetKey) -> Result<Option<DatasetRecord>> {
+    let row = conn
+        .query_row(
+            "SELECT d.id, d.dataset, d.sensitivity, max(v.version)
+             FROM datasets d JOIN schema_versions v ON v.dataset_id = d.id
+             WHERE d.layer = ?1 AND d.domain = ?2 AND d.dataset_key = ?3
+             GROUP BY d.id",
+            params![key.layer, key.domain, key.dataset],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((id, name, sensitivity, latest_version)) = row else {
+        return Ok(None);
+    };
+    let sensitivity = sensitivity
+        .parse()
+        .map_err(|_| Error::internal(format!("dataset {id} has sensitivity [{sensitivity}]")))?;
+    Ok(Some(DatasetRecord {
+        id,
+        key: key.clone(),
+        name,
+        sensitivity,
+        latest_version,
+    }))
+}
+
+/// The schema of `version` (the latest when `None`) of a dataset.
+pub fn load_schema(
+    conn: &Connection,
+    record: &DatasetRecord,
+    version: Option<i64>,
+) -> Result<ValidSchema> {
+    let version = version.unwrap_or(record.latest_version);
+    let json: Option<String> = conn
+        .query_row(
+            "SELECT schema_json FROM schema_versions WHERE dataset_id = ?1 AND version = ?2",
+            params![record.id, version],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let json = json.ok_or_else(|| {
+        Error::not_found(format!(
+            "Could not find the schema for dataset layer [{}], domain [{}], dataset [{}] and version [{version}]",
+            record.key.layer, record.key.domain, record.key.dataset
+        ))
+    })?;
+    let schema: Schema = serde_json::from_str(&json).map_err(|e| {
+        Error::internal(format!(
+            "stored schema of dataset {} v{version}: {e}",
+            record.id
+        ))
+    })?;
+    validate_stored(&schema)
+}
+
+pub fn insert_version(conn: &Connection, dataset_id: i64, schema: &ValidSchema) -> Result<()> {
+    let version = schema
+        .version()
+        .ok_or_else(|| Error::internal("a schema version is stored without its number"))?;
+    let json = serde_json::to_string(schema)
+        .map_err(|e| Error::internal(format!("serialising a schema: {e}")))?;
+    conn.execute(
+        "INSERT INTO schema_versions (dataset_id, version, schema_json, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![dataset_id, version, json, crate::catalog::now_text()],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! Schemas: create, new version, and drafts generated from a sample file.
+
+use actix_multipart::Multipart;
+use actix_web::{web, HttpResponse};
+use rapid_actors::schema::Schema;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::auth::{AnySubject, Authorized, DataAdmin};
+use crate::error::ApiResult;
+use crate::state::AppState;
+use crate::upload::read_sample;
+
+pub async fn create_schema(
+    _: Authorized<DataAdmin>,
+    state: web::Data<AppState>,
+    body: web::Json<Schema>,
+) -> ApiResult<HttpResponse> {
+    let protected = state.auth.snapshot().protected_domains.clone();
+    let schema = state.registry.create_schema(&body, &protected).await?;
+    Ok(HttpResponse::Created().json(json!({
+        "details": format!(
+            "The schema for [{}/{}/{}] has been created as version 1",
+            schema.layer(), schema.domain(), schema.dataset()
+        ),
+        "version": 1,
+    })))
+}
+
+pub async fn update_schema(
+    _: Authorized<DataAdmin>,
+    state: web::Data<AppState>,
+    body: web::Json<Schema>,
+) -> ApiResult<HttpResponse> {
+    let protected = state.auth.snapshot().protected_domains.clone();
+    let schema = state.registry.update_schema(&body, &protected).await?;
+    let version = schema.version().unwrap_or_default();
+    Ok(HttpResponse::Ok().json(json!({
+        "details": format!(
+            "The schema for [{}/{}/{}] has been stored as version {version}",
+            schema.layer(), schema.domain(), schema.dataset()
+        ),
+        "version": version,
+    })))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct GenerateFullPath {
+    layer: String,
+    sensitivity: String,
+    domain: String,
+    dataset: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct GenerateShortPath {
+    domain: String,
+    dataset: String,
+}
+
+pub async fn generate_schema(
+    _: Authorized<AnySubject>,
+    state: web::Data<AppState>,
+    path: web::Path<GenerateFullPath>,
+    payload: Multipart,
+) -> ApiResult<HttpResponse> {
+    let p = path.into_inner();
+    let draft = generate(
+        &state,
+        p.layer,
+        p.sensitivity,
+        p.domain,
+        p.dataset,
+        None,
+        payload,
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(draft))
+}
+
+/// The short form: default layer, sensitivity PUBLIC and a placeholder description, for the user to edit.
+pub async fn generate_schema_short(
+    _: Authorized<AnySubject>,
+    state: web::Data<AppState>,
+    path: web::Path<GenerateShortPath>,
+    payload: Multipart,
+) -> ApiResult<HttpResponse> {
+    let p = path.into_inner();
+    let layer = state.registry.layers()[0].clone();
+    let description = Some("Replace this with a description of the dataset".to_string());
+    let draft = generate(
+        &state,
+        layer,
+        "PUBLIC".into(),
+        p.domain,
+        p.dataset,
+        description,
+        payload,
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(draft))
+}
+
+async fn generate(
+    state: &AppState,
+    layer: String,
+    sensitivity: String,
+    domain: String,
+    dataset: String,
+    description: Option<String>,
+    payload: Multipart,
+) -> ApiResult<Schema> {
+    let sample = read_sample(payload, &state.staging_dir(), state.max_upload_bytes).await?;
+    let protected = state.auth.snapshot().protected_domains.clone();
+    let layers = state.registry.layers().to_vec();
+    let draft = web::block(move || {
+        let target = rapid_actors::infer::DraftTarget {
+            layer,
+            sensitivity,
+            domain,
+            dataset,
+            description,
+        };
+        rapid_actors::infer::draft_schema(&sample, target, &layers, &protected)
+    })
+    .await
+    .map_err(|e| rapid_actors::Error::internal(format!("schema inference task: {e}")))??;
+    Ok(draft)
+}

@@ -1,0 +1,93 @@
+//! Reading the `file` part of a multipart body: a bounded sample for schema generation.
+
+use std::path::Path;
+
+use actix_multipart::{Field, Multipart, MultipartError};
+use futures_util::StreamExt;
+use rapid_actors::file_kind::{FileKind, StagedFile};
+use rapid_actors::infer::{Sample, CSV_SAMPLE_BYTES};
+use rapid_actors::{Error, ErrorKind};
+use tokio::io::AsyncWriteExt;
+
+fn multipart_error(e: MultipartError) -> Error {
+    Error::invalid(format!("The multipart body could not be read: {e}"))
+}
+
+fn too_large(limit: u64) -> Error {
+    Error::new(
+        ErrorKind::TooLarge,
+        format!("The file is larger than the upload limit of {limit} bytes"),
+    )
+}
+
+/// Finds the `file` part, skipping (and draining) any other part.
+pub async fn file_field(payload: &mut Multipart) -> Result<(Field, String), Error> {
+    while let Some(field) = payload.next().await {
+        let mut field = field.map_err(multipart_error)?;
+        let disposition = field.content_disposition().cloned();
+        let name = disposition
+            .as_ref()
+            .and_then(|d| d.get_name())
+            .unwrap_or_default();
+        if name == "file" {
+            let filename = disposition
+                .as_ref()
+                .and_then(|d| d.get_filename())
+                .unwrap_or_default()
+                .to_string();
+            return Ok((field, filename));
+        }
+        while let Some(chunk) = field.next().await {
+            chunk.map_err(multipart_error)?;
+        }
+    }
+    Err(Error::invalid(
+        "The multipart form field [file] is required: send the data file as `file`",
+    ))
+}
+
+/// Reads the sample a schema is generated from: the first 50 MB of a CSV (the rest is read and
+/// discarded, so the client gets its answer), or a whole Parquet file into staging.
+pub async fn read_sample(
+    mut payload: Multipart,
+    staging: &Path,
+    limit: u64,
+) -> Result<Sample, Error> {
+    let (mut field, filename) = file_field(&mut payload).await?;
+    let kind = FileKind::from_filename(&filename)?;
+    let mut received: u64 = 0;
+    match kind {
+        FileKind::Csv => {
+            let mut bytes = Vec::new();
+            let mut truncated = false;
+            while let Some(chunk) = field.next().await {
+                let chunk = chunk.map_err(multipart_error)?;
+                received += chunk.len() as u64;
+                if received > limit {
+                    return Err(too_large(limit));
+                }
+                let room = CSV_SAMPLE_BYTES.saturating_sub(bytes.len());
+                if chunk.len() > room {
+                    truncated = true;
+                }
+                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(Sample::Csv { bytes, truncated })
+        }
+        FileKind::Parquet => {
+            let path = staging.join(format!("sample-{}.parquet", uuid::Uuid::new_v4()));
+            let staged = StagedFile::new(path);
+            let mut file = tokio::fs::File::create(staged.path()).await?;
+            while let Some(chunk) = field.next().await {
+                let chunk = chunk.map_err(multipart_error)?;
+                received += chunk.len() as u64;
+                if received > limit {
+                    return Err(too_large(limit));
+                }
+                file.write_all(&chunk).await?;
+            }
+            file.flush().await?;
+            Ok(Sample::Parquet(staged))
+        }
+    }
+}
