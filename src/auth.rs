@@ -16,8 +16,9 @@ use actix_web::http::header;
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use futures_util::future::{ready, Ready};
-use rapid_actors::auth::permission::Permission;
+use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::Subject;
+use rapid_actors::registry::{DatasetKey, DatasetRecord};
 use rapid_actors::Error;
 
 use crate::error::ApiError;
@@ -173,4 +174,81 @@ impl<P: Policy> FromRequest for Authorized<P> {
             },
         })
     }
+}
+
+/// Which kind of access a dataset route needs.
+pub trait DatasetAccessKind {
+    const ACCESS: Access;
+}
+pub struct Read;
+pub struct Write;
+impl DatasetAccessKind for Read {
+    const ACCESS: Access = Access::Read;
+}
+impl DatasetAccessKind for Write {
+    const ACCESS: Access = Access::Write;
+}
+
+/// Extractor proving the caller may read (or write) the dataset named by the path's `layer`,
+/// `domain` and `dataset`, which exists. Resolved from the path alone, before any body is read.
+/// A caller with no permission of the kind at all is refused (403) before the dataset is looked
+/// up, so it learns nothing about which datasets exist.
+pub struct DatasetAccess<A: DatasetAccessKind> {
+    pub subject: Arc<Subject>,
+    pub record: DatasetRecord,
+    _access: PhantomData<A>,
+}
+
+impl<A: DatasetAccessKind> FromRequest for DatasetAccess<A> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(resolve_dataset_access::<A>(req).map_err(ApiError))
+    }
+}
+
+fn resolve_dataset_access<A: DatasetAccessKind>(
+    req: &HttpRequest,
+) -> Result<DatasetAccess<A>, Error> {
+    let subject = req
+        .extensions()
+        .get::<Authenticated>()
+        .map(|a| a.0.clone())
+        .ok_or_else(|| Error::unauthenticated("Authentication required"))?;
+    let verb = match A::ACCESS {
+        Access::Read => "read",
+        Access::Write => "write",
+    };
+    if !subject.permissions.iter().any(|p| p.is_access(A::ACCESS)) {
+        return Err(Error::forbidden(format!(
+            "Subject {} has no permission to {verb} any dataset",
+            subject.name
+        )));
+    }
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| Error::internal("application state missing"))?;
+    let info = req.match_info();
+    let key = DatasetKey::new(
+        info.get("layer").unwrap_or_default(),
+        info.get("domain").unwrap_or_default(),
+        info.get("dataset").unwrap_or_default(),
+    );
+    let record = state.registry.find(&key)?;
+    let allowed = subject
+        .permissions
+        .iter()
+        .any(|p| p.grants(A::ACCESS, record.sensitivity, &record.key.domain));
+    if !allowed {
+        return Err(Error::forbidden(format!(
+            "Subject {} does not have enough permissions to {verb} the dataset layer [{}], domain [{}] and dataset [{}]",
+            subject.name, key.layer, key.domain, key.dataset
+        )));
+    }
+    Ok(DatasetAccess {
+        subject,
+        record,
+        _access: PhantomData,
+    })
 }

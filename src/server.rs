@@ -8,7 +8,10 @@ use actix_web::{web, App, HttpRequest, HttpServer};
 use rapid_actors::auth::names::parse_domain_list;
 use rapid_actors::auth::{AdminCredentials, Auth, AuthSettings, Bootstrap};
 use rapid_actors::catalog::Catalog;
+use rapid_actors::dataset::manifest::remove_unlisted_files;
+use rapid_actors::jobs::Jobs;
 use rapid_actors::registry::Registry;
+use rapid_actors::storage::Storage;
 use rapid_actors::{Error, ErrorKind};
 
 use crate::auth::authenticate;
@@ -93,13 +96,10 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         credentials_file: args.data_dir.join("admin-credentials.json"),
     };
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
-    let registry = Registry::start(catalog, layers);
-    // Staging holds only unfinished work: anything there is from an interrupted run.
-    let staging = args.data_dir.join("staging");
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)?;
-    }
-    std::fs::create_dir_all(&staging)?;
+    let storage = Storage::new(&args.data_dir);
+    recover(&catalog, &storage)?;
+    let jobs = Jobs::new(catalog.clone());
+    let registry = Registry::start(catalog, storage, layers);
     match bootstrap {
         Bootstrap::Existing => {}
         Bootstrap::FromEnvironment { client_id } => {
@@ -117,9 +117,29 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     Ok(AppState {
         auth,
         registry,
-        data_dir: args.data_dir.clone(),
+        jobs,
         max_upload_bytes: args.max_upload_bytes,
     })
+}
+
+/// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can
+/// never finish, and files not in the manifest belong to commits that never happened.
+fn recover(catalog: &Catalog, storage: &Storage) -> Result<(), Error> {
+    let staging = storage.staging_root();
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)?;
+    }
+    std::fs::create_dir_all(&staging)?;
+    let failed = Jobs::new(catalog.clone()).fail_interrupted()?;
+    let removed = catalog.with(|c| remove_unlisted_files(c, storage.root()))?;
+    if failed > 0 || removed > 0 {
+        tracing::warn!(
+            failed_jobs = failed,
+            removed_files = removed,
+            "recovered from an interrupted run"
+        );
+    }
+    Ok(())
 }
 
 fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {

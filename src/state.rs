@@ -3,18 +3,19 @@
 use std::path::PathBuf;
 
 use rapid_actors::auth::Auth;
+use rapid_actors::jobs::Jobs;
 use rapid_actors::registry::Registry;
 
 pub struct AppState {
     pub auth: Auth,
     pub registry: Registry,
-    pub data_dir: PathBuf,
+    pub jobs: Jobs,
     pub max_upload_bytes: u64,
 }
 
 impl AppState {
     /// Work in progress (uploads being received, samples being read); wiped at start-up.
     pub fn staging_dir(&self) -> PathBuf {
-        self.data_dir.join("staging")
+        self.registry.storage().staging_root()
     }
 }

@@ -1,4 +1,5 @@
-//! Reading the `file` part of a multipart body: a bounded sample for schema generation.
+//! Reading the `file` part of a multipart body: a bounded sample for schema generation, or a
+//! whole upload streamed into the ingest pipeline.
 
 use std::path::Path;
 
@@ -6,6 +7,7 @@ use actix_multipart::{Field, Multipart, MultipartError};
 use futures_util::StreamExt;
 use rapid_actors::file_kind::{FileKind, StagedFile};
 use rapid_actors::infer::{Sample, CSV_SAMPLE_BYTES};
+use rapid_actors::ingest::Chunk;
 use rapid_actors::{Error, ErrorKind};
 use tokio::io::AsyncWriteExt;
 
@@ -89,5 +91,49 @@ pub async fn read_sample(
             file.flush().await?;
             Ok(Sample::Parquet(staged))
         }
+    }
+}
+
+/// Streams the file part into the blocking ingest through a bounded channel. Returns what the
+/// ingest returned; a body that breaks off or exceeds `limit` fails with that reason instead.
+pub async fn stream_to_ingest<T: Send + 'static>(
+    mut field: Field,
+    limit: u64,
+    ingest: impl FnOnce(tokio::sync::mpsc::Receiver<Chunk>) -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(8);
+    let task = tokio::task::spawn_blocking(move || ingest(rx));
+    let mut received: u64 = 0;
+    let mut body_error: Option<Error> = None;
+    let mut parser_gone = false;
+    while let Some(chunk) = field.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                body_error = Some(multipart_error(e));
+                break;
+            }
+        };
+        received += chunk.len() as u64;
+        if received > limit {
+            body_error = Some(too_large(limit));
+            break;
+        }
+        // Once the parser has stopped (it found the header wrong, say), the rest of the body is
+        // still read, and dropped, so the client gets the answer instead of a broken pipe.
+        if !parser_gone && tx.send(Chunk::Data(chunk)).await.is_err() {
+            parser_gone = true;
+        }
+    }
+    if let Some(e) = &body_error {
+        let _ = tx.send(Chunk::Abort(e.to_string())).await;
+    }
+    drop(tx);
+    let outcome = task
+        .await
+        .map_err(|e| Error::internal(format!("ingest task: {e}")))?;
+    match body_error {
+        Some(e) => Err(e),
+        None => outcome,
     }
 }

@@ -24,8 +24,11 @@ pub mod dataset;
 pub mod error;
 pub mod file_kind;
 pub mod infer;
+pub mod ingest;
+pub mod jobs;
 pub mod registry;
 pub mod schema;
 pub mod sensitivity;
+pub mod storage;
 
 pub use error::{Details, Error, ErrorKind, Result};

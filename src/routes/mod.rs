@@ -2,6 +2,8 @@
 //! one engine call, render.
 
 mod clients;
+mod datasets;
+mod jobs;
 mod protected_domains;
 mod schemas;
 mod status;
@@ -51,6 +53,21 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 resource("/schema/{domain}/{dataset}/generate")
                     .route(post().to(schemas::generate_schema_short)),
             )
+            .service(
+                resource("/datasets/{layer}/{domain}/{dataset}")
+                    .route(post().to(datasets::upload_dataset))
+                    .route(delete().to(datasets::delete_dataset)),
+            )
+            .service(
+                resource("/datasets/{layer}/{domain}/{dataset}/{version}/files")
+                    .route(get().to(datasets::list_raw_files)),
+            )
+            .service(
+                resource("/datasets/{layer}/{domain}/{dataset}/{version}/{filename}")
+                    .route(delete().to(datasets::delete_raw_file)),
+            )
+            .service(resource("/jobs").route(get().to(jobs::list_jobs)))
+            .service(resource("/jobs/{job_id}").route(get().to(jobs::get_job)))
             .service(
                 resource("/protected_domains")
                     .route(get().to(protected_domains::list_protected_domains)),

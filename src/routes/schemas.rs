@@ -2,7 +2,7 @@
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
-use rapid_actors::schema::Schema;
+use rapid_actors::schema::{Schema, DEFAULT_LAYER};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -79,6 +79,8 @@ pub async fn generate_schema(
 }
 
 /// The short form: default layer, sensitivity PUBLIC and a placeholder description, for the user to edit.
+/// The layer is `default` (a schema's layer when it names none) if the instance has it, otherwise
+/// the instance's first layer, so the draft passes the layer rule either way.
 pub async fn generate_schema_short(
     _: Authorized<AnySubject>,
     state: web::Data<AppState>,
@@ -86,7 +88,12 @@ pub async fn generate_schema_short(
     payload: Multipart,
 ) -> ApiResult<HttpResponse> {
     let p = path.into_inner();
-    let layer = state.registry.layers()[0].clone();
+    let layers = state.registry.layers();
+    let layer = layers
+        .iter()
+        .find(|l| l.as_str() == DEFAULT_LAYER)
+        .unwrap_or(&layers[0])
+        .clone();
     let description = Some("Replace this with a description of the dataset".to_string());
     let draft = generate(
         &state,

@@ -52,6 +52,53 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (dataset_id, version)
     );
     "#,
+    // 2: jobs, and the manifest of raw uploads and the Parquet files each contributed.
+    r#"
+    CREATE TABLE jobs (
+        job_id         TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL CHECK (kind IN ('UPLOAD', 'QUERY')),
+        status         TEXT NOT NULL CHECK (status IN ('IN PROGRESS', 'SUCCESS', 'FAILED')),
+        step           TEXT NOT NULL,
+        errors         TEXT,
+        filename       TEXT,
+        raw_filename   TEXT,
+        layer          TEXT NOT NULL,
+        domain         TEXT NOT NULL,
+        dataset        TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        result_url     TEXT,
+        subject_id     TEXT NOT NULL,
+        rows_processed INTEGER NOT NULL DEFAULT 0,
+        created_at     TEXT NOT NULL,
+        finished_at    TEXT
+    );
+    CREATE INDEX jobs_by_subject ON jobs (subject_id, created_at);
+    CREATE INDEX jobs_in_progress ON jobs (status) WHERE status = 'IN PROGRESS';
+    CREATE TABLE raw_files (
+        dataset_id        INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version           INTEGER NOT NULL,
+        raw_filename      TEXT NOT NULL,
+        original_filename TEXT NOT NULL,
+        rows              INTEGER NOT NULL,
+        bytes             INTEGER NOT NULL,
+        job_id            TEXT NOT NULL,
+        uploaded_at       TEXT NOT NULL,
+        PRIMARY KEY (dataset_id, version, raw_filename)
+    );
+    -- path is relative to the data folder; partition_path is "" or "p0=v/p1=w".
+    CREATE TABLE data_files (
+        id             INTEGER PRIMARY KEY,
+        dataset_id     INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        INTEGER NOT NULL,
+        raw_filename   TEXT NOT NULL,
+        partition_path TEXT NOT NULL,
+        path           TEXT NOT NULL UNIQUE,
+        rows           INTEGER NOT NULL,
+        bytes          INTEGER NOT NULL,
+        created_at     TEXT NOT NULL
+    );
+    CREATE INDEX data_files_by_version ON data_files (dataset_id, version, partition_path);
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -1,22 +1,60 @@
 //! The DatasetActor: one per dataset, the only writer of that dataset's catalog rows and files.
-//! Messages are handled one at a time in arrival order, which is what makes a version bump (and,
-//! later, an upload commit) atomic with respect to every other change of the same dataset.
+//! Messages are handled one at a time in arrival order; heavy work (moving files, reading stored
+//! values for `unique`) runs on the blocking pool while the actor waits (`AtomicResponse`), so
+//! the actor's thread stays free for other datasets and no two changes of one dataset overlap.
 
-use actix::{Actor, Context, Handler, Message};
+mod commit;
+pub mod manifest;
+mod stored_unique;
+
+use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
+
+pub use commit::StagedUpload;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::registry::{find_dataset, DatasetRecord};
+use crate::jobs;
+use crate::registry::{find_dataset, records_insert_version, DatasetRecord};
 use crate::schema::ValidSchema;
+use crate::storage::Storage;
 
 pub struct DatasetActor {
     catalog: Catalog,
+    storage: Storage,
     record: DatasetRecord,
+    deleted: bool,
 }
 
 impl DatasetActor {
-    pub(crate) fn new(catalog: Catalog, record: DatasetRecord) -> DatasetActor {
-        DatasetActor { catalog, record }
+    pub(crate) fn new(catalog: Catalog, storage: Storage, record: DatasetRecord) -> DatasetActor {
+        DatasetActor {
+            catalog,
+            storage,
+            record,
+            deleted: false,
+        }
+    }
+
+    fn gone(&self) -> Error {
+        self.record.key.not_found()
+    }
+
+    /// Runs `work` on the blocking pool; the actor takes no other message until it is done.
+    fn atomically<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(Catalog, Storage, DatasetRecord) -> Result<R> + Send + 'static,
+    ) -> AtomicResponse<Self, Result<R>> {
+        let (catalog, storage, record) = (
+            self.catalog.clone(),
+            self.storage.clone(),
+            self.record.clone(),
+        );
+        let fut = async move {
+            tokio::task::spawn_blocking(move || work(catalog, storage, record))
+                .await
+                .map_err(|e| Error::internal(format!("dataset task: {e}")))?
+        };
+        AtomicResponse::new(Box::pin(fut.into_actor(self)))
     }
 }
 
@@ -35,6 +73,9 @@ impl Handler<BumpSchema> for DatasetActor {
     type Result = Result<ValidSchema>;
 
     fn handle(&mut self, msg: BumpSchema, _: &mut Context<Self>) -> Self::Result {
+        if self.deleted {
+            return Err(self.gone());
+        }
         let mut schema = msg.0;
         let key = self.record.key.clone();
         let record = self.catalog.transaction(|tx| {
@@ -48,7 +89,7 @@ impl Handler<BumpSchema> for DatasetActor {
                 )));
             }
             schema.set_version(current.latest_version + 1);
-            crate::registry::records_insert_version(tx, current.id, &schema)?;
+            records_insert_version(tx, current.id, &schema)?;
             Ok(DatasetRecord {
                 latest_version: current.latest_version + 1,
                 ..current
@@ -56,5 +97,78 @@ impl Handler<BumpSchema> for DatasetActor {
         })?;
         self.record = record;
         Ok(schema)
+    }
+}
+
+/// Commit a validated upload; the job ends SUCCESS or FAILED either way.
+pub struct CommitUpload(pub StagedUpload);
+
+impl Message for CommitUpload {
+    type Result = Result<()>;
+}
+
+impl Handler<CommitUpload> for DatasetActor {
+    type Result = AtomicResponse<Self, Result<()>>;
+
+    fn handle(&mut self, msg: CommitUpload, _: &mut Context<Self>) -> Self::Result {
+        let deleted = self.deleted.then(|| self.gone());
+        self.atomically(move |catalog, storage, record| {
+            let job_id = msg.0.job_id.clone();
+            let result = match deleted {
+                Some(e) => Err(e),
+                None => commit::commit(&catalog, &storage, &record, msg.0),
+            };
+            if let Err(e) = &result {
+                let messages = crate::ingest::messages(e);
+                if let Err(fail) = catalog.with(|c| jobs::fail_in(c, &job_id, &messages)) {
+                    tracing::error!(job_id, error = %fail, "could not record a failed job");
+                }
+            }
+            result
+        })
+    }
+}
+
+/// Delete one raw file of a version and every row it contributed.
+pub struct DeleteRawFile {
+    pub version: i64,
+    pub raw_filename: String,
+}
+
+impl Message for DeleteRawFile {
+    type Result = Result<()>;
+}
+
+impl Handler<DeleteRawFile> for DatasetActor {
+    type Result = AtomicResponse<Self, Result<()>>;
+
+    fn handle(&mut self, msg: DeleteRawFile, _: &mut Context<Self>) -> Self::Result {
+        let deleted = self.deleted.then(|| self.gone());
+        self.atomically(move |catalog, storage, record| match deleted {
+            Some(e) => Err(e),
+            None => {
+                commit::delete_raw_file(&catalog, &storage, &record, msg.version, &msg.raw_filename)
+            }
+        })
+    }
+}
+
+/// Delete the whole dataset. Later messages to this actor answer 404.
+pub struct DeleteDataset;
+
+impl Message for DeleteDataset {
+    type Result = Result<()>;
+}
+
+impl Handler<DeleteDataset> for DatasetActor {
+    type Result = AtomicResponse<Self, Result<()>>;
+
+    fn handle(&mut self, _: DeleteDataset, _: &mut Context<Self>) -> Self::Result {
+        let already = self.deleted.then(|| self.gone());
+        self.deleted = true;
+        self.atomically(move |catalog, storage, record| match already {
+            Some(e) => Err(e),
+            None => commit::delete_dataset(&catalog, &storage, &record),
+        })
     }
 }

@@ -17,23 +17,26 @@ pub use records::{
 };
 
 use crate::catalog::{now_text, Catalog};
-use crate::dataset::{BumpSchema, DatasetActor};
+use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
 use crate::error::{Error, Result};
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
+use crate::storage::Storage;
 
 #[derive(Clone)]
 pub struct Registry {
     addr: Addr<RegistryActor>,
     catalog: Catalog,
+    storage: Storage,
     layers: Arc<Vec<String>>,
 }
 
 impl Registry {
     /// Starts the registry actor. Call inside a running actix system.
-    pub fn start(catalog: Catalog, layers: Vec<String>) -> Registry {
+    pub fn start(catalog: Catalog, storage: Storage, layers: Vec<String>) -> Registry {
         let pool = ArbiterPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()));
         let actor = RegistryActor {
             catalog: catalog.clone(),
+            storage: storage.clone(),
             datasets: HashMap::new(),
             pool,
         };
@@ -41,8 +44,23 @@ impl Registry {
         Registry {
             addr,
             catalog,
+            storage,
             layers: Arc::new(layers),
         }
+    }
+
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// Deletes every version, schema, raw file and data file of the dataset, after any change
+    /// already queued for it; 404 if there is no such dataset.
+    pub async fn delete_dataset(&self, key: &DatasetKey) -> Result<DatasetRecord> {
+        let record = self.find(key)?;
+        let actor = self.dataset_actor(key).await?;
+        actor.send(DeleteDataset).await??;
+        self.addr.send(ForgetDataset(key.clone())).await?;
+        Ok(record)
     }
 
     pub fn layers(&self) -> &[String] {
@@ -110,6 +128,7 @@ impl Registry {
 
 struct RegistryActor {
     catalog: Catalog,
+    storage: Storage,
     datasets: HashMap<DatasetKey, Addr<DatasetActor>>,
     pool: ArbiterPool,
 }
@@ -173,10 +192,25 @@ impl Handler<OpenDataset> for RegistryActor {
             .catalog
             .with(|c| find_dataset(c, &msg.0))?
             .ok_or_else(|| msg.0.not_found())?;
-        let actor = DatasetActor::new(self.catalog.clone(), record);
+        let actor = DatasetActor::new(self.catalog.clone(), self.storage.clone(), record);
         let addr = DatasetActor::start_in_arbiter(&self.pool.next(), move |_| actor);
         self.datasets.insert(msg.0, addr.clone());
         Ok(addr)
+    }
+}
+
+struct ForgetDataset(DatasetKey);
+
+impl Message for ForgetDataset {
+    type Result = ();
+}
+
+impl Handler<ForgetDataset> for RegistryActor {
+    type Result = ();
+
+    fn handle(&mut self, msg: ForgetDataset, _: &mut Context<Self>) {
+        // The deleted dataset's actor stops once nothing refers to it.
+        self.datasets.remove(&msg.0);
     }
 }
 

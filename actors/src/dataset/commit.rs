@@ -1,0 +1,211 @@
+//! Committing a staged upload (DESIGN.md, Upload path step 5), run off the actor thread while the
+//! actor waits, so commits of one dataset are strictly one at a time.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use rusqlite::params;
+
+use super::manifest::{data_files, DataFile};
+use super::stored_unique::find_duplicates;
+use crate::catalog::{now_text, Catalog};
+use crate::error::{Error, Result};
+use crate::ingest::{Problems, StagedOutput};
+use crate::jobs;
+use crate::registry::DatasetRecord;
+use crate::schema::UpdateBehaviour;
+use crate::storage::{move_into_place, remove_file_if_exists, Storage};
+
+/// A validated upload waiting in staging.
+#[derive(Debug)]
+pub struct StagedUpload {
+    pub job_id: String,
+    pub version: i64,
+    pub behaviour: UpdateBehaviour,
+    pub raw_staged: PathBuf,
+    pub raw_filename: String,
+    pub original_filename: String,
+    pub raw_bytes: u64,
+    pub output: StagedOutput,
+}
+
+/// 1. For OVERWRITE, the files of the partitions present in the upload (every file when
+///    unpartitioned) are to be replaced.
+/// 2. `unique` columns are checked against the files that stay.
+/// 3. Staged Parquet files and the raw file move into place.
+/// 4. One transaction records them, drops the replaced files from the manifest, and marks the
+///    job SUCCESS; readers see the old set or the new one, never a mix.
+/// 5. Replaced files are deleted.
+pub(super) fn commit(
+    catalog: &Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    upload: StagedUpload,
+) -> Result<()> {
+    let current = catalog.with(|c| data_files(c, record.id, upload.version))?;
+    let replaced: Vec<&DataFile> = match upload.behaviour {
+        UpdateBehaviour::Append => Vec::new(),
+        UpdateBehaviour::Overwrite => {
+            let incoming: HashSet<&str> = upload
+                .output
+                .files
+                .iter()
+                .map(|f| f.partition_path.as_str())
+                .collect();
+            current
+                .iter()
+                .filter(|f| incoming.contains(f.partition_path.as_str()))
+                .collect()
+        }
+    };
+    let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
+
+    if !upload.output.unique.is_empty() {
+        let kept: Vec<&DataFile> = current
+            .iter()
+            .filter(|f| !replaced_ids.contains(&f.id))
+            .collect();
+        let mut problems = Problems::default();
+        find_duplicates(storage, &kept, &upload.output.unique, &mut problems)?;
+        if !problems.is_empty() {
+            return Err(problems.into_error());
+        }
+    }
+
+    let raw_id = upload
+        .raw_filename
+        .rsplit_once('.')
+        .map_or(upload.raw_filename.as_str(), |(stem, _)| stem);
+    let mut placed: Vec<PathBuf> = Vec::new();
+    let mut rows_to_insert = Vec::new();
+    let placing = (|| -> Result<()> {
+        for (n, file) in upload.output.files.iter().enumerate() {
+            let rel = Storage::data_file_rel(
+                &record.key,
+                upload.version,
+                &file.partition_path,
+                &format!("{raw_id}-{n}.parquet"),
+            );
+            let target = storage.absolute(&rel);
+            move_into_place(&file.staged_path, &target)?;
+            placed.push(target);
+            rows_to_insert.push((file, rel));
+        }
+        let raw_target = storage.raw_file(&record.key, upload.version, &upload.raw_filename);
+        move_into_place(&upload.raw_staged, &raw_target)?;
+        placed.push(raw_target);
+        Ok(())
+    })();
+
+    let recorded = placing.and_then(|()| {
+        catalog.transaction(|tx| {
+            let now = now_text();
+            tx.execute(
+                "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    record.id,
+                    upload.version,
+                    upload.raw_filename,
+                    upload.original_filename,
+                    upload.output.rows as i64,
+                    upload.raw_bytes as i64,
+                    upload.job_id,
+                    now
+                ],
+            )?;
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (file, rel) in &rows_to_insert {
+                insert.execute(params![
+                    record.id,
+                    upload.version,
+                    upload.raw_filename,
+                    file.partition_path,
+                    rel,
+                    file.rows as i64,
+                    file.bytes as i64,
+                    now
+                ])?;
+            }
+            let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
+            for id in &replaced_ids {
+                delete.execute([id])?;
+            }
+            jobs::succeed_in(tx, &upload.job_id)
+        })
+    });
+    if let Err(e) = recorded {
+        // Nothing refers to the placed files; remove them now (start-up would, too).
+        for path in &placed {
+            let _ = remove_file_if_exists(path);
+        }
+        return Err(e);
+    }
+    for file in replaced {
+        if let Err(e) = remove_file_if_exists(&storage.absolute(&file.path)) {
+            tracing::warn!(path = file.path, error = %e, "could not delete a replaced file; start-up will");
+        }
+    }
+    Ok(())
+}
+
+/// Removes one raw file and every data file it contributed; 404 when there is no such file.
+pub(super) fn delete_raw_file(
+    catalog: &Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+    raw_filename: &str,
+) -> Result<()> {
+    let paths = catalog.transaction(|tx| {
+        let n = tx.execute(
+            "DELETE FROM raw_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+            params![record.id, version, raw_filename],
+        )?;
+        if n == 0 {
+            return Err(Error::not_found(format!(
+                "The file [{raw_filename}] does not exist in dataset layer [{}], domain [{}], dataset [{}] and version [{version}]",
+                record.key.layer, record.key.domain, record.key.dataset
+            )));
+        }
+        let files: Vec<String> = data_files(tx, record.id, version)?
+            .into_iter()
+            .filter(|f| f.raw_filename == raw_filename)
+            .map(|f| f.path)
+            .collect();
+        tx.execute(
+            "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+            params![record.id, version, raw_filename],
+        )?;
+        Ok(files)
+    })?;
+    for rel in paths {
+        remove_file_if_exists(&storage.absolute(&rel))?;
+    }
+    remove_file_if_exists(&storage.raw_file(&record.key, version, raw_filename))
+}
+
+/// Removes the dataset's catalog rows (every version, schema, manifest entry) and its folders.
+pub(super) fn delete_dataset(
+    catalog: &Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+) -> Result<()> {
+    catalog.with(|c| {
+        c.execute("DELETE FROM datasets WHERE id = ?1", [record.id])?;
+        Ok(())
+    })?;
+    for dir in [
+        storage.data_dataset_dir(&record.key),
+        storage.raw_dataset_dir(&record.key),
+    ] {
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+    }
+    Ok(())
+}

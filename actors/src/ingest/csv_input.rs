@@ -1,0 +1,277 @@
+//! CSV into typed Arrow batches. Each field is parsed once, straight into its column's builder;
+//! a field that does not parse becomes a null and a problem with its row number.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, RecordBatch,
+    StringBuilder,
+};
+
+use super::problems::{shown, Problems};
+use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_ROWS};
+use crate::error::{Error, ErrorKind, Result};
+use crate::infer::{is_null_text, looks_numeric};
+use crate::schema::{DataType, DateFormat, ValidColumn};
+
+enum Builder {
+    Int(Int64Builder),
+    Double(Float64Builder),
+    Bool(BooleanBuilder),
+    Date(Date32Builder, DateFormat),
+    Str(StringBuilder),
+}
+
+impl Builder {
+    fn new(column: &ValidColumn) -> Builder {
+        let n = BATCH_ROWS;
+        match column.data_type {
+            DataType::Int => Builder::Int(Int64Builder::with_capacity(n)),
+            DataType::Double => Builder::Double(Float64Builder::with_capacity(n)),
+            DataType::Boolean => Builder::Bool(BooleanBuilder::with_capacity(n)),
+            // unwrap_or: schema validation guarantees a format on every date column.
+            DataType::Date => Builder::Date(
+                Date32Builder::with_capacity(n),
+                column.format.unwrap_or(DateFormat::ALL[3]),
+            ),
+            DataType::String => Builder::Str(StringBuilder::with_capacity(n, n * 16)),
+        }
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Builder::Int(b) => b.append_null(),
+            Builder::Double(b) => b.append_null(),
+            Builder::Bool(b) => b.append_null(),
+            Builder::Date(b, _) => b.append_null(),
+            Builder::Str(b) => b.append_null(),
+        }
+    }
+
+    /// Appends a non-null value; `false` (and a null appended) when it does not parse.
+    fn append(&mut self, raw: &[u8]) -> bool {
+        let ok = match self {
+            Builder::Int(b) => parse_int(raw).map(|v| b.append_value(v)).is_some(),
+            Builder::Double(b) => std::str::from_utf8(raw)
+                .ok()
+                .filter(|s| looks_numeric(s))
+                .and_then(|s| s.parse::<f64>().ok())
+                .map(|v| b.append_value(v))
+                .is_some(),
+            Builder::Bool(b) => {
+                if raw.eq_ignore_ascii_case(b"true") {
+                    b.append_value(true);
+                    true
+                } else if raw.eq_ignore_ascii_case(b"false") {
+                    b.append_value(false);
+                    true
+                } else {
+                    false
+                }
+            }
+            Builder::Date(b, format) => std::str::from_utf8(raw)
+                .ok()
+                .and_then(|s| format.parse_value(s))
+                .map(|d| b.append_value(date_to_days(d)))
+                .is_some(),
+            Builder::Str(b) => std::str::from_utf8(raw).map(|s| b.append_value(s)).is_ok(),
+        };
+        if !ok {
+            self.append_null();
+        }
+        ok
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::Int(b) => Arc::new(b.finish()),
+            Builder::Double(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::Date(b, _) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// A 64-bit integer: optional sign and digits; `3.0` (how pandas writes an int column that has
+/// nulls) is accepted as 3, `3.5` is not.
+fn parse_int(raw: &[u8]) -> Option<i64> {
+    let (negative, digits) = match raw.first()? {
+        b'-' => (true, &raw[1..]),
+        b'+' => (false, &raw[1..]),
+        _ => (false, raw),
+    };
+    let (whole, fraction) = match digits.iter().position(|b| *b == b'.') {
+        Some(i) => (&digits[..i], &digits[i + 1..]),
+        None => (digits, &digits[..0]),
+    };
+    if whole.is_empty() || !fraction.iter().all(|b| *b == b'0') {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for b in whole {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        let d = (b - b'0') as i64;
+        value = value.checked_mul(10)?;
+        value = if negative {
+            value.checked_sub(d)?
+        } else {
+            value.checked_add(d)?
+        };
+    }
+    Some(value)
+}
+
+pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .flexible(true)
+        .buffer_capacity(1 << 20)
+        .from_reader(input);
+    let headers = match reader.byte_headers() {
+        Ok(h) => h.clone(),
+        Err(e) => return Err(unreadable(&e)),
+    };
+    if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
+        return Err(Error::many(
+            ErrorKind::Unprocessable,
+            vec!["The file is empty: it has no header row".into()],
+        ));
+    }
+    let names: Vec<String> = headers
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).into_owned())
+        .collect();
+    let columns = plan.schema.columns();
+    let sources = header_mapping(&names, columns)?;
+    let mut validator = Validator::new(plan, true)?;
+    let mut builders: Vec<Builder> = columns.iter().map(Builder::new).collect();
+    let mut record = csv::ByteRecord::new();
+    let (mut row, mut batch_start, mut in_batch) = (0u64, 1u64, 0usize);
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(false) => break,
+            Ok(true) => {}
+            Err(e) => return Err(unreadable(&e)),
+        }
+        row += 1;
+        if record.len() != headers.len() {
+            // A blank line at the end of a file is not a row.
+            if record.len() == 1 && record[0].is_empty() {
+                row -= 1;
+                continue;
+            }
+            validator.problems.add(|| {
+                format!(
+                    "Row {row} has {} fields, but the header has {}",
+                    record.len(),
+                    headers.len()
+                )
+            });
+            builders.iter_mut().for_each(Builder::append_null);
+        } else {
+            for ((builder, column), src) in builders.iter_mut().zip(columns).zip(&sources) {
+                parse_field(builder, column, &record[*src], row, &mut validator.problems);
+            }
+        }
+        in_batch += 1;
+        if in_batch == BATCH_ROWS {
+            flush(&mut builders, &mut validator, batch_start)?;
+            (batch_start, in_batch) = (row + 1, 0);
+            (plan.progress)(row);
+        }
+    }
+    if in_batch > 0 {
+        flush(&mut builders, &mut validator, batch_start)?;
+    }
+    (plan.progress)(row);
+    if row == 0 {
+        validator
+            .problems
+            .add(|| "The file has no data rows, it cannot be processed".into());
+    }
+    validator.finish()
+}
+
+fn parse_field(
+    builder: &mut Builder,
+    column: &ValidColumn,
+    raw: &[u8],
+    row: u64,
+    problems: &mut Problems,
+) {
+    if is_null_bytes(raw) {
+        builder.append_null();
+        if !column.allow_null {
+            problems.add(|| {
+                format!(
+                    "Column [{}] does not allow null values: row {row} has {}",
+                    column.name,
+                    shown(raw)
+                )
+            });
+        }
+    } else if !builder.append(raw) {
+        problems.add(|| {
+            let expected = match column.format {
+                Some(f) => format!("date in format {}", f.as_str()),
+                None => column.data_type.as_str().to_string(),
+            };
+            format!(
+                "Column [{}] has an incorrect data type. Expected {expected}, received {} in row {row}",
+                column.name,
+                shown(raw)
+            )
+        });
+    }
+}
+
+fn is_null_bytes(raw: &[u8]) -> bool {
+    std::str::from_utf8(raw).map(is_null_text).unwrap_or(false)
+}
+
+fn flush(builders: &mut [Builder], validator: &mut Validator, first_row: u64) -> Result<()> {
+    let arrays: Vec<ArrayRef> = builders.iter_mut().map(Builder::finish).collect();
+    let batch = RecordBatch::try_new(validator.batch_schema.clone(), arrays)
+        .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
+    validator.accept(batch, first_row)
+}
+
+fn unreadable(e: &csv::Error) -> Error {
+    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    Error::many(
+        ErrorKind::Unprocessable,
+        vec![format!(
+            "The file is not a readable CSV file (near line {line}): {e}"
+        )],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_int;
+
+    #[test]
+    fn integers_parse_strictly_with_pandas_style_zero_fractions() {
+        assert_eq!(parse_int(b"42"), Some(42));
+        assert_eq!(parse_int(b"-7"), Some(-7));
+        assert_eq!(parse_int(b"+7"), Some(7));
+        assert_eq!(parse_int(b"3.0"), Some(3));
+        assert_eq!(parse_int(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b"3.5"[..],
+            b"9223372036854775808",
+            b"1e3",
+            b"",
+            b"-",
+            b"12a",
+            b" 1",
+            b".0",
+        ] {
+            assert_eq!(parse_int(bad), None, "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}

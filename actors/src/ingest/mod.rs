@@ -1,0 +1,212 @@
+//! Ingest: an uploaded file becomes validated Parquet in staging, in bounded memory.
+//!
+//! Rows are read in batches of [`BATCH_ROWS`]; each batch is typed (CSV fields parsed once into
+//! Arrow builders, Parquet columns cast), checked (nulls, the six check types, in-file
+//! uniqueness) and, while no problem has been found, written out partition by partition. Every
+//! problem in the whole file is counted; the answer lists the first hundred with row numbers.
+
+mod checks;
+mod csv_input;
+mod parquet_input;
+mod problems;
+mod stream;
+mod unique;
+mod writer;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
+use chrono::NaiveDate;
+
+pub use csv_input::ingest_csv;
+pub use parquet_input::ingest_parquet;
+pub use problems::Problems;
+pub use stream::{ingest_stream, Chunk, ChunkReader};
+pub use unique::{value_at, UniqueColumn, UniqueValue};
+pub use writer::StagedDataFile;
+
+use checks::{apply_checks, check_nulls, PreparedCheck};
+use writer::PartitionedWriter;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::schema::{sanitise_column_name, DataType, ValidColumn, ValidSchema};
+
+pub const BATCH_ROWS: usize = 64 * 1024;
+
+/// What to ingest against, and where to put the result.
+pub struct IngestPlan<'a> {
+    pub schema: &'a ValidSchema,
+    /// An empty folder of this upload in staging.
+    pub staging: &'a Path,
+    /// Told the number of rows read so far, once per batch.
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// A valid upload, staged and ready for the dataset actor to commit.
+#[derive(Debug)]
+pub struct StagedOutput {
+    pub files: Vec<StagedDataFile>,
+    pub rows: u64,
+    /// Values of the `unique` columns, to check against stored data at commit.
+    pub unique: Vec<UniqueColumn>,
+}
+
+/// The Arrow type a schema type is stored as.
+pub fn arrow_type(t: DataType) -> ArrowType {
+    match t {
+        DataType::Int => ArrowType::Int64,
+        DataType::Double => ArrowType::Float64,
+        DataType::String => ArrowType::Utf8,
+        DataType::Boolean => ArrowType::Boolean,
+        DataType::Date => ArrowType::Date32,
+    }
+}
+
+/// Every column of the schema, in schema order (the shape of a batch before partitioning).
+pub fn arrow_schema(schema: &ValidSchema) -> SchemaRef {
+    Arc::new(ArrowSchema::new(
+        schema
+            .columns()
+            .iter()
+            .map(|c| Field::new(&c.name, arrow_type(c.data_type), true))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+const EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+pub fn date_to_days(d: NaiveDate) -> i32 {
+    use chrono::Datelike;
+    d.num_days_from_ce() - EPOCH_DAYS_FROM_CE
+}
+
+pub fn date32_to_string(days: i32) -> String {
+    NaiveDate::from_num_days_from_ce_opt(days + EPOCH_DAYS_FROM_CE)
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| days.to_string())
+}
+
+/// For each schema column, the position of its source column. Headers are cleaned the way
+/// schema generation cleans them (`Order Date` -> `order_date`), so a file a schema was
+/// generated from uploads against it; the set must equal the schema's, in any order.
+fn header_mapping(headers: &[String], columns: &[ValidColumn]) -> Result<Vec<usize>> {
+    let cleaned: Vec<String> = headers
+        .iter()
+        .map(|h| sanitise_column_name(h.trim()))
+        .collect();
+    let positions: Option<Vec<usize>> = columns
+        .iter()
+        .map(|c| cleaned.iter().position(|h| *h == c.name))
+        .collect();
+    let mut unique = cleaned.clone();
+    unique.sort();
+    unique.dedup();
+    match positions {
+        Some(p) if cleaned.len() == columns.len() && unique.len() == cleaned.len() => Ok(p),
+        _ => {
+            let mut expected: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+            expected.sort();
+            let mut received = cleaned;
+            received.sort();
+            Err(Error::many(
+                ErrorKind::Unprocessable,
+                vec![format!(
+                    "Expected columns: [{}], received: [{}]",
+                    expected.join(", "),
+                    received.join(", ")
+                )],
+            ))
+        }
+    }
+}
+
+/// The checks shared by both inputs, applied batch by batch, and the staged writer.
+struct Validator {
+    columns: Vec<ValidColumn>,
+    checks: Vec<Vec<PreparedCheck>>,
+    unique: Vec<Option<UniqueColumn>>,
+    batch_schema: SchemaRef,
+    writer: Option<PartitionedWriter>,
+    problems: Problems,
+    rows: u64,
+    /// CSV checks nulls while parsing; Parquet leaves it to the batch.
+    nulls_checked: bool,
+}
+
+impl Validator {
+    fn new(plan: &IngestPlan<'_>, nulls_checked: bool) -> Result<Validator> {
+        let columns = plan.schema.columns().to_vec();
+        let batch_schema = arrow_schema(plan.schema);
+        let writer = PartitionedWriter::new(plan.staging, &batch_schema, &columns)?;
+        Ok(Validator {
+            checks: columns
+                .iter()
+                .map(|c| c.checks.iter().map(PreparedCheck::new).collect())
+                .collect(),
+            unique: columns
+                .iter()
+                .map(|c| c.unique.then(|| UniqueColumn::new(c)))
+                .collect(),
+            columns,
+            batch_schema,
+            writer: Some(writer),
+            problems: Problems::default(),
+            rows: 0,
+            nulls_checked,
+        })
+    }
+
+    fn accept(&mut self, batch: RecordBatch, first_row: u64) -> Result<()> {
+        for (i, column) in self.columns.iter().enumerate() {
+            let array = batch.column(i);
+            if !self.nulls_checked {
+                check_nulls(column, array, first_row, &mut self.problems);
+            }
+            apply_checks(
+                column,
+                &self.checks[i],
+                array,
+                first_row,
+                &mut self.problems,
+            );
+            if let Some(u) = &mut self.unique[i] {
+                u.observe(array, first_row, &mut self.problems);
+            }
+        }
+        self.rows += batch.num_rows() as u64;
+        if self.problems.is_empty() {
+            if let Some(w) = &mut self.writer {
+                w.write(&batch)?;
+            }
+        } else {
+            // The upload will be refused: stop writing, keep validating to report everything.
+            self.writer = None;
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Result<StagedOutput> {
+        if !self.problems.is_empty() {
+            return Err(self.problems.into_error());
+        }
+        let files = match self.writer {
+            Some(w) => w.finish()?,
+            None => Vec::new(),
+        };
+        Ok(StagedOutput {
+            files,
+            rows: self.rows,
+            unique: self.unique.into_iter().flatten().collect(),
+        })
+    }
+}
+
+/// For tests and tools: the message list of an ingest error.
+pub fn messages(e: &Error) -> Vec<String> {
+    match &e.details {
+        crate::Details::One(m) => vec![m.clone()],
+        crate::Details::Many(ms) => ms.clone(),
+    }
+}

@@ -1,0 +1,198 @@
+//! Parquet into batches of the schema's types. Compatible source types are cast (any integer to
+//! int, any number to double, timestamps and dates to date, text dates parsed with the column's
+//! format); anything else is a type error naming the Parquet type.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, Date32Builder, Int64Builder, RecordBatch};
+use arrow::compute::{cast_with_options, CastOptions};
+use arrow::datatypes::{DataType as ArrowType, Float64Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use super::problems::{shown, Problems};
+use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_ROWS};
+use crate::error::{Error, ErrorKind, Result};
+use crate::schema::{DataType, ValidColumn};
+
+pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
+    let file = std::fs::File::open(path)?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
+        Error::many(
+            ErrorKind::Unprocessable,
+            vec![format!("The file is not a readable Parquet file: {e}")],
+        )
+    })?;
+    let names: Vec<String> = builder
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let columns = plan.schema.columns();
+    let sources = header_mapping(&names, columns)?;
+    let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| {
+        Error::many(
+            ErrorKind::Unprocessable,
+            vec![format!("The Parquet file cannot be read: {e}")],
+        )
+    })?;
+    let mut validator = Validator::new(plan, false)?;
+    let mut row = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| {
+            Error::many(
+                ErrorKind::Unprocessable,
+                vec![format!("The Parquet file cannot be read: {e}")],
+            )
+        })?;
+        let first_row = row + 1;
+        let mut arrays = Vec::with_capacity(columns.len());
+        for (column, src) in columns.iter().zip(&sources) {
+            arrays.push(convert(
+                column,
+                batch.column(*src),
+                first_row,
+                &mut validator.problems,
+            ));
+        }
+        let converted = RecordBatch::try_new(validator.batch_schema.clone(), arrays)
+            .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
+        row += batch.num_rows() as u64;
+        validator.accept(converted, first_row)?;
+        (plan.progress)(row);
+    }
+    if row == 0 {
+        validator
+            .problems
+            .add(|| "The file has no data rows, it cannot be processed".into());
+    }
+    validator.finish()
+}
+
+/// `source` as an array of the column's Arrow type; on a type mismatch, a problem and all nulls.
+fn convert(
+    column: &ValidColumn,
+    source: &ArrayRef,
+    first_row: u64,
+    problems: &mut Problems,
+) -> ArrayRef {
+    let target = super::arrow_type(column.data_type);
+    let from = source.data_type();
+    let mismatch = |problems: &mut Problems| {
+        problems.add(|| {
+            format!(
+                "Column [{}] has an incorrect data type. Expected {}, received Parquet type {from}",
+                column.name,
+                column.data_type.as_str()
+            )
+        });
+        arrow::array::new_null_array(&target, source.len())
+    };
+    if from == &ArrowType::Null {
+        return arrow::array::new_null_array(&target, source.len());
+    }
+    let castable = match column.data_type {
+        DataType::Int => from.is_integer(),
+        DataType::Double => from.is_numeric(),
+        DataType::String => matches!(
+            from,
+            ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View
+        ),
+        DataType::Boolean => from == &ArrowType::Boolean,
+        DataType::Date => matches!(
+            from,
+            ArrowType::Date32 | ArrowType::Date64 | ArrowType::Timestamp(..)
+        ),
+    };
+    if castable {
+        let strict = CastOptions {
+            safe: false,
+            ..Default::default()
+        };
+        return match cast_with_options(source, &target, &strict) {
+            Ok(array) => array,
+            Err(e) => {
+                problems.add(|| {
+                    format!(
+                        "Column [{}] has values that do not fit {}: {e}",
+                        column.name,
+                        column.data_type.as_str()
+                    )
+                });
+                arrow::array::new_null_array(&target, source.len())
+            }
+        };
+    }
+    match (column.data_type, from) {
+        // pandas stores an int column with nulls as float64.
+        (DataType::Int, ArrowType::Float32 | ArrowType::Float64) => {
+            floats_to_ints(column, source, first_row, problems)
+        }
+        (DataType::Date, ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Utf8View) => {
+            text_to_dates(column, source, first_row, problems)
+        }
+        _ => mismatch(problems),
+    }
+}
+
+fn floats_to_ints(
+    column: &ValidColumn,
+    source: &ArrayRef,
+    first_row: u64,
+    problems: &mut Problems,
+) -> ArrayRef {
+    // unwrap: casting any float type to Float64 cannot fail.
+    let floats = arrow::compute::cast(source, &ArrowType::Float64).unwrap();
+    let floats = floats.as_primitive::<Float64Type>();
+    let mut out = Int64Builder::with_capacity(floats.len());
+    for (i, v) in floats.iter().enumerate() {
+        match v {
+            None => out.append_null(),
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => out.append_value(f as i64),
+            Some(f) => {
+                out.append_null();
+                problems.add(|| {
+                    format!(
+                        "Column [{}] has an incorrect data type. Expected int, received {f} in row {}",
+                        column.name,
+                        first_row + i as u64
+                    )
+                });
+            }
+        }
+    }
+    Arc::new(out.finish())
+}
+
+fn text_to_dates(
+    column: &ValidColumn,
+    source: &ArrayRef,
+    first_row: u64,
+    problems: &mut Problems,
+) -> ArrayRef {
+    // unwrap: casting any string type to Utf8 cannot fail.
+    let text = arrow::compute::cast(source, &ArrowType::Utf8).unwrap();
+    let text = text.as_string::<i32>();
+    let format = column.format.unwrap_or(crate::schema::DateFormat::ALL[3]);
+    let mut out = Date32Builder::with_capacity(text.len());
+    for (i, v) in text.iter().enumerate() {
+        match v.map(|s| (s, format.parse_value(s))) {
+            None => out.append_null(),
+            Some((_, Some(d))) => out.append_value(date_to_days(d)),
+            Some((s, None)) => {
+                out.append_null();
+                problems.add(|| {
+                    format!(
+                        "Column [{}] has an incorrect data type. Expected date in format {}, received {} in row {}",
+                        column.name,
+                        format.as_str(),
+                        shown(s.as_bytes()),
+                        first_row + i as u64
+                    )
+                });
+            }
+        }
+    }
+    Arc::new(out.finish())
+}

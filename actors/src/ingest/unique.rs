@@ -1,0 +1,83 @@
+//! Values of `unique` columns seen in this upload: duplicates within the file are found here;
+//! duplicates against stored data are found when the dataset actor commits.
+
+use std::collections::HashSet;
+
+use arrow::array::{Array, ArrayRef, AsArray};
+use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
+
+use super::problems::Problems;
+use crate::schema::{DataType, ValidColumn};
+
+/// A value of any column type, hashable (doubles by their bits).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum UniqueValue {
+    Int(i64),
+    Double(u64),
+    Str(String),
+    Bool(bool),
+    Date(i32),
+}
+
+impl UniqueValue {
+    pub fn display(&self) -> String {
+        match self {
+            UniqueValue::Int(v) => v.to_string(),
+            UniqueValue::Double(bits) => f64::from_bits(*bits).to_string(),
+            UniqueValue::Str(s) => format!("\"{s}\""),
+            UniqueValue::Bool(b) => b.to_string(),
+            UniqueValue::Date(d) => crate::ingest::date32_to_string(*d),
+        }
+    }
+}
+
+/// The `i`th value of `array` (non-null) as a [`UniqueValue`].
+pub fn value_at(data_type: DataType, array: &dyn Array, i: usize) -> UniqueValue {
+    match data_type {
+        DataType::Int => UniqueValue::Int(array.as_primitive::<Int64Type>().value(i)),
+        DataType::Double => {
+            UniqueValue::Double(array.as_primitive::<Float64Type>().value(i).to_bits())
+        }
+        DataType::String => UniqueValue::Str(array.as_string::<i32>().value(i).to_string()),
+        DataType::Boolean => UniqueValue::Bool(array.as_boolean().value(i)),
+        DataType::Date => UniqueValue::Date(array.as_primitive::<Date32Type>().value(i)),
+    }
+}
+
+#[derive(Debug)]
+pub struct UniqueColumn {
+    pub name: String,
+    pub data_type: DataType,
+    pub partition: bool,
+    pub values: HashSet<UniqueValue>,
+}
+
+impl UniqueColumn {
+    pub(super) fn new(column: &ValidColumn) -> UniqueColumn {
+        UniqueColumn {
+            name: column.name.clone(),
+            data_type: column.data_type,
+            partition: column.partition_index.is_some(),
+            values: HashSet::new(),
+        }
+    }
+
+    pub(super) fn observe(&mut self, array: &ArrayRef, first_row: u64, problems: &mut Problems) {
+        for i in 0..array.len() {
+            if array.is_null(i) {
+                continue;
+            }
+            let v = value_at(self.data_type, array.as_ref(), i);
+            if !self.values.insert(v.clone()) {
+                problems.add(|| {
+                    format!(
+                        "Column [{}] must be unique: value {} in row {} appears more than once in the file",
+                        self.name,
+                        v.display(),
+                        first_row + i as u64
+                    )
+                });
+            }
+        }
+    }
+}

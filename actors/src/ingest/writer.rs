@@ -1,0 +1,242 @@
+//! Writes validated batches as Parquet files in staging, one file (or more) per partition.
+//!
+//! Partition columns live in the folder names (`col=value`), not in the files, as Hive lays
+//! them out. Memory stays bounded: a writer's buffered row group is flushed when the writers
+//! together hold more than [`BUFFER_BUDGET`] bytes, and at most [`MAX_OPEN_WRITERS`] files are
+//! open at once (a partition seen again after its file was closed gets a new file).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array};
+use arrow::compute::take_record_batch;
+use arrow::datatypes::{Date32Type, Float64Type, Int64Type, Schema as ArrowSchema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Result};
+use crate::schema::{DataType, ValidColumn};
+use crate::storage::encode_partition_value;
+
+const BUFFER_BUDGET: usize = 64 * 1024 * 1024;
+const MAX_OPEN_WRITERS: usize = 64;
+
+/// One Parquet file written to staging, with where it belongs.
+#[derive(Debug, Clone)]
+pub struct StagedDataFile {
+    /// "" when unpartitioned, else `p0=v/p1=w`.
+    pub partition_path: String,
+    pub staged_path: PathBuf,
+    pub rows: u64,
+    pub bytes: u64,
+}
+
+struct OpenFile {
+    writer: ArrowWriter<File>,
+    path: PathBuf,
+    rows: u64,
+}
+
+pub(super) struct PartitionedWriter {
+    dir: PathBuf,
+    /// Schema of the stored files: the non-partition columns.
+    file_schema: Arc<ArrowSchema>,
+    /// Positions (in the batch) of the stored columns, and of the partition columns in index order.
+    data_positions: Vec<usize>,
+    partition_positions: Vec<(usize, String, DataType)>,
+    open: HashMap<String, OpenFile>,
+    done: Vec<StagedDataFile>,
+    next_file: usize,
+    properties: WriterProperties,
+}
+
+impl PartitionedWriter {
+    pub(super) fn new(
+        dir: &Path,
+        batch_schema: &ArrowSchema,
+        columns: &[ValidColumn],
+    ) -> Result<Self> {
+        std::fs::create_dir_all(dir)?;
+        let mut partitions: Vec<(usize, usize, String, DataType)> = columns
+            .iter()
+            .enumerate()
+            .filter_map(|(pos, c)| {
+                c.partition_index
+                    .map(|p| (p, pos, c.name.clone(), c.data_type))
+            })
+            .collect();
+        partitions.sort_by_key(|p| p.0);
+        let data_positions: Vec<usize> = columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.partition_index.is_none())
+            .map(|(pos, _)| pos)
+            .collect();
+        let file_schema = Arc::new(batch_schema.project(&data_positions).map_err(arrow_error)?);
+        Ok(PartitionedWriter {
+            dir: dir.to_path_buf(),
+            file_schema,
+            data_positions,
+            partition_positions: partitions
+                .into_iter()
+                .map(|(_, pos, n, t)| (pos, n, t))
+                .collect(),
+            open: HashMap::new(),
+            done: Vec::new(),
+            next_file: 0,
+            properties: WriterProperties::builder()
+                .set_compression(Compression::SNAPPY)
+                .set_max_row_group_row_count(Some(1 << 20))
+                .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")))
+                .build(),
+        })
+    }
+
+    /// Splits `batch` (all columns, schema order) by partition and appends each part.
+    pub(super) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let data = batch.project(&self.data_positions).map_err(arrow_error)?;
+        if self.partition_positions.is_empty() {
+            return self.append(String::new(), &data);
+        }
+        let mut groups: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut key = String::new();
+        for row in 0..batch.num_rows() {
+            key.clear();
+            for (i, (pos, name, data_type)) in self.partition_positions.iter().enumerate() {
+                if i > 0 {
+                    key.push('/');
+                }
+                key.push_str(name);
+                key.push('=');
+                key.push_str(&encode_partition_value(&canonical_value(
+                    *data_type,
+                    batch.column(*pos),
+                    row,
+                )));
+            }
+            match groups.get_mut(key.as_str()) {
+                Some(rows) => rows.push(row as u32),
+                None => {
+                    groups.insert(key.clone(), vec![row as u32]);
+                }
+            }
+        }
+        if groups.len() == 1 {
+            // unwrap: exactly one group exists.
+            let (path, _) = groups.into_iter().next().unwrap();
+            return self.append(path, &data);
+        }
+        for (path, rows) in groups {
+            let part = take_record_batch(&data, &UInt32Array::from(rows)).map_err(arrow_error)?;
+            self.append(path, &part)?;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, partition_path: String, batch: &RecordBatch) -> Result<()> {
+        if !self.open.contains_key(&partition_path) {
+            if self.open.len() >= MAX_OPEN_WRITERS {
+                self.close_largest()?;
+            }
+            let path = self.dir.join(format!("{}.parquet", self.next_file));
+            self.next_file += 1;
+            let file = File::create(&path)?;
+            let writer = ArrowWriter::try_new(
+                file,
+                self.file_schema.clone(),
+                Some(self.properties.clone()),
+            )
+            .map_err(parquet_error)?;
+            self.open.insert(
+                partition_path.clone(),
+                OpenFile {
+                    writer,
+                    path,
+                    rows: 0,
+                },
+            );
+        }
+        // unwrap: inserted just above when missing.
+        let open = self.open.get_mut(&partition_path).unwrap();
+        open.writer.write(batch).map_err(parquet_error)?;
+        open.rows += batch.num_rows() as u64;
+        self.keep_within_budget()
+    }
+
+    fn keep_within_budget(&mut self) -> Result<()> {
+        loop {
+            let total: usize = self
+                .open
+                .values()
+                .map(|f| f.writer.in_progress_size())
+                .sum();
+            if total <= BUFFER_BUDGET {
+                return Ok(());
+            }
+            let Some(largest) = self
+                .open
+                .values_mut()
+                .max_by_key(|f| f.writer.in_progress_size())
+            else {
+                return Ok(());
+            };
+            largest.writer.flush().map_err(parquet_error)?;
+        }
+    }
+
+    fn close_largest(&mut self) -> Result<()> {
+        let key = self
+            .open
+            .iter()
+            .max_by_key(|(_, f)| f.rows)
+            .map(|(k, _)| k.clone());
+        if let Some(key) = key {
+            self.close(&key)?;
+        }
+        Ok(())
+    }
+
+    fn close(&mut self, partition_path: &str) -> Result<()> {
+        if let Some(open) = self.open.remove(partition_path) {
+            open.writer.close().map_err(parquet_error)?;
+            let bytes = std::fs::metadata(&open.path)?.len();
+            self.done.push(StagedDataFile {
+                partition_path: partition_path.to_string(),
+                staged_path: open.path,
+                rows: open.rows,
+                bytes,
+            });
+        }
+        Ok(())
+    }
+
+    pub(super) fn finish(mut self) -> Result<Vec<StagedDataFile>> {
+        let keys: Vec<String> = self.open.keys().cloned().collect();
+        for key in keys {
+            self.close(&key)?;
+        }
+        Ok(self.done)
+    }
+}
+
+/// The canonical text of a partition value: dates `YYYY-MM-DD`, booleans `true`/`false`.
+fn canonical_value(data_type: DataType, array: &ArrayRef, row: usize) -> String {
+    match data_type {
+        DataType::Int => array.as_primitive::<Int64Type>().value(row).to_string(),
+        DataType::Double => array.as_primitive::<Float64Type>().value(row).to_string(),
+        DataType::Boolean => array.as_boolean().value(row).to_string(),
+        DataType::Date => super::date32_to_string(array.as_primitive::<Date32Type>().value(row)),
+        DataType::String => array.as_string::<i32>().value(row).to_string(),
+    }
+}
+
+fn arrow_error(e: arrow::error::ArrowError) -> Error {
+    Error::internal(format!("arrow: {e}"))
+}
+
+fn parquet_error(e: parquet::errors::ParquetError) -> Error {
+    Error::internal(format!("writing parquet: {e}"))
+}

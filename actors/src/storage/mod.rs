@@ -1,0 +1,185 @@
+//! Where things live in the data folder, and the only place paths are built from names.
+//!
+//! ```text
+//! catalog.sqlite
+//! raw/{layer}/{domain}/{dataset}/{version}/{raw_filename}
+//! data/{layer}/{domain}/{dataset}/{version}/{p0}={v}/{p1}={v}/{raw_id}-{n}.parquet
+//! staging/{job_id}/
+//! results/{job_id}.csv
+//! ```
+//! Every segment built from user input is checked ([`safe_segment`]) or encoded
+//! ([`encode_partition_value`]), so no path can leave the data folder. Keeping all of this in one
+//! module is what will let object storage replace the local folder later.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::registry::DatasetKey;
+
+#[derive(Debug, Clone)]
+pub struct Storage {
+    root: PathBuf,
+}
+
+impl Storage {
+    pub fn new(root: impl Into<PathBuf>) -> Storage {
+        Storage { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn staging_root(&self) -> PathBuf {
+        self.root.join("staging")
+    }
+
+    pub fn staging_dir(&self, job_id: &str) -> PathBuf {
+        self.staging_root().join(job_id)
+    }
+
+    pub fn results_dir(&self) -> PathBuf {
+        self.root.join("results")
+    }
+
+    fn dataset_rel(kind: &str, key: &DatasetKey) -> PathBuf {
+        [kind, &key.layer, &key.domain, &key.dataset]
+            .iter()
+            .collect()
+    }
+
+    /// `raw/{layer}/{domain}/{dataset}`: every raw file of every version of the dataset.
+    pub fn raw_dataset_dir(&self, key: &DatasetKey) -> PathBuf {
+        self.root.join(Self::dataset_rel("raw", key))
+    }
+
+    /// `data/{layer}/{domain}/{dataset}`: every Parquet file of every version of the dataset.
+    pub fn data_dataset_dir(&self, key: &DatasetKey) -> PathBuf {
+        self.root.join(Self::dataset_rel("data", key))
+    }
+
+    pub fn raw_file(&self, key: &DatasetKey, version: i64, raw_filename: &str) -> PathBuf {
+        self.raw_dataset_dir(key)
+            .join(version.to_string())
+            .join(raw_filename)
+    }
+
+    /// The path of a data file relative to the root, as the manifest records it.
+    pub fn data_file_rel(
+        key: &DatasetKey,
+        version: i64,
+        partition_path: &str,
+        file_name: &str,
+    ) -> String {
+        let mut rel = Self::dataset_rel("data", key);
+        rel.push(version.to_string());
+        if !partition_path.is_empty() {
+            rel.push(partition_path);
+        }
+        rel.push(file_name);
+        rel.to_string_lossy().into_owned()
+    }
+
+    pub fn absolute(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+}
+
+/// Accepts a name usable as one path segment: letters, digits, `.`, `_`, `-`, not starting with a
+/// dot (so never `.` or `..`), at most 255 bytes.
+pub fn safe_segment(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// A partition value as a path segment: kept when made of letters, digits, `_`, `-`, `.`
+/// (and not a dot-only name), otherwise percent-encoded byte by byte, as Hive does.
+pub fn encode_partition_value(value: &str) -> String {
+    let plain = !value.is_empty()
+        && !value.bytes().all(|b| b == b'.')
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if plain {
+        return value.to_string();
+    }
+    if value.is_empty() {
+        return "__HIVE_DEFAULT_PARTITION__".to_string();
+    }
+    let mut out = String::with_capacity(value.len() * 3);
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Creates the parent folder of `to` and renames `from` there (same file system: atomic).
+pub fn move_into_place(from: &Path, to: &Path) -> Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::rename(from, to).map_err(|e| {
+        Error::internal(format!(
+            "moving {} to {}: {e}",
+            from.display(),
+            to.display()
+        ))
+    })
+}
+
+/// Removes a file, treating "already gone" as done.
+pub fn remove_file_if_exists(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsafe_segments_are_refused() {
+        for bad in [
+            "", ".", "..", "../x", "a/b", "a\\b", ".hidden", "a b", "x%2F",
+        ] {
+            assert!(!safe_segment(bad), "{bad}");
+        }
+        assert!(safe_segment("20261121T160000Z-ab12-file.csv"));
+    }
+
+    #[test]
+    fn partition_values_never_escape_their_folder() {
+        assert_eq!(encode_partition_value("north"), "north");
+        assert_eq!(encode_partition_value("2024-01-31"), "2024-01-31");
+        assert_eq!(encode_partition_value("1.5"), "1.5");
+        assert_eq!(encode_partition_value("a/b"), "a%2Fb");
+        assert_eq!(encode_partition_value(".."), "%2E%2E");
+        assert_eq!(encode_partition_value("São Paulo"), "S%C3%A3o%20Paulo");
+        for v in ["../../etc", "a/../b", "x=y"] {
+            let e = encode_partition_value(v);
+            assert!(!e.contains('/') && !e.contains('=') && e != "..", "{e}");
+        }
+    }
+
+    #[test]
+    fn similar_dataset_names_get_disjoint_folders() {
+        let s = Storage::new("/d");
+        let a = s.data_dataset_dir(&DatasetKey::new("default", "dom", "sales"));
+        let b = s.data_dataset_dir(&DatasetKey::new("default", "dom", "sales_2"));
+        assert!(!b.starts_with(&a));
+        assert_eq!(
+            Storage::data_file_rel(&DatasetKey::new("l", "d", "s"), 1, "p=x", "f.parquet"),
+            "data/l/d/s/1/p=x/f.parquet"
+        );
+    }
+}

@@ -1,0 +1,34 @@
+use actix_web::{web, HttpResponse};
+use rapid_actors::auth::permission::Permission;
+use rapid_actors::Error;
+
+use crate::auth::{AnySubject, Authorized};
+use crate::error::ApiResult;
+use crate::state::AppState;
+
+/// The caller's jobs; every job for DATA_ADMIN.
+pub async fn list_jobs(
+    caller: Authorized<AnySubject>,
+    state: web::Data<AppState>,
+) -> ApiResult<HttpResponse> {
+    let all = caller.subject.has(&Permission::DataAdmin);
+    let jobs = state
+        .jobs
+        .list((!all).then_some(caller.subject.id.as_str()))?;
+    Ok(HttpResponse::Ok().json(jobs))
+}
+
+/// One job, for its owner or a DATA_ADMIN.
+pub async fn get_job(
+    caller: Authorized<AnySubject>,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> ApiResult<HttpResponse> {
+    let job = state.jobs.get(&path)?;
+    if job.subject_id != caller.subject.id && !caller.subject.has(&Permission::DataAdmin) {
+        return Err(
+            Error::forbidden(format!("The job {} belongs to another subject", job.job_id)).into(),
+        );
+    }
+    Ok(HttpResponse::Ok().json(job))
+}
