@@ -1,5 +1,6 @@
 //! HTTP integration tests: each starts the real `rapid-rs` binary on a free port.
 
+mod stored;
 mod support;
 
 mod auth_tokens;
@@ -9,3 +10,6 @@ mod protected_domains;
 mod restart;
 mod secrets;
 mod subjects;
+mod uploads;
+mod uploads_concurrency;
+mod uploads_recovery;

@@ -101,6 +101,14 @@ impl TestServer {
         std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
 
+    /// Kills the server at once (SIGKILL: a crash) and hands back its folder.
+    pub fn kill(mut self) -> TempDir {
+        self.stopped = true;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
+    }
+
     fn terminate(&mut self) {
         if std::mem::replace(&mut self.stopped, true) {
             return;
@@ -234,4 +242,87 @@ pub fn contains_bytes(haystack: &[u8], needle: &str) -> bool {
     haystack
         .windows(needle.len())
         .any(|w| w == needle.as_bytes())
+}
+
+impl TestServer {
+    /// Creates a schema as the admin; panics unless 201.
+    pub fn create_schema(&self, schema: &Value) {
+        let (status, body) = self.call(
+            "POST",
+            "/api/schema",
+            Some(&self.admin_token()),
+            Some(schema),
+        );
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+
+    /// Uploads `bytes` as the multipart `file` named `filename`.
+    pub fn upload(
+        &self,
+        token: &str,
+        path: &str,
+        filename: &str,
+        bytes: Vec<u8>,
+    ) -> (StatusCode, Value) {
+        let part = reqwest::blocking::multipart::Part::bytes(bytes).file_name(filename.to_string());
+        let form = reqwest::blocking::multipart::Form::new().part("file", part);
+        into_parts(
+            self.request("POST", path)
+                .bearer_auth(token)
+                .multipart(form)
+                .send()
+                .unwrap(),
+        )
+    }
+
+    /// Uploads and waits for the job; returns the 202 details and the finished job.
+    pub fn upload_and_wait(
+        &self,
+        token: &str,
+        path: &str,
+        filename: &str,
+        bytes: Vec<u8>,
+    ) -> (Value, Value) {
+        let (status, body) = self.upload(token, path, filename, bytes);
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let job = self.wait_job(token, body["details"]["job_id"].as_str().unwrap());
+        (body["details"].clone(), job)
+    }
+
+    /// Polls a job until it is no longer IN PROGRESS.
+    pub fn wait_job(&self, token: &str, job_id: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            let (status, job) = self.call("GET", &format!("/api/jobs/{job_id}"), Some(token), None);
+            assert_eq!(status, StatusCode::OK, "{job}");
+            if job["status"] != "IN PROGRESS" {
+                return job;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "job {job_id} still running: {job}"
+            );
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+}
+
+/// A schema JSON with the given columns and metadata overrides.
+pub fn schema_json(
+    domain: &str,
+    dataset: &str,
+    sensitivity: &str,
+    behaviour: &str,
+    columns: Value,
+) -> Value {
+    json!({
+        "metadata": {
+            "domain": domain,
+            "dataset": dataset,
+            "sensitivity": sensitivity,
+            "update_behaviour": behaviour,
+            "owners": [{"name": "Owner", "email": "owner@example.com"}],
+        },
+        "columns": columns,
+    })
 }

@@ -148,7 +148,7 @@ pub(super) fn check_nulls(
         if array.is_null(i) {
             problems.add(|| {
                 format!(
-                    "Column [{}] does not allow null values: row {} has none",
+                    "Column [{}] does not allow null values: row {} is null",
                     column.name,
                     first_row + i as u64
                 )

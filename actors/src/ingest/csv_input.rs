@@ -147,7 +147,7 @@ pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutp
         .collect();
     let columns = plan.schema.columns();
     let sources = header_mapping(&names, columns)?;
-    let mut validator = Validator::new(plan, true)?;
+    let mut validator = Validator::new(plan)?;
     let mut builders: Vec<Builder> = columns.iter().map(Builder::new).collect();
     let mut record = csv::ByteRecord::new();
     let (mut row, mut batch_start, mut in_batch) = (0u64, 1u64, 0usize);

@@ -27,7 +27,7 @@ pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
 pub use writer::StagedDataFile;
 
-use checks::{apply_checks, check_nulls, PreparedCheck};
+use checks::{apply_checks, PreparedCheck};
 use writer::PartitionedWriter;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -131,12 +131,12 @@ struct Validator {
     writer: Option<PartitionedWriter>,
     problems: Problems,
     rows: u64,
-    /// CSV checks nulls while parsing; Parquet leaves it to the batch.
-    nulls_checked: bool,
 }
 
 impl Validator {
-    fn new(plan: &IngestPlan<'_>, nulls_checked: bool) -> Result<Validator> {
+    /// Nulls are the inputs' business (CSV checks them while parsing, Parquet on its source
+    /// columns), so that a value that failed to parse is reported once, as a type error.
+    fn new(plan: &IngestPlan<'_>) -> Result<Validator> {
         let columns = plan.schema.columns().to_vec();
         let batch_schema = arrow_schema(plan.schema);
         let writer = PartitionedWriter::new(plan.staging, &batch_schema, &columns)?;
@@ -154,16 +154,12 @@ impl Validator {
             writer: Some(writer),
             problems: Problems::default(),
             rows: 0,
-            nulls_checked,
         })
     }
 
     fn accept(&mut self, batch: RecordBatch, first_row: u64) -> Result<()> {
         for (i, column) in self.columns.iter().enumerate() {
             let array = batch.column(i);
-            if !self.nulls_checked {
-                check_nulls(column, array, first_row, &mut self.problems);
-            }
             apply_checks(
                 column,
                 &self.checks[i],

@@ -10,6 +10,7 @@ use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{DataType as ArrowType, Float64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+use super::checks::check_nulls;
 use super::problems::{shown, Problems};
 use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_ROWS};
 use crate::error::{Error, ErrorKind, Result};
@@ -37,7 +38,7 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
             vec![format!("The Parquet file cannot be read: {e}")],
         )
     })?;
-    let mut validator = Validator::new(plan, false)?;
+    let mut validator = Validator::new(plan)?;
     let mut row = 0u64;
     for batch in reader {
         let batch = batch.map_err(|e| {
@@ -49,6 +50,13 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
         let first_row = row + 1;
         let mut arrays = Vec::with_capacity(columns.len());
         for (column, src) in columns.iter().zip(&sources) {
+            // Nulls are judged on the source: a value that fails conversion is a type error only.
+            check_nulls(
+                column,
+                batch.column(*src),
+                first_row,
+                &mut validator.problems,
+            );
             arrays.push(convert(
                 column,
                 batch.column(*src),
