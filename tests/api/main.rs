@@ -5,9 +5,11 @@ mod support;
 
 mod auth_tokens;
 mod errors;
+mod generate;
 mod permissions_matrix;
 mod protected_domains;
 mod restart;
+mod schemas;
 mod secrets;
 mod subjects;
 mod uploads;

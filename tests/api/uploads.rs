@@ -440,9 +440,10 @@ fn parquet_uploads_are_cast_to_the_schema_or_refused_by_type() {
     use std::sync::Arc;
 
     use arrow::array::{
-        ArrayRef, BooleanArray, Float32Array, Int32Array, RecordBatch, StringArray,
-        TimestampMillisecondArray,
+        ArrayRef, BooleanArray, DictionaryArray, Float32Array, Int32Array, RecordBatch,
+        StringArray, TimestampMillisecondArray,
     };
+    use arrow::datatypes::Int32Type;
     use parquet::arrow::ArrowWriter;
 
     let s = TestServer::start();
@@ -464,20 +465,29 @@ fn parquet_uploads_are_cast_to_the_schema_or_refused_by_type() {
         ("id", Arc::new(Int32Array::from(vec![7, 8]))),
         (
             "day",
-            Arc::new(TimestampMillisecondArray::from(vec![
-                Some(1_706_659_200_000),
-                None,
-            ])),
+            // pandas writes tz-aware datetimes with a named zone, categoricals as dictionaries.
+            Arc::new(
+                TimestampMillisecondArray::from(vec![Some(1_706_659_200_000), None])
+                    .with_timezone("UTC"),
+            ),
         ),
         ("amount", Arc::new(Float32Array::from(vec![1.5, 2.0]))),
         ("paid", Arc::new(BooleanArray::from(vec![Some(true), None]))),
-        ("note", Arc::new(StringArray::from(vec![Some("x"), None]))),
+        (
+            "note",
+            Arc::new(
+                vec![Some("x"), None]
+                    .into_iter()
+                    .collect::<DictionaryArray<Int32Type>>(),
+            ),
+        ),
     ]);
     let (_, job) = s.upload_and_wait(&t, ORDERS, "frame.parquet", good);
     assert_eq!(job["status"], "SUCCESS", "{job}");
     let rows = stored_rows(&s.data_dir(), "default", "shop", "orders", 1);
     assert_eq!(ids(&rows), [7, 8]);
     assert!(rows.iter().any(|r| r["day"] == json!({"date": 19753})));
+    assert!(rows.iter().any(|r| r["note"] == "x"));
     let (_, files) = s.call(
         "GET",
         "/api/datasets/default/shop/orders/1/files",

@@ -7,7 +7,10 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, Date32Builder, Int64Builder, RecordBatch};
 use arrow::compute::{cast_with_options, CastOptions};
-use arrow::datatypes::{DataType as ArrowType, Float64Type};
+use arrow::datatypes::{
+    DataType as ArrowType, Float64Type, TimeUnit, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use super::checks::check_nulls;
@@ -100,6 +103,19 @@ fn convert(
     if from == &ArrowType::Null {
         return arrow::array::new_null_array(&target, source.len());
     }
+    // A dictionary column (a pandas categorical) is judged by its values.
+    if let ArrowType::Dictionary(_, value_type) = from {
+        return match arrow::compute::cast(source, value_type) {
+            Ok(values) => convert(column, &values, first_row, problems),
+            Err(_) => mismatch(problems),
+        };
+    }
+    // A timestamp with a named zone (pandas writes "UTC") holds UTC instants; its date is the
+    // UTC date. Dropping the zone label avoids needing a time-zone database to cast it.
+    if let ArrowType::Timestamp(unit, Some(_)) = from {
+        let naive = without_time_zone(source, *unit);
+        return convert(column, &naive, first_row, problems);
+    }
     let castable = match column.data_type {
         DataType::Int => from.is_integer(),
         DataType::Double => from.is_numeric(),
@@ -141,6 +157,35 @@ fn convert(
             text_to_dates(column, source, first_row, problems)
         }
         _ => mismatch(problems),
+    }
+}
+
+fn without_time_zone(source: &ArrayRef, unit: TimeUnit) -> ArrayRef {
+    match unit {
+        TimeUnit::Second => Arc::new(
+            source
+                .as_primitive::<TimestampSecondType>()
+                .clone()
+                .with_timezone_opt(None::<String>),
+        ),
+        TimeUnit::Millisecond => Arc::new(
+            source
+                .as_primitive::<TimestampMillisecondType>()
+                .clone()
+                .with_timezone_opt(None::<String>),
+        ),
+        TimeUnit::Microsecond => Arc::new(
+            source
+                .as_primitive::<TimestampMicrosecondType>()
+                .clone()
+                .with_timezone_opt(None::<String>),
+        ),
+        TimeUnit::Nanosecond => Arc::new(
+            source
+                .as_primitive::<TimestampNanosecondType>()
+                .clone()
+                .with_timezone_opt(None::<String>),
+        ),
     }
 }
 

@@ -114,7 +114,27 @@ pub fn load_schema(
     validate_stored(&schema)
 }
 
+/// Stores `schema` as a version of dataset `dataset_id`. Call inside the transaction that creates
+/// or bumps the dataset: for a PROTECTED schema it checks there that the protected domain still
+/// exists, so a domain deleted after the request's own check cannot be left with a dataset in it
+/// (deleting a domain is refused while a dataset uses it, in a transaction on the same catalog).
 pub fn insert_version(conn: &Connection, dataset_id: i64, schema: &ValidSchema) -> Result<()> {
+    if schema.sensitivity() == Sensitivity::Protected {
+        let exists = conn
+            .query_row(
+                "SELECT 1 FROM protected_domains WHERE domain = ?1",
+                [schema.domain()],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        if !exists {
+            return Err(Error::invalid(format!(
+                "The protected domain '{}' does not exist.",
+                schema.domain()
+            )));
+        }
+    }
     let version = schema
         .version()
         .ok_or_else(|| Error::internal("a schema version is stored without its number"))?;
