@@ -8,6 +8,7 @@ mod errors;
 mod generate;
 mod permissions_matrix;
 mod protected_domains;
+mod pyarrow_readback;
 mod restart;
 mod schemas;
 mod secrets;

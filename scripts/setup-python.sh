@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Creates .venv with the Python packages the tests use (pyarrow as an independent Parquet reader).
+# Idempotent: re-running only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
+.venv/bin/python -c "import pyarrow; print('python test environment ready: pyarrow', pyarrow.__version__)"
