@@ -28,7 +28,7 @@ pub use unique::{value_at, UniqueColumn, UniqueValue};
 pub use writer::StagedDataFile;
 
 use checks::{apply_checks, PreparedCheck};
-use writer::PartitionedWriter;
+use writer::{BackgroundWriter, PartitionedWriter};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{sanitise_column_name, DataType, ValidColumn, ValidSchema};
@@ -128,7 +128,7 @@ struct Validator {
     checks: Vec<Vec<PreparedCheck>>,
     unique: Vec<Option<UniqueColumn>>,
     batch_schema: SchemaRef,
-    writer: Option<PartitionedWriter>,
+    writer: Option<BackgroundWriter>,
     problems: Problems,
     rows: u64,
 }
@@ -139,7 +139,11 @@ impl Validator {
     fn new(plan: &IngestPlan<'_>) -> Result<Validator> {
         let columns = plan.schema.columns().to_vec();
         let batch_schema = arrow_schema(plan.schema);
-        let writer = PartitionedWriter::new(plan.staging, &batch_schema, &columns)?;
+        let writer = BackgroundWriter::start(PartitionedWriter::new(
+            plan.staging,
+            &batch_schema,
+            &columns,
+        )?);
         Ok(Validator {
             checks: columns
                 .iter()
@@ -173,12 +177,13 @@ impl Validator {
         }
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
-            if let Some(w) = &mut self.writer {
-                w.write(&batch)?;
+            if let Some(w) = self.writer.take() {
+                self.writer = Some(w.write(batch)?);
             }
-        } else {
-            // The upload will be refused: stop writing, keep validating to report everything.
-            self.writer = None;
+        } else if let Some(w) = self.writer.take() {
+            // The upload will be refused: stop writing (the staged files go with the staging
+            // folder), keep validating to report everything.
+            let _ = w.finish();
         }
         Ok(())
     }

@@ -19,12 +19,39 @@ pub enum Chunk {
     Abort(String),
 }
 
-/// A `Read` over the chunks, copying every byte it hands out to `raw`.
+/// A `Read` over the chunks. Each chunk is also handed (by reference count, not copied) to a
+/// thread that writes the raw file, so disk writes never hold up the parser.
 pub struct ChunkReader {
     rx: Receiver<Chunk>,
     current: bytes::Bytes,
-    raw: BufWriter<File>,
+    raw: Option<RawWriter>,
     pub bytes_read: u64,
+}
+
+struct RawWriter {
+    tx: std::sync::mpsc::SyncSender<bytes::Bytes>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
+}
+
+impl RawWriter {
+    fn start(file: File) -> RawWriter {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);
+        let thread = std::thread::spawn(move || {
+            let mut out = BufWriter::with_capacity(1 << 20, file);
+            for chunk in rx {
+                out.write_all(&chunk)?;
+            }
+            out.flush()
+        });
+        RawWriter { tx, thread }
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        drop(self.tx);
+        self.thread
+            .join()
+            .map_err(|_| std::io::Error::other("the raw file writer panicked"))?
+    }
 }
 
 impl ChunkReader {
@@ -32,36 +59,55 @@ impl ChunkReader {
         ChunkReader {
             rx,
             current: bytes::Bytes::new(),
-            raw: BufWriter::with_capacity(1 << 20, raw),
+            raw: Some(RawWriter::start(raw)),
             bytes_read: 0,
         }
     }
 
-    /// Reads whatever is left into the raw file (for Parquet, which is parsed only once whole).
-    fn drain_to_raw(&mut self) -> std::io::Result<()> {
+    /// Reads whatever is left, so all of it reaches the raw file.
+    fn drain(&mut self) -> std::io::Result<()> {
         let mut buf = vec![0u8; 1 << 16];
         while self.read(&mut buf)? > 0 {}
-        self.raw.flush()
+        Ok(())
+    }
+
+    /// Waits until the raw file is completely written.
+    fn finish_raw(&mut self) -> std::io::Result<()> {
+        match self.raw.take() {
+            Some(w) => w.finish(),
+            None => Ok(()),
+        }
+    }
+
+    fn next_chunk(&mut self) -> std::io::Result<bool> {
+        match self.rx.blocking_recv() {
+            None => Ok(false),
+            Some(Chunk::Data(b)) => {
+                if let Some(w) = &self.raw {
+                    if w.tx.send(b.clone()).is_err() {
+                        // The writer stopped on an I/O error: report it.
+                        self.finish_raw()?;
+                        return Err(std::io::Error::other("the raw file writer stopped"));
+                    }
+                }
+                self.bytes_read += b.len() as u64;
+                self.current = b;
+                Ok(true)
+            }
+            Some(Chunk::Abort(why)) => Err(std::io::Error::other(why)),
+        }
     }
 }
 
 impl Read for ChunkReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         while self.current.is_empty() {
-            match self.rx.blocking_recv() {
-                None => {
-                    self.raw.flush()?;
-                    return Ok(0);
-                }
-                Some(Chunk::Data(b)) => self.current = b,
-                Some(Chunk::Abort(why)) => return Err(std::io::Error::other(why)),
+            if !self.next_chunk()? {
+                return Ok(0);
             }
         }
         let n = buf.len().min(self.current.len());
-        let piece = self.current.split_to(n);
-        buf[..n].copy_from_slice(&piece);
-        self.raw.write_all(&piece)?;
-        self.bytes_read += n as u64;
+        buf[..n].copy_from_slice(&self.current.split_to(n));
         Ok(n)
     }
 }
@@ -81,14 +127,14 @@ pub fn ingest_stream(
         FileKind::Csv => {
             let output = ingest_csv(&mut reader, plan)?;
             // Anything after the last record (a trailing newline) still belongs to the raw file.
-            reader.drain_to_raw()?;
+            reader.drain()?;
+            reader.finish_raw()?;
             Ok((output, reader.bytes_read))
         }
         FileKind::Parquet => {
-            reader.drain_to_raw()?;
-            let bytes = reader.bytes_read;
-            drop(reader);
-            Ok((ingest_parquet(raw_path, plan)?, bytes))
+            reader.drain()?;
+            reader.finish_raw()?;
+            Ok((ingest_parquet(raw_path, plan)?, reader.bytes_read))
         }
     }
 }

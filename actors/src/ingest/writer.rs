@@ -16,12 +16,13 @@ use arrow::datatypes::{Date32Type, Float64Type, Int64Type, Schema as ArrowSchema
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 use crate::schema::{DataType, ValidColumn};
 use crate::storage::encode_partition_value;
 
-const BUFFER_BUDGET: usize = 64 * 1024 * 1024;
+const BUFFER_BUDGET: usize = 24 * 1024 * 1024;
 const MAX_OPEN_WRITERS: usize = 64;
 
 /// One Parquet file written to staging, with where it belongs.
@@ -76,6 +77,20 @@ impl PartitionedWriter {
             .map(|(pos, _)| pos)
             .collect();
         let file_schema = Arc::new(batch_schema.project(&data_positions).map_err(arrow_error)?);
+        // Dictionary encoding pays off for repeated text; for numbers and dates it mostly costs
+        // hashing every value before falling back, so it is on for string columns only.
+        let mut properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_row_count(Some(512 * 1024))
+            .set_dictionary_enabled(false)
+            .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")));
+        for c in columns
+            .iter()
+            .filter(|c| c.partition_index.is_none() && c.data_type == DataType::String)
+        {
+            properties =
+                properties.set_column_dictionary_enabled(ColumnPath::from(c.name.as_str()), true);
+        }
         Ok(PartitionedWriter {
             dir: dir.to_path_buf(),
             file_schema,
@@ -87,11 +102,7 @@ impl PartitionedWriter {
             open: HashMap::new(),
             done: Vec::new(),
             next_file: 0,
-            properties: WriterProperties::builder()
-                .set_compression(Compression::SNAPPY)
-                .set_max_row_group_row_count(Some(1 << 20))
-                .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")))
-                .build(),
+            properties: properties.build(),
         })
     }
 
@@ -239,4 +250,42 @@ fn arrow_error(e: arrow::error::ArrowError) -> Error {
 
 fn parquet_error(e: parquet::errors::ParquetError) -> Error {
     Error::internal(format!("writing parquet: {e}"))
+}
+
+/// A [`PartitionedWriter`] on its own thread: Parquet encoding and compression overlap with the
+/// parsing of the next batch (two cores, two stages). At most two batches wait in between.
+pub(super) struct BackgroundWriter {
+    tx: std::sync::mpsc::SyncSender<RecordBatch>,
+    thread: std::thread::JoinHandle<Result<Vec<StagedDataFile>>>,
+}
+
+impl BackgroundWriter {
+    pub(super) fn start(mut writer: PartitionedWriter) -> BackgroundWriter {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(2);
+        let thread = std::thread::spawn(move || {
+            for batch in rx {
+                writer.write(&batch)?;
+            }
+            writer.finish()
+        });
+        BackgroundWriter { tx, thread }
+    }
+
+    pub(super) fn write(self, batch: RecordBatch) -> Result<BackgroundWriter> {
+        match self.tx.send(batch) {
+            Ok(()) => Ok(self),
+            // The thread stopped early: its result says why.
+            Err(_) => Err(self
+                .finish()
+                .err()
+                .unwrap_or_else(|| Error::internal("the Parquet writer stopped"))),
+        }
+    }
+
+    pub(super) fn finish(self) -> Result<Vec<StagedDataFile>> {
+        drop(self.tx);
+        self.thread
+            .join()
+            .map_err(|_| Error::internal("the Parquet writer panicked"))?
+    }
 }
