@@ -16,6 +16,8 @@
 //!   commits, file and dataset deletion), handling one change at a time in arrival order.
 //! - [`infer`]: schema drafts from a sample CSV or Parquet file.
 //! - [`file_kind`]: CSV or Parquet, by name; staged files removed on drop.
+//! - [`query`]: the query object checked into expression trees and run by DataFusion over a
+//!   table of exactly the manifest's files.
 //! - [`sensitivity`]: PUBLIC / PRIVATE / PROTECTED.
 
 pub mod auth;
@@ -26,6 +28,7 @@ pub mod file_kind;
 pub mod infer;
 pub mod ingest;
 pub mod jobs;
+pub mod query;
 pub mod registry;
 pub mod schema;
 pub mod sensitivity;

@@ -20,11 +20,11 @@ use crate::upload::{file_field, stream_to_ingest};
 
 #[derive(Debug, Deserialize)]
 pub struct VersionQuery {
-    version: Option<i64>,
+    pub version: Option<i64>,
 }
 
 /// The version asked for, or the latest when absent or 0 (as rAPId).
-fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
+pub fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
     asked.filter(|v| *v > 0).unwrap_or(latest)
 }
 

@@ -5,6 +5,7 @@ mod clients;
 mod datasets;
 mod jobs;
 mod protected_domains;
+mod queries;
 mod schemas;
 mod status;
 mod subjects;
@@ -57,6 +58,10 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 resource("/datasets/{layer}/{domain}/{dataset}")
                     .route(post().to(datasets::upload_dataset))
                     .route(delete().to(datasets::delete_dataset)),
+            )
+            .service(
+                resource("/datasets/{layer}/{domain}/{dataset}/query")
+                    .route(post().to(queries::query_dataset)),
             )
             .service(
                 resource("/datasets/{layer}/{domain}/{dataset}/{version}/files")

@@ -9,6 +9,7 @@ mod generate;
 mod permissions_matrix;
 mod protected_domains;
 mod pyarrow_readback;
+mod queries;
 mod restart;
 mod schemas;
 mod secrets;

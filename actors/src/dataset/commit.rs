@@ -144,10 +144,9 @@ pub(super) fn commit(
         }
         return Err(e);
     }
+    // Queries that read the old manifest keep these until they finish.
     for file in replaced {
-        if let Err(e) = remove_file_if_exists(&storage.absolute(&file.path)) {
-            tracing::warn!(path = file.path, error = %e, "could not delete a replaced file; start-up will");
-        }
+        storage.leases().retire(&file.path);
     }
     Ok(())
 }
@@ -183,7 +182,7 @@ pub(super) fn delete_raw_file(
         Ok(files)
     })?;
     for rel in paths {
-        remove_file_if_exists(&storage.absolute(&rel))?;
+        storage.leases().retire(&rel);
     }
     remove_file_if_exists(&storage.raw_file(&record.key, version, raw_filename))
 }

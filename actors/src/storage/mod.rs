@@ -11,7 +11,11 @@
 //! ([`encode_partition_value`]), so no path can leave the data folder. Keeping all of this in one
 //! module is what will let object storage replace the local folder later.
 
+mod leases;
+
 use std::path::{Path, PathBuf};
+
+pub use leases::{LeaseGuard, Leases};
 
 use crate::error::{Error, Result};
 use crate::registry::DatasetKey;
@@ -19,11 +23,21 @@ use crate::registry::DatasetKey;
 #[derive(Debug, Clone)]
 pub struct Storage {
     root: PathBuf,
+    leases: Leases,
 }
 
 impl Storage {
     pub fn new(root: impl Into<PathBuf>) -> Storage {
-        Storage { root: root.into() }
+        let root = root.into();
+        Storage {
+            leases: Leases::new(root.clone()),
+            root,
+        }
+    }
+
+    /// Read leases on this folder's data files (see [`Leases`]).
+    pub fn leases(&self) -> &Leases {
+        &self.leases
     }
 
     pub fn root(&self) -> &Path {

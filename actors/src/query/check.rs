@@ -1,0 +1,363 @@
+//! User query fragments (`filter`, `select_columns`, ...) are parsed into expression trees with
+//! DataFusion's SQL parser and every node is checked against an allow-list: columns of the
+//! dataset, literals, comparison/boolean/arithmetic operators, LIKE, IN, IS NULL, BETWEEN and a
+//! few functions. Anything else (subqueries, `;`, DDL, unknown functions or columns) is refused
+//! with a message naming it. Only the rendering of a checked tree reaches the query engine.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, DuplicateTreatment, Expr, FunctionArg, FunctionArgExpr, FunctionArguments,
+    SelectItem, UnaryOperator, Visit,
+};
+use datafusion::sql::sqlparser::dialect::GenericDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::Token;
+
+use crate::error::{Error, Result};
+
+/// Longest fragment accepted; deeper nesting is refused by the parser's recursion limit.
+const MAX_FRAGMENT_CHARS: usize = 10_000;
+
+const AGGREGATES: &[&str] = &[
+    "avg", "sum", "min", "max", "count", "median", "stddev", "var",
+];
+const SCALARS: &[&str] = &[
+    "lower",
+    "upper",
+    "length",
+    "char_length",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "substr",
+    "substring",
+    "round",
+    "abs",
+    "floor",
+    "ceil",
+    "coalesce",
+    "concat",
+    "date_part",
+    "date_trunc",
+    "starts_with",
+    "ends_with",
+];
+
+/// What a fragment may refer to.
+pub struct Scope<'a> {
+    pub columns: &'a HashSet<String>,
+    /// Whether aggregate functions are allowed (select items and aggregation conditions).
+    pub aggregates: bool,
+}
+
+fn refuse(part: &str, why: String) -> Error {
+    Error::invalid(format!("Invalid {part}: {why}"))
+}
+
+fn parser<'a>(dialect: &'a GenericDialect, part: &str, text: &str) -> Result<Parser<'a>> {
+    if text.len() > MAX_FRAGMENT_CHARS {
+        return Err(refuse(
+            part,
+            format!("longer than {MAX_FRAGMENT_CHARS} characters"),
+        ));
+    }
+    Parser::new(dialect)
+        .with_recursion_limit(64)
+        .try_with_sql(text)
+        .map_err(|e| refuse(part, format!("[{text}] is not a valid expression ({e})")))
+}
+
+fn expect_end(p: &mut Parser<'_>, part: &str, text: &str) -> Result<()> {
+    match p.peek_token().token {
+        Token::EOF => Ok(()),
+        Token::SemiColon => Err(refuse(
+            part,
+            format!("[{text}] contains `;`: one expression only"),
+        )),
+        other => Err(refuse(
+            part,
+            format!("[{text}] has unexpected `{other}` after the expression"),
+        )),
+    }
+}
+
+/// Parses and checks a boolean (or any) expression; returns its checked rendering.
+pub fn check_expr(part: &str, text: &str, scope: &Scope<'_>) -> Result<String> {
+    let dialect = GenericDialect {};
+    let mut p = parser(&dialect, part, text)?;
+    let expr = p
+        .parse_expr()
+        .map_err(|e| refuse(part, format!("[{text}] is not a valid expression ({e})")))?;
+    expect_end(&mut p, part, text)?;
+    check_tree(part, &expr, scope)?;
+    Ok(expr.to_string())
+}
+
+/// Parses and checks one select item (`col`, `avg(col)`, `count(*)`, `col AS name`).
+pub fn check_select_item(text: &str, scope: &Scope<'_>) -> Result<String> {
+    let part = "select_columns";
+    let dialect = GenericDialect {};
+    let mut p = parser(&dialect, part, text)?;
+    let item = p.parse_select_item().map_err(|e| {
+        refuse(
+            part,
+            format!("[{text}] is not a valid column or expression ({e})"),
+        )
+    })?;
+    expect_end(&mut p, part, text)?;
+    match &item {
+        SelectItem::UnnamedExpr(e) => check_tree(part, e, scope)?,
+        SelectItem::ExprWithAlias { expr, alias } => {
+            check_tree(part, expr, scope)?;
+            if alias.quote_style.is_some() || !is_plain_name(&alias.value) {
+                return Err(refuse(
+                    part,
+                    format!(
+                        "alias [{}] must be letters, digits and underscores",
+                        alias.value
+                    ),
+                ));
+            }
+        }
+        _ => {
+            return Err(refuse(
+                part,
+                format!("[{text}] is not allowed: name columns or expressions"),
+            ))
+        }
+    }
+    Ok(item.to_string())
+}
+
+/// A bare column name (group by, order by).
+pub fn check_column(part: &str, name: &str, known: &HashSet<String>) -> Result<String> {
+    let lower = name.trim().to_ascii_lowercase();
+    if known.contains(&lower) {
+        Ok(lower)
+    } else {
+        Err(refuse(part, format!("unknown column [{name}]")))
+    }
+}
+
+fn is_plain_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn check_tree(part: &str, root: &Expr, scope: &Scope<'_>) -> Result<()> {
+    let flow = root.visit(&mut ExprChecker { part, scope });
+    match flow {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+struct ExprChecker<'a> {
+    part: &'a str,
+    scope: &'a Scope<'a>,
+}
+
+impl datafusion::sql::sqlparser::ast::Visitor for ExprChecker<'_> {
+    type Break = Error;
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Error> {
+        match self.allowed(expr) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(e),
+        }
+    }
+
+    fn pre_visit_query(
+        &mut self,
+        _: &datafusion::sql::sqlparser::ast::Query,
+    ) -> ControlFlow<Error> {
+        ControlFlow::Break(refuse(self.part, "subqueries are not allowed".into()))
+    }
+}
+
+impl ExprChecker<'_> {
+    fn no(&self, why: String) -> Result<()> {
+        Err(refuse(self.part, why))
+    }
+
+    /// Deny by default: only the listed kinds of node pass.
+    fn allowed(&self, expr: &Expr) -> Result<()> {
+        match expr {
+            Expr::Identifier(ident) => {
+                let name = ident.value.to_ascii_lowercase();
+                if ident.quote_style.is_some() && ident.quote_style != Some('"') {
+                    return self.no(format!(
+                        "quoting [{}] this way is not supported",
+                        ident.value
+                    ));
+                }
+                if self.scope.columns.contains(&name) {
+                    Ok(())
+                } else {
+                    self.no(format!("unknown column [{}]", ident.value))
+                }
+            }
+            Expr::Value(_) | Expr::TypedString(_) | Expr::Nested(_) => Ok(()),
+            Expr::IsNull(_)
+            | Expr::IsNotNull(_)
+            | Expr::IsTrue(_)
+            | Expr::IsFalse(_)
+            | Expr::IsNotTrue(_)
+            | Expr::IsNotFalse(_) => Ok(()),
+            Expr::InList { .. } | Expr::Between { .. } => Ok(()),
+            Expr::Like { any: false, .. } | Expr::ILike { any: false, .. } => Ok(()),
+            Expr::UnaryOp { op, .. } => match op {
+                UnaryOperator::Not | UnaryOperator::Minus | UnaryOperator::Plus => Ok(()),
+                other => self.no(format!("operator [{other}] is not allowed")),
+            },
+            Expr::BinaryOp { op, .. } => match op {
+                BinaryOperator::Plus
+                | BinaryOperator::Minus
+                | BinaryOperator::Multiply
+                | BinaryOperator::Divide
+                | BinaryOperator::Modulo
+                | BinaryOperator::Gt
+                | BinaryOperator::Lt
+                | BinaryOperator::GtEq
+                | BinaryOperator::LtEq
+                | BinaryOperator::Eq
+                | BinaryOperator::NotEq
+                | BinaryOperator::And
+                | BinaryOperator::Or
+                | BinaryOperator::StringConcat => Ok(()),
+                other => self.no(format!("operator [{other}] is not allowed")),
+            },
+            Expr::Function(f) => self.function(f),
+            Expr::Wildcard(_) => self.no("`*` is only allowed as count(*)".into()),
+            Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                self.no("subqueries are not allowed".into())
+            }
+            other => self.no(format!("[{other}] is not an allowed expression")),
+        }
+    }
+
+    fn function(&self, f: &datafusion::sql::sqlparser::ast::Function) -> Result<()> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let aggregate = AGGREGATES.contains(&name.as_str());
+        if !(aggregate || SCALARS.contains(&name.as_str())) {
+            return self.no(format!("unknown or disallowed function [{}]", f.name));
+        }
+        if aggregate && !self.scope.aggregates {
+            return self.no(format!(
+                "aggregate [{name}] is not allowed here: use aggregation_conditions"
+            ));
+        }
+        if f.filter.is_some()
+            || f.over.is_some()
+            || f.null_treatment.is_some()
+            || !f.within_group.is_empty()
+        {
+            return self.no(format!("[{f}] uses clauses that are not allowed"));
+        }
+        if !matches!(f.parameters, FunctionArguments::None) {
+            return self.no(format!("[{f}] is not an allowed function call"));
+        }
+        let FunctionArguments::List(list) = &f.args else {
+            return self.no(format!("[{f}] needs its arguments in parentheses"));
+        };
+        if !list.clauses.is_empty()
+            || (list.duplicate_treatment == Some(DuplicateTreatment::Distinct) && !aggregate)
+        {
+            return self.no(format!("[{f}] uses clauses that are not allowed"));
+        }
+        for arg in &list.args {
+            match arg {
+                FunctionArg::Unnamed(FunctionArgExpr::Expr(_)) => {}
+                FunctionArg::Unnamed(FunctionArgExpr::Wildcard) if name == "count" => {}
+                _ => return self.no(format!("[{f}] has an argument that is not allowed")),
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols() -> HashSet<String> {
+        ["year", "region", "price"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    fn filter(text: &str) -> Result<String> {
+        check_expr(
+            "filter",
+            text,
+            &Scope {
+                columns: &cols(),
+                aggregates: false,
+            },
+        )
+    }
+
+    #[test]
+    fn ordinary_filters_pass() {
+        for ok in [
+            "year >= 2018 AND region = 'north'",
+            "region IN ('a', 'b') OR price BETWEEN 1 AND 2",
+            "region LIKE 'n%' AND price IS NOT NULL",
+            "NOT (year = 2020) AND lower(region) = 'x'",
+            "\"year\" > 1",
+        ] {
+            assert!(filter(ok).is_ok(), "{ok}: {:?}", filter(ok));
+        }
+    }
+
+    #[test]
+    fn injection_attempts_are_refused_with_the_reason() {
+        let cases = [
+            ("1=1; DROP TABLE x", "contains `;`"),
+            (
+                "year IN (SELECT year FROM other)",
+                "subqueries are not allowed",
+            ),
+            ("EXISTS (SELECT 1)", "subqueries are not allowed"),
+            ("(SELECT 1) = 1", "subqueries are not allowed"),
+            ("secret = 1", "unknown column [secret]"),
+            (
+                "pg_sleep(10) = 1",
+                "unknown or disallowed function [pg_sleep]",
+            ),
+            ("avg(price) > 1", "aggregate [avg] is not allowed here"),
+            ("year = 1 UNION SELECT 1", "unexpected"),
+            ("' OR '1'='1", "unexpected `1` after the expression"),
+            ("t.year = 1", "not an allowed expression"),
+        ];
+        for (text, fragment) in cases {
+            let err = filter(text).unwrap_err().to_string();
+            assert!(err.contains(fragment), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_crash() {
+        let deep = format!("{}year = 1{}", "(".repeat(5000), ")".repeat(5000));
+        assert!(filter(&deep).is_err());
+    }
+
+    #[test]
+    fn select_items_take_aggregates_and_aliases() {
+        let scope = Scope {
+            columns: &cols(),
+            aggregates: true,
+        };
+        assert_eq!(
+            check_select_item("avg(price) AS mean", &scope).unwrap(),
+            "avg(price) AS mean"
+        );
+        assert!(check_select_item("count(*)", &scope).is_ok());
+        assert!(check_select_item("count(DISTINCT region)", &scope).is_ok());
+        assert!(check_select_item("*", &scope).is_err());
+        assert!(check_select_item("price AS \"x; drop\"", &scope).is_err());
+        assert!(check_select_item("price, year", &scope).is_err());
+    }
+}

@@ -1,0 +1,15 @@
+//! Queries: the query object is checked part by part ([`check`]), becomes a statement over a
+//! table of exactly the manifest's files ([`table`]), runs in DataFusion ([`run`]), and is
+//! rendered as JSON, CSV, Arrow or Parquet ([`output`]).
+
+mod check;
+mod filter_group;
+pub mod output;
+pub mod request;
+pub mod run;
+mod runtime;
+pub mod table;
+
+pub use request::{CheckedQuery, QueryRequest};
+pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};
+pub use runtime::on_query_runtime;

@@ -1,0 +1,230 @@
+//! The query object (API.md, Queries) and its checked form.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::check::{check_column, check_expr, check_select_item, Scope};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueryRequest {
+    #[serde(default)]
+    pub select_columns: Option<Vec<String>>,
+    #[serde(default)]
+    pub filter: Option<Condition>,
+    #[serde(default)]
+    pub group_by_columns: Option<Vec<String>>,
+    #[serde(default)]
+    pub aggregation_conditions: Option<Condition>,
+    #[serde(default)]
+    pub order_by_columns: Option<Vec<OrderBy>>,
+    #[serde(default)]
+    pub limit: Option<Limit>,
+}
+
+/// A condition as SQL text (what the rAPId SDK sends) or as rAPId's JSON filter group.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Condition {
+    Sql(String),
+    Group(FilterGroup),
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterGroup {
+    #[serde(default)]
+    pub logic_operator: Option<String>,
+    #[serde(default)]
+    pub conditions: Vec<FilterCondition>,
+    #[serde(default)]
+    pub groups: Vec<FilterGroup>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterCondition {
+    pub column: String,
+    pub operator: String,
+    #[serde(default)]
+    pub value: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OrderBy {
+    pub column: String,
+    #[serde(default)]
+    pub direction: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Limit {
+    Number(i64),
+    Text(String),
+}
+
+/// Every part checked, ready to be rendered for the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckedQuery {
+    pub select: Vec<String>,
+    pub filter: Option<String>,
+    pub group_by: Vec<String>,
+    pub having: Option<String>,
+    pub order_by: Vec<String>,
+    pub limit: Option<u64>,
+}
+
+impl QueryRequest {
+    /// Checks every part against `columns` (the dataset's, in schema order).
+    pub fn check(&self, columns: &[String]) -> Result<CheckedQuery> {
+        let known: HashSet<String> = columns.iter().cloned().collect();
+        let rows = Scope {
+            columns: &known,
+            aggregates: false,
+        };
+        let groups = Scope {
+            columns: &known,
+            aggregates: true,
+        };
+
+        let select = match self.select_columns.as_deref().map(non_empty) {
+            Some(items) if !items.is_empty() => items
+                .iter()
+                .map(|s| check_select_item(s, &groups))
+                .collect::<Result<Vec<_>>>()?,
+            _ => columns.iter().map(|c| format!("\"{c}\"")).collect(),
+        };
+        let filter = condition_text("filter", self.filter.as_ref())?
+            .map(|text| check_expr("filter", &text, &rows))
+            .transpose()?;
+        let group_by = non_empty(self.group_by_columns.as_deref().unwrap_or_default())
+            .iter()
+            .map(|c| check_column("group_by_columns", c, &known))
+            .collect::<Result<Vec<_>>>()?;
+        let having = condition_text(
+            "aggregation_conditions",
+            self.aggregation_conditions.as_ref(),
+        )?
+        .map(|text| check_expr("aggregation_conditions", &text, &groups))
+        .transpose()?;
+
+        // ORDER BY may name a column, an alias of the select list, or an (aggregate) expression.
+        let mut sortable = known.clone();
+        sortable.extend(self.aliases());
+        let order_scope = Scope {
+            columns: &sortable,
+            aggregates: true,
+        };
+        let mut order_by = Vec::new();
+        for o in self
+            .order_by_columns
+            .iter()
+            .flatten()
+            .filter(|o| !o.column.trim().is_empty())
+        {
+            let direction = match o
+                .direction
+                .as_deref()
+                .map(str::to_ascii_uppercase)
+                .as_deref()
+            {
+                None | Some("ASC") => "ASC",
+                Some("DESC") => "DESC",
+                Some(other) => {
+                    return Err(Error::invalid(format!(
+                        "Invalid order_by_columns: direction [{other}] must be ASC or DESC"
+                    )))
+                }
+            };
+            order_by.push(format!(
+                "{} {direction}",
+                check_expr("order_by_columns", &o.column, &order_scope)?
+            ));
+        }
+        Ok(CheckedQuery {
+            select,
+            filter,
+            group_by,
+            having,
+            order_by,
+            limit: self.limit()?,
+        })
+    }
+
+    fn aliases(&self) -> Vec<String> {
+        self.select_columns
+            .iter()
+            .flatten()
+            .filter_map(|s| {
+                let lower = s.to_ascii_lowercase();
+                lower
+                    .rfind(" as ")
+                    .map(|i| s[i + 4..].trim().to_ascii_lowercase())
+            })
+            .collect()
+    }
+
+    fn limit(&self) -> Result<Option<u64>> {
+        let bad = |v: &dyn std::fmt::Display| {
+            Error::invalid(format!(
+                "Invalid limit: [{v}] must be a whole number of 0 or more"
+            ))
+        };
+        match &self.limit {
+            None => Ok(None),
+            Some(Limit::Number(n)) => u64::try_from(*n).map(Some).map_err(|_| bad(n)),
+            Some(Limit::Text(t)) if t.trim().is_empty() => Ok(None),
+            Some(Limit::Text(t)) => t.trim().parse::<u64>().map(Some).map_err(|_| bad(t)),
+        }
+    }
+}
+
+fn non_empty(items: &[String]) -> Vec<&String> {
+    items.iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// A condition as SQL text: strings as given, JSON groups rendered with quoted literals.
+fn condition_text(part: &str, condition: Option<&Condition>) -> Result<Option<String>> {
+    match condition {
+        None => Ok(None),
+        Some(Condition::Sql(s)) if s.trim().is_empty() => Ok(None),
+        Some(Condition::Sql(s)) => Ok(Some(s.clone())),
+        Some(Condition::Group(g)) => {
+            let text = super::filter_group::render(part, g)?;
+            Ok((!text.is_empty()).then_some(text))
+        }
+    }
+}
+
+impl CheckedQuery {
+    /// The statement the engine runs, printed from checked trees. `cap` bounds the rows asked for.
+    pub fn to_sql(&self, table: &str, cap: Option<u64>) -> String {
+        let mut sql = format!("SELECT {} FROM {table}", self.select.join(", "));
+        if let Some(f) = &self.filter {
+            sql.push_str(&format!(" WHERE {f}"));
+        }
+        if !self.group_by.is_empty() {
+            let cols: Vec<String> = self.group_by.iter().map(|c| format!("\"{c}\"")).collect();
+            sql.push_str(&format!(" GROUP BY {}", cols.join(", ")));
+        }
+        if let Some(h) = &self.having {
+            sql.push_str(&format!(" HAVING {h}"));
+        }
+        if !self.order_by.is_empty() {
+            sql.push_str(&format!(" ORDER BY {}", self.order_by.join(", ")));
+        }
+        let limit = match (self.limit, cap) {
+            (Some(l), Some(c)) => Some(l.min(c)),
+            (l, c) => l.or(c),
+        };
+        if let Some(l) = limit {
+            sql.push_str(&format!(" LIMIT {l}"));
+        }
+        sql
+    }
+}

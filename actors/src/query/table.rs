@@ -1,0 +1,244 @@
+//! A DataFusion table over exactly the files the manifest listed at one moment (not whatever a
+//! folder listing finds), with partition values taken from the manifest's partition paths. A
+//! query therefore sees all of a commit or none of it.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::datatypes::{Field, FieldRef, Schema as ArrowSchema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{DFSchema, ScalarValue};
+use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::source::DataSourceExec;
+use datafusion::datasource::table_schema::TableSchema;
+use datafusion::error::Result as DfResult;
+use datafusion::execution::object_store::ObjectStoreUrl;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::dataset::manifest::DataFile;
+use crate::error::{Error, Result};
+use crate::ingest::arrow_type;
+use crate::schema::{DataType, ValidSchema};
+use crate::storage::Storage;
+
+#[derive(Debug)]
+struct ManifestFile {
+    /// Path under the local file system root, without the leading `/` (object store form).
+    location: String,
+    size: u64,
+    partition_values: Vec<ScalarValue>,
+}
+
+#[derive(Debug)]
+pub struct ManifestTable {
+    /// File columns (schema order) followed by the partition columns (index order).
+    table_schema: SchemaRef,
+    file_schema: SchemaRef,
+    partition_fields: Vec<FieldRef>,
+    files: Vec<ManifestFile>,
+}
+
+impl ManifestTable {
+    pub fn new(
+        storage: &Storage,
+        schema: &ValidSchema,
+        files: &[DataFile],
+    ) -> Result<ManifestTable> {
+        let field = |c: &crate::schema::ValidColumn| {
+            Arc::new(Field::new(&c.name, arrow_type(c.data_type), true))
+        };
+        let file_fields: Vec<FieldRef> = schema.data_columns().map(field).collect();
+        let partitions: Vec<&crate::schema::ValidColumn> = schema.partition_columns().collect();
+        let partition_fields: Vec<FieldRef> = partitions.iter().map(|c| field(c)).collect();
+        let file_schema = Arc::new(ArrowSchema::new(file_fields.clone()));
+        let mut all = file_fields;
+        all.extend(partition_fields.iter().cloned());
+        let mut manifest_files = Vec::with_capacity(files.len());
+        for f in files {
+            let absolute = storage.absolute(&f.path);
+            let location = absolute
+                .to_string_lossy()
+                .trim_start_matches('/')
+                .to_string();
+            let values = partition_values(&f.partition_path, &partitions)?;
+            manifest_files.push(ManifestFile {
+                location,
+                size: f.bytes as u64,
+                partition_values: values,
+            });
+        }
+        Ok(ManifestTable {
+            table_schema: Arc::new(ArrowSchema::new(all)),
+            file_schema,
+            partition_fields,
+            files: manifest_files,
+        })
+    }
+
+    fn is_partition_filter(&self, expr: &Expr) -> bool {
+        let columns = expr.column_refs();
+        !columns.is_empty()
+            && columns
+                .iter()
+                .all(|c| self.partition_fields.iter().any(|f| f.name() == &c.name))
+    }
+
+    /// Keeps the files whose partition values can satisfy every partition-only filter.
+    fn prune(&self, state: &dyn Session, filters: &[Expr]) -> DfResult<Vec<&ManifestFile>> {
+        let filters: Vec<&Expr> = filters
+            .iter()
+            .filter(|f| self.is_partition_filter(f))
+            .collect();
+        if filters.is_empty() || self.files.is_empty() {
+            return Ok(self.files.iter().collect());
+        }
+        let schema = Arc::new(ArrowSchema::new(self.partition_fields.clone()));
+        let columns: Vec<ArrayRef> = (0..self.partition_fields.len())
+            .map(|i| {
+                ScalarValue::iter_to_array(self.files.iter().map(|f| f.partition_values[i].clone()))
+            })
+            .collect::<DfResult<_>>()?;
+        let batch = RecordBatch::try_new(schema.clone(), columns)?;
+        let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+        let mut keep = vec![true; self.files.len()];
+        for filter in filters {
+            let predicate = state.create_physical_expr((*filter).clone(), &df_schema)?;
+            let result = predicate.evaluate(&batch)?.into_array(batch.num_rows())?;
+            let mask = result.as_boolean();
+            for (i, k) in keep.iter_mut().enumerate() {
+                *k &= mask.is_valid(i) && mask.value(i);
+            }
+        }
+        Ok(self
+            .files
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(f, _)| f)
+            .collect())
+    }
+}
+
+#[async_trait]
+impl TableProvider for ManifestTable {
+    fn schema(&self) -> SchemaRef {
+        self.table_schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        // Partition filters prune whole files; the engine still applies every filter itself.
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if self.is_partition_filter(f) {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let files = self.prune(state, filters)?;
+        let groups_wanted = state.config().target_partitions().max(1);
+        let mut groups: Vec<Vec<PartitionedFile>> =
+            vec![Vec::new(); groups_wanted.min(files.len()).max(1)];
+        let count = groups.len();
+        for (i, f) in files.into_iter().enumerate() {
+            let mut pf = PartitionedFile::new(f.location.clone(), f.size);
+            pf.partition_values = f.partition_values.clone();
+            groups[i % count].push(pf);
+        }
+        let table_schema = TableSchema::builder(self.file_schema.clone())
+            .with_table_partition_cols(self.partition_fields.clone())
+            .build();
+        let source = Arc::new(ParquetSource::new(table_schema));
+        let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), source)
+            .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
+            .with_projection_indices(projection.cloned())?
+            .with_limit(limit)
+            .build();
+        Ok(DataSourceExec::from_data_source(config))
+    }
+}
+
+/// Typed partition values from `p0=v/p1=w` (percent-decoded), in partition index order.
+fn partition_values(
+    path: &str,
+    partitions: &[&crate::schema::ValidColumn],
+) -> Result<Vec<ScalarValue>> {
+    let segments: Vec<&str> = if path.is_empty() {
+        Vec::new()
+    } else {
+        path.split('/').collect()
+    };
+    if segments.len() != partitions.len() {
+        return Err(Error::internal(format!(
+            "partition path [{path}] does not match the schema"
+        )));
+    }
+    segments
+        .iter()
+        .zip(partitions)
+        .map(|(segment, column)| {
+            let raw = segment
+                .strip_prefix(&format!("{}=", column.name))
+                .ok_or_else(|| {
+                    Error::internal(format!("partition path [{path}] does not match the schema"))
+                })?;
+            let text = percent_decode(raw);
+            let bad = || {
+                Error::internal(format!(
+                    "partition value [{text}] of [{}] does not parse",
+                    column.name
+                ))
+            };
+            Ok(match column.data_type {
+                DataType::String => ScalarValue::Utf8(Some(text.clone())),
+                DataType::Int => ScalarValue::Int64(Some(text.parse().map_err(|_| bad())?)),
+                DataType::Double => ScalarValue::Float64(Some(text.parse().map_err(|_| bad())?)),
+                DataType::Boolean => ScalarValue::Boolean(Some(text.parse().map_err(|_| bad())?)),
+                DataType::Date => {
+                    let d =
+                        chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d").map_err(|_| bad())?;
+                    ScalarValue::Date32(Some(crate::ingest::date_to_days(d)))
+                }
+            })
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

@@ -1,0 +1,115 @@
+//! Read leases on data files. A query leases the files of the manifest it read; a commit that
+//! replaces files retires them, and a retired file is deleted only once no lease holds it. So a
+//! query running while an OVERWRITE commits reads the old files to the end, and the data folder
+//! still ends up holding exactly the manifest's files.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug, Default)]
+struct State {
+    counts: HashMap<String, usize>,
+    retired: HashSet<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Leases {
+    root: PathBuf,
+    state: Arc<Mutex<State>>,
+}
+
+/// Held for as long as the leased files are being read.
+#[derive(Debug)]
+pub struct LeaseGuard {
+    leases: Leases,
+    paths: Vec<String>,
+}
+
+impl Leases {
+    pub fn new(root: PathBuf) -> Leases {
+        Leases {
+            root,
+            state: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A poisoned lock still holds consistent counts: every update is a single step.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Leases `paths` (relative to the data folder).
+    pub fn lease(&self, paths: Vec<String>) -> LeaseGuard {
+        let mut state = self.lock();
+        for p in &paths {
+            *state.counts.entry(p.clone()).or_default() += 1;
+        }
+        LeaseGuard {
+            leases: self.clone(),
+            paths,
+        }
+    }
+
+    /// Deletes `path` now, or when its last lease ends.
+    pub fn retire(&self, path: &str) {
+        let mut state = self.lock();
+        if state.counts.contains_key(path) {
+            state.retired.insert(path.to_string());
+        } else {
+            drop(state);
+            self.delete(path);
+        }
+    }
+
+    fn delete(&self, path: &str) {
+        if let Err(e) = super::remove_file_if_exists(&self.root.join(path)) {
+            tracing::warn!(path, error = %e, "could not delete a retired file; start-up will");
+        }
+    }
+}
+
+impl Drop for LeaseGuard {
+    fn drop(&mut self) {
+        let mut to_delete = Vec::new();
+        {
+            let mut state = self.leases.lock();
+            for p in &self.paths {
+                if let Some(n) = state.counts.get_mut(p) {
+                    *n -= 1;
+                    if *n == 0 {
+                        state.counts.remove(p);
+                        if state.retired.remove(p) {
+                            to_delete.push(p.clone());
+                        }
+                    }
+                }
+            }
+        }
+        for p in to_delete {
+            self.leases.delete(&p);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retired_file_lives_until_its_last_lease_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a"), b"x").unwrap();
+        std::fs::write(dir.path().join("b"), b"x").unwrap();
+        let leases = Leases::new(dir.path().to_path_buf());
+        let first = leases.lease(vec!["a".into()]);
+        let second = leases.lease(vec!["a".into()]);
+        leases.retire("a");
+        leases.retire("b");
+        assert!(!dir.path().join("b").exists(), "unleased: deleted at once");
+        drop(first);
+        assert!(dir.path().join("a").exists(), "still leased once");
+        drop(second);
+        assert!(!dir.path().join("a").exists());
+    }
+}

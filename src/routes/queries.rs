@@ -1,0 +1,111 @@
+//! `POST /datasets/{layer}/{domain}/{dataset}/query`: small results, synchronously.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use rapid_actors::query::output::{to_arrow_stream, to_csv, to_json, to_parquet};
+use rapid_actors::query::{on_query_runtime, PreparedQuery, QueryRequest, SYNC_ROW_LIMIT};
+use rapid_actors::Error;
+
+use crate::auth::{DatasetAccess, Read};
+use crate::error::ApiResult;
+use crate::routes::datasets::{pick_version, VersionQuery};
+use crate::state::AppState;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Format {
+    Json,
+    Csv,
+    Arrow,
+    Parquet,
+}
+
+/// From the Accept header: missing, `*/*` or a browser-style list mean JSON.
+pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
+    let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
+        return Ok(Format::Json);
+    };
+    for range in accept.split(',') {
+        let media = range
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        match media.as_str() {
+            "application/json" | "*/*" | "application/*" => return Ok(Format::Json),
+            "text/csv" | "text/*" => return Ok(Format::Csv),
+            "application/vnd.apache.arrow.stream" => return Ok(Format::Arrow),
+            "application/vnd.apache.parquet" | "application/octet-stream" => {
+                return Ok(Format::Parquet)
+            }
+            _ => {}
+        }
+    }
+    Err(Error::invalid(format!(
+        "Provided value for Accept header parameter [{accept}] is not supported. Supported formats: \
+         application/json, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet"
+    )))
+}
+
+/// An optional JSON body: empty means "everything".
+pub fn parse_query(body: &[u8]) -> Result<QueryRequest, Error> {
+    if body.iter().all(|b| b.is_ascii_whitespace()) {
+        return Ok(QueryRequest::default());
+    }
+    serde_json::from_slice(body).map_err(|e| Error::invalid(format!("Invalid query: {e}")))
+}
+
+pub async fn query_dataset(
+    access: DatasetAccess<Read>,
+    state: web::Data<AppState>,
+    version: web::Query<VersionQuery>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> ApiResult<HttpResponse> {
+    let format = negotiate(
+        req.headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+    )?;
+    let request = parse_query(&body)?;
+    let record = access.record;
+    let version = pick_version(version.version, record.latest_version);
+    let schema = state.registry.schema(&record.key, Some(version))?;
+    let prepared = PreparedQuery::new(
+        state.registry.catalog(),
+        state.registry.storage(),
+        &record,
+        &schema,
+        version,
+        &request,
+        Some(SYNC_ROW_LIMIT + 1),
+    )?;
+    let (arrow_schema, batches) = on_query_runtime(async move { prepared.collect().await }).await?;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    if rows as u64 > SYNC_ROW_LIMIT {
+        return Err(Error::invalid(format!(
+            "The result has more than {SYNC_ROW_LIMIT} rows: use POST /api/datasets/{}/{}/{}/query/large, \
+             or narrow the query (filter, limit)",
+            record.key.layer, record.key.domain, record.key.dataset
+        ))
+        .into());
+    }
+    let names: Vec<String> = arrow_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let (content_type, bytes) = match format {
+        Format::Json => ("application/json", to_json(&batches)),
+        Format::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)?),
+        Format::Arrow => (
+            "application/vnd.apache.arrow.stream",
+            to_arrow_stream(arrow_schema, &batches)?,
+        ),
+        Format::Parquet => (
+            "application/vnd.apache.parquet",
+            to_parquet(arrow_schema, &batches)?,
+        ),
+    };
+    Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
+}
