@@ -59,6 +59,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                     .route(post().to(datasets::upload_dataset))
                     .route(delete().to(datasets::delete_dataset)),
             )
+            .service(resource("/datasets").route(post().to(queries::list_datasets)))
+            .service(
+                resource("/datasets/{layer}/{domain}/{dataset}/info")
+                    .route(get().to(queries::get_dataset_info)),
+            )
             .service(
                 resource("/datasets/{layer}/{domain}/{dataset}/query")
                     .route(post().to(queries::query_dataset)),

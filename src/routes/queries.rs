@@ -109,3 +109,56 @@ pub async fn query_dataset(
     };
     Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
 }
+
+#[derive(Debug, serde::Deserialize)]
+pub struct InfoQuery {
+    version: Option<i64>,
+}
+
+pub async fn get_dataset_info(
+    access: DatasetAccess<Read>,
+    state: web::Data<AppState>,
+    query: web::Query<InfoQuery>,
+) -> ApiResult<HttpResponse> {
+    let record = access.record;
+    let version = pick_version(query.version, record.latest_version);
+    let schema = state.registry.schema(&record.key, Some(version))?;
+    let info = rapid_actors::query::info::dataset_info(
+        state.registry.catalog(),
+        state.registry.storage(),
+        &record,
+        &schema,
+        version,
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(info))
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct ListQuery {
+    #[serde(default)]
+    enriched: bool,
+}
+
+/// Any subject may list; PROTECTED datasets show only to those with access to them.
+pub async fn list_datasets(
+    caller: crate::auth::Authorized<crate::auth::AnySubject>,
+    state: web::Data<AppState>,
+    query: web::Query<ListQuery>,
+    body: web::Bytes,
+) -> ApiResult<HttpResponse> {
+    let filter: rapid_actors::registry::DatasetFilter =
+        if body.iter().all(|b| b.is_ascii_whitespace()) {
+            Default::default()
+        } else {
+            serde_json::from_slice(&body)
+                .map_err(|e| Error::invalid(format!("Invalid dataset filter: {e}")))?
+        };
+    let list = rapid_actors::registry::list_datasets(
+        state.registry.catalog(),
+        &caller.subject.permissions,
+        &filter,
+        query.enriched,
+    )?;
+    Ok(HttpResponse::Ok().json(list))
+}

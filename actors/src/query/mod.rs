@@ -4,6 +4,7 @@
 
 mod check;
 mod filter_group;
+pub mod info;
 pub mod output;
 pub mod request;
 pub mod run;

@@ -3,6 +3,7 @@
 //! through that dataset's actor, so changes to one dataset are serialised while different datasets
 //! proceed in parallel on a small pool of arbiters.
 
+mod listing;
 mod records;
 
 use std::collections::{BTreeSet, HashMap};
@@ -12,6 +13,7 @@ use std::sync::Arc;
 use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message};
 use rusqlite::params;
 
+pub use listing::{list_datasets, DatasetFilter};
 pub use records::{
     find_dataset, insert_version as records_insert_version, load_schema, DatasetKey, DatasetRecord,
 };

@@ -1,0 +1,145 @@
+//! `POST /datasets`: the latest version of every dataset the caller may see, with its tags.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use super::records::{find_dataset, load_schema, DatasetKey, DatasetRecord};
+use crate::auth::permission::{Access, Permission};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::query::info::{display_time, last_updated};
+use crate::schema::ValidSchema;
+use crate::sensitivity::Sensitivity;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct DatasetFilter {
+    #[serde(default)]
+    pub sensitivity: Option<OneOrMany>,
+    /// A null value means "the key is present, with any value".
+    #[serde(default)]
+    pub key_value_tags: BTreeMap<String, Option<String>>,
+    #[serde(default)]
+    pub key_only_tags: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl DatasetFilter {
+    fn sensitivities(&self) -> Result<Option<Vec<Sensitivity>>> {
+        let names = match &self.sensitivity {
+            None => return Ok(None),
+            Some(OneOrMany::One(s)) => vec![s.clone()],
+            Some(OneOrMany::Many(v)) => v.clone(),
+        };
+        names
+            .iter()
+            .map(|n| {
+                n.to_ascii_uppercase().parse::<Sensitivity>().map_err(|_| {
+                    Error::invalid(format!(
+                        "Invalid sensitivity [{n}]: use PUBLIC, PRIVATE or PROTECTED"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    fn matches(&self, schema: &ValidSchema, allowed: &Option<Vec<Sensitivity>>) -> bool {
+        if let Some(allowed) = allowed {
+            if !allowed.contains(&schema.sensitivity()) {
+                return false;
+            }
+        }
+        let kv = schema.key_value_tags();
+        let ko = schema.key_only_tags();
+        let has_key = |k: &str| kv.contains_key(k) || ko.iter().any(|t| t == k);
+        self.key_value_tags.iter().all(|(k, v)| match v {
+            None => has_key(k),
+            Some(v) => kv.get(k) == Some(v),
+        }) && self.key_only_tags.iter().all(|k| has_key(k))
+    }
+}
+
+/// Whether a subject holding `permissions` may see a dataset in listings: PUBLIC and PRIVATE
+/// ones always (SPEC.md: listing needs no permission), PROTECTED ones only with access to them.
+fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
+    record.sensitivity != Sensitivity::Protected
+        || permissions.iter().any(|p| {
+            p.grants(Access::Read, record.sensitivity, &record.key.domain)
+                || p.grants(Access::Write, record.sensitivity, &record.key.domain)
+        })
+}
+
+pub fn list_datasets(
+    catalog: &Catalog,
+    permissions: &[Permission],
+    filter: &DatasetFilter,
+    enriched: bool,
+) -> Result<Vec<Value>> {
+    let allowed = filter.sensitivities()?;
+    let keys: Vec<DatasetKey> = catalog.with(|c| {
+        let mut stmt = c.prepare(
+            "SELECT layer, domain, dataset_key FROM datasets ORDER BY layer, domain, dataset_key",
+        )?;
+        let keys = stmt
+            .query_map([], |r| {
+                Ok(DatasetKey {
+                    layer: r.get(0)?,
+                    domain: r.get(1)?,
+                    dataset: r.get(2)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(keys)
+    })?;
+    let mut out = Vec::new();
+    for key in keys {
+        let Some((record, schema)) = catalog.with(|c| {
+            let Some(record) = find_dataset(c, &key)? else {
+                return Ok(None);
+            };
+            let schema = load_schema(c, &record, None)?;
+            Ok(Some((record, schema)))
+        })?
+        else {
+            continue; // deleted since the key list was read
+        };
+        if !visible(permissions, &record) || !filter.matches(&schema, &allowed) {
+            continue;
+        }
+        let mut tags: Map<String, Value> = Map::new();
+        for (k, v) in schema.key_value_tags() {
+            tags.insert(k.clone(), json!(v));
+        }
+        for k in schema.key_only_tags() {
+            tags.entry(k.clone()).or_insert(json!(""));
+        }
+        tags.insert("sensitivity".into(), json!(record.sensitivity.as_str()));
+        tags.insert(
+            "no_of_versions".into(),
+            json!(record.latest_version.to_string()),
+        );
+        let mut entry = json!({
+            "layer": record.key.layer,
+            "domain": record.key.domain,
+            "dataset": record.name,
+            "version": record.latest_version,
+            "tags": tags,
+        });
+        if enriched {
+            let updated =
+                last_updated(catalog, record.id, record.latest_version)?.map(|t| display_time(&t));
+            entry["description"] = json!(schema.description());
+            entry["last_updated_date"] = json!(updated.unwrap_or_else(|| "Never updated".into()));
+        }
+        out.push(entry);
+    }
+    Ok(out)
+}
