@@ -26,7 +26,8 @@ use crate::state::AppState;
 
 /// Routes anyone may call without a token.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/api/status" | "/api/oauth2/token" | "/")
+    // Result downloads carry their own signed, expiring authorisation in the link.
+    matches!(path, "/api/status" | "/api/oauth2/token" | "/") || path.starts_with("/api/results/")
 }
 
 /// The authenticated subject, attached to the request by the middleware.

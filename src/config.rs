@@ -52,6 +52,11 @@ pub struct ServeArgs {
     #[arg(long, env = "RAPID_MAX_UPLOAD_BYTES", default_value_t = 10 * 1024 * 1024 * 1024)]
     pub max_upload_bytes: u64,
 
+    /// How long large-query results (and their download links) live, in seconds.
+    #[arg(long, env = "RAPID_RESULT_TTL_SECONDS", default_value_t = 86_400,
+          value_parser = clap::value_parser!(i64).range(1..=31_536_000))]
+    pub result_ttl_seconds: i64,
+
     /// Log filter, e.g. `info` or `rapid_rs=debug,info`.
     #[arg(long, env = "RUST_LOG", default_value = "info")]
     pub log_level: String,

@@ -26,6 +26,7 @@ const JSON_LIMIT: usize = 4 * 1024 * 1024;
 pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
     let state = build_state(&args).map_err(|e| std::io::Error::other(e.to_string()))?;
     let state = web::Data::from(Arc::new(state));
+    spawn_result_cleanup(state.clone());
 
     let mut server = HttpServer::new(move || {
         App::new()
@@ -119,7 +120,28 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         registry,
         jobs,
         max_upload_bytes: args.max_upload_bytes,
+        result_ttl_seconds: args.result_ttl_seconds,
     })
+}
+
+/// Expired large-query results are removed at start-up and every ten minutes.
+fn spawn_result_cleanup(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let ttl = std::time::Duration::from_secs(state.result_ttl_seconds as u64);
+        let mut tick = actix_web::rt::time::interval(std::time::Duration::from_secs(600));
+        loop {
+            tick.tick().await;
+            let dir = state.registry.storage().results_dir();
+            let removed = tokio::task::spawn_blocking(move || {
+                rapid_actors::query::large::remove_expired_results(&dir, ttl)
+            })
+            .await
+            .unwrap_or(0);
+            if removed > 0 {
+                tracing::info!(removed, "removed expired query results");
+            }
+        }
+    });
 }
 
 /// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can

@@ -11,6 +11,7 @@ pub struct AppState {
     pub registry: Registry,
     pub jobs: Jobs,
     pub max_upload_bytes: u64,
+    pub result_ttl_seconds: i64,
 }
 
 impl AppState {

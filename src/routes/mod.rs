@@ -68,6 +68,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 resource("/datasets/{layer}/{domain}/{dataset}/query")
                     .route(post().to(queries::query_dataset)),
             )
+            // Before `{version}/{filename}`, which has the same shape.
+            .service(
+                resource("/datasets/{layer}/{domain}/{dataset}/query/large")
+                    .route(post().to(queries::query_dataset_large)),
+            )
+            .service(resource("/results/{name}").route(get().to(queries::download_result)))
             .service(
                 resource("/datasets/{layer}/{domain}/{dataset}/{version}/files")
                     .route(get().to(datasets::list_raw_files)),

@@ -162,3 +162,103 @@ pub async fn list_datasets(
     )?;
     Ok(HttpResponse::Ok().json(list))
 }
+
+/// `POST .../query/large`: 202 with a QUERY job that writes the whole result as CSV; the finished
+/// job's `result_url` downloads it without a token until it expires.
+pub async fn query_dataset_large(
+    access: DatasetAccess<Read>,
+    state: web::Data<AppState>,
+    version: web::Query<VersionQuery>,
+    req: HttpRequest,
+    body: web::Bytes,
+) -> ApiResult<HttpResponse> {
+    let request = parse_query(&body)?;
+    let record = access.record;
+    let version = pick_version(version.version, record.latest_version);
+    let schema = state.registry.schema(&record.key, Some(version))?;
+    let prepared = PreparedQuery::new(
+        state.registry.catalog(),
+        state.registry.storage(),
+        &record,
+        &schema,
+        version,
+        &request,
+        None,
+    )?;
+    let job_id = state.jobs.create(rapid_actors::jobs::NewJob {
+        kind: rapid_actors::jobs::JobKind::Query,
+        step: "RUNNING",
+        key: &record.key,
+        version,
+        subject_id: &access.subject.id,
+        filename: None,
+        raw_filename: None,
+    })?;
+    let info = req.connection_info();
+    let base = format!("{}://{}", info.scheme(), info.host());
+    let (jobs, auth, results) = (
+        state.jobs.clone(),
+        state.auth.clone(),
+        state.registry.storage().results_dir(),
+    );
+    let ttl = state.result_ttl_seconds;
+    let id = job_id.clone();
+    actix_web::rt::spawn(async move {
+        let job = id.clone();
+        let jobs_for_run = jobs.clone();
+        let outcome = on_query_runtime(async move {
+            rapid_actors::query::large::write_csv_result(prepared, &jobs_for_run, &job, &results)
+                .await
+        })
+        .await;
+        let recorded = match outcome {
+            Ok(_) => {
+                let name = format!("{id}.csv");
+                let expires = rapid_actors::auth::now_seconds() + ttl;
+                let signature = auth.sign_link(&name, expires);
+                let url =
+                    format!("{base}/api/results/{name}?expires={expires}&signature={signature}");
+                jobs.succeed_with_url(&id, &url)
+            }
+            Err(e) => jobs.fail(&id, &rapid_actors::ingest::messages(&e)),
+        };
+        if let Err(e) = recorded {
+            tracing::error!(job_id = id, error = %e, "could not record a query job's outcome");
+        }
+    });
+    Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct LinkQuery {
+    expires: i64,
+    signature: String,
+}
+
+/// `GET /api/results/{name}`: no token; the link's signature and expiry are the authorisation.
+pub async fn download_result(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    link: web::Query<LinkQuery>,
+) -> ApiResult<HttpResponse> {
+    let name = path.into_inner();
+    if !rapid_actors::storage::safe_segment(&name) || !name.ends_with(".csv") {
+        return Err(Error::not_found(format!("No result [{name}]")).into());
+    }
+    state
+        .auth
+        .verify_link(&name, link.expires, &link.signature)?;
+    let file_path = state.registry.storage().results_dir().join(&name);
+    let file = tokio::fs::File::open(&file_path).await.map_err(|_| {
+        Error::not_found(format!(
+            "The result [{name}] is no longer available: run the query again"
+        ))
+    })?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/csv; charset=utf-8")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{name}\""),
+        ))
+        .streaming(tokio_util::io::ReaderStream::new(file)))
+}

@@ -6,6 +6,7 @@ mod support;
 mod auth_tokens;
 mod errors;
 mod generate;
+mod large_queries;
 mod listing_info;
 mod permissions_matrix;
 mod protected_domains;

@@ -154,6 +154,17 @@ impl Jobs {
         })
     }
 
+    /// A finished large query: SUCCESS with its download link.
+    pub fn succeed_with_url(&self, job_id: &str, result_url: &str) -> Result<()> {
+        self.catalog.with(|c| {
+            c.execute(
+                "UPDATE jobs SET status = ?1, step = '-', result_url = ?2, finished_at = ?3 WHERE job_id = ?4",
+                params![SUCCESS, result_url, now_text(), job_id],
+            )?;
+            Ok(())
+        })
+    }
+
     /// At start-up: a job still IN PROGRESS was cut off by a crash or a stop.
     pub fn fail_interrupted(&self) -> Result<usize> {
         self.catalog.with(|c| {

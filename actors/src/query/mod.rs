@@ -5,6 +5,7 @@
 mod check;
 mod filter_group;
 pub mod info;
+pub mod large;
 pub mod output;
 pub mod request;
 pub mod run;

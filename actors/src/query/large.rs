@@ -1,0 +1,90 @@
+//! Large queries: the result streams as CSV into `results/{job_id}.csv` (written as `.part`
+//! and renamed when complete, so a half-written result is never served), with progress on the job.
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use futures_util::StreamExt;
+
+use super::output::CsvRows;
+use super::run::{engine_error, PreparedQuery};
+use crate::error::Result;
+use crate::jobs::Jobs;
+
+/// Runs `query` to `results/{job_id}.csv`; returns the file and the number of rows.
+pub async fn write_csv_result(
+    query: PreparedQuery,
+    jobs: &Jobs,
+    job_id: &str,
+    results: &Path,
+) -> Result<(PathBuf, u64)> {
+    std::fs::create_dir_all(results)?;
+    let part = results.join(format!("{job_id}.csv.part"));
+    let done = results.join(format!("{job_id}.csv"));
+    let outcome = async {
+        let mut stream = query.stream().await?;
+        let names: Vec<String> = stream
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let mut rows = CsvRows::new(BufWriter::with_capacity(
+            1 << 20,
+            std::fs::File::create(&part)?,
+        ));
+        rows.header(&names)?;
+        let mut reported = 0u64;
+        while let Some(batch) = stream.next().await {
+            rows.write(&batch.map_err(engine_error)?)?;
+            if rows.rows() - reported >= 100_000 {
+                reported = rows.rows();
+                let _ = jobs.set_progress(job_id, reported);
+            }
+        }
+        let count = rows.rows();
+        let mut file = rows.finish()?;
+        std::io::Write::flush(&mut file)?;
+        let _ = jobs.set_progress(job_id, count);
+        Ok(count)
+    }
+    .await;
+    match outcome {
+        Ok(count) => {
+            std::fs::rename(&part, &done)?;
+            Ok((done, count))
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&part);
+            Err(e)
+        }
+    }
+}
+
+/// Removes results older than `ttl` and unfinished `.part` files older than a day; returns how many.
+pub fn remove_expired_results(results: &Path, ttl: Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(results) else {
+        return 0;
+    };
+    let now = SystemTime::now();
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let age = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .unwrap_or_default();
+        let limit = if path.extension().is_some_and(|e| e == "part") {
+            ttl.max(Duration::from_secs(86_400))
+        } else {
+            ttl
+        };
+        if age > limit && std::fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
