@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The project's test command: unit tests of every crate and the HTTP integration tests, which
-# start the real rapid-rs binary on free loopback ports with temporary data folders. The Python
-# environment (pyarrow, an independent Parquet reader) is created first if missing.
+# The project's test command:
+# 1. unit tests of every crate and the HTTP integration tests (each starts the real rapid-rs
+#    binary on a free loopback port with a temporary data folder);
+# 2. the rAPId Python SDK journey (tests/sdk), run against that same debug binary.
+# The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
 RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+RAPID_BIN="$PWD/target/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
