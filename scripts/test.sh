@@ -8,4 +8,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
 RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
-RAPID_BIN="$PWD/target/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
+# cargo test built the binary; find it wherever cargo puts its target folder.
+RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
