@@ -55,6 +55,30 @@ pub fn parse_query(body: &[u8]) -> Result<QueryRequest, Error> {
     serde_json::from_slice(body).map_err(|e| Error::invalid(format!("Invalid query: {e}")))
 }
 
+/// The checked query over the chosen version's files as of now (400 for a bad query, 404 for an
+/// unknown version), and that version.
+fn prepare(
+    state: &AppState,
+    record: &rapid_actors::registry::DatasetRecord,
+    asked_version: Option<i64>,
+    body: &[u8],
+    cap: Option<u64>,
+) -> Result<(PreparedQuery, i64), Error> {
+    let request = parse_query(body)?;
+    let version = pick_version(asked_version, record.latest_version);
+    let schema = state.registry.schema(&record.key, Some(version))?;
+    let prepared = PreparedQuery::new(
+        state.registry.catalog(),
+        state.registry.storage(),
+        record,
+        &schema,
+        version,
+        &request,
+        cap,
+    )?;
+    Ok((prepared, version))
+}
+
 pub async fn query_dataset(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
@@ -67,17 +91,12 @@ pub async fn query_dataset(
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
     )?;
-    let request = parse_query(&body)?;
     let record = access.record;
-    let version = pick_version(version.version, record.latest_version);
-    let schema = state.registry.schema(&record.key, Some(version))?;
-    let prepared = PreparedQuery::new(
-        state.registry.catalog(),
-        state.registry.storage(),
+    let (prepared, _) = prepare(
+        &state,
         &record,
-        &schema,
-        version,
-        &request,
+        version.version,
+        &body,
         Some(SYNC_ROW_LIMIT + 1),
     )?;
     let (arrow_schema, batches) = on_query_runtime(async move { prepared.collect().await }).await?;
@@ -172,19 +191,8 @@ pub async fn query_dataset_large(
     req: HttpRequest,
     body: web::Bytes,
 ) -> ApiResult<HttpResponse> {
-    let request = parse_query(&body)?;
     let record = access.record;
-    let version = pick_version(version.version, record.latest_version);
-    let schema = state.registry.schema(&record.key, Some(version))?;
-    let prepared = PreparedQuery::new(
-        state.registry.catalog(),
-        state.registry.storage(),
-        &record,
-        &schema,
-        version,
-        &request,
-        None,
-    )?;
+    let (prepared, version) = prepare(&state, &record, version.version, &body, None)?;
     let job_id = state.jobs.create(rapid_actors::jobs::NewJob {
         kind: rapid_actors::jobs::JobKind::Query,
         step: "RUNNING",

@@ -50,6 +50,24 @@ pub fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Ve
     Ok(files)
 }
 
+/// The files of a version as of now, leased so that none of them is deleted while the caller
+/// reads them. Read and lease happen under one catalog lock: a commit retires replaced files only
+/// after its transaction, so none can go in between.
+pub fn snapshot(
+    catalog: &crate::catalog::Catalog,
+    storage: &crate::storage::Storage,
+    dataset_id: i64,
+    version: i64,
+) -> Result<(Vec<DataFile>, crate::storage::LeaseGuard)> {
+    catalog.with(|c| {
+        let files = data_files(c, dataset_id, version)?;
+        let lease = storage
+            .leases()
+            .lease(files.iter().map(|f| f.path.clone()).collect());
+        Ok((files, lease))
+    })
+}
+
 pub fn raw_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<RawFile>> {
     let mut stmt = conn.prepare_cached(
         "SELECT raw_filename, original_filename, rows, bytes, uploaded_at FROM raw_files

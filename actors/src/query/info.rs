@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use super::run::engine_error;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
-use crate::dataset::manifest::data_files;
+use crate::dataset::manifest::snapshot;
 use crate::error::{Error, Result};
 use crate::ingest::date32_to_string;
 use crate::registry::DatasetRecord;
@@ -48,13 +48,7 @@ pub async fn dataset_info(
     schema: &ValidSchema,
     version: i64,
 ) -> Result<Value> {
-    let (files, lease) = catalog.with(|c| {
-        let files = data_files(c, record.id, version)?;
-        let lease = storage
-            .leases()
-            .lease(files.iter().map(|f| f.path.clone()).collect());
-        Ok((files, lease))
-    })?;
+    let (files, lease) = snapshot(catalog, storage, record.id, version)?;
     if files.is_empty() {
         return Err(Error::not_found(format!(
             "There is no data for dataset layer [{}], domain [{}], dataset [{}] and version [{version}]",

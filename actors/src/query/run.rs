@@ -11,7 +11,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use super::request::QueryRequest;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
-use crate::dataset::manifest::data_files;
+use crate::dataset::manifest::snapshot;
 use crate::error::{Error, Result};
 use crate::registry::DatasetRecord;
 use crate::schema::ValidSchema;
@@ -43,15 +43,7 @@ impl PreparedQuery {
     ) -> Result<PreparedQuery> {
         let names: Vec<String> = schema.columns().iter().map(|c| c.name.clone()).collect();
         let checked = request.check(&names)?;
-        // Reading the manifest and leasing its files under one catalog lock: a commit retires
-        // replaced files only after its transaction, so they cannot go in between.
-        let (files, lease) = catalog.with(|c| {
-            let files = data_files(c, record.id, version)?;
-            let lease = storage
-                .leases()
-                .lease(files.iter().map(|f| f.path.clone()).collect());
-            Ok((files, lease))
-        })?;
+        let (files, lease) = snapshot(catalog, storage, record.id, version)?;
         let table = ManifestTable::new(storage, schema, &files)?;
         let config = SessionConfig::new()
             .with_target_partitions(2)
