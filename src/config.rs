@@ -23,6 +23,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the service (the default).
     Serve(ServeArgs),
+    /// Benchmark concurrent uploads against a running service, and check every row is stored once.
+    Bench(crate::bench::BenchArgs),
 }
 
 #[derive(Debug, Clone, Args)]

@@ -4,6 +4,7 @@
 //! middleware, permission extractors and error rendering.
 //!
 //! ## Layout
+//! - [`bench`]: `rapid-rs bench`, the concurrent-upload load tool.
 //! - [`config`]: flags and environment variables (clap).
 //! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
 //! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
@@ -13,6 +14,7 @@
 //! - [`upload`]: reading multipart file parts (bounded samples, streamed uploads).
 
 pub mod auth;
+pub mod bench;
 pub mod config;
 pub mod error;
 pub mod routes;

@@ -4,6 +4,7 @@ mod stored;
 mod support;
 
 mod auth_tokens;
+mod bench_tool;
 mod errors;
 mod generate;
 mod large_queries;

@@ -1,0 +1,299 @@
+//! `rapid-rs bench`: a load tool for a running service. It creates the schema(s), runs N
+//! concurrent uploaders of generated files, waits for every job, prints a summary, and checks
+//! at the end, by querying counts, that every accepted row is stored exactly once.
+
+mod data;
+mod report;
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde_json::{json, Value};
+
+pub use data::Shape;
+use report::Outcome;
+pub use report::Report;
+
+#[derive(Debug, Clone, Args)]
+pub struct BenchArgs {
+    /// Base URL of the service, e.g. http://127.0.0.1:8000/api.
+    #[arg(long, env = "RAPID_URL")]
+    pub url: String,
+    /// Client id (needs DATA_ADMIN to create schemas, and WRITE/READ for the data).
+    #[arg(long, env = "RAPID_CLIENT_ID")]
+    pub client_id: String,
+    #[arg(long, env = "RAPID_CLIENT_SECRET", hide_env_values = true)]
+    pub client_secret: String,
+    /// Rows per file.
+    #[arg(long, default_value_t = 10_000)]
+    pub rows: u64,
+    /// Value columns per file (besides `part` and `id`).
+    #[arg(long, default_value_t = 8)]
+    pub columns: usize,
+    /// Distinct values of the partition column.
+    #[arg(long, default_value_t = 4)]
+    pub partitions: u64,
+    /// Share of invalid rows (0-1); a file holding any is refused whole.
+    #[arg(long, default_value_t = 0.0)]
+    pub invalid_rows: f64,
+    /// Seed of the generated data: the same seed gives the same files.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Concurrent uploaders.
+    #[arg(long, default_value_t = 4)]
+    pub uploaders: usize,
+    /// Upload to one dataset, or one dataset per uploader.
+    #[arg(long, value_enum, default_value_t = Target::One)]
+    pub datasets: Target,
+    /// Files to upload in all (ignored when --duration is given).
+    #[arg(long, default_value_t = 20)]
+    pub files: u64,
+    /// Keep uploading for this many seconds instead of a number of files.
+    #[arg(long)]
+    pub duration: Option<u64>,
+    /// Machine-readable summary on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    One,
+    Many,
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Client {
+    async fn connect(args: &BenchArgs) -> Result<Client, String> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(3600))
+            .build()
+            .map_err(|e| e.to_string())?;
+        let base = args.url.trim_end_matches('/').to_string();
+        let res = http
+            .post(format!("{base}/oauth2/token"))
+            .basic_auth(&args.client_id, Some(&args.client_secret))
+            .send()
+            .await
+            .map_err(|e| format!("cannot reach {base}: {e}"))?;
+        let status = res.status();
+        let body: Value = res.json().await.map_err(|e| e.to_string())?;
+        let token = body["access_token"]
+            .as_str()
+            .ok_or_else(|| format!("token request refused ({status}): {body}"))?
+            .to_string();
+        Ok(Client { http, base, token })
+    }
+
+    async fn post_json(&self, path: &str, body: &Value) -> Result<(u16, Value), String> {
+        let res = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(body)
+            .send()
+            .await;
+        let res = res.map_err(|e| e.to_string())?;
+        let status = res.status().as_u16();
+        Ok((status, res.json().await.unwrap_or(Value::Null)))
+    }
+
+    async fn job(&self, id: &str) -> Result<Value, String> {
+        let res = self
+            .http
+            .get(format!("{}/jobs/{id}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await;
+        res.map_err(|e| e.to_string())?
+            .json()
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+pub async fn run(args: BenchArgs) -> Result<Report, String> {
+    let client = Arc::new(Client::connect(&args).await?);
+    let shape = Shape {
+        rows: args.rows,
+        columns: args.columns,
+        partitions: args.partitions,
+        invalid_rows: args.invalid_rows,
+        seed: args.seed,
+    };
+    let run_id = format!(
+        "{:08x}",
+        (chrono::Utc::now().timestamp_millis() as u64 ^ args.seed) & 0xffff_ffff
+    );
+    let names: Vec<String> = match args.datasets {
+        Target::One => vec![format!("bench_{run_id}")],
+        Target::Many => (0..args.uploaders)
+            .map(|i| format!("bench_{run_id}_{i}"))
+            .collect(),
+    };
+    for name in &names {
+        let schema = json!({
+            "metadata": {"domain": "bench", "dataset": name, "sensitivity": "PUBLIC",
+                         "owners": [{"name": "rapid-rs bench", "email": "bench@example.com"}]},
+            "columns": shape.columns_json(),
+        });
+        let (status, body) = client.post_json("/schema", &schema).await?;
+        if status != 201 {
+            return Err(format!("creating schema {name} failed ({status}): {body}"));
+        }
+    }
+
+    let next = Arc::new(AtomicU64::new(0));
+    let outcomes: Arc<Mutex<Vec<Outcome>>> = Arc::default();
+    let started = Instant::now();
+    let deadline = args.duration.map(|s| started + Duration::from_secs(s));
+    let progress = spawn_progress(
+        outcomes.clone(),
+        args.duration.is_none().then_some(args.files),
+        args.json,
+    );
+    let mut workers = Vec::new();
+    for worker in 0..args.uploaders.max(1) {
+        let (client, next, outcomes, shape) = (
+            client.clone(),
+            next.clone(),
+            outcomes.clone(),
+            shape.clone(),
+        );
+        let dataset = names[worker % names.len()].clone();
+        let limit = args.files;
+        workers.push(tokio::spawn(async move {
+            loop {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    break;
+                }
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                if deadline.is_none() && index >= limit {
+                    break;
+                }
+                let outcome = upload_one(&client, &shape, &dataset, index).await;
+                outcomes
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(outcome);
+            }
+        }));
+    }
+    for w in workers {
+        w.await.map_err(|e| e.to_string())?;
+    }
+    let elapsed = started.elapsed();
+    progress.abort();
+    let outcomes = std::mem::take(&mut *outcomes.lock().unwrap_or_else(|p| p.into_inner()));
+
+    let mut expected: BTreeMap<String, u64> = names.iter().map(|n| (n.clone(), 0)).collect();
+    for o in outcomes.iter().filter(|o| o.stored) {
+        *expected.entry(o.dataset.clone()).or_default() += o.rows;
+    }
+    let mut verification = Vec::new();
+    for (name, want) in &expected {
+        let body = json!({"select_columns": ["count(*) AS n", "count(DISTINCT id) AS d"]});
+        let (status, answer) = client
+            .post_json(&format!("/datasets/default/bench/{name}/query"), &body)
+            .await?;
+        let (n, d) = if status == 200 {
+            (
+                answer["0"]["n"].as_u64().unwrap_or(0),
+                answer["0"]["d"].as_u64().unwrap_or(0),
+            )
+        } else {
+            (0, 0)
+        };
+        verification.push(report::Verification {
+            dataset: name.clone(),
+            expected: *want,
+            stored: n,
+            distinct_ids: d,
+        });
+    }
+    Ok(Report::new(&args, outcomes, elapsed, verification))
+}
+
+async fn upload_one(client: &Client, shape: &Shape, dataset: &str, index: u64) -> Outcome {
+    let shape_for_file = shape.clone();
+    let (bytes, invalid) = tokio::task::spawn_blocking(move || shape_for_file.file(index))
+        .await
+        .unwrap_or_default();
+    let size = bytes.len() as u64;
+    let mut outcome = Outcome::new(dataset, shape.rows, size, invalid);
+    let t0 = Instant::now();
+    let part = reqwest::multipart::Part::bytes(bytes).file_name(format!("bench-{index}.csv"));
+    let form = reqwest::multipart::Form::new().part("file", part);
+    let sent = client
+        .http
+        .post(format!("{}/datasets/default/bench/{dataset}", client.base))
+        .bearer_auth(&client.token)
+        .multipart(form)
+        .send()
+        .await;
+    let res = match sent {
+        Ok(r) => r,
+        Err(e) => return outcome.failed(format!("request failed: {e}")),
+    };
+    let status = res.status().as_u16();
+    let body: Value = res.json().await.unwrap_or(Value::Null);
+    outcome.accepted_after = Some(t0.elapsed());
+    if status != 202 {
+        return outcome.failed(report::reason(status, &body));
+    }
+    let job_id = body["details"]["job_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    loop {
+        match client.job(&job_id).await {
+            Ok(job) if job["status"] == "IN PROGRESS" => {
+                tokio::time::sleep(Duration::from_millis(20)).await
+            }
+            Ok(job) if job["status"] == "SUCCESS" => {
+                outcome.done_after = Some(t0.elapsed());
+                outcome.stored = true;
+                return outcome;
+            }
+            Ok(job) => {
+                return outcome.failed(report::reason(200, &json!({"details": job["errors"]})))
+            }
+            Err(e) => return outcome.failed(format!("polling the job failed: {e}")),
+        }
+    }
+}
+
+/// A status line on stderr twice a second, when stderr is a terminal and output is not JSON.
+fn spawn_progress(
+    outcomes: Arc<Mutex<Vec<Outcome>>>,
+    total: Option<u64>,
+    quiet: bool,
+) -> tokio::task::JoinHandle<()> {
+    let show = !quiet && std::io::stderr().is_terminal();
+    let started = Instant::now();
+    tokio::spawn(async move {
+        if !show {
+            return;
+        }
+        loop {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let (done, failed, mb) = {
+                let o = outcomes.lock().unwrap_or_else(|p| p.into_inner());
+                let mb: f64 = o.iter().map(|x| x.bytes as f64).sum::<f64>() / 1e6;
+                (o.len(), o.iter().filter(|x| !x.stored).count(), mb)
+            };
+            let of = total.map(|t| format!("/{t}")).unwrap_or_default();
+            let rate = mb / started.elapsed().as_secs_f64();
+            eprint!("\r  files {done}{of}  failed {failed}  {mb:.1} MB  {rate:.1} MB/s   ");
+        }
+    })
+}
