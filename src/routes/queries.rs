@@ -268,5 +268,8 @@ pub async fn download_result(
             header::CONTENT_DISPOSITION,
             format!("attachment; filename=\"{name}\""),
         ))
-        .streaming(tokio_util::io::ReaderStream::with_capacity(file, 256 * 1024)))
+        .streaming(tokio_util::io::ReaderStream::with_capacity(
+            file,
+            256 * 1024,
+        )))
 }
