@@ -204,6 +204,20 @@ impl Validator {
     }
 }
 
+/// Writes already-typed batches (all columns, schema order) as staged, partitioned Parquet: the
+/// write stage of an upload on its own, for benchmarks and tools.
+pub fn stage_batches(
+    schema: &ValidSchema,
+    batches: &[RecordBatch],
+    dir: &Path,
+) -> Result<Vec<StagedDataFile>> {
+    let mut writer = PartitionedWriter::new(dir, &arrow_schema(schema), schema.columns())?;
+    for b in batches {
+        writer.write(b)?;
+    }
+    writer.finish()
+}
+
 /// For tests and tools: the message list of an ingest error.
 pub fn messages(e: &Error) -> Vec<String> {
     match &e.details {
