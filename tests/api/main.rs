@@ -20,3 +20,4 @@ mod subjects;
 mod uploads;
 mod uploads_concurrency;
 mod uploads_recovery;
+mod uploads_validation;
