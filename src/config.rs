@@ -79,6 +79,11 @@ pub struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "RAPID_WORKERS")]
     pub workers: Option<usize>,
+
+    /// `full`: every acknowledged change is fsynced first and survives a power cut. `off`: no
+    /// fsyncs (faster); a power cut may lose recently acknowledged changes (README, Configuration).
+    #[arg(long, env = "RAPID_DURABILITY", default_value = "full")]
+    pub durability: rapid_actors::storage::Durability,
 }
 
 impl ServeArgs {

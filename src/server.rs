@@ -82,6 +82,11 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
 
 fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let layers = args.layer_list().map_err(Error::invalid)?;
+    // Before the catalog opens: its SQLite sync level follows this setting.
+    rapid_actors::storage::set_durability(args.durability);
+    if args.durability == rapid_actors::storage::Durability::Off {
+        tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
+    }
     let catalog = Catalog::open(&args.data_dir)?;
     let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
         (Some(id), Some(secret)) => Some(AdminCredentials {

@@ -24,7 +24,13 @@ impl Catalog {
         std::fs::create_dir_all(data_dir)?;
         let mut conn = Connection::open(data_dir.join("catalog.sqlite"))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // FULL: a commit returns once its WAL frames are fsynced, so acknowledged changes survive
+        // a power cut (NORMAL may roll the last commits back). See the storage module's discipline.
+        let synchronous = match crate::storage::durability() {
+            crate::storage::Durability::Full => "FULL",
+            crate::storage::Durability::Off => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations::apply(&mut conn)?;
@@ -83,6 +89,16 @@ mod tests {
             .with(|c| Ok(c.query_row("SELECT count(*) FROM protected_domains", [], |r| r.get(0))?))
             .unwrap();
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn commits_are_synced_by_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let cat = Catalog::open(dir.path()).unwrap();
+        let level: i64 = cat
+            .with(|c| Ok(c.query_row("PRAGMA synchronous", [], |r| r.get(0))?))
+            .unwrap();
+        assert_eq!(level, 2, "synchronous=FULL");
     }
 
     #[test]

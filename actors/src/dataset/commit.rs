@@ -14,7 +14,7 @@ use crate::ingest::{Problems, StagedOutput};
 use crate::jobs;
 use crate::registry::DatasetRecord;
 use crate::schema::UpdateBehaviour;
-use crate::storage::{move_into_place, remove_file_if_exists, Storage};
+use crate::storage::{move_into_place, remove_file_if_exists, DirSyncs, Storage};
 
 /// A validated upload waiting in staging.
 #[derive(Debug)]
@@ -32,10 +32,11 @@ pub struct StagedUpload {
 /// 1. For OVERWRITE, the files of the partitions present in the upload (every file when
 ///    unpartitioned) are to be replaced.
 /// 2. `unique` columns are checked against the files that stay.
-/// 3. Staged Parquet files and the raw file move into place.
-/// 4. One transaction records them, drops the replaced files from the manifest, and marks the
-///    job SUCCESS; readers see the old set or the new one, never a mix.
-/// 5. Replaced files are deleted.
+/// 3. Staged Parquet files and the raw file (fsynced by the threads that wrote them) move into
+///    place, and the folders that received them are fsynced.
+/// 4. One durable transaction records them, drops the replaced files from the manifest, and marks
+///    the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
+/// 5. Replaced files are deleted (see the storage module's durability discipline).
 pub(super) fn commit(
     catalog: &Catalog,
     storage: &Storage,
@@ -78,6 +79,7 @@ pub(super) fn commit(
         .map_or(upload.raw_filename.as_str(), |(stem, _)| stem);
     let mut placed: Vec<PathBuf> = Vec::new();
     let mut rows_to_insert = Vec::new();
+    let mut folders = DirSyncs::new(storage.root());
     let placing = (|| -> Result<()> {
         for (n, file) in upload.output.files.iter().enumerate() {
             let rel = Storage::data_file_rel(
@@ -88,13 +90,15 @@ pub(super) fn commit(
             );
             let target = storage.absolute(&rel);
             move_into_place(&file.staged_path, &target)?;
+            folders.received(target.parent().unwrap_or(storage.root()));
             placed.push(target);
             rows_to_insert.push((file, rel));
         }
         let raw_target = storage.raw_file(&record.key, upload.version, &upload.raw_filename);
         move_into_place(&upload.raw_staged, &raw_target)?;
+        folders.received(raw_target.parent().unwrap_or(storage.root()));
         placed.push(raw_target);
-        Ok(())
+        folders.sync()
     })();
 
     let recorded = placing.and_then(|()| {

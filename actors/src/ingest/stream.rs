@@ -41,7 +41,9 @@ impl RawWriter {
             for chunk in rx {
                 out.write_all(&chunk)?;
             }
-            out.flush()
+            out.flush()?;
+            // Synced on this thread while the parser finishes (storage durability discipline).
+            crate::storage::sync_file(out.get_ref())
         });
         RawWriter { tx, thread }
     }

@@ -211,8 +211,10 @@ impl PartitionedWriter {
     }
 
     fn close(&mut self, partition_path: &str) -> Result<()> {
-        if let Some(open) = self.open.remove(partition_path) {
-            open.writer.close().map_err(parquet_error)?;
+        if let Some(mut open) = self.open.remove(partition_path) {
+            open.writer.finish().map_err(parquet_error)?;
+            // Durable before it can become reachable, synced here on the writer's own thread.
+            crate::storage::sync_file(open.writer.inner())?;
             let bytes = std::fs::metadata(&open.path)?.len();
             self.done.push(StagedDataFile {
                 partition_path: partition_path.to_string(),

@@ -46,6 +46,7 @@ pub async fn write_csv_result(
         let count = rows.rows();
         let mut file = rows.finish()?;
         std::io::Write::flush(&mut file)?;
+        crate::storage::sync_file(file.get_ref())?;
         let _ = jobs.set_progress(job_id, count);
         Ok(count)
     }
@@ -53,6 +54,11 @@ pub async fn write_csv_result(
     match outcome {
         Ok(count) => {
             std::fs::rename(&part, &done)?;
+            // SUCCESS promises the file: its name (and the folder's, which may be new) synced.
+            crate::storage::sync_dir(results)?;
+            if let Some(root) = results.parent() {
+                crate::storage::sync_dir(root)?;
+            }
             Ok((done, count))
         }
         Err(e) => {

@@ -10,11 +10,35 @@
 //! Every segment built from user input is checked ([`safe_segment`]) or encoded
 //! ([`encode_partition_value`]), so no path can leave the data folder. Keeping all of this in one
 //! module is what will let object storage replace the local folder later.
+//!
+//! # Durability discipline
+//! A change is acknowledged (job SUCCESS, 200, 202, 201) only once it survives a power cut, and a
+//! cut at any moment leaves the old state or the new one, never a mix. In this order:
+//! 1. File contents are fsynced before they become reachable: each staged Parquet file as its
+//!    writer closes it and the raw file as its writer thread finishes, on those threads, so the
+//!    syncs overlap the rest of the upload.
+//! 2. Files are renamed into place; every folder that received an entry is fsynced, with its
+//!    ancestors up to the data folder (one sync per folder per commit, [`DirSyncs`]), so each new
+//!    name and each new folder is durable.
+//! 3. The catalog transaction commits durably: SQLite in WAL mode with `synchronous=FULL` fsyncs
+//!    the WAL at every commit (and SQLite syncs the folder when it creates the WAL). Manifest rows
+//!    and the job's SUCCESS are one transaction: only now is the change acknowledged.
+//! 4. Only then are old files removed (OVERWRITE, deletions, dataset deletion). Their removal
+//!    needs no sync: a name that comes back after a cut is not in the catalog, and start-up
+//!    removes it again. Folders that only lost entries (staging) are not synced for the same
+//!    reason.
+//!
+//! Start-up recovery finishes whatever a cut interrupted: staging is wiped, files the catalog
+//! does not list are removed, jobs still IN PROGRESS become FAILED.
+//! Catalog-only changes (schemas, subjects, jobs) are durable by step 3 alone.
+//! `RAPID_DURABILITY=off` skips the syncs of steps 1-2 and runs SQLite with `synchronous=NORMAL`.
 
+mod durability;
 mod leases;
 
 use std::path::{Path, PathBuf};
 
+pub use durability::{durability, set_durability, sync_dir, sync_file, DirSyncs, Durability};
 pub use leases::{LeaseGuard, Leases};
 
 use crate::error::{Error, Result};

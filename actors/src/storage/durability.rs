@@ -1,0 +1,146 @@
+//! fsync helpers and the process-wide durability setting (the discipline is in the module doc of
+//! `storage`). The setting is read wherever a sync would happen, like PostgreSQL's
+//! `synchronous_commit`: set once at start-up, durable unless an operator turns it off.
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::{Error, Result};
+
+static OFF: AtomicBool = AtomicBool::new(false);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Every acknowledged change is on stable storage first (the default).
+    Full,
+    /// No fsync by the service; SQLite syncs only at checkpoints. A power cut (not a process
+    /// crash) may lose recent acknowledged changes, or leave listed files without their bytes.
+    Off,
+}
+
+impl std::str::FromStr for Durability {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "full" => Ok(Durability::Full),
+            "off" => Ok(Durability::Off),
+            other => Err(format!("durability is `full` or `off`, not `{other}`")),
+        }
+    }
+}
+
+pub fn set_durability(d: Durability) {
+    OFF.store(d == Durability::Off, Ordering::SeqCst);
+}
+
+pub fn durability() -> Durability {
+    if OFF.load(Ordering::SeqCst) {
+        Durability::Off
+    } else {
+        Durability::Full
+    }
+}
+
+/// Makes a written file's contents and size durable.
+pub fn sync_file(file: &File) -> std::io::Result<()> {
+    match durability() {
+        Durability::Full => file.sync_all(),
+        Durability::Off => Ok(()),
+    }
+}
+
+/// Makes a directory's entries (names created, renamed in or removed) durable.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    if durability() == Durability::Off {
+        return Ok(());
+    }
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::internal(format!("syncing folder {}: {e}", dir.display())))
+}
+
+/// The directories one change gave new entries to, each synced once when the change is ready.
+#[derive(Debug)]
+pub struct DirSyncs {
+    root: PathBuf,
+    dirs: BTreeSet<PathBuf>,
+}
+
+impl DirSyncs {
+    /// Directories under `root` (the data folder, included) are tracked.
+    pub fn new(root: &Path) -> DirSyncs {
+        DirSyncs {
+            root: root.to_path_buf(),
+            dirs: BTreeSet::new(),
+        }
+    }
+
+    /// `dir` received an entry. It and its ancestors up to the root are synced: any of them may
+    /// be new, made now or by an earlier change that failed before its own syncs.
+    pub fn received(&mut self, dir: &Path) {
+        let mut next = Some(dir);
+        while let Some(d) = next.filter(|d| d.starts_with(&self.root)) {
+            // A chain already recorded has all its ancestors recorded too.
+            if !self.dirs.insert(d.to_path_buf()) {
+                break;
+            }
+            next = d.parent();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.dirs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.dirs.is_empty()
+    }
+
+    pub fn sync(&self) -> Result<()> {
+        for dir in &self.dirs {
+            sync_dir(dir)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_directory_and_its_ancestors_once() {
+        let mut s = DirSyncs::new(Path::new("/d"));
+        s.received(Path::new("/d/data/l/x/1/p=a"));
+        s.received(Path::new("/d/data/l/x/1/p=b"));
+        s.received(Path::new("/d/raw/l/x/1"));
+        s.received(Path::new("/elsewhere/z"));
+        let dirs: Vec<String> = s.dirs.iter().map(|d| d.display().to_string()).collect();
+        assert_eq!(
+            dirs,
+            [
+                "/d",
+                "/d/data",
+                "/d/data/l",
+                "/d/data/l/x",
+                "/d/data/l/x/1",
+                "/d/data/l/x/1/p=a",
+                "/d/data/l/x/1/p=b",
+                "/d/raw",
+                "/d/raw/l",
+                "/d/raw/l/x",
+                "/d/raw/l/x/1",
+            ]
+        );
+    }
+
+    #[test]
+    fn durability_parses_from_its_two_names() {
+        assert_eq!("FULL".parse::<Durability>(), Ok(Durability::Full));
+        assert_eq!("off".parse::<Durability>(), Ok(Durability::Off));
+        assert!("fast".parse::<Durability>().is_err());
+    }
+}
