@@ -1,0 +1,153 @@
+"""Crash test: rounds of concurrent uploads (APPEND and OVERWRITE, partitioned and not), file
+deletions, schema creations and updates and dataset deletions against rapid-rs running on crashfs,
+with a power cut at a random moment of each round; after each restart everything acknowledged
+must be there, whole, and catalog and files must agree (see verify.py).
+
+python tests/crash/crash_test.py --server target/debug/rapid-rs --crashfs target/debug/crashfs --rounds 200
+Exit code 0 when every round passed (or FUSE cannot be mounted here: then it says so and skips).
+"""
+
+import argparse
+import collections
+import os
+import random
+import shutil
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from procs import CrashFs, Server, fuse_unavailable  # noqa: E402
+from verify import verify_api, verify_files  # noqa: E402
+from workload import APPEND, OVERWRITE, Api, Ledger, deleter, schema, scratch_worker, uploader  # noqa: E402
+
+
+def setup(server, fs_dir):
+    api = Api(server.base)
+    for datasets, behaviour in [(APPEND, "APPEND"), (OVERWRITE, "OVERWRITE")]:
+        for name, partitioned in datasets.items():
+            r = api.call("POST", "/schema", json=schema(name, partitioned, behaviour))
+            assert r.status_code == 201, f"creating {name}: {r.status_code} {r.text}"
+
+
+def run_round(n, rng, seed, server, fs, ledger, stats):
+    """One round: workers until a random cut; power cut; restart; checks. Returns failures."""
+    stop = threading.Event()
+    workers = [
+        (uploader, (f"r{n}a", APPEND)), (uploader, (f"r{n}b", APPEND)),
+        (uploader, (f"r{n}of", {"ovw_flat": False})), (uploader, (f"r{n}op", {"ovw_part": True})),
+        (deleter, ()), (scratch_worker, (n,)),
+    ]
+    threads = []
+    for i, (fn, extra) in enumerate(workers):
+        wrng = random.Random(seed * 7919 + n * 31 + i)
+        threads.append(threading.Thread(target=fn, args=(Api(server.base), ledger, wrng, stop, *extra)))
+    for t in threads:
+        t.start()
+    quiet = rng.random() < 0.15
+    cut_at = rng.uniform(0.05, 2.5)
+    time.sleep(cut_at)
+    if quiet:  # everything answered first: the cut finds nothing in flight
+        stop.set()
+        for t in threads:
+            t.join()
+    server.kill()
+    stop.set()
+    for t in threads:
+        t.join()
+    tear = rng.random() < 0.5
+    fs.power_cut(tear)
+    stats["cuts"] += 1
+    stats["cuts " + ("after a quiet moment" if quiet else "with operations in flight")] += 1
+    stats["cuts tearing the last unsynced write" if tear else "cuts losing every unsynced write"] += 1
+    fs.mount()
+    server.start()
+    checks = verify_api(Api(server.base), ledger)
+    server.stop()
+    file_checks, data_files, raw_files = verify_files(fs.mountpoint)
+    server.start()
+    stats["checks"] += checks.count + file_checks.count
+    failures = checks.failures + file_checks.failures
+    with ledger.lock:
+        failures += [("wrong answer while running", p) for p in ledger.problems]
+        ledger.problems.clear()
+    print(f"round {n}: cut at {cut_at:.2f}s{' (quiet)' if quiet else ''}{', torn' if tear else ''}; "
+          f"{checks.count + file_checks.count} checks; catalog lists {data_files} Parquet and "
+          f"{raw_files} raw files; {len(failures)} failures", flush=True)
+    return failures
+
+
+def summary(ledger, stats, rounds):
+    outcomes = collections.Counter()
+    for up in ledger.uploads:
+        if up.answer == "422":
+            outcomes["rejected 422, FAILED kept"] += 1
+        elif up.acked_success():
+            outcomes["acknowledged SUCCESS"] += 1
+        elif up.answer == "202":
+            outcomes["202, cut before the job ended: " + (up.after or "?")] += 1
+        else:
+            outcomes["no answer (in flight at the cut): job " + (up.after or "?")] += 1
+    print(f"\n{rounds} rounds, {sum(ledger.ops.values())} operations: "
+          + ", ".join(f"{v} {k}s" for k, v in sorted(ledger.ops.items())))
+    print("uploads: " + ", ".join(f"{v} {k}" for k, v in sorted(outcomes.items())))
+    print(", ".join(f"{v} {k}" for k, v in sorted(stats.items())))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--crashfs", required=True)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--keep", action="store_true", help="keep the work folder (kept anyway on failure)")
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    work = tempfile.mkdtemp(prefix="rapid-crash-")
+    print(f"crash test: {args.rounds} rounds, seed {seed}, work folder {work}", flush=True)
+    reason = fuse_unavailable(os.path.abspath(args.crashfs), work)
+    if reason:
+        print(f"SKIP crash test: FUSE cannot be mounted here ({reason})")
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
+    rng = random.Random(seed)
+    fs = CrashFs(os.path.abspath(args.crashfs), os.path.join(work, "backing"),
+                 os.path.join(work, "data"), os.path.join(work, "crashfs.log"), seed)
+    server = Server(os.path.abspath(args.server), fs.mountpoint, os.path.join(work, "server.log"))
+    ledger, stats, failures, passed = Ledger(), collections.Counter(), [], 0
+    try:
+        fs.mount()
+        server.start()
+        setup(server, fs.mountpoint)
+        server.stop()  # the datasets are made durable by a clean stop, whatever the build
+        server.start()
+        for n in range(1, args.rounds + 1):
+            failures = run_round(n, rng, seed, server, fs, ledger, stats)
+            if failures:
+                print(f"\nround {n} FAILED (seed {seed}):")
+                kinds = collections.defaultdict(list)
+                for kind, detail in failures:
+                    kinds[kind].append(detail)
+                for kind, details in kinds.items():
+                    print(f"  {len(details)} x {kind}, e.g.")
+                    for d in details[:3]:
+                        print(f"      {d}")
+                break
+            passed += 1
+    finally:
+        if server.proc is not None:
+            server.stop()
+        fs.stop()
+    summary(ledger, stats, passed)
+    print(f"crash: {passed} passed, {1 if failures else 0} failed")
+    if failures or args.keep:
+        print(f"work folder kept: {work} (server.log, crashfs.log, backing/)")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

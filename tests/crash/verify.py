@@ -1,0 +1,200 @@
+"""The checks after every power cut and restart.
+
+Through the API (server up, recovery done): no job IN PROGRESS; every acknowledged job kept its
+outcome; each upload's rows are all there or none, and there exactly when its job says SUCCESS
+(and no acknowledged deletion removed them); OVERWRITE datasets hold, per partition, the last
+committed upload; raw file listings agree with the data; acknowledged schemas and dataset
+deletions held; every dataset answers a query.
+On disk (server stopped): the catalog's files and the files on disk are the same set, every
+Parquet file reads with the row count the catalog has, every raw file has its recorded size,
+staging is empty.
+Operations in flight at the cut are settled here to what the restart shows, so the next rounds
+hold them to it.
+"""
+
+import os
+import sqlite3
+
+import pyarrow.parquet as pq
+
+from workload import APPEND, DOMAIN, OVERWRITE
+
+
+class Checks:
+    def __init__(self):
+        self.failures = []  # (kind, detail)
+        self.count = 0
+
+    def expect(self, ok, kind, detail=""):
+        self.count += 1
+        if not ok:
+            self.failures.append((kind, detail))
+
+
+def settle_jobs(api, ledger, checks):
+    jobs = api.call("GET", "/jobs").json()
+    for j in jobs:
+        checks.expect(j["status"] != "IN PROGRESS", "job still IN PROGRESS after the restart", f"{j['job_id']} ({j.get('filename')})")
+    by_filename = {j["filename"]: j for j in jobs if j.get("filename")}
+    for up in ledger.uploads:
+        if up.after is not None or up.answer is None:
+            continue
+        if up.job_id:
+            r = api.call("GET", f"/jobs/{up.job_id}")
+            status = r.json()["status"] if r.status_code == 200 else None
+        else:
+            status = by_filename.get(up.filename, {}).get("status")
+        what = f"upload {up.batch} (answer {up.answer}, seen {up.seen})"
+        if up.acked_success():
+            checks.expect(status == "SUCCESS", "acknowledged SUCCESS lost", f"{what}: job now {status}")
+        if up.seen == "FAILED" or up.answer == "422":
+            checks.expect(status == "FAILED", "acknowledged FAILED lost", f"{what}: job now {status}")
+        if up.answer == "202":
+            checks.expect(status is not None, "job of a 202 answer gone", what)
+        up.after = status or "ABSENT"
+
+
+def batches(counts):
+    out = {}
+    for (batch, part), c in counts.items():
+        out.setdefault(batch, {})[part] = c
+    return out
+
+
+def check_append(api, ledger, checks, dataset):
+    present = batches(api.query_counts(dataset, 1))
+    ups = [u for u in ledger.uploads if u.dataset == dataset]
+    known = {u.batch for u in ups}
+    for batch in present:
+        checks.expect(batch in known, "rows of an upload never sent", f"{dataset}: {batch}")
+    for up in ups:
+        here = present.get(up.batch)
+        if here is not None:
+            checks.expect(here == dict(up.counts), "upload half there", f"{dataset}: {up.batch}: {here} of {dict(up.counts)}")
+        committed = up.after == "SUCCESS"
+        if committed and up.deletion == "unknown":
+            up.deletion = None if here is not None else "acked"
+        gone = up.deletion == "acked"
+        if committed and not gone:
+            checks.expect(here is not None, "committed upload's rows missing", f"{dataset}: {up.batch}{' (acknowledged)' if up.acked_success() else ''}")
+        else:
+            checks.expect(here is None, "rows of an uncommitted or deleted upload", f"{dataset}: {up.batch} (job {up.after}, deletion {up.deletion})")
+    r = api.call("GET", f"/datasets/default/{DOMAIN}/{dataset}/1/files")
+    # Raw names are {timestamp}-{random}-{original stem}.{ext}; batch names have no dash.
+    names = r.json() if r.status_code == 200 else []
+    listed = {name.split("-", 2)[2].rsplit(".", 1)[0] for name in names}
+    checks.expect(listed == set(present), "raw file listing disagrees with the data", f"{dataset}: {sorted(listed ^ set(present))}")
+
+
+def check_overwrite(api, ledger, checks, dataset, partitioned):
+    present = api.query_counts(dataset, 1)
+    expected = {}
+    for up in ledger.uploads:
+        if up.dataset == dataset and up.after == "SUCCESS":
+            if not partitioned:
+                expected = {}
+            for part, c in up.counts.items():
+                expected[part] = (up.batch, c)
+    want = {(b, p): c for p, (b, c) in expected.items()}
+    checks.expect(present == want, "OVERWRITE dataset does not hold the last committed uploads", f"{dataset}: holds {sorted(present.items())}, expected {sorted(want.items())}")
+
+
+def listing(api):
+    r = api.call("POST", "/datasets", json={})
+    assert r.status_code == 200, f"listing: {r.status_code} {r.text[:200]}"
+    return {d["dataset"]: d for d in r.json() if d["domain"] == DOMAIN}
+
+
+def check_scratch(api, ledger, checks, listed):
+    for s in ledger.scratch:
+        if s.deleted == "gone":
+            checks.expect(s.name not in listed, "deleted dataset back", s.name)
+            continue
+        exists = s.name in listed
+        if s.deleted == "acked":
+            checks.expect(not exists, "acknowledged dataset deletion lost", s.name)
+            s.deleted = "gone"
+            continue
+        if s.created == "acked" and s.deleted is None:
+            checks.expect(exists, "acknowledged schema creation lost", s.name)
+        if not exists:
+            s.deleted = "gone"
+            continue
+        s.created, s.deleted = "acked", None
+        version = int(listed[s.name].get("version", 1))
+        if s.bumped == "acked":
+            checks.expect(version >= 2, "acknowledged schema update lost", f"{s.name}: latest version {version}")
+        s.bumped = "acked" if version >= 2 else None
+        for up in s.uploads:
+            if up.version > version:
+                checks.expect(up.after != "SUCCESS", "upload committed to a schema version that is gone", up.batch)
+                continue
+            here = batches(api.query_counts(s.name, up.version)).get(up.batch)
+            if up.after == "SUCCESS":
+                checks.expect(here == dict(up.counts), "committed upload's rows missing or partial", f"{up.batch}: {here}")
+            else:
+                checks.expect(here is None, "rows of an uncommitted or deleted upload", f"{up.batch} (job {up.after})")
+
+
+def verify_api(api, ledger):
+    checks = Checks()
+    steps = [lambda: settle_jobs(api, ledger, checks)]
+    steps += [lambda n=n: check_append(api, ledger, checks, n) for n in APPEND]
+    steps += [lambda n=n, p=p: check_overwrite(api, ledger, checks, n, p) for n, p in OVERWRITE.items()]
+    for step in steps:
+        try:
+            step()
+        except AssertionError as e:  # a query that fails is a finding, not the end of the checks
+            checks.expect(False, "dataset does not answer queries", str(e))
+    listed = listing(api)
+    try:
+        check_scratch(api, ledger, checks, listed)
+    except AssertionError as e:
+        checks.expect(False, "dataset does not answer queries", str(e))
+    for name in listed:  # every dataset answers a query
+        r = api.call("POST", f"/datasets/default/{DOMAIN}/{name}/query",
+                     json={"select_columns": ["count(*) AS c"]})
+        checks.expect(r.status_code == 200, "dataset does not answer queries", f"{name}: {r.status_code} {r.text[:200]}")
+    return checks
+
+
+def files_under(root, top):
+    out = set()
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        for f in files:
+            out.add(os.path.relpath(os.path.join(dirpath, f), root))
+    return out
+
+
+def verify_files(data_dir):
+    """Catalog against disk, with the server stopped."""
+    checks = Checks()
+    conn = sqlite3.connect(os.path.join(data_dir, "catalog.sqlite"))
+    try:
+        data = dict(conn.execute("SELECT path, rows FROM data_files"))
+        raw = {os.path.join("raw", l, d, k, str(v), f): b for l, d, k, v, f, b in conn.execute(
+            "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes "
+            "FROM raw_files r JOIN datasets d ON d.id = r.dataset_id")}
+        running = conn.execute("SELECT count(*) FROM jobs WHERE status = 'IN PROGRESS'").fetchone()[0]
+    finally:
+        conn.close()
+    checks.expect(running == 0, "job still IN PROGRESS after the restart", f"{running} in the catalog")
+    on_disk = files_under(data_dir, "data") | files_under(data_dir, "raw")
+    listed = set(data) | set(raw)
+    checks.expect(not (listed - on_disk), "files in the catalog missing on disk", str(sorted(listed - on_disk)[:10]))
+    checks.expect(not (on_disk - listed), "orphan files left after recovery", str(sorted(on_disk - listed)[:10]))
+    for rel, rows in data.items():
+        path = os.path.join(data_dir, rel)
+        if os.path.exists(path):
+            try:
+                got = pq.read_metadata(path).num_rows
+            except Exception as e:  # an empty or torn file
+                got = f"unreadable ({e})"
+            checks.expect(got == rows, "Parquet file broken or with other rows than the catalog says", f"{rel}: {got}, catalog {rows}")
+    for rel, size in raw.items():
+        path = os.path.join(data_dir, rel)
+        if os.path.exists(path):
+            checks.expect(os.path.getsize(path) == size, "raw file of another size than the catalog says", f"{rel}: {os.path.getsize(path)}, catalog {size}")
+    staged = files_under(data_dir, "staging")
+    checks.expect(not staged, "staging not empty after recovery", str(sorted(staged)[:5]))
+    return checks, len(data), len(raw)

@@ -1,0 +1,246 @@
+"""What the crash test does to the service, and the record of every answer it got.
+
+An operation is acknowledged when its answer arrived (before the cut, since a dead server answers
+nothing): a job seen SUCCESS or FAILED, a 200 on a deletion, a 201 on a schema. An operation with
+no answer was in flight at the cut and may have happened or not, but only whole.
+"""
+
+import collections
+import io
+import threading
+import time
+
+import requests
+
+from procs import ADMIN_ID, ADMIN_SECRET
+
+DOMAIN = "crash"
+PARTS = ["p0", "p1", "p2", "p3", "p4"]
+# name -> partitioned
+APPEND = {"app_flat": False, "app_part": True}
+OVERWRITE = {"ovw_flat": False, "ovw_part": True}
+TIMEOUT = (5, 120)
+
+
+def schema(name, partitioned, behaviour):
+    part = {"name": "part", "data_type": "string", "allow_null": False}
+    if partitioned:
+        part["partition_index"] = 0
+    return {
+        "metadata": {"domain": DOMAIN, "dataset": name, "sensitivity": "PUBLIC",
+                     "update_behaviour": behaviour,
+                     "owners": [{"name": "Crash", "email": "crash@example.com"}]},
+        "columns": [
+            {"name": "batch", "data_type": "string", "allow_null": False},
+            part,
+            {"name": "n", "data_type": "int", "allow_null": False},
+            {"name": "val", "data_type": "double", "allow_null": True},
+        ],
+    }
+
+
+class Api:
+    """One client (one per thread): a token, JSON calls; transport errors propagate."""
+
+    def __init__(self, base):
+        self.base = base
+        self.http = requests.Session()
+        r = self.http.post(f"{base}/oauth2/token", auth=(ADMIN_ID, ADMIN_SECRET), timeout=TIMEOUT)
+        r.raise_for_status()
+        self.http.headers["Authorization"] = f"Bearer {r.json()['access_token']}"
+
+    def call(self, method, path, **kw):
+        return self.http.request(method, f"{self.base}{path}", timeout=TIMEOUT, **kw)
+
+    def query_counts(self, dataset, version):
+        """{(batch, part): rows} of a dataset version, by the service's own query path."""
+        body = {"select_columns": ["batch", "part", "count(*) AS c"],
+                "group_by_columns": ["batch", "part"]}
+        r = self.call("POST", f"/datasets/default/{DOMAIN}/{dataset}/query?version={version}",
+                      json=body)
+        if r.status_code != 200:
+            raise AssertionError(f"query of {dataset} v{version}: {r.status_code} {r.text[:300]}")
+        return {(row["batch"], row["part"]): row["c"] for row in r.json().values()}
+
+
+class Upload:
+    def __init__(self, dataset, version, batch, counts, fmt, valid):
+        self.dataset, self.version, self.batch = dataset, version, batch
+        self.counts = counts  # {part: rows}
+        self.fmt, self.valid = fmt, valid
+        self.answer = None  # "202", "422", "none" or "other"
+        self.job_id = self.raw_filename = None
+        self.seen = None  # last job status seen before the cut
+        self.after = None  # job status after the restart (settled once known)
+        self.deletion = None  # None, "acked" or "unknown"
+
+    @property
+    def filename(self):
+        return f"{self.batch}.{self.fmt}"
+
+    def acked_success(self):
+        return self.seen == "SUCCESS"
+
+
+class Scratch:
+    """A dataset created, uploaded to, bumped to version 2 and deleted by the scratch worker."""
+
+    def __init__(self, name):
+        self.name = name
+        self.created = None  # "acked" or "unknown"
+        self.bumped = None  # None, "acked" or "unknown"
+        self.deleted = None  # None, "acked", "unknown" or "gone" (checked absent after a restart)
+        self.uploads = []
+
+
+class Ledger:
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.uploads = []  # every upload ever, in order of sending
+        self.scratch = []
+        self.problems = []  # answers that are wrong whatever the cut did
+        self.ops = collections.Counter()
+
+    def add(self, item, kind):
+        with self.lock:
+            if isinstance(item, Upload):
+                self.uploads.append(item)
+            self.ops[kind] += 1
+
+    def problem(self, text):
+        with self.lock:
+            self.problems.append(text)
+
+
+def make_upload(rng, dataset, version, batch, partitioned):
+    rows = rng.randint(1, 300)
+    parts = rng.sample(PARTS, rng.randint(1, 2 if partitioned else len(PARTS)))
+    data = [(batch, rng.choice(parts), i, i * 0.5 if i % 7 else None) for i in range(rows)]
+    valid = rng.random() >= 0.08
+    fmt = "parquet" if valid and rng.random() < 0.3 else "csv"
+    up = Upload(dataset, version, batch, collections.Counter(r[1] for r in data), fmt, valid)
+    if fmt == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        table = pa.table({"batch": [r[0] for r in data], "part": [r[1] for r in data],
+                          "n": pa.array([r[2] for r in data], pa.int64()),
+                          "val": pa.array([r[3] for r in data], pa.float64())})
+        sink = io.BytesIO()
+        pq.write_table(table, sink)
+        return up, sink.getvalue(), "application/octet-stream"
+    bad = -1 if valid else rng.randrange(rows)  # that row's int column gets a letter
+    lines = ["batch,part,n,val"]
+    for b, p, n, v in data:
+        lines.append(f"{b},{p},{'x' if n == bad else ''}{n},{'' if v is None else v}")
+    return up, ("\n".join(lines) + "\n").encode(), "text/csv"
+
+
+def upload(api, ledger, up, body, ctype):
+    """Sends one upload and follows its job to the end (or to the cut)."""
+    ledger.add(up, "upload")
+    try:
+        r = api.call("POST", f"/datasets/default/{DOMAIN}/{up.dataset}?version={up.version}",
+                     files={"file": (up.filename, body, ctype)})
+    except requests.RequestException:
+        up.answer = "none"
+        return
+    if r.status_code == 422 and not up.valid:
+        up.answer = "422"
+        return
+    if r.status_code != 202:
+        up.answer = "other"
+        ledger.problem(f"upload {up.batch} (valid={up.valid}) answered {r.status_code}: {r.text[:300]}")
+        return
+    up.answer = "202"
+    details = r.json()["details"]
+    up.job_id, up.raw_filename, up.seen = details["job_id"], details["raw_filename"], "IN PROGRESS"
+    while True:
+        try:
+            job = api.call("GET", f"/jobs/{up.job_id}").json()
+        except (requests.RequestException, ValueError):
+            return
+        up.seen = job["status"]
+        if up.seen == "FAILED":
+            ledger.problem(f"valid upload {up.batch} FAILED: {job.get('errors')}")
+        if up.seen != "IN PROGRESS":
+            return
+        time.sleep(0.02)
+
+
+def uploader(api, ledger, rng, stop, tag, datasets):
+    """Uploads to `datasets` (APPEND: several uploaders at once; OVERWRITE: one, in order)."""
+    seq = 0
+    while not stop.is_set():
+        name = rng.choice(sorted(datasets))
+        seq += 1
+        up, body, ctype = make_upload(rng, name, 1, f"{tag}u{seq}", datasets[name])
+        upload(api, ledger, up, body, ctype)
+        if up.answer == "none":
+            return
+
+
+def deleter(api, ledger, rng, stop):
+    """Deletes raw files of acknowledged APPEND uploads, one at a time."""
+    while not stop.is_set():
+        time.sleep(rng.uniform(0.05, 0.3))
+        with ledger.lock:
+            candidates = [u for u in ledger.uploads if u.dataset in APPEND and u.deletion is None
+                          and (u.after == "SUCCESS" or u.acked_success())]
+        if not candidates or rng.random() < 0.4:
+            continue
+        up = rng.choice(candidates)
+        ledger.add(None, "file deletion")
+        up.deletion = "unknown"
+        try:
+            r = api.call("DELETE", f"/datasets/default/{DOMAIN}/{up.dataset}/1/{up.raw_filename}")
+        except requests.RequestException:
+            return
+        if r.status_code == 200:
+            up.deletion = "acked"
+        else:
+            ledger.problem(f"deleting {up.batch} ({up.raw_filename}) answered {r.status_code}: {r.text[:200]}")
+
+
+def scratch_worker(api, ledger, rng, stop, round_no):
+    """Schema creation, upload, schema update (version 2), upload to it; then deletion of the
+    earlier rounds' scratch datasets."""
+    s = Scratch(f"scratch_r{round_no}")
+    with ledger.lock:
+        ledger.scratch.append(s)
+    steps = [("create", "POST", 201), ("upload", 1, None), ("bump", "PUT", 200), ("upload", 2, None)]
+    for step, arg, want in steps:
+        if stop.is_set():
+            return
+        if step == "upload":
+            up, body, ctype = make_upload(rng, s.name, arg, f"{s.name}v{arg}", False)
+            s.uploads.append(up)
+            upload(api, ledger, up, body, ctype)
+            if up.answer == "none":
+                return
+            continue
+        attr = "created" if step == "create" else "bumped"
+        setattr(s, attr, "unknown")
+        ledger.add(None, "schema " + ("creation" if step == "create" else "update"))
+        try:
+            r = api.call(arg, "/schema", json=schema(s.name, False, "APPEND"))
+        except requests.RequestException:
+            return
+        if r.status_code != want:
+            ledger.problem(f"{step} of {s.name} answered {r.status_code}: {r.text[:200]}")
+            return
+        setattr(s, attr, "acked")
+    for old in [o for o in ledger.scratch if o is not s and o.deleted in (None, "unknown")]:
+        if stop.is_set():
+            return
+        ledger.add(None, "dataset deletion")
+        old.deleted = "unknown"
+        try:
+            r = api.call("DELETE", f"/datasets/default/{DOMAIN}/{old.name}")
+        except requests.RequestException:
+            return
+        if r.status_code in (200, 202):
+            old.deleted = "acked"
+        elif r.status_code == 404 and old.created != "acked":
+            old.deleted = "gone"  # its creation never happened
+        else:
+            ledger.problem(f"deleting dataset {old.name} answered {r.status_code}: {r.text[:200]}")
