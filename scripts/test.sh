@@ -2,11 +2,14 @@
 # The project's test command:
 # 1. unit tests of every crate and the HTTP integration tests (each starts the real rapid-rs
 #    binary on a free loopback port with a temporary data folder);
-# 2. the rAPId Python SDK journey (tests/sdk), run against that same debug binary.
+# 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
+#    filesystem; skipped with a clear line where FUSE cannot be mounted);
+# 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary.
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
 RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
