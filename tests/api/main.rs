@@ -22,4 +22,5 @@ mod subjects;
 mod uploads;
 mod uploads_concurrency;
 mod uploads_recovery;
+mod uploads_unique;
 mod uploads_validation;
