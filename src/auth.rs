@@ -5,6 +5,9 @@
 //! can never make us read its upload. Handlers then name the permission they need as an extractor,
 //! `Authorized<UserAdmin>`, listed first among their arguments; a route that takes no
 //! `Authorized<..>` has no subject to act for, so the requirement cannot be forgotten silently.
+//!
+//! The same checks answer `Expect: 100-continue` probes (`connection::expect`): a probe that
+//! passes them stops there with `PreflightPassed`, before any handler runs.
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -21,6 +24,7 @@ use rapid_actors::auth::Subject;
 use rapid_actors::registry::{DatasetKey, DatasetRecord};
 use rapid_actors::Error;
 
+use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -49,6 +53,11 @@ pub async fn authenticate(
     let method = req.method().clone();
     let path = req.path().to_string();
     let mut subject_name = String::from("-");
+    let preflight = is_preflight(req.request());
+    if preflight && is_public(&path) {
+        // Public routes check nothing before their body: `100 Continue` at once.
+        return Ok(req.error_response(PreflightPassed));
+    }
 
     if !is_public(&path) {
         let state = req
@@ -65,6 +74,9 @@ pub async fn authenticate(
             Ok(subject) => {
                 subject_name = subject.name.clone();
                 req.extensions_mut().insert(Authenticated(subject));
+                if let Some(refusal) = body_over_limit(&req, state.max_upload_bytes) {
+                    return Ok(req.into_response(ApiError(refusal).error_response()));
+                }
             }
             Err(e) => {
                 let res = req.into_response(ApiError(e).error_response());
@@ -81,6 +93,9 @@ pub async fn authenticate(
     }
 
     let res = next.call(req).await?.map_into_boxed_body();
+    if preflight {
+        return Ok(res);
+    }
     log_request(
         &method,
         &path,
@@ -89,6 +104,31 @@ pub async fn authenticate(
         started,
     );
     Ok(res)
+}
+
+/// Multipart framing around an upload's file, allowed on top of the upload limit.
+const MULTIPART_SLACK: u64 = 1024 * 1024;
+
+/// A declared body length no route accepts: 413 before anything is read.
+fn body_over_limit(req: &ServiceRequest, max_upload_bytes: u64) -> Option<Error> {
+    let declared: u64 = req
+        .headers()
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()?;
+    let limit = max_upload_bytes.saturating_add(MULTIPART_SLACK);
+    (declared > limit).then(|| {
+        Error::new(
+            rapid_actors::ErrorKind::TooLarge,
+            format!("The request body is larger than the upload limit of {max_upload_bytes} bytes"),
+        )
+    })
+}
+
+fn is_preflight(req: &HttpRequest) -> bool {
+    req.extensions().get::<Preflight>().is_some()
 }
 
 fn log_request(
@@ -158,20 +198,21 @@ pub struct Authorized<P: Policy> {
 }
 
 impl<P: Policy> FromRequest for Authorized<P> {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let subject = req.extensions().get::<Authenticated>().map(|a| a.0.clone());
         ready(match subject {
             // Only reachable if a public route asked for a subject: treat as unauthenticated.
-            None => Err(ApiError(Error::unauthenticated("Authentication required"))),
+            None => Err(ApiError(Error::unauthenticated("Authentication required")).into()),
             Some(subject) => match P::check(&subject) {
+                Ok(()) if is_preflight(req) => Err(PreflightPassed.into()),
                 Ok(()) => Ok(Authorized {
                     subject,
                     _policy: PhantomData,
                 }),
-                Err(message) => Err(ApiError(Error::forbidden(message))),
+                Err(message) => Err(ApiError(Error::forbidden(message)).into()),
             },
         })
     }
@@ -201,11 +242,15 @@ pub struct DatasetAccess<A: DatasetAccessKind> {
 }
 
 impl<A: DatasetAccessKind> FromRequest for DatasetAccess<A> {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
+    type Error = actix_web::Error;
+    type Future = Ready<Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(resolve_dataset_access::<A>(req).map_err(ApiError))
+        ready(match resolve_dataset_access::<A>(req) {
+            Ok(_) if is_preflight(req) => Err(PreflightPassed.into()),
+            Ok(access) => Ok(access),
+            Err(e) => Err(ApiError(e).into()),
+        })
     }
 }
 

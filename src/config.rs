@@ -84,9 +84,74 @@ pub struct ServeArgs {
     /// fsyncs (faster); a power cut may lose recently acknowledged changes (README, Configuration).
     #[arg(long, env = "RAPID_DURABILITY", default_value = "full")]
     pub durability: rapid_actors::storage::Durability,
+
+    /// Open connections at most (over all workers); further clients wait in the listen queue.
+    #[arg(long, env = "RAPID_MAX_CONNECTIONS", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+
+    /// Longest request URL (path and query), in bytes (longer: 414).
+    #[arg(long, env = "RAPID_MAX_URL_BYTES", default_value_t = 8192,
+          value_parser = clap::value_parser!(u64).range(64..=65_536))]
+    pub max_url_bytes: u64,
+
+    /// Largest request head (request line and headers), in bytes (larger: 431).
+    #[arg(long, env = "RAPID_MAX_HEADER_BYTES", default_value_t = 32_768,
+          value_parser = clap::value_parser!(u64).range(1024..=65_536))]
+    pub max_header_bytes: u64,
+
+    /// Most header fields in one request (more: 431).
+    #[arg(long, env = "RAPID_MAX_HEADERS", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(8..=96))]
+    pub max_headers: u64,
+
+    /// Seconds a client has to send a whole request head (counted from its first byte, or from
+    /// connecting for the first request); slower: 408 and the connection closed.
+    #[arg(long, env = "RAPID_HEAD_TIMEOUT_SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub head_timeout_seconds: u64,
+
+    /// Seconds a request body may receive nothing before the connection is closed.
+    #[arg(long, env = "RAPID_BODY_TIMEOUT_SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub body_timeout_seconds: u64,
+
+    /// Seconds an idle connection is kept open between requests.
+    #[arg(long, env = "RAPID_KEEP_ALIVE_SECONDS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub keep_alive_seconds: u64,
+
+    /// After an answer given without reading the request body (a refusal), milliseconds the
+    /// unread bytes are discarded before the connection closes, so the client reads the answer.
+    #[arg(long, env = "RAPID_CLOSE_LINGER_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub close_linger_ms: u64,
 }
 
 impl ServeArgs {
+    /// The connection limits, for `connection::server`.
+    pub fn connection_settings(&self) -> crate::connection::ConnectionSettings {
+        use std::time::Duration;
+        let workers = self.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        crate::connection::ConnectionSettings {
+            front: crate::connection::front::FrontSettings {
+                head: crate::connection::head::HeadLimits {
+                    max_head_bytes: self.max_header_bytes as usize,
+                    max_headers: self.max_headers as usize,
+                    max_url_bytes: self.max_url_bytes as usize,
+                },
+                head_timeout: Duration::from_secs(self.head_timeout_seconds),
+                body_idle_timeout: Duration::from_secs(self.body_timeout_seconds),
+            },
+            keep_alive: Duration::from_secs(self.keep_alive_seconds),
+            linger: Duration::from_millis(self.close_linger_ms),
+            max_connections: self.max_connections as usize,
+            workers: workers.max(1),
+        }
+    }
+
     /// Layers lower-cased and checked: each a simple lower-case name.
     pub fn layer_list(&self) -> Result<Vec<String>, String> {
         let layers: Vec<String> = self

@@ -6,8 +6,11 @@
 //! ## Layout
 //! - [`bench`]: `rapid-rs bench`, the concurrent-upload load tool.
 //! - [`config`]: flags and environment variables (clap).
+//! - [`connection`]: the HTTP/1 server: connection front (protocol errors, limits, timeouts),
+//!   `Expect` preflight, closing after unread bodies.
 //! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
 //! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
+//! - [`file_modes`]: umask 0o077, data folder 0700 and secret files 0600, tightened at start.
 //! - [`error`]: engine error kinds to HTTP statuses, in one match; JSON for every error.
 //! - [`routes`]: one module per resource, one thin handler per endpoint.
 //! - [`state`]: what handlers share.
@@ -16,7 +19,9 @@
 pub mod auth;
 pub mod bench;
 pub mod config;
+pub mod connection;
 pub mod error;
+pub mod file_modes;
 pub mod routes;
 pub mod server;
 pub mod state;

@@ -5,6 +5,8 @@ use rapid_rs::config::{Cli, Command};
 use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {
+    // Before any thread or file exists: everything created from here on is private.
+    rapid_rs::file_modes::private_umask();
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => args,

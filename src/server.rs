@@ -2,9 +2,11 @@
 
 use std::sync::Arc;
 
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::middleware::{from_fn, NormalizePath, TrailingSlash};
-use actix_web::{web, App, HttpRequest, HttpServer};
+use actix_web::{web, App, HttpRequest};
 use rapid_actors::auth::names::parse_domain_list;
 use rapid_actors::auth::{AdminCredentials, Auth, AuthSettings, Bootstrap};
 use rapid_actors::catalog::Catalog;
@@ -16,7 +18,10 @@ use rapid_actors::{Error, ErrorKind};
 
 use crate::auth::authenticate;
 use crate::config::ServeArgs;
+use crate::connection;
+use crate::connection::hold::hold_unread_body;
 use crate::error::{json_errors, ApiError};
+use crate::file_modes;
 use crate::routes;
 use crate::state::AppState;
 
@@ -28,29 +33,14 @@ pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
     let state = web::Data::from(Arc::new(state));
     spawn_result_cleanup(state.clone());
 
-    let mut server = HttpServer::new(move || {
-        App::new()
-            .app_data(state.clone())
-            .app_data(
-                web::JsonConfig::default()
-                    .limit(JSON_LIMIT)
-                    .error_handler(json_error),
-            )
-            .app_data(web::PathConfig::default().error_handler(path_error))
-            .app_data(web::QueryConfig::default().error_handler(query_error))
-            .configure(routes::configure)
-            .wrap(from_fn(authenticate))
-            .wrap(from_fn(json_errors))
-            .wrap(NormalizePath::new(TrailingSlash::Trim))
-    })
-    .shutdown_timeout(30)
-    .disable_signals();
-    if let Some(workers) = args.workers {
-        server = server.workers(workers.max(1));
-    }
-    let server = server.bind(&args.bind)?;
-    let addrs = server.addrs();
-    let server = server.run();
+    let listeners = connection::bind(&args.bind)?;
+    let addrs: Vec<_> = listeners
+        .iter()
+        .map(|l| l.local_addr())
+        .collect::<std::io::Result<_>>()?;
+    let server = connection::server(listeners, args.connection_settings(), move || {
+        build_app(state.clone())
+    })?;
     // Signal handlers are registered before the ready line is printed, so a SIGTERM sent the
     // moment a script sees that line still shuts down gracefully.
     let shutdown = shutdown_signal()?;
@@ -65,6 +55,34 @@ pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
         println!("listening on http://{addr}");
     }
     server.await
+}
+
+/// The application: routes, body limits, and the middleware (outermost last).
+fn build_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .app_data(state)
+        .app_data(
+            web::JsonConfig::default()
+                .limit(JSON_LIMIT)
+                .error_handler(json_error),
+        )
+        .app_data(web::PathConfig::default().error_handler(path_error))
+        .app_data(web::QueryConfig::default().error_handler(query_error))
+        .configure(routes::configure)
+        .wrap(from_fn(authenticate))
+        .wrap(from_fn(json_errors))
+        .wrap(NormalizePath::new(TrailingSlash::Trim))
+        .wrap(from_fn(hold_unread_body))
 }
 
 /// Resolves on SIGINT or SIGTERM. The handlers exist once this returns.
@@ -87,6 +105,11 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
+    // Before the catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
+    let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(Error::invalid)?;
+    for change in &tightened {
+        tracing::warn!(change, "tightened a file mode in the data folder");
+    }
     let catalog = Catalog::open(&args.data_dir)?;
     let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
         (Some(id), Some(secret)) => Some(AdminCredentials {
@@ -100,6 +123,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
         credentials_file: args.data_dir.join("admin-credentials.json"),
+        key_file: args.data_dir.join(file_modes::KEY_FILE),
     };
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
     let storage = Storage::new(&args.data_dir);

@@ -3,7 +3,7 @@
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
 use rapid_actors::dataset::manifest::raw_files;
-use rapid_actors::dataset::{CommitUpload, DeleteRawFile, StagedUpload};
+use rapid_actors::dataset::{check_before_answer, CommitUpload, DeleteRawFile, StagedUpload};
 use rapid_actors::file_kind::FileKind;
 use rapid_actors::ingest::{ingest_stream, messages, IngestPlan};
 use rapid_actors::jobs::{JobKind, NewJob};
@@ -98,6 +98,24 @@ pub async fn upload_dataset(
             ingest_stream(kind, rx, &raw_staged, &plan)
         })
         .await
+    };
+    // A clash with stored rows is a 422 now, not a 202 and a failed job.
+    let received = match received {
+        Ok((output, raw_bytes)) => {
+            let (catalog, storage) = (
+                state.registry.catalog().clone(),
+                state.registry.storage().clone(),
+            );
+            let (dataset_id, behaviour) = (record.id, schema.update_behaviour());
+            web::block(move || {
+                check_before_answer(&catalog, &storage, dataset_id, version, behaviour, &output)
+                    .map(|()| (output, raw_bytes))
+            })
+            .await
+            .map_err(|e| Error::internal(format!("unique check task: {e}")))
+            .and_then(|r| r)
+        }
+        Err(e) => Err(e),
     };
     let (output, raw_bytes) = match received {
         Ok(done) => done,

@@ -186,15 +186,16 @@ fn unique_holds_within_the_file_and_across_uploads() {
         .1["status"],
         "SUCCESS"
     );
-    let (_, job) = s.upload_and_wait(
+    // A clash with stored rows is known before the answer: 422, not 202 and a failed job.
+    let (status, body) = s.upload(
         &t,
         ORDERS,
         "b.csv",
         b"region,id,day,amount,paid,note\nsouth,2,,,,\neast,1,,,,\n".to_vec(),
     );
-    assert_eq!(job["status"], "FAILED");
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(
-        job["errors"],
+        body["details"],
         json!(["Column [id] must be unique: value 1 is already stored in this dataset version"])
     );
     assert_eq!(

@@ -1,8 +1,8 @@
-//! First-start preparation: the token signing key and the admin client.
+//! First-start preparation: the admin client.
 
 use std::io::Write;
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 
 use super::permission::{Access, Permission};
 use super::secrets;
@@ -41,28 +41,10 @@ fn admin_permissions() -> [Permission; 4] {
     ]
 }
 
-/// Returns the signing key (created on first start) and what was done about the admin client.
-pub(super) fn prepare(catalog: &Catalog, settings: &AuthSettings) -> Result<(Vec<u8>, Bootstrap)> {
+/// Creates the admin client if needed; says what was done about it. (The signing key is
+/// `key_file`'s business.)
+pub(super) fn prepare(catalog: &Catalog, settings: &AuthSettings) -> Result<Bootstrap> {
     catalog.transaction(|tx| {
-        let key: Option<Vec<u8>> = tx
-            .query_row(
-                "SELECT value FROM settings WHERE key = 'token_key'",
-                [],
-                |r| r.get(0),
-            )
-            .optional()?;
-        let key = match key {
-            Some(k) => k,
-            None => {
-                let k = secrets::random_bytes::<32>().to_vec();
-                tx.execute(
-                    "INSERT INTO settings (key, value) VALUES ('token_key', ?1)",
-                    [&k],
-                )?;
-                k
-            }
-        };
-
         let bootstrap = if let Some(creds) = &settings.admin_override {
             let digest = secrets::secret_digest(&creds.client_secret);
             let updated = tx.execute(
@@ -96,7 +78,7 @@ pub(super) fn prepare(catalog: &Catalog, settings: &AuthSettings) -> Result<(Vec
                 }
             }
         };
-        Ok((key, bootstrap))
+        Ok(bootstrap)
     })
 }
 

@@ -6,6 +6,7 @@
 
 mod actor;
 mod bootstrap;
+pub mod key_file;
 pub mod names;
 pub mod permission;
 pub mod secrets;
@@ -37,6 +38,8 @@ pub struct AuthSettings {
     pub admin_override: Option<AdminCredentials>,
     /// Where the generated admin credentials are written on first start.
     pub credentials_file: PathBuf,
+    /// The token signing key's own file (0600), outside the catalog.
+    pub key_file: PathBuf,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -61,7 +64,8 @@ impl Auth {
     /// Prepares the catalog (signing key, admin client) and starts the AuthActor on its own
     /// arbiter, so its SQLite writes never block an HTTP worker. Call inside a running actix system.
     pub fn start(catalog: Catalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
-        let (key, bootstrap) = bootstrap::prepare(&catalog, &settings)?;
+        let key = key_file::load_or_create(&catalog, &settings.key_file)?;
+        let bootstrap = bootstrap::prepare(&catalog, &settings)?;
         let snapshot = catalog.with(|c| AuthSnapshot::load(c))?;
         let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));
         let actor = AuthActor {

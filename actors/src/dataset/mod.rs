@@ -10,6 +10,7 @@ mod stored_unique;
 use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
 
 pub use commit::StagedUpload;
+pub use stored_unique::check_before_answer;
 
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};

@@ -1,5 +1,9 @@
 //! `unique` across the whole stored version: the upload's values of each unique column are
 //! looked up in the files that will remain after the commit.
+//!
+//! Checked twice: before the upload is answered ([`check_before_answer`], so a clash is a 422
+//! rather than a 202 and a failed job), and again at commit, which also catches an upload
+//! committed in between.
 
 use std::fs::File;
 
@@ -7,10 +11,57 @@ use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::manifest::DataFile;
+use super::manifest::{snapshot, DataFile};
+use crate::catalog::Catalog;
 use crate::error::{Error, Result};
-use crate::ingest::{value_at, Problems, UniqueColumn, UniqueValue};
+use crate::ingest::{value_at, Problems, StagedOutput, UniqueColumn, UniqueValue};
+use crate::schema::UpdateBehaviour;
 use crate::storage::{encode_partition_value, Storage};
+
+/// The files that stay after an upload commits: all of them for APPEND; for OVERWRITE, those of
+/// the partitions the upload does not replace (none when unpartitioned).
+pub(super) fn kept_files<'a>(
+    current: &'a [DataFile],
+    behaviour: UpdateBehaviour,
+    output: &StagedOutput,
+) -> Vec<&'a DataFile> {
+    match behaviour {
+        UpdateBehaviour::Append => current.iter().collect(),
+        UpdateBehaviour::Overwrite => current
+            .iter()
+            .filter(|f| {
+                !output
+                    .files
+                    .iter()
+                    .any(|n| n.partition_path == f.partition_path)
+            })
+            .collect(),
+    }
+}
+
+/// The upload's `unique` values against the version as stored now (files leased while read):
+/// 422 naming every clashing value. Blocking (reads Parquet): call off the async workers.
+pub fn check_before_answer(
+    catalog: &Catalog,
+    storage: &Storage,
+    dataset_id: i64,
+    version: i64,
+    behaviour: UpdateBehaviour,
+    output: &StagedOutput,
+) -> Result<()> {
+    if output.unique.is_empty() {
+        return Ok(());
+    }
+    let (current, _lease) = snapshot(catalog, storage, dataset_id, version)?;
+    let kept = kept_files(&current, behaviour, output);
+    let mut problems = Problems::default();
+    find_duplicates(storage, &kept, &output.unique, &mut problems)?;
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.into_error())
+    }
+}
 
 pub(super) fn find_duplicates(
     storage: &Storage,

@@ -1,0 +1,151 @@
+//! The token signing key lives in its own file in the data folder (mode 0600), not in the catalog,
+//! so a copy of the catalog (a backup) cannot forge tokens.
+//!
+//! Installs from before kept it in the catalog's `settings` table: at start it is moved to the
+//! file (same key, so issued tokens stay valid), then deleted from the catalog with SQLite's
+//! `secure_delete` and a WAL checkpoint, so its bytes do not linger in the catalog files.
+
+use std::io::Write;
+use std::path::Path;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+use base64::Engine;
+use rusqlite::OptionalExtension;
+
+use super::secrets;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+
+const KEY_BYTES: usize = 32;
+
+/// The key: read from `path`; else moved there from the catalog; else created there.
+pub fn load_or_create(catalog: &Catalog, path: &Path) -> Result<Vec<u8>> {
+    let in_catalog: Option<Vec<u8>> = catalog.with(|c| {
+        Ok(c.query_row(
+            "SELECT value FROM settings WHERE key = 'token_key'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?)
+    })?;
+    let key = match read(path)? {
+        Some(key) => key,
+        None => {
+            let key = in_catalog
+                .clone()
+                .unwrap_or_else(|| secrets::random_bytes::<KEY_BYTES>().to_vec());
+            write(path, &key)?;
+            key
+        }
+    };
+    if in_catalog.is_some() {
+        catalog.with(|c| {
+            c.pragma_update(None, "secure_delete", "ON")?;
+            c.execute("DELETE FROM settings WHERE key = 'token_key'", [])?;
+            c.pragma_update(None, "secure_delete", "OFF")?;
+            // Copies the zeroed page into the main file and empties the WAL.
+            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+            Ok(())
+        })?;
+        tracing::info!(file = %path.display(), "moved the token signing key out of the catalog");
+    }
+    Ok(key)
+}
+
+fn read(path: &Path) -> Result<Option<Vec<u8>>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    match B64.decode(text.trim()) {
+        Ok(key) if key.len() >= KEY_BYTES => Ok(Some(key)),
+        _ => Err(Error::internal(format!(
+            "the token signing key file {} is not a valid key; restore it from a backup, or delete \
+             it to create a new key (every issued token then stops working)",
+            path.display()
+        ))),
+    }
+}
+
+/// Writes the key durably and readable by the owner only: a temporary file, fsync, rename.
+fn write(path: &Path, key: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp)?;
+    writeln!(file, "{}", B64.encode(key))?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_in_catalog(catalog: &Catalog) -> Option<Vec<u8>> {
+        catalog
+            .with(|c| {
+                Ok(c.query_row(
+                    "SELECT value FROM settings WHERE key = 'token_key'",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?)
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn a_key_in_the_catalog_moves_to_the_file_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let old = vec![42u8; 32];
+        catalog
+            .with(|c| {
+                c.execute(
+                    "INSERT INTO settings (key, value) VALUES ('token_key', ?1)",
+                    [&old],
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        let path = dir.path().join("token-signing.key");
+        assert_eq!(load_or_create(&catalog, &path).unwrap(), old);
+        assert_eq!(key_in_catalog(&catalog), None);
+        assert_eq!(load_or_create(&catalog, &path).unwrap(), old);
+        let catalog_bytes = std::fs::read(dir.path().join("catalog.sqlite")).unwrap();
+        assert!(
+            !catalog_bytes.windows(32).any(|w| w == old.as_slice()),
+            "the deleted key must not linger in the catalog file"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn a_new_install_creates_a_key_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(dir.path()).unwrap();
+        let path = dir.path().join("k");
+        let first = load_or_create(&catalog, &path).unwrap();
+        assert_eq!(first.len(), 32);
+        assert_eq!(load_or_create(&catalog, &path).unwrap(), first);
+        std::fs::write(&path, "not base64 !!").unwrap();
+        assert!(load_or_create(&catalog, &path).is_err());
+    }
+}

@@ -1,0 +1,311 @@
+//! The front of every connection: a wrapper around the TCP stream that actix-http reads through.
+//!
+//! It holds each request head back until it is complete, judges it (`head.rs`) and only then
+//! hands it on; a refused head is answered here with a JSON body (actix-http would answer with an
+//! empty one) and the connection closed. It follows the body framing to find the next head, and
+//! enforces the slow-client limits: a head must arrive within the head timeout (408, JSON), and a
+//! body that stops arriving for the body timeout ends the connection (the handler then sees a
+//! broken body and answers with its error).
+//!
+//! Refusals are written when actix-http shuts the connection down: the front tells it the client
+//! closed (end of stream), actix-http finishes any earlier pipelined answers, then shuts down, so
+//! the refusal is always the last thing written.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use actix_rt::net::TcpStream;
+use actix_web::http::StatusCode;
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::{Instant, Sleep};
+
+use super::chunked::ChunkState;
+use super::head::{judge, Framing, HeadLimits, Refusal};
+
+/// The connection limits the front enforces.
+#[derive(Debug, Clone, Copy)]
+pub struct FrontSettings {
+    pub head: HeadLimits,
+    /// A request head must be complete this long after its first byte (after the connection
+    /// opened, for the first request).
+    pub head_timeout: Duration,
+    /// A body that receives nothing for this long ends the connection.
+    pub body_idle_timeout: Duration,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Collecting a head; `started` once its first byte (or the connection) arrived.
+    Head {
+        started: Option<Instant>,
+    },
+    Body {
+        remaining: u64,
+    },
+    Chunked(ChunkState),
+    /// Framing no longer followed (after CONNECT or an unusual chunked body): bytes pass as-is.
+    Opaque,
+    /// Reading is over: actix-http is told the stream ended.
+    Closed,
+}
+
+pub struct FrontIo {
+    io: TcpStream,
+    settings: Arc<FrontSettings>,
+    state: State,
+    /// Bytes read but not yet judged (an incomplete head, or bytes after it).
+    unjudged: BytesMut,
+    /// Judged bytes waiting for actix-http to read them.
+    ready: BytesMut,
+    /// The answer to write before the connection closes.
+    refusal: Option<Bytes>,
+    timer: Pin<Box<Sleep>>,
+    /// When a body read started waiting for the client.
+    waiting_since: Option<Instant>,
+}
+
+impl FrontIo {
+    pub fn new(io: TcpStream, settings: Arc<FrontSettings>) -> FrontIo {
+        let now = Instant::now();
+        FrontIo {
+            io,
+            settings,
+            state: State::Head { started: Some(now) },
+            unjudged: BytesMut::new(),
+            ready: BytesMut::new(),
+            refusal: None,
+            timer: Box::pin(tokio::time::sleep_until(now)),
+            waiting_since: None,
+        }
+    }
+
+    /// Moves what can be judged from `unjudged` to `ready`, following the framing.
+    fn judge_buffered(&mut self) {
+        while !self.unjudged.is_empty() {
+            match self.state {
+                State::Head { started } => {
+                    if started.is_none() {
+                        self.state = State::Head {
+                            started: Some(Instant::now()),
+                        };
+                    }
+                    match judge(&self.unjudged, &self.settings.head) {
+                        Ok(None) => return,
+                        Ok(Some((len, framing))) => {
+                            self.pass(len);
+                            self.state = match framing {
+                                Framing::None => State::Head { started: None },
+                                Framing::Length(n) => State::Body { remaining: n },
+                                Framing::Chunked => State::Chunked(ChunkState::start()),
+                                Framing::UntilClose => State::Opaque,
+                            };
+                            self.waiting_since = None;
+                        }
+                        Err(refusal) => return self.refuse(refusal),
+                    }
+                }
+                State::Body { remaining } => {
+                    let n = remaining.min(self.unjudged.len() as u64);
+                    self.pass(n as usize);
+                    self.state = if n == remaining {
+                        State::Head { started: None }
+                    } else {
+                        State::Body {
+                            remaining: remaining - n,
+                        }
+                    };
+                }
+                State::Chunked(mut chunks) => {
+                    let n = chunks.advance(&self.unjudged);
+                    self.pass(n);
+                    self.state = match chunks {
+                        ChunkState::Done => State::Head { started: None },
+                        ChunkState::Lost => State::Opaque,
+                        other => State::Chunked(other),
+                    };
+                }
+                State::Opaque => {
+                    let n = self.unjudged.len();
+                    self.pass(n);
+                }
+                State::Closed => {
+                    self.unjudged.clear();
+                }
+            }
+        }
+    }
+
+    fn pass(&mut self, n: usize) {
+        let judged = self.unjudged.split_to(n);
+        if self.ready.is_empty() {
+            self.ready = judged;
+        } else {
+            self.ready.extend_from_slice(&judged);
+        }
+    }
+
+    fn refuse(&mut self, refusal: Refusal) {
+        tracing::info!(
+            status = refusal.status.as_u16(),
+            reason = %refusal.message,
+            peer = ?self.io.peer_addr().ok(),
+            "request refused before routing"
+        );
+        self.refusal = Some(refusal_response(&refusal));
+        self.state = State::Closed;
+        self.unjudged.clear();
+    }
+
+    /// When the current wait must end, if it has a limit.
+    fn deadline(&self) -> Option<(Instant, bool)> {
+        match self.state {
+            State::Head {
+                started: Some(since),
+            } => Some((since + self.settings.head_timeout, true)),
+            State::Body { .. } | State::Chunked(_) => self
+                .waiting_since
+                .map(|since| (since + self.settings.body_idle_timeout, false)),
+            _ => None,
+        }
+    }
+
+    /// Called when the socket has nothing to read: arms the timer, or acts if it has expired.
+    fn poll_deadline(&mut self, cx: &mut Context<'_>) -> bool {
+        if matches!(self.state, State::Body { .. } | State::Chunked(_))
+            && self.waiting_since.is_none()
+        {
+            self.waiting_since = Some(Instant::now());
+        }
+        let Some((deadline, is_head)) = self.deadline() else {
+            return false;
+        };
+        if self.timer.deadline() != deadline {
+            self.timer.as_mut().reset(deadline);
+        }
+        if self.timer.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        if is_head {
+            let secs = self.settings.head_timeout.as_secs_f64();
+            self.refuse(Refusal {
+                status: StatusCode::REQUEST_TIMEOUT,
+                message: format!("The request head was not received within {secs} seconds"),
+            });
+        } else {
+            tracing::info!(
+                peer = ?self.io.peer_addr().ok(),
+                "request body stalled: closing the connection"
+            );
+            self.state = State::Closed;
+        }
+        true
+    }
+}
+
+/// A complete HTTP/1.1 answer with a `{"details": ...}` body, closing the connection.
+pub fn refusal_response(refusal: &Refusal) -> Bytes {
+    let body = serde_json::json!({ "details": refusal.message }).to_string();
+    Bytes::from(format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        refusal.status.as_u16(),
+        refusal.status.canonical_reason().unwrap_or("Error"),
+        body.len()
+    ))
+}
+
+impl AsyncRead for FrontIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if !this.ready.is_empty() {
+                let n = out.remaining().min(this.ready.len());
+                out.put_slice(&this.ready[..n]);
+                this.ready.advance(n);
+                return Poll::Ready(Ok(()));
+            }
+            if this.state == State::Closed {
+                return Poll::Ready(Ok(()));
+            }
+            this.unjudged.reserve(16 * 1024);
+            match tokio_util::io::poll_read_buf(Pin::new(&mut this.io), cx, &mut this.unjudged) {
+                Poll::Pending => {
+                    if this.poll_deadline(cx) {
+                        continue;
+                    }
+                    return Poll::Pending;
+                }
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(0)) => {
+                    // The client closed its side; an incomplete head is dropped with it.
+                    this.state = State::Closed;
+                    this.unjudged.clear();
+                }
+                Poll::Ready(Ok(_)) => {
+                    this.waiting_since = None;
+                    this.judge_buffered();
+                }
+            }
+        }
+    }
+}
+
+impl AsyncWrite for FrontIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        while let Some(refusal) = this.refusal.as_mut() {
+            if refusal.is_empty() {
+                this.refusal = None;
+                break;
+            }
+            let n = ready!(Pin::new(&mut this.io).poll_write(cx, refusal))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            refusal.advance(n);
+        }
+        Pin::new(&mut this.io).poll_shutdown(cx)
+    }
+}
+
+impl Drop for FrontIo {
+    fn drop(&mut self) {
+        // actix-http normally shuts down first (which writes the refusal); if it dropped the
+        // connection instead, try once without blocking.
+        if let Some(refusal) = self.refusal.take() {
+            let _ = self.io.try_write(&refusal);
+        }
+    }
+}
