@@ -95,6 +95,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
         credentials_file: args.data_dir.join("admin-credentials.json"),
+        layers: layers.clone(),
     };
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
     let storage = Storage::new(&args.data_dir);

@@ -37,6 +37,8 @@ pub struct AuthSettings {
     pub admin_override: Option<AdminCredentials>,
     /// Where the generated admin credentials are written on first start.
     pub credentials_file: PathBuf,
+    /// The configured layers (lower-case), which rAPId's layered permission names refer to.
+    pub layers: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -62,7 +64,8 @@ impl Auth {
     /// arbiter, so its SQLite writes never block an HTTP worker. Call inside a running actix system.
     pub fn start(catalog: Catalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
         let (key, bootstrap) = bootstrap::prepare(&catalog, &settings)?;
-        let snapshot = catalog.with(|c| AuthSnapshot::load(c))?;
+        let layers: Arc<[String]> = settings.layers.clone().into();
+        let snapshot = catalog.with(|c| AuthSnapshot::load(c, layers))?;
         let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));
         let actor = AuthActor {
             catalog,
