@@ -282,10 +282,14 @@ fn resolve_dataset_access<A: DatasetAccessKind>(
         info.get("dataset").unwrap_or_default(),
     );
     let record = state.registry.find(&key)?;
-    let allowed = subject
-        .permissions
-        .iter()
-        .any(|p| p.grants(A::ACCESS, record.sensitivity, &record.key.domain));
+    let allowed = subject.permissions.iter().any(|p| {
+        p.grants(
+            A::ACCESS,
+            record.sensitivity,
+            &record.key.layer,
+            &record.key.domain,
+        )
+    });
     if !allowed {
         return Err(Error::forbidden(format!(
             "Subject {} does not have enough permissions to {verb} the dataset layer [{}], domain [{}] and dataset [{}]",

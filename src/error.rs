@@ -29,6 +29,19 @@ impl std::fmt::Display for ApiError {
     }
 }
 
+/// For the two routes where rAPId answers an unknown thing with 400 and the SDK relies on it
+/// (`DELETE /user` -> `SubjectNotFoundException`, `DELETE /datasets/...` ->
+/// `DatasetNotFoundException`; API.md, Errors): not found becomes 400, the message unchanged.
+pub fn not_found_as_invalid(e: Error) -> Error {
+    match e.kind {
+        ErrorKind::NotFound => Error {
+            kind: ErrorKind::Invalid,
+            details: e.details,
+        },
+        _ => e,
+    }
+}
+
 /// Exhaustive on purpose: a new kind must get a status here before anything compiles.
 pub fn status_of(kind: ErrorKind) -> StatusCode {
     match kind {

@@ -124,6 +124,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         admin_override,
         credentials_file: args.data_dir.join("admin-credentials.json"),
         key_file: args.data_dir.join(file_modes::KEY_FILE),
+        layers: layers.clone(),
     };
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
     let storage = Storage::new(&args.data_dir);

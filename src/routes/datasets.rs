@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
-use crate::error::ApiResult;
+use crate::error::{not_found_as_invalid, ApiResult};
 use crate::state::AppState;
 use crate::upload::{file_field, stream_to_ingest};
 
@@ -134,6 +134,7 @@ pub async fn upload_dataset(
         raw_staged,
         raw_filename: raw_filename.clone(),
         original_filename: filename.clone(),
+        uploaded_by: access.subject.name.clone(),
         raw_bytes,
         output,
     };
@@ -249,7 +250,8 @@ pub async fn delete_dataset(
     let record = state
         .registry
         .delete_dataset(&DatasetKey::new(&layer, &domain, &dataset))
-        .await?;
+        .await
+        .map_err(not_found_as_invalid)?;
     Ok(HttpResponse::Accepted()
         .json(json!({ "details": format!("{} has been deleted.", record.name) })))
 }

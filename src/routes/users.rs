@@ -3,7 +3,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::auth::{AnySubject, Authorized, UserAdmin};
-use crate::error::ApiResult;
+use crate::error::{not_found_as_invalid, ApiResult};
 use crate::state::AppState;
 
 fn default_permissions() -> Vec<String> {
@@ -55,7 +55,8 @@ pub async fn delete_user(
     state
         .auth
         .delete_user(b.username.clone(), b.user_id)
-        .await?;
+        .await
+        .map_err(not_found_as_invalid)?;
     let message = format!("The user '{}' has been deleted", b.username);
     Ok(HttpResponse::Ok().json(json!({ "details": message, "message": message })))
 }

@@ -33,7 +33,10 @@ fn restart_keeps_subjects_permissions_domains_and_tokens() {
     assert_eq!(
         s.call("GET", &format!("/api/permissions/{id}"), Some(&admin), None)
             .1,
-        json!(["READ_PROTECTED_SEA", "USER_ADMIN"])
+        json!([
+            {"id": "READ_PROTECTED_SEA", "type": "READ", "sensitivity": "PROTECTED", "domain": "SEA", "layer": "ALL"},
+            {"id": "USER_ADMIN", "type": "USER_ADMIN", "sensitivity": null, "domain": null, "layer": null},
+        ])
     );
     assert_eq!(
         s.call(
@@ -42,8 +45,8 @@ fn restart_keeps_subjects_permissions_domains_and_tokens() {
             Some(&admin),
             None
         )
-        .1,
-        json!(["WRITE_ALL"])
+        .1[0]["id"],
+        "WRITE_ALL"
     );
     assert_eq!(
         s.call("GET", "/api/protected_domains", Some(&admin), None)

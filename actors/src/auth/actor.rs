@@ -43,7 +43,7 @@ impl<R: Send + 'static> Handler<Apply<R>> for AuthActor {
             let tx = conn.transaction()?;
             let out = (msg.0)(&tx, &current)?;
             tx.commit()?;
-            Ok((out, AuthSnapshot::load(conn)?))
+            Ok((out, AuthSnapshot::load(conn, current.layers.clone())?))
         })?;
         publish(&self.published, snapshot);
         Ok(out)

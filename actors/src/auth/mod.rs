@@ -40,6 +40,8 @@ pub struct AuthSettings {
     pub credentials_file: PathBuf,
     /// The token signing key's own file (0600), outside the catalog.
     pub key_file: PathBuf,
+    /// The configured layers (lower-case), which rAPId's layered permission names refer to.
+    pub layers: Vec<String>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -66,7 +68,8 @@ impl Auth {
     pub fn start(catalog: Catalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
         let key = key_file::load_or_create(&catalog, &settings.key_file)?;
         let bootstrap = bootstrap::prepare(&catalog, &settings)?;
-        let snapshot = catalog.with(|c| AuthSnapshot::load(c))?;
+        let layers: Arc<[String]> = settings.layers.clone().into();
+        let snapshot = catalog.with(|c| AuthSnapshot::load(c, layers))?;
         let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));
         let actor = AuthActor {
             catalog,

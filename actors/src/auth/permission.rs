@@ -3,9 +3,15 @@
 //! `*_ALL` covers every sensitivity including every protected domain; `*_PRIVATE` also covers
 //! PUBLIC; PROTECTED data needs `*_PROTECTED_{its domain}` or `*_ALL`. The admin permissions grant
 //! no data access (API.md, Permissions).
+//!
+//! SPEC.md's names (`READ_PUBLIC`, `READ_PROTECTED_{DOMAIN}`) cover every layer. rAPId v7's layered
+//! names (`READ_{LAYER}_PUBLIC`, `READ_{LAYER}_PROTECTED_{DOMAIN}`, `{LAYER}` a configured layer
+//! upper-cased or `ALL`) cover that layer only, so scripts written for rAPId v7 work unchanged.
 
 use std::collections::BTreeSet;
 use std::fmt;
+
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::sensitivity::Sensitivity;
@@ -21,7 +27,7 @@ pub enum Access {
 }
 
 impl Access {
-    fn prefix(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Access::Read => "READ",
             Access::Write => "WRITE",
@@ -29,56 +35,147 @@ impl Access {
     }
 }
 
+/// The layers a data permission covers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Permission {
-    All(Access),
-    Public(Access),
-    Private(Access),
-    /// Domain kept lower-case, as protected domains are stored.
-    Protected(Access, String),
-    DataAdmin,
-    UserAdmin,
+pub enum LayerScope {
+    /// SPEC.md's names, which have no layer part: every layer.
+    Unnamed,
+    /// rAPId's `ALL` layer part: every layer as well, under its own name.
+    All,
+    /// One configured layer, kept lower-case as layers are.
+    Named(String),
 }
 
-impl Permission {
-    /// Parses a permission name. Protected ones parse whatever the domain; whether that domain
-    /// exists is checked by [`validate_permissions`].
-    pub fn parse(name: &str) -> Option<Permission> {
-        match name {
-            "DATA_ADMIN" => return Some(Permission::DataAdmin),
-            "USER_ADMIN" => return Some(Permission::UserAdmin),
-            _ => {}
+impl LayerScope {
+    fn covers(&self, layer: &str) -> bool {
+        match self {
+            LayerScope::Unnamed | LayerScope::All => true,
+            LayerScope::Named(l) => l.eq_ignore_ascii_case(layer),
         }
-        let (access, rest) = if let Some(rest) = name.strip_prefix("READ_") {
-            (Access::Read, rest)
-        } else if let Some(rest) = name.strip_prefix("WRITE_") {
-            (Access::Write, rest)
-        } else {
-            return None;
-        };
-        match rest {
-            "ALL" => Some(Permission::All(access)),
-            "PUBLIC" => Some(Permission::Public(access)),
-            "PRIVATE" => Some(Permission::Private(access)),
-            _ => {
-                let domain = rest.strip_prefix("PROTECTED_")?;
-                is_upper_domain(domain)
-                    .then(|| Permission::Protected(access, domain.to_ascii_lowercase()))
+    }
+
+    /// The layer as rAPId's permission objects show it: upper-case, `ALL` for every layer.
+    pub fn label(&self) -> String {
+        match self {
+            LayerScope::Unnamed | LayerScope::All => "ALL".to_string(),
+            LayerScope::Named(l) => l.to_ascii_uppercase(),
+        }
+    }
+}
+
+/// Which data of a layer a data permission covers.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    Public,
+    /// PRIVATE and PUBLIC.
+    Private,
+    /// PROTECTED data of one domain, kept lower-case as protected domains are stored.
+    Protected(String),
+}
+
+impl Level {
+    fn covers(&self, sensitivity: Sensitivity, domain: &str) -> bool {
+        match self {
+            Level::Public => sensitivity == Sensitivity::Public,
+            Level::Private => sensitivity != Sensitivity::Protected,
+            Level::Protected(d) => {
+                sensitivity == Sensitivity::Protected && d.eq_ignore_ascii_case(domain)
             }
         }
     }
 
-    /// Whether this permission lets its holder `access` a dataset of `sensitivity` in `domain`.
-    pub fn grants(&self, access: Access, sensitivity: Sensitivity, domain: &str) -> bool {
+    fn parse(s: &str) -> Option<Level> {
+        match s {
+            "PUBLIC" => Some(Level::Public),
+            "PRIVATE" => Some(Level::Private),
+            _ => {
+                let domain = s.strip_prefix("PROTECTED_")?;
+                is_upper_name(domain).then(|| Level::Protected(domain.to_ascii_lowercase()))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Level::Public => f.write_str("PUBLIC"),
+            Level::Private => f.write_str("PRIVATE"),
+            Level::Protected(d) => write!(f, "PROTECTED_{}", d.to_ascii_uppercase()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Permission {
+    /// `READ_ALL` / `WRITE_ALL`: every layer, sensitivity and protected domain.
+    All(Access),
+    Data {
+        access: Access,
+        layer: LayerScope,
+        level: Level,
+    },
+    DataAdmin,
+    UserAdmin,
+}
+
+/// What makes a permission name valid: the configured layers and the protected domains that exist.
+#[derive(Debug, Clone, Copy)]
+pub struct PermissionContext<'a> {
+    /// Lower-case, as configured.
+    pub layers: &'a [String],
+    /// Lower-case, as stored.
+    pub protected_domains: &'a BTreeSet<String>,
+}
+
+impl Permission {
+    /// A SPEC.md data permission, covering every layer.
+    pub fn unlayered(access: Access, level: Level) -> Permission {
+        Permission::Data {
+            access,
+            layer: LayerScope::Unnamed,
+            level,
+        }
+    }
+
+    /// Parses a permission name valid in `ctx`: a named layer must be configured and a protected
+    /// domain must exist. Where a name reads two ways (a layer called `protected`), SPEC.md's
+    /// reading wins, then the one with the shortest layer part.
+    pub fn parse(name: &str, ctx: PermissionContext<'_>) -> Option<Permission> {
+        readings(name).into_iter().find(|p| p.valid_in(ctx))
+    }
+
+    fn valid_in(&self, ctx: PermissionContext<'_>) -> bool {
+        let Permission::Data { layer, level, .. } = self else {
+            return true;
+        };
+        let layer_ok = match layer {
+            LayerScope::Named(l) => ctx.layers.contains(l),
+            _ => true,
+        };
+        let domain_ok = match level {
+            Level::Protected(d) => ctx.protected_domains.contains(d),
+            _ => true,
+        };
+        layer_ok && domain_ok
+    }
+
+    /// Whether this permission lets its holder `access` a dataset of `sensitivity` in `layer` and
+    /// `domain`.
+    pub fn grants(
+        &self,
+        access: Access,
+        sensitivity: Sensitivity,
+        layer: &str,
+        domain: &str,
+    ) -> bool {
         match self {
             Permission::All(a) => *a == access,
-            Permission::Private(a) => *a == access && sensitivity != Sensitivity::Protected,
-            Permission::Public(a) => *a == access && sensitivity == Sensitivity::Public,
-            Permission::Protected(a, d) => {
-                *a == access
-                    && sensitivity == Sensitivity::Protected
-                    && d.eq_ignore_ascii_case(domain)
-            }
+            Permission::Data {
+                access: a,
+                layer: scope,
+                level,
+            } => *a == access && scope.covers(layer) && level.covers(sensitivity, domain),
             Permission::DataAdmin | Permission::UserAdmin => false,
         }
     }
@@ -86,45 +183,157 @@ impl Permission {
     /// Whether this permission gives any kind of `access` at all (used where no dataset is named yet).
     pub fn is_access(&self, access: Access) -> bool {
         match self {
-            Permission::All(a)
-            | Permission::Public(a)
-            | Permission::Private(a)
-            | Permission::Protected(a, _) => *a == access,
+            Permission::All(a) | Permission::Data { access: a, .. } => *a == access,
             Permission::DataAdmin | Permission::UserAdmin => false,
         }
     }
 }
 
+/// A permission as rAPId's `GET /permissions/{subject_id}` shows it. `sensitivity` is `ALL` for
+/// `*_ALL`; `layer` is `ALL` for names covering every layer; both are null for the admin
+/// permissions, and `domain` (upper-case) is set only for protected ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PermissionItem {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub sensitivity: Option<&'static str>,
+    pub domain: Option<String>,
+    pub layer: Option<String>,
+}
+
+impl Permission {
+    pub fn item(&self) -> PermissionItem {
+        let (kind, sensitivity, domain, layer) = match self {
+            Permission::All(a) => (a.as_str(), Some("ALL"), None, Some("ALL".to_string())),
+            Permission::Data {
+                access,
+                layer,
+                level,
+            } => {
+                let (sensitivity, domain) = match level {
+                    Level::Public => ("PUBLIC", None),
+                    Level::Private => ("PRIVATE", None),
+                    Level::Protected(d) => ("PROTECTED", Some(d.to_ascii_uppercase())),
+                };
+                (
+                    access.as_str(),
+                    Some(sensitivity),
+                    domain,
+                    Some(layer.label()),
+                )
+            }
+            Permission::DataAdmin => ("DATA_ADMIN", None, None, None),
+            Permission::UserAdmin => ("USER_ADMIN", None, None, None),
+        };
+        PermissionItem {
+            id: self.to_string(),
+            kind,
+            sensitivity,
+            domain,
+            layer,
+        }
+    }
+}
+
+/// Every way `name` can be read, SPEC.md's first, before any check against configured layers and
+/// existing protected domains.
+fn readings(name: &str) -> Vec<Permission> {
+    match name {
+        "DATA_ADMIN" => return vec![Permission::DataAdmin],
+        "USER_ADMIN" => return vec![Permission::UserAdmin],
+        _ => {}
+    }
+    let (access, rest) = if let Some(rest) = name.strip_prefix("READ_") {
+        (Access::Read, rest)
+    } else if let Some(rest) = name.strip_prefix("WRITE_") {
+        (Access::Write, rest)
+    } else {
+        return Vec::new();
+    };
+    if rest == "ALL" {
+        return vec![Permission::All(access)];
+    }
+    let mut out = Vec::new();
+    if let Some(level) = Level::parse(rest) {
+        out.push(Permission::unlayered(access, level));
+    }
+    for (i, _) in rest.match_indices('_') {
+        let (prefix, tail) = (&rest[..i], &rest[i + 1..]);
+        let Some(level) = Level::parse(tail) else {
+            continue;
+        };
+        let layer = if prefix == "ALL" {
+            LayerScope::All
+        } else if is_upper_name(prefix) {
+            LayerScope::Named(prefix.to_ascii_lowercase())
+        } else {
+            continue;
+        };
+        out.push(Permission::Data {
+            access,
+            layer,
+            level,
+        });
+    }
+    out
+}
+
 impl fmt::Display for Permission {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Permission::All(a) => write!(f, "{}_ALL", a.prefix()),
-            Permission::Public(a) => write!(f, "{}_PUBLIC", a.prefix()),
-            Permission::Private(a) => write!(f, "{}_PRIVATE", a.prefix()),
-            Permission::Protected(a, d) => {
-                write!(f, "{}_PROTECTED_{}", a.prefix(), d.to_ascii_uppercase())
-            }
+            Permission::All(a) => write!(f, "{}_ALL", a.as_str()),
+            Permission::Data {
+                access,
+                layer,
+                level,
+            } => match layer {
+                LayerScope::Unnamed => write!(f, "{}_{level}", access.as_str()),
+                LayerScope::All => write!(f, "{}_ALL_{level}", access.as_str()),
+                LayerScope::Named(l) => {
+                    write!(f, "{}_{}_{level}", access.as_str(), l.to_ascii_uppercase())
+                }
+            },
             Permission::DataAdmin => f.write_str("DATA_ADMIN"),
             Permission::UserAdmin => f.write_str("USER_ADMIN"),
         }
     }
 }
 
-fn is_upper_domain(s: &str) -> bool {
+/// An upper-case name: a letter, then letters, digits and underscores.
+fn is_upper_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_uppercase())
         && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-/// Every valid permission name, given the protected domains that exist.
-pub fn all_permission_names(protected_domains: &BTreeSet<String>) -> Vec<String> {
+/// The layer scopes of data permissions: SPEC.md's unlayered names, `ALL`, then each layer.
+fn layer_scopes(layers: &[String]) -> Vec<LayerScope> {
+    let mut scopes = vec![LayerScope::Unnamed, LayerScope::All];
+    scopes.extend(layers.iter().map(|l| LayerScope::Named(l.clone())));
+    scopes
+}
+
+/// Every valid permission name: SPEC.md's, then rAPId v7's layered ones.
+pub fn all_permission_names(ctx: PermissionContext<'_>) -> Vec<String> {
     let mut names = Vec::new();
     for access in [Access::Read, Access::Write] {
         names.push(Permission::All(access).to_string());
-        names.push(Permission::Public(access).to_string());
-        names.push(Permission::Private(access).to_string());
-        for d in protected_domains {
-            names.push(Permission::Protected(access, d.clone()).to_string());
+        for layer in layer_scopes(ctx.layers) {
+            let levels = [Level::Public, Level::Private]
+                .into_iter()
+                .chain(ctx.protected_domains.iter().cloned().map(Level::Protected));
+            for level in levels {
+                let layer = layer.clone();
+                names.push(
+                    Permission::Data {
+                        access,
+                        layer,
+                        level,
+                    }
+                    .to_string(),
+                );
+            }
         }
     }
     names.push(Permission::DataAdmin.to_string());
@@ -132,12 +341,31 @@ pub fn all_permission_names(protected_domains: &BTreeSet<String>) -> Vec<String>
     names
 }
 
-/// Checks a requested permission list: every name known (protected ones for an existing domain),
-/// none repeated. An empty list is refused unless `allow_empty` (revoking everything is a
-/// legitimate permission update, but a new subject with no permission is a mistake).
+/// Every name, in every layer scope, of the READ and WRITE permissions of protected `domain`.
+pub fn protected_domain_permission_names(domain: &str, layers: &[String]) -> Vec<String> {
+    let mut names = Vec::new();
+    for access in [Access::Read, Access::Write] {
+        for layer in layer_scopes(layers) {
+            let level = Level::Protected(domain.to_ascii_lowercase());
+            names.push(
+                Permission::Data {
+                    access,
+                    layer,
+                    level,
+                }
+                .to_string(),
+            );
+        }
+    }
+    names
+}
+
+/// Checks a requested permission list: every name valid in `ctx`, none repeated. An empty list is
+/// refused unless `allow_empty` (revoking everything is a legitimate permission update, but a new
+/// subject with no permission is a mistake).
 pub fn validate_permissions(
     names: &[String],
-    protected_domains: &BTreeSet<String>,
+    ctx: PermissionContext<'_>,
     allow_empty: bool,
 ) -> Result<Vec<Permission>> {
     if names.is_empty() && !allow_empty {
@@ -146,12 +374,7 @@ pub fn validate_permissions(
     let mut seen = BTreeSet::new();
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        let p = Permission::parse(name).ok_or_else(|| Error::invalid(INVALID_PERMISSIONS))?;
-        if let Permission::Protected(_, d) = &p {
-            if !protected_domains.contains(d) {
-                return Err(Error::invalid(INVALID_PERMISSIONS));
-            }
-        }
+        let p = Permission::parse(name, ctx).ok_or_else(|| Error::invalid(INVALID_PERMISSIONS))?;
         if !seen.insert(p.clone()) {
             return Err(Error::invalid(INVALID_PERMISSIONS));
         }
@@ -161,90 +384,5 @@ pub fn validate_permissions(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use Sensitivity::*;
-
-    fn p(name: &str) -> Permission {
-        Permission::parse(name).unwrap()
-    }
-
-    #[test]
-    fn names_round_trip() {
-        let domains = BTreeSet::from(["land".to_string()]);
-        for name in all_permission_names(&domains) {
-            assert_eq!(p(&name).to_string(), name);
-        }
-    }
-
-    #[test]
-    fn private_covers_public_but_not_protected() {
-        let perm = p("READ_PRIVATE");
-        assert!(perm.grants(Access::Read, Public, "x"));
-        assert!(perm.grants(Access::Read, Private, "x"));
-        assert!(!perm.grants(Access::Read, Protected, "x"));
-        assert!(!perm.grants(Access::Write, Public, "x"));
-    }
-
-    #[test]
-    fn public_covers_only_public() {
-        let perm = p("WRITE_PUBLIC");
-        assert!(perm.grants(Access::Write, Public, "x"));
-        assert!(!perm.grants(Access::Write, Private, "x"));
-    }
-
-    #[test]
-    fn protected_covers_only_its_domain() {
-        let perm = p("READ_PROTECTED_LAND");
-        assert!(perm.grants(Access::Read, Protected, "land"));
-        assert!(!perm.grants(Access::Read, Protected, "sea"));
-        assert!(!perm.grants(Access::Read, Public, "land"));
-    }
-
-    #[test]
-    fn all_covers_every_protected_domain() {
-        assert!(p("WRITE_ALL").grants(Access::Write, Protected, "anything"));
-        assert!(!p("WRITE_ALL").grants(Access::Read, Public, "x"));
-    }
-
-    #[test]
-    fn admin_permissions_grant_no_data_access() {
-        for name in ["DATA_ADMIN", "USER_ADMIN"] {
-            for s in Sensitivity::ALL {
-                assert!(!p(name).grants(Access::Read, s, "d"));
-                assert!(!p(name).grants(Access::Write, s, "d"));
-            }
-        }
-    }
-
-    #[test]
-    fn unknown_duplicated_or_lowercase_names_are_invalid() {
-        let domains = BTreeSet::from(["land".to_string()]);
-        for bad in [
-            vec!["READ_SOME"],
-            vec!["read_all"],
-            vec!["READ_ALL", "READ_ALL"],
-            vec!["READ_PROTECTED_SEA"],
-            vec!["READ_PROTECTED_land"],
-            vec![""],
-        ] {
-            let names: Vec<String> = bad.iter().map(|s| s.to_string()).collect();
-            let err = validate_permissions(&names, &domains, false).unwrap_err();
-            assert_eq!(
-                err.details,
-                crate::error::Details::One(INVALID_PERMISSIONS.into())
-            );
-        }
-        let ok = vec!["READ_PROTECTED_LAND".to_string(), "DATA_ADMIN".to_string()];
-        assert_eq!(validate_permissions(&ok, &domains, false).unwrap().len(), 2);
-    }
-
-    #[test]
-    fn empty_list_refused_on_create_allowed_on_update() {
-        let domains = BTreeSet::new();
-        assert!(validate_permissions(&[], &domains, false).is_err());
-        assert!(validate_permissions(&[], &domains, true)
-            .unwrap()
-            .is_empty());
-    }
-}
+#[path = "permission_tests.rs"]
+mod tests;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::auth::permission::Permission;
+use crate::auth::permission::{Permission, PermissionContext, PermissionItem};
 use crate::error::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -52,6 +52,10 @@ impl Subject {
     pub fn permission_names(&self) -> Vec<String> {
         self.permissions.iter().map(|p| p.to_string()).collect()
     }
+
+    pub fn permission_items(&self) -> Vec<PermissionItem> {
+        self.permissions.iter().map(|p| p.item()).collect()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -60,23 +64,41 @@ pub struct AuthSnapshot {
     /// Lower-cased username -> user id, for password logins.
     pub users_by_name: HashMap<String, String>,
     pub protected_domains: BTreeSet<String>,
+    /// The configured layers (lower-case): layered permission names are read against them.
+    pub layers: Arc<[String]>,
 }
 
 impl AuthSnapshot {
-    pub fn load(conn: &Connection) -> Result<AuthSnapshot> {
+    pub fn permission_context(&self) -> PermissionContext<'_> {
+        PermissionContext {
+            layers: &self.layers,
+            protected_domains: &self.protected_domains,
+        }
+    }
+
+    pub fn load(conn: &Connection, layers: Arc<[String]>) -> Result<AuthSnapshot> {
+        let mut snapshot = AuthSnapshot {
+            layers,
+            ..AuthSnapshot::default()
+        };
+        let mut stmt = conn.prepare("SELECT domain FROM protected_domains")?;
+        for d in stmt.query_map([], |r| r.get::<_, String>(0))? {
+            snapshot.protected_domains.insert(d?);
+        }
+
         let mut perms: HashMap<String, Vec<Permission>> = HashMap::new();
         let mut stmt =
             conn.prepare("SELECT subject_id, permission FROM subject_permissions ORDER BY rowid")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
         for row in rows {
             let (id, name) = row?;
-            // A stored name that no longer parses (a future format) is skipped, not fatal.
-            if let Some(p) = Permission::parse(&name) {
+            // A stored name that no longer parses (a layer no longer configured, a future
+            // format) is skipped, not fatal.
+            if let Some(p) = Permission::parse(&name, snapshot.permission_context()) {
                 perms.entry(id).or_default().push(p);
             }
         }
 
-        let mut snapshot = AuthSnapshot::default();
         let mut stmt = conn.prepare(
             "SELECT subject_id, kind, name, email, secret_digest, password_hash FROM subjects",
         )?;
@@ -116,11 +138,6 @@ impl AuthSnapshot {
                 credential,
             };
             snapshot.subjects.insert(id, Arc::new(subject));
-        }
-
-        let mut stmt = conn.prepare("SELECT domain FROM protected_domains")?;
-        for d in stmt.query_map([], |r| r.get::<_, String>(0))? {
-            snapshot.protected_domains.insert(d?);
         }
         Ok(snapshot)
     }

@@ -5,7 +5,10 @@ use serde::Serialize;
 
 use super::actor::unique_violation;
 use super::names;
-use super::permission::{all_permission_names, validate_permissions, Permission};
+use super::permission::{
+    all_permission_names, protected_domain_permission_names, validate_permissions, Permission,
+    PermissionItem,
+};
 use super::secrets;
 use super::snapshot::SubjectKind;
 use super::Auth;
@@ -50,7 +53,7 @@ impl Auth {
         let client_name = name.clone();
         let permissions = self
             .apply(move |tx, snap| {
-                let perms = validate_permissions(&permissions, &snap.protected_domains, false)?;
+                let perms = validate_permissions(&permissions, snap.permission_context(), false)?;
                 tx.execute(
                     "INSERT INTO subjects (subject_id, kind, name, name_key, secret_digest, created_at)
                      VALUES (?1, 'CLIENT', ?2, ?3, ?4, ?5)",
@@ -99,7 +102,7 @@ impl Auth {
         let (id, name, mail) = (user_id.clone(), username.clone(), email.clone());
         let permissions = self
             .apply(move |tx, snap| {
-                let perms = validate_permissions(&permissions, &snap.protected_domains, false)?;
+                let perms = validate_permissions(&permissions, snap.permission_context(), false)?;
                 tx.execute(
                     "INSERT INTO subjects (subject_id, kind, name, name_key, email, password_hash, created_at)
                      VALUES (?1, 'USER', ?2, ?3, ?4, ?5, ?6)",
@@ -199,7 +202,7 @@ impl Auth {
         permissions: Vec<String>,
     ) -> Result<Vec<String>> {
         self.apply(move |tx, snap| {
-            let perms = validate_permissions(&permissions, &snap.protected_domains, true)?;
+            let perms = validate_permissions(&permissions, snap.permission_context(), true)?;
             let exists: Option<i64> = tx
                 .query_row(
                     "SELECT 1 FROM subjects WHERE subject_id = ?1",
@@ -222,16 +225,17 @@ impl Auth {
         .await
     }
 
-    pub fn subject_permissions(&self, subject_id: &str) -> Result<Vec<String>> {
+    /// A subject's permissions as rAPId's objects (`GET /permissions/{subject_id}`); 404 if unknown.
+    pub fn subject_permissions(&self, subject_id: &str) -> Result<Vec<PermissionItem>> {
         self.snapshot()
             .subjects
             .get(subject_id)
-            .map(|s| s.permission_names())
+            .map(|s| s.permission_items())
             .ok_or_else(|| Error::not_found(format!("Subject with ID {subject_id} does not exist")))
     }
 
     pub fn permission_names(&self) -> Vec<String> {
-        all_permission_names(&self.snapshot().protected_domains)
+        all_permission_names(self.snapshot().permission_context())
     }
 
     pub fn protected_domains(&self) -> Vec<String> {
@@ -267,7 +271,7 @@ impl Auth {
     pub async fn delete_protected_domain(&self, domain: &str) -> Result<String> {
         let domain = names::validate_protected_domain(domain)?;
         let d = domain.clone();
-        self.apply(move |tx, _| {
+        self.apply(move |tx, snap| {
             let mut stmt = tx.prepare(
                 "SELECT layer || '/' || domain || '/' || dataset FROM datasets
                  WHERE sensitivity = 'PROTECTED' AND domain = ?1 ORDER BY 1",
@@ -283,11 +287,11 @@ impl Auth {
             if tx.execute("DELETE FROM protected_domains WHERE domain = ?1", [&d])? == 0 {
                 return Err(Error::not_found(format!("The protected domain, [{d}] does not exist.")));
             }
-            let upper = d.to_ascii_uppercase();
-            tx.execute(
-                "DELETE FROM subject_permissions WHERE permission IN (?1, ?2)",
-                params![format!("READ_PROTECTED_{upper}"), format!("WRITE_PROTECTED_{upper}")],
-            )?;
+            // Its permissions in every layer scope: SPEC.md's names and rAPId's layered ones.
+            let mut revoke = tx.prepare("DELETE FROM subject_permissions WHERE permission = ?1")?;
+            for name in protected_domain_permission_names(&d, &snap.layers) {
+                revoke.execute([name])?;
+            }
             Ok(())
         })
         .await?;

@@ -99,6 +99,11 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX data_files_by_version ON data_files (dataset_id, version, partition_path);
     "#,
+    // 3: who uploaded each raw file (a subject name, kept even after the subject is deleted), for
+    // dataset info's `last_uploaded_by`. Files recorded before this have NULL.
+    r#"
+    ALTER TABLE raw_files ADD COLUMN uploaded_by TEXT;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

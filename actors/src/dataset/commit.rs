@@ -25,6 +25,8 @@ pub struct StagedUpload {
     pub raw_staged: PathBuf,
     pub raw_filename: String,
     pub original_filename: String,
+    /// The name of the subject that uploaded it.
+    pub uploaded_by: String,
     pub raw_bytes: u64,
     pub output: StagedOutput,
 }
@@ -105,8 +107,8 @@ pub(super) fn commit(
         catalog.transaction(|tx| {
             let now = now_text();
             tx.execute(
-                "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at, uploaded_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     record.id,
                     upload.version,
@@ -115,7 +117,8 @@ pub(super) fn commit(
                     upload.output.rows as i64,
                     upload.raw_bytes as i64,
                     upload.job_id,
-                    now
+                    now,
+                    upload.uploaded_by
                 ],
             )?;
             let mut insert = tx.prepare_cached(

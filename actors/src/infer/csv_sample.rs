@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::infer::{InferredColumn, TypeGuess};
-use crate::schema::sanitise_column_names;
+use crate::schema::column_names_from_headers;
 
 pub(super) fn infer(bytes: &[u8], truncated: bool) -> Result<Vec<InferredColumn>> {
     // A truncated sample ends at the last complete line: never infer from half a row.
@@ -45,7 +45,7 @@ pub(super) fn infer(bytes: &[u8], truncated: bool) -> Result<Vec<InferredColumn>
             "The file has a header row but no data rows: a schema cannot be inferred from it",
         ));
     }
-    let names = sanitise_column_names(&headers.iter().collect::<Vec<_>>());
+    let names = column_names_from_headers(&headers.iter().collect::<Vec<_>>())?;
     Ok(names
         .into_iter()
         .zip(guesses)

@@ -7,7 +7,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::{Error, Result};
 use crate::infer::InferredColumn;
-use crate::schema::{sanitise_column_names, DataType, DateFormat};
+use crate::schema::{column_names_from_headers, DataType, DateFormat};
 
 pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
     let file = std::fs::File::open(path)?;
@@ -20,7 +20,7 @@ pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
     }
     let schema = builder.schema();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-    let sanitised = sanitise_column_names(&names);
+    let sanitised = column_names_from_headers(&names)?;
     schema
         .fields()
         .iter()

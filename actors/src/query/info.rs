@@ -6,7 +6,7 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::Date32Type;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Map, Value};
 
 use super::run::engine_error;
@@ -39,6 +39,42 @@ pub fn last_updated(catalog: &Catalog, dataset_id: i64, version: i64) -> Result<
             |r| r.get::<_, Option<String>>(0),
         )?)
     })
+}
+
+/// The name of the subject behind the newest raw file of the version, if any. Files recorded
+/// before uploaders were (catalog migration 3) fall back to the name of their job's subject.
+pub fn last_uploaded_by(
+    catalog: &Catalog,
+    dataset_id: i64,
+    version: i64,
+) -> Result<Option<String>> {
+    catalog.with(|c| {
+        let by = c
+            .query_row(
+                "SELECT coalesce(r.uploaded_by, s.name) FROM raw_files r
+                 LEFT JOIN jobs j ON j.job_id = r.job_id
+                 LEFT JOIN subjects s ON s.subject_id = j.subject_id
+                 WHERE r.dataset_id = ?1 AND r.version = ?2
+                 ORDER BY r.uploaded_at DESC, r.rowid DESC LIMIT 1",
+                params![dataset_id, version],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()?;
+        Ok(by.flatten())
+    })
+}
+
+/// The schema's custom tags in one object, as SPEC.md 2.4 shows them: key-only tags with `""`.
+fn merged_tags(schema: &ValidSchema) -> Map<String, Value> {
+    let mut tags: Map<String, Value> = schema
+        .key_value_tags()
+        .iter()
+        .map(|(k, v)| (k.clone(), json!(v)))
+        .collect();
+    for k in schema.key_only_tags() {
+        tags.entry(k.clone()).or_insert(json!(""));
+    }
+    tags
 }
 
 pub async fn dataset_info(
@@ -110,6 +146,10 @@ pub async fn dataset_info(
         "last_updated".into(),
         json!(updated.unwrap_or_else(|| "Never updated".into())),
     );
+    meta.insert("tags".into(), Value::Object(merged_tags(schema)));
+    if let Some(by) = last_uploaded_by(catalog, record.id, version)? {
+        meta.insert("last_uploaded_by".into(), json!(by));
+    }
     if let Some(columns) = info["columns"].as_array_mut() {
         for c in columns {
             let name = c["name"].as_str().unwrap_or_default().to_string();

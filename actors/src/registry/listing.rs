@@ -72,8 +72,9 @@ impl DatasetFilter {
 fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
     record.sensitivity != Sensitivity::Protected
         || permissions.iter().any(|p| {
-            p.grants(Access::Read, record.sensitivity, &record.key.domain)
-                || p.grants(Access::Write, record.sensitivity, &record.key.domain)
+            let k = &record.key;
+            p.grants(Access::Read, record.sensitivity, &k.layer, &k.domain)
+                || p.grants(Access::Write, record.sensitivity, &k.layer, &k.domain)
         })
 }
 

@@ -34,6 +34,6 @@ pub use metadata::{
 pub use model::{
     CheckSpec, Column, DataType, Metadata, Owner, Schema, UpdateBehaviour, DEFAULT_LAYER,
 };
-pub use names::{is_valid_column_name, sanitise_column_name, sanitise_column_names};
+pub use names::{column_names_from_headers, is_valid_column_name, sanitise_column_name};
 pub use valid::{NamedCheck, ValidColumn, ValidSchema};
 pub use validate::{validate, validate_generated, validate_stored, SchemaContext};

@@ -1,7 +1,9 @@
 //! Column names: the rule a schema's names must follow (SPEC.md 2.1), and turning a sample file's
 //! headers into names that follow it (schema generation).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
+
+use crate::error::{Error, ErrorKind, Result};
 
 /// Longest accepted column name. SPEC.md sets none; names become partition directory names
 /// (`name=value`) and SQL identifiers, so they are capped like domain and dataset names.
@@ -56,30 +58,48 @@ pub fn sanitise_column_name(header: &str) -> String {
     out
 }
 
-/// Names for a whole header row, unique and valid: each header through [`sanitise_column_name`],
-/// except that a header with nothing usable becomes `column_<position>` (1-based), and a name
-/// already taken by an earlier header gets the first free suffix `_2`, `_3`, ...
-pub fn sanitise_column_names<S: AsRef<str>>(headers: &[S]) -> Vec<String> {
-    let mut taken = BTreeSet::new();
+/// Names for a whole header row, for schema generation: each header through
+/// [`sanitise_column_name`]. A header with nothing usable (empty, only punctuation, or pandas'
+/// `Unnamed: 3` for a blank one) or one whose name an earlier header already gives is refused
+/// (400) with the column's 1-based position: inventing names would hide a broken header, and
+/// uploads match headers to columns by those names.
+pub fn column_names_from_headers<S: AsRef<str>>(headers: &[S]) -> Result<Vec<String>> {
+    let mut first_at: BTreeMap<String, usize> = BTreeMap::new();
     let mut names = Vec::with_capacity(headers.len());
+    let mut problems = Vec::new();
     for (i, header) in headers.iter().enumerate() {
-        let mut base = sanitise_column_name(header.as_ref());
-        if !header.as_ref().chars().any(|c| c.is_ascii_alphanumeric()) {
-            base = format!("column_{}", i + 1);
+        let (header, position) = (header.as_ref(), i + 1);
+        if !header.chars().any(|c| c.is_ascii_alphanumeric()) || is_pandas_unnamed(header) {
+            problems.push(format!(
+                "Column {position} has an empty name in the header ({header:?}): every column needs a name"
+            ));
+            continue;
         }
-        let mut name = base.clone();
-        let mut n = 2;
-        while taken.contains(&name) {
-            let suffix = format!("_{n}");
-            let mut stem = base.clone();
-            stem.truncate(MAX_COLUMN_NAME_LEN - suffix.len());
-            name = stem + &suffix;
-            n += 1;
+        let name = sanitise_column_name(header);
+        match first_at.get(&name) {
+            Some(&earlier) => problems.push(format!(
+                "Columns {earlier} and {position} of the header both give the column name [{name}]: column names must be unique"
+            )),
+            None => {
+                first_at.insert(name.clone(), position);
+            }
         }
-        taken.insert(name.clone());
         names.push(name);
     }
-    names
+    match problems.len() {
+        0 => Ok(names),
+        1 => Err(Error::invalid(problems.remove(0))),
+        _ => Err(Error::many(ErrorKind::Invalid, problems)),
+    }
+}
+
+/// pandas' name for a blank header: `Unnamed: 3` (or `Unnamed: 3_level_0` in a multi-row header).
+fn is_pandas_unnamed(header: &str) -> bool {
+    let Some(rest) = header.strip_prefix("Unnamed: ") else {
+        return false;
+    };
+    let digits = rest.split_once("_level_").map_or(rest, |(n, _)| n);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 #[cfg(test)]
@@ -163,19 +183,36 @@ mod tests {
     }
 
     #[test]
-    fn a_header_row_gets_unique_names_and_numbered_blanks() {
-        let names = sanitise_column_names(&["Name", "name", "", "NAME", "name_2", "  "]);
-        assert_eq!(
-            names,
-            ["name", "name_2", "column_3", "name_3", "name_2_2", "column_6"]
-        );
+    fn a_header_row_gets_its_sanitised_names() {
+        let names = column_names_from_headers(&["Order Date", "qty", "Unnamed Col"]).unwrap();
+        assert_eq!(names, ["order_date", "qty", "unnamed_col"]);
     }
 
     #[test]
-    fn deduplicated_long_names_stay_within_the_limit() {
-        let long = "a".repeat(MAX_COLUMN_NAME_LEN + 10);
-        let names = sanitise_column_names(&[long.clone(), long]);
-        assert_ne!(names[0], names[1]);
-        assert!(names.iter().all(|n| is_valid_column_name(n)), "{names:?}");
+    fn empty_headers_are_refused_with_their_position() {
+        for header in ["", "  ", "-!-", "Unnamed: 1", "Unnamed: 1_level_0"] {
+            let err = column_names_from_headers(&["a", header]).unwrap_err();
+            assert_eq!(err.kind, ErrorKind::Invalid);
+            assert!(
+                err.to_string().contains("Column 2 has an empty name"),
+                "{header:?}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn duplicated_names_are_refused_naming_both_positions() {
+        let err = column_names_from_headers(&["Name", "x", "name "]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Columns 1 and 3 of the header both give the column name [name]"),
+            "{err}"
+        );
+        // Every problem at once.
+        let err = column_names_from_headers(&["", "a", "A"]).unwrap_err();
+        assert!(
+            matches!(err.details, crate::error::Details::Many(ref m) if m.len() == 2),
+            "{err}"
+        );
     }
 }
