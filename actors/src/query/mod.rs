@@ -15,6 +15,7 @@ pub mod run;
 mod runtime;
 mod session;
 pub mod table;
+mod three_valued;
 
 pub use request::{CheckedQuery, QueryRequest};
 pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};
