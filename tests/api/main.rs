@@ -17,6 +17,8 @@ mod permissions_matrix;
 mod protected_domains;
 mod pyarrow_readback;
 mod queries;
+mod query_functions;
+mod query_semantics;
 mod restart;
 mod schemas;
 mod secrets;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::support::{schema_json, TestServer};
 
-fn python() -> String {
+pub(crate) fn python() -> String {
     if let Ok(p) = std::env::var("RAPID_TEST_PYTHON") {
         return p;
     }

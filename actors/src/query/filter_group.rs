@@ -4,6 +4,7 @@
 
 use serde_json::Value;
 
+use super::check::check_call;
 use super::request::FilterGroup;
 use crate::error::{Error, Result};
 
@@ -37,8 +38,7 @@ pub fn render(part: &str, group: &FilterGroup) -> Result<String> {
         if c.column.trim().is_empty() {
             return Err(bad("Column name cannot be empty".into()));
         }
-        // The column goes through the checker as an identifier: quote it so it stays one.
-        let column = format!("\"{}\"", c.column.replace('"', "\"\""));
+        let column = column(part, c.column.trim())?;
         let value = c.value.as_ref().filter(|v| !v.is_null());
         let piece = match (op.as_str(), value) {
             ("IS NULL" | "IS NOT NULL", None) => format!("{column} {op}"),
@@ -87,6 +87,17 @@ pub fn render(part: &str, group: &FilterGroup) -> Result<String> {
     Ok(pieces.join(joiner))
 }
 
+/// A condition's `column`: a column name (quoted, so it stays one identifier), or, as rAPId
+/// allows, a function call (`count(*)`, `avg(qty)`, `lower(cat)`), parenthesised so that it
+/// stays one operand; the checker then decides whether that call is allowed where it stands.
+fn column(part: &str, text: &str) -> Result<String> {
+    if text.contains('(') {
+        Ok(format!("({})", check_call(part, text)?))
+    } else {
+        Ok(format!("\"{}\"", text.replace('"', "\"\"")))
+    }
+}
+
 fn literal(part: &str, v: &Value) -> Result<String> {
     match v {
         Value::String(s) => Ok(format!("'{}'", s.replace('\'', "''"))),
@@ -122,6 +133,25 @@ mod tests {
             render("filter", &g).unwrap(),
             "\"region\" = 'O''Brien' AND \"year\" IN (2020, 2021) AND \"note\" IS NULL AND (\"a\" > 1 OR \"b\" = TRUE)"
         );
+    }
+
+    #[test]
+    fn a_column_may_be_a_function_call_as_in_rapid() {
+        let g = group(serde_json::json!({
+            "logic_operator": "OR",
+            "conditions": [
+                {"column": "count(*)", "operator": ">", "value": 1000},
+                {"column": "avg(qty)", "operator": "<=", "value": 2.5},
+                {"column": "lower(cat)", "operator": "IN", "value": ["a", "b"]}
+            ]
+        }));
+        assert_eq!(
+            render("filter", &g).unwrap(),
+            "(count(*)) > 1000 OR (avg(qty)) <= 2.5 OR (lower(cat)) IN ('a', 'b')"
+        );
+        let g = group(serde_json::json!({"conditions": [
+            {"column": "lower(cat)) OR (1 = 1", "operator": "=", "value": "x"}]}));
+        assert!(render("filter", &g).is_err());
     }
 
     #[test]

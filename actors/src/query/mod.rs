@@ -3,14 +3,19 @@
 //! rendered as JSON, CSV, Arrow or Parquet ([`output`]).
 
 mod check;
+mod checked;
+mod checked_udf;
 mod filter_group;
 pub mod info;
 pub mod large;
+mod naming;
 pub mod output;
 pub mod request;
 pub mod run;
 mod runtime;
+mod session;
 pub mod table;
+mod three_valued;
 
 pub use request::{CheckedQuery, QueryRequest};
 pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};

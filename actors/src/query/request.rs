@@ -127,20 +127,7 @@ impl QueryRequest {
             .flatten()
             .filter(|o| !o.column.trim().is_empty())
         {
-            let direction = match o
-                .direction
-                .as_deref()
-                .map(str::to_ascii_uppercase)
-                .as_deref()
-            {
-                None | Some("ASC") => "ASC",
-                Some("DESC") => "DESC",
-                Some(other) => {
-                    return Err(Error::invalid(format!(
-                        "Invalid order_by_columns: direction [{other}] must be ASC or DESC"
-                    )))
-                }
-            };
+            let direction = order_direction(o.direction.as_deref())?;
             order_by.push(format!(
                 "{} {direction}",
                 check_expr("order_by_columns", &o.column, &order_scope)?
@@ -182,6 +169,31 @@ impl QueryRequest {
             Some(Limit::Text(t)) => t.trim().parse::<u64>().map(Some).map_err(|_| bad(t)),
         }
     }
+}
+
+/// `ASC` or `DESC`, NULLs last either way (as rAPId on Athena), unless the direction itself
+/// says `NULLS FIRST` or `NULLS LAST`.
+fn order_direction(direction: Option<&str>) -> Result<String> {
+    let words: Vec<String> = direction
+        .unwrap_or("")
+        .split_whitespace()
+        .map(str::to_ascii_uppercase)
+        .collect();
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let (way, nulls) = match words.as_slice() {
+        [] => ("ASC", "LAST"),
+        [way @ ("ASC" | "DESC")] => (*way, "LAST"),
+        [way @ ("ASC" | "DESC"), "NULLS", nulls @ ("FIRST" | "LAST")] => (*way, *nulls),
+        ["NULLS", nulls @ ("FIRST" | "LAST")] => ("ASC", *nulls),
+        _ => {
+            return Err(Error::invalid(format!(
+                "Invalid order_by_columns: direction [{}] must be ASC or DESC \
+                 (optionally followed by NULLS FIRST or NULLS LAST)",
+                direction.unwrap_or("")
+            )))
+        }
+    };
+    Ok(format!("{way} NULLS {nulls}"))
 }
 
 fn non_empty(items: &[String]) -> Vec<&String> {

@@ -48,7 +48,7 @@ impl PreparedQuery {
         let config = SessionConfig::new()
             .with_target_partitions(2)
             .with_information_schema(false);
-        let ctx = SessionContext::new_with_config(config);
+        let ctx = super::session::new_context(config);
         ctx.register_table("dataset", Arc::new(table))
             .map_err(engine_error)?;
         Ok(PreparedQuery {

@@ -16,18 +16,21 @@ use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DfResult;
 use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::object_store::path::Path;
+use datafusion::object_store::ObjectMeta;
 use datafusion::physical_plan::ExecutionPlan;
 
 use crate::dataset::manifest::DataFile;
 use crate::error::{Error, Result};
 use crate::ingest::arrow_type;
 use crate::schema::{DataType, ValidSchema};
-use crate::storage::Storage;
+use crate::storage::{decode_partition_value, Storage};
 
 #[derive(Debug)]
 struct ManifestFile {
-    /// Path under the local file system root, without the leading `/` (object store form).
-    location: String,
+    /// The file under the local file system root, its encoded partition folders as they are on
+    /// disk (`PartitionedFile::new` would percent-encode them a second time: `%` -> `%25`).
+    location: Path,
     size: u64,
     partition_values: Vec<ScalarValue>,
 }
@@ -59,10 +62,9 @@ impl ManifestTable {
         let mut manifest_files = Vec::with_capacity(files.len());
         for f in files {
             let absolute = storage.absolute(&f.path);
-            let location = absolute
-                .to_string_lossy()
-                .trim_start_matches('/')
-                .to_string();
+            let location = Path::parse(absolute.to_string_lossy()).map_err(|e| {
+                Error::internal(format!("data file [{}] is not a valid path: {e}", f.path))
+            })?;
             let values = partition_values(&f.partition_path, &partitions)?;
             manifest_files.push(ManifestFile {
                 location,
@@ -162,7 +164,13 @@ impl TableProvider for ManifestTable {
             vec![Vec::new(); groups_wanted.min(files.len()).max(1)];
         let count = groups.len();
         for (i, f) in files.into_iter().enumerate() {
-            let mut pf = PartitionedFile::new(f.location.clone(), f.size);
+            let mut pf = PartitionedFile::from(ObjectMeta {
+                location: f.location.clone(),
+                last_modified: chrono::DateTime::UNIX_EPOCH,
+                size: f.size,
+                e_tag: None,
+                version: None,
+            });
             pf.partition_values = f.partition_values.clone();
             groups[i % count].push(pf);
         }
@@ -203,7 +211,7 @@ fn partition_values(
                 .ok_or_else(|| {
                     Error::internal(format!("partition path [{path}] does not match the schema"))
                 })?;
-            let text = percent_decode(raw);
+            let text = decode_partition_value(raw);
             let bad = || {
                 Error::internal(format!(
                     "partition value [{text}] of [{}] does not parse",
@@ -223,22 +231,4 @@ fn partition_values(
             })
         })
         .collect()
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -134,19 +134,22 @@ pub fn safe_segment(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
-/// A partition value as a path segment: kept when made of letters, digits, `_`, `-`, `.`
-/// (and not a dot-only name), otherwise percent-encoded byte by byte, as Hive does.
+/// A partition value as a path segment, the way Hive readers (pyarrow, DuckDB, Spark) decode it:
+/// kept when made of letters, digits, `_`, `-`, `.` (and not a dot-only name), otherwise
+/// percent-encoded byte by byte, once. The empty string is the empty segment (`region=`), which
+/// those readers give back as `''`; `__HIVE_DEFAULT_PARTITION__`, their name for NULL, is encoded
+/// so that the literal string is not read as NULL. Partition columns never hold NULL.
 pub fn encode_partition_value(value: &str) -> String {
-    let plain = !value.is_empty()
-        && !value.bytes().all(|b| b == b'.')
+    let plain = !value.bytes().all(|b| b == b'.')
+        && value != HIVE_NULL
         && value
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if plain {
+    if plain || value.is_empty() {
         return value.to_string();
     }
-    if value.is_empty() {
-        return "__HIVE_DEFAULT_PARTITION__".to_string();
+    if value == HIVE_NULL {
+        return value.replace('_', "%5F");
     }
     let mut out = String::with_capacity(value.len() * 3);
     for b in value.bytes() {
@@ -157,6 +160,37 @@ pub fn encode_partition_value(value: &str) -> String {
         }
     }
     out
+}
+
+/// Hive's folder name for a NULL partition value. Stores written before the empty string had its
+/// own encoding used it for `''`, so [`decode_partition_value`] reads it back as `''`.
+const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// The value a segment written by [`encode_partition_value`] stands for (percent-decoded once).
+pub fn decode_partition_value(segment: &str) -> String {
+    if segment == HIVE_NULL {
+        return String::new();
+    }
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = (bytes[i] == b'%')
+            .then(|| segment.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Creates the parent folder of `to` and renames `from` there (same file system: atomic).
@@ -207,6 +241,38 @@ mod tests {
             let e = encode_partition_value(v);
             assert!(!e.contains('/') && !e.contains('=') && e != "..", "{e}");
         }
+    }
+
+    #[test]
+    fn partition_values_round_trip_once_encoded() {
+        for v in [
+            "",
+            "north",
+            "São Paulo",
+            "a/b",
+            "x y",
+            "100%",
+            "O'Brien",
+            "%41",
+            "..",
+            "a.b",
+            "__HIVE_DEFAULT_PARTITION__",
+            "tab\tnew\nline",
+            "ünï😀",
+            "-5",
+            "1e+20",
+        ] {
+            let encoded = encode_partition_value(v);
+            assert_eq!(decode_partition_value(&encoded), v, "{v} -> {encoded}");
+        }
+        assert_eq!(encode_partition_value(""), "");
+        assert_eq!(encode_partition_value("100%"), "100%25");
+        assert_eq!(
+            encode_partition_value("__HIVE_DEFAULT_PARTITION__"),
+            "%5F%5FHIVE%5FDEFAULT%5FPARTITION%5F%5F"
+        );
+        // Stores from before the empty string had its own segment.
+        assert_eq!(decode_partition_value("__HIVE_DEFAULT_PARTITION__"), "");
     }
 
     #[test]

@@ -1,0 +1,168 @@
+//! An analyzer rule (run after type coercion) that makes integer answers exact or an error,
+//! never wrapped (API.md, Query semantics):
+//! - `a + b`, `a - b`, `a * b` and `-a` on integers become [`CheckedInt`] calls;
+//! - `sum(x)` of an integer `x` is accumulated as Decimal128(38, 0), exact for any row count
+//!   this service can hold, and brought back to int64 by a projection right above the
+//!   aggregate that fails when the total does not fit (so the column keeps its name and type);
+//! - `median(x)` of an integer `x` is taken over doubles, so an even count gives the mean of the
+//!   two middle values rather than a truncated integer.
+
+use std::sync::Arc;
+
+use arrow::datatypes::DataType;
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, Result as DfResult};
+use datafusion::logical_expr::expr::AggregateFunction;
+use datafusion::logical_expr::expr_rewriter::{unnormalize_col, NamePreserver};
+use datafusion::logical_expr::utils::merge_schema;
+use datafusion::logical_expr::{
+    cast, Aggregate, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator, Projection,
+};
+use datafusion::optimizer::AnalyzerRule;
+
+use super::checked_udf::{CheckedInt, IntOp, SUM_PRECISION};
+
+#[derive(Debug, Default)]
+pub(super) struct CheckedIntegers;
+
+impl AnalyzerRule for CheckedIntegers {
+    fn name(&self) -> &str {
+        "rapid_checked_integers"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _: &ConfigOptions) -> DfResult<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| match node {
+            LogicalPlan::Aggregate(agg) => exact_aggregates(agg),
+            other => checked_arithmetic(other),
+        })
+        .map(|t| t.data)
+    }
+}
+
+fn is_integer(t: &DataType) -> bool {
+    t.is_integer()
+}
+
+/// Replaces wrapping integer operators in every expression of `plan` (one node).
+fn checked_arithmetic(plan: LogicalPlan) -> DfResult<Transformed<LogicalPlan>> {
+    let mut schema = merge_schema(&plan.inputs());
+    if let LogicalPlan::TableScan(scan) = &plan {
+        schema.merge(&DFSchema::try_from_qualified_schema(
+            scan.table_name.clone(),
+            &scan.source.schema(),
+        )?);
+    }
+    let names = NamePreserver::new(&plan);
+    plan.map_expressions(|expr| {
+        let name = names.save(&expr);
+        expr.transform_up(|e| checked_expr(e, &schema))
+            .map(|t| t.update_data(|e| name.restore(e)))
+    })?
+    .map_data(|p| p.recompute_schema())
+}
+
+fn checked_expr(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
+    let label = || label_of(&expr);
+    match &expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply)
+                && is_integer(&left.get_type(schema)?)
+                && is_integer(&right.get_type(schema)?) =>
+        {
+            let op = match op {
+                Operator::Plus => IntOp::Add,
+                Operator::Minus => IntOp::Sub,
+                _ => IntOp::Mul,
+            };
+            let args = vec![as_int64(left, schema)?, as_int64(right, schema)?];
+            Ok(Transformed::yes(CheckedInt::call(op, label(), args)))
+        }
+        Expr::Negative(inner) if is_integer(&inner.get_type(schema)?) => {
+            let args = vec![as_int64(inner, schema)?];
+            Ok(Transformed::yes(CheckedInt::call(
+                IntOp::Neg,
+                label(),
+                args,
+            )))
+        }
+        _ => Ok(Transformed::no(expr)),
+    }
+}
+
+/// How an expression reads in an error message: without table qualifiers.
+fn label_of(expr: &Expr) -> String {
+    unnormalize_col(expr.clone()).human_display().to_string()
+}
+
+fn as_int64(expr: &Expr, schema: &DFSchema) -> DfResult<Expr> {
+    Ok(if expr.get_type(schema)? == DataType::Int64 {
+        expr.clone()
+    } else {
+        cast(expr.clone(), DataType::Int64)
+    })
+}
+
+/// The aggregate function inside `expr` (which may be aliased), if any.
+fn aggregate_of(expr: &Expr) -> Option<&AggregateFunction> {
+    match expr {
+        Expr::AggregateFunction(f) => Some(f),
+        Expr::Alias(a) => aggregate_of(&a.expr),
+        _ => None,
+    }
+}
+
+/// Whether `f` is `name` over one integer argument.
+fn over_integer(f: &AggregateFunction, name: &str, schema: &DFSchema) -> DfResult<bool> {
+    Ok(f.func.name() == name
+        && f.params.args.len() == 1
+        && is_integer(&f.params.args[0].get_type(schema)?))
+}
+
+/// Integer `sum` exact and checked, integer `median` over doubles (see the module comment);
+/// then the aggregate's own expressions get checked arithmetic.
+fn exact_aggregates(agg: Aggregate) -> DfResult<Transformed<LogicalPlan>> {
+    let input_schema = agg.input.schema().clone();
+    let group_count = agg.group_expr.len();
+    // (output position, label) of each integer sum.
+    let mut sums: Vec<(usize, String)> = Vec::new();
+    let mut aggr_expr = Vec::with_capacity(agg.aggr_expr.len());
+    for (i, expr) in agg.aggr_expr.iter().enumerate() {
+        let target = match aggregate_of(expr) {
+            Some(f) if over_integer(f, "sum", &input_schema)? => {
+                let label = label_of(&Expr::AggregateFunction(f.clone()));
+                sums.push((group_count + i, label));
+                DataType::Decimal128(SUM_PRECISION, 0)
+            }
+            Some(f) if over_integer(f, "median", &input_schema)? => DataType::Float64,
+            _ => {
+                aggr_expr.push(expr.clone());
+                continue;
+            }
+        };
+        // unwrap: the guard above matched an aggregate function.
+        let mut f = aggregate_of(expr).unwrap().clone();
+        f.params.args[0] = cast(f.params.args[0].clone(), target);
+        let name = agg.schema.field(group_count + i).name().clone();
+        aggr_expr.push(Expr::AggregateFunction(f).alias(name));
+    }
+    if aggr_expr == agg.aggr_expr {
+        return checked_arithmetic(LogicalPlan::Aggregate(agg));
+    }
+    let rebuilt = Aggregate::try_new(agg.input.clone(), agg.group_expr.clone(), aggr_expr)?;
+    let rebuilt = checked_arithmetic(LogicalPlan::Aggregate(rebuilt))?.data;
+    let schema = rebuilt.schema().clone();
+    let exprs = (0..schema.fields().len())
+        .map(|i| {
+            let (qualifier, field) = schema.qualified_field(i);
+            let column = Expr::Column(Column::from((qualifier, field)));
+            match sums.iter().find(|(position, _)| *position == i) {
+                Some((_, label)) => CheckedInt::call(IntOp::FromSum, label.clone(), vec![column])
+                    .alias_qualified(qualifier.cloned(), field.name()),
+                None => column,
+            }
+        })
+        .collect();
+    let projection = Projection::try_new(exprs, Arc::new(rebuilt))?;
+    Ok(Transformed::yes(LogicalPlan::Projection(projection)))
+}

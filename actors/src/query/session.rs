@@ -1,0 +1,22 @@
+//! The DataFusion session every query runs in, set up so answers follow API.md's query
+//! semantics rather than the engine's defaults:
+//! - AND/OR/NOT are rewritten so that the expression simplifier cannot lose a NULL
+//!   ([`super::three_valued`]);
+//! - integer arithmetic and sums are checked, integer medians exact ([`super::checked`]);
+//! - NULLs sort last for ASC and DESC (as rAPId on Athena) unless a query says otherwise.
+
+use std::sync::Arc;
+
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+use super::checked::CheckedIntegers;
+use super::three_valued::ThreeValuedLogic;
+
+pub fn new_context(mut config: SessionConfig) -> SessionContext {
+    config.options_mut().sql_parser.default_null_ordering = "nulls_last".to_string();
+    let ctx = SessionContext::new_with_config(config);
+    // Both run after the built-in type coercion, so they see the final operand types.
+    ctx.add_analyzer_rule(Arc::new(ThreeValuedLogic));
+    ctx.add_analyzer_rule(Arc::new(CheckedIntegers));
+    ctx
+}
