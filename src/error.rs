@@ -12,6 +12,9 @@ use serde_json::json;
 
 const INTERNAL_MESSAGE: &str = "Something went wrong. Please contact your system administrator.";
 
+/// What a 503 (Busy) asks clients to wait before retrying: heavy work slots free up within seconds.
+const RETRY_AFTER_SECONDS: &str = "1";
+
 #[derive(Debug)]
 pub struct ApiError(pub Error);
 
@@ -53,6 +56,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         ErrorKind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
     }
 }
 
@@ -74,6 +78,9 @@ impl ResponseError for ApiError {
         let mut res = HttpResponse::build(self.status_code());
         if self.0.kind == ErrorKind::Unauthenticated {
             res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+        }
+        if self.0.kind == ErrorKind::Busy {
+            res.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
         }
         res.json(body)
     }

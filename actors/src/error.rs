@@ -23,6 +23,8 @@ pub enum ErrorKind {
     Unprocessable,
     /// A fault of ours (disk, database, a bug). The message is logged, not shown.
     Internal,
+    /// The service is at capacity for this kind of work; the client should retry shortly.
+    Busy,
 }
 
 /// The message of an error: one sentence, or every problem found (validation collects them all).

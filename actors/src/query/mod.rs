@@ -1,13 +1,18 @@
 //! Queries: the query object is checked part by part ([`check`]), becomes a statement over a
 //! table of exactly the manifest's files ([`table`]), runs in DataFusion ([`run`]), and is
-//! rendered as JSON, CSV, Arrow or Parquet ([`output`]).
+//! rendered as JSON, CSV, Arrow or Parquet ([`output`]). Before any of that, every part is
+//! bounded in size and depth ([`limits`]); queries run on the [`engine`]'s own threads, through
+//! its admission slots, time limits and memory pool.
 
 mod check;
 mod checked;
 mod checked_udf;
+pub mod engine;
 mod filter_group;
 pub mod info;
 pub mod large;
+pub mod limits;
+mod limits_json;
 mod naming;
 pub mod output;
 pub mod request;
@@ -17,6 +22,9 @@ mod session;
 pub mod table;
 mod three_valued;
 
+pub use engine::{configure, engine, QueryKind, QuerySettings, Slot};
+pub use limits::QueryLimits;
+pub use limits_json::parse_request;
 pub use request::{CheckedQuery, QueryRequest};
 pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};
 pub use runtime::on_query_runtime;

@@ -6,8 +6,9 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 
+use super::engine::engine;
 use super::request::QueryRequest;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
@@ -42,13 +43,12 @@ impl PreparedQuery {
         cap: Option<u64>,
     ) -> Result<PreparedQuery> {
         let names: Vec<String> = schema.columns().iter().map(|c| c.name.clone()).collect();
+        // Bounded before the checker or DataFusion walk anything (see limits).
+        super::limits::check_request(request, &engine().settings().limits)?;
         let checked = request.check(&names)?;
         let (files, lease) = snapshot(catalog, storage, record.id, version)?;
         let table = ManifestTable::new(storage, schema, &files)?;
-        let config = SessionConfig::new()
-            .with_target_partitions(2)
-            .with_information_schema(false);
-        let ctx = super::session::new_context(config);
+        let ctx = engine().session();
         ctx.register_table("dataset", Arc::new(table))
             .map_err(engine_error)?;
         Ok(PreparedQuery {
@@ -75,6 +75,7 @@ impl PreparedQuery {
 /// Planning and type errors come from the query the user wrote (400); file and I/O errors are ours.
 pub fn engine_error(e: DataFusionError) -> Error {
     match e.find_root() {
+        DataFusionError::ResourcesExhausted(why) => out_of_memory(why),
         DataFusionError::IoError(_)
         | DataFusionError::ObjectStore(_)
         | DataFusionError::ParquetError(_)
@@ -84,6 +85,18 @@ pub fn engine_error(e: DataFusionError) -> Error {
             one_line(&root.to_string())
         )),
     }
+}
+
+/// The shared memory pool (or the spill folder) cannot hold what the query needs (400).
+fn out_of_memory(why: &str) -> Error {
+    let settings = engine().settings();
+    Error::invalid(format!(
+        "The query needs more memory than the limit of {} MiB for queries allows \
+         (RAPID_QUERY_MEMORY_BYTES; spill space: RAPID_QUERY_SPILL_BYTES): narrow it (filter, \
+         fewer groups or columns), or try again when fewer queries run ({})",
+        settings.memory_bytes >> 20,
+        one_line(why)
+    ))
 }
 
 fn one_line(s: &str) -> String {

@@ -1,30 +1,55 @@
-//! The runtime queries execute on: multi-threaded, separate from the HTTP workers, so a heavy
-//! query uses both cores without stalling the requests that share an HTTP worker thread.
+//! The threads queries run on: a multi-threaded runtime separate from the HTTP workers, so a
+//! heavy query uses every core without stalling the requests that share an HTTP worker.
+//!
+//! - Stacks: parsing, checking, planning and executing walk expression trees by recursion.
+//!   The limits bound those trees before anything walks them; as a second line, these threads
+//!   have stacks far larger than any bounded tree needs, even with a debug build's frames
+//!   (64 MiB of address space each; pages are only committed as they are touched).
+//! - Priority: the threads run at a lower priority (nice 10), so when queries keep every core
+//!   busy the kernel still runs HTTP workers first and cheap requests (status, tokens, listing,
+//!   job polls, receiving uploads) answer at once.
 
 use std::future::Future;
-use std::sync::OnceLock;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
-            .thread_name("query")
-            .enable_all()
-            .build()
-            // expect: without threads the service cannot run queries at all; fail loudly at first use.
-            .expect("starting the query runtime")
-    })
+/// Stack of every query thread (workers and their blocking threads).
+pub const QUERY_STACK_BYTES: usize = 64 << 20;
+
+/// Blocking threads (file reads) the query runtime may start; each reserves a large stack.
+const MAX_BLOCKING_THREADS: usize = 64;
+
+/// Nice value of query threads: below the HTTP workers' 0, so they yield the CPU to them.
+const QUERY_NICE: i32 = 10;
+
+pub(super) fn build(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .max_blocking_threads(MAX_BLOCKING_THREADS)
+        .thread_name("query")
+        .thread_stack_size(QUERY_STACK_BYTES)
+        .on_thread_start(lower_priority)
+        .enable_all()
+        .build()
 }
 
-/// Runs `work` on the query runtime and waits for it from any runtime.
+#[cfg(target_os = "linux")]
+fn lower_priority() {
+    // SAFETY: setpriority takes plain integers and touches no memory of ours. On Linux the nice
+    // value belongs to the thread, and `who = 0` names the calling thread. Failure (not allowed
+    // to change it) leaves the thread at normal priority, which is harmless.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, QUERY_NICE);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority() {}
+
+/// Runs `work` on the query runtime and waits for it from any runtime (no slot, no time
+/// limit: for bounded work such as dataset info). Dropping the wait aborts the work.
 pub async fn on_query_runtime<T: Send + 'static>(
     work: impl Future<Output = Result<T>> + Send + 'static,
 ) -> Result<T> {
-    runtime()
-        .spawn(work)
-        .await
-        .map_err(|e| Error::internal(format!("query task: {e}")))?
+    super::engine::engine().spawn(work).await
 }

@@ -7,14 +7,16 @@
 
 use std::sync::Arc;
 
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use super::checked::CheckedIntegers;
 use super::three_valued::ThreeValuedLogic;
 
-pub fn new_context(mut config: SessionConfig) -> SessionContext {
+/// A context on `env` (the query engine's memory pool and spill folder).
+pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionContext {
     config.options_mut().sql_parser.default_null_ordering = "nulls_last".to_string();
-    let ctx = SessionContext::new_with_config(config);
+    let ctx = SessionContext::new_with_config_rt(config, env);
     // Both run after the built-in type coercion, so they see the final operand types.
     ctx.add_analyzer_rule(Arc::new(ThreeValuedLogic));
     ctx.add_analyzer_rule(Arc::new(CheckedIntegers));

@@ -1,0 +1,253 @@
+//! What every query shares, set up once at start ([`configure`]): the limits on query
+//! expressions, the threads queries run on, a memory pool with a spill folder, admission slots
+//! and time limits.
+//!
+//! - Threads: a runtime of its own, one worker per core with large stacks and a lower priority
+//!   (see [`super::runtime`]), so no query work runs on an HTTP worker and a busy engine never
+//!   delays cheap requests.
+//! - Admission: a sync query or a large-query job needs a slot; with every slot taken a request
+//!   waits a moment, then is refused with `Busy` (503), rather than queueing without bound.
+//! - Time: each run is bounded; at its limit the work's future is dropped on the query runtime,
+//!   which stops DataFusion (its spawned tasks abort on drop) and frees its memory.
+//! - Memory: one DataFusion memory pool for all queries; sorts and aggregations spill under
+//!   `{data}/spill` (emptied at start), or fail with a clear error.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
+use datafusion::execution::memory_pool::FairSpillPool;
+use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::prelude::{SessionConfig, SessionContext};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+
+use super::limits::QueryLimits;
+use crate::error::{Error, ErrorKind, Result};
+
+/// The settings of the query engine (README, Limits).
+#[derive(Debug, Clone)]
+pub struct QuerySettings {
+    pub limits: QueryLimits,
+    /// Longest a synchronous query may run (parse to last byte of the answer).
+    pub timeout: Duration,
+    /// Longest a large-query job may run.
+    pub large_timeout: Duration,
+    /// Memory all running queries may reserve together.
+    pub memory_bytes: usize,
+    /// Where sorts and aggregations spill; `None`: the system's temporary folder.
+    pub spill_dir: Option<PathBuf>,
+    /// Most bytes spilled at once, all queries together.
+    pub spill_bytes: u64,
+    /// Synchronous queries running at once.
+    pub concurrency: usize,
+    /// Large-query jobs running at once.
+    pub large_concurrency: usize,
+    /// How long a query waits for a slot before it is refused.
+    pub queue_wait: Duration,
+    /// Threads running queries.
+    pub threads: usize,
+}
+
+/// The machine's cores, as the default size of the query pools.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
+impl Default for QuerySettings {
+    fn default() -> Self {
+        QuerySettings {
+            limits: QueryLimits::default(),
+            timeout: Duration::from_secs(30),
+            large_timeout: Duration::from_secs(3600),
+            memory_bytes: 1 << 30,
+            spill_dir: None,
+            spill_bytes: 10 << 30,
+            concurrency: (2 * cores()).max(4),
+            large_concurrency: (cores() / 2).max(1),
+            queue_wait: Duration::from_millis(1000),
+            threads: cores(),
+        }
+    }
+}
+
+/// Which admission pool a query takes its slot from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryKind {
+    Sync,
+    Large,
+}
+
+/// A query's place in its pool, given back when dropped.
+#[derive(Debug)]
+pub struct Slot {
+    _permit: OwnedSemaphorePermit,
+}
+
+pub struct QueryEngine {
+    settings: QuerySettings,
+    env: Arc<RuntimeEnv>,
+    runtime: tokio::runtime::Runtime,
+    sync_slots: Arc<Semaphore>,
+    large_slots: Arc<Semaphore>,
+}
+
+static ENGINE: OnceLock<QueryEngine> = OnceLock::new();
+
+/// Sets the engine up with `settings`, once, before the first query: empties the spill folder.
+pub fn configure(settings: QuerySettings) -> Result<()> {
+    if ENGINE.get().is_some() {
+        return Err(Error::internal("the query engine is already configured"));
+    }
+    let engine = QueryEngine::new(settings)?;
+    ENGINE
+        .set(engine)
+        .map_err(|_| Error::internal("the query engine is already configured"))
+}
+
+/// The engine: as configured, or with default settings (tools and tests that never configure it).
+pub fn engine() -> &'static QueryEngine {
+    ENGINE.get_or_init(|| {
+        // expect: default settings name no folder, so only a failure to start threads can
+        // fail here, and then no query can run at all.
+        QueryEngine::new(QuerySettings::default()).expect("starting the query engine")
+    })
+}
+
+impl QueryEngine {
+    fn new(settings: QuerySettings) -> Result<QueryEngine> {
+        let mut disk =
+            DiskManagerBuilder::default().with_max_temp_directory_size(settings.spill_bytes);
+        if let Some(dir) = &settings.spill_dir {
+            if dir.exists() {
+                std::fs::remove_dir_all(dir)?;
+            }
+            std::fs::create_dir_all(dir)?;
+            disk = disk.with_mode(DiskManagerMode::Directories(vec![dir.clone()]));
+        }
+        let env = RuntimeEnvBuilder::new()
+            .with_memory_pool(Arc::new(FairSpillPool::new(settings.memory_bytes)))
+            .with_disk_manager_builder(disk)
+            .build_arc()
+            .map_err(|e| Error::internal(format!("query engine: {e}")))?;
+        let runtime = super::runtime::build(settings.threads.max(1))?;
+        Ok(QueryEngine {
+            sync_slots: Arc::new(Semaphore::new(settings.concurrency.max(1))),
+            large_slots: Arc::new(Semaphore::new(settings.large_concurrency.max(1))),
+            settings,
+            env,
+            runtime,
+        })
+    }
+
+    pub fn settings(&self) -> &QuerySettings {
+        &self.settings
+    }
+
+    /// A DataFusion session over the shared memory pool and spill folder.
+    pub fn session(&self) -> SessionContext {
+        let config = SessionConfig::new()
+            .with_target_partitions(2)
+            .with_information_schema(false)
+            // The statement wraps the user's expressions in a few levels of its own.
+            .set_usize(
+                "datafusion.sql_parser.recursion_limit",
+                self.settings.limits.max_depth + 20,
+            );
+        super::session::new_context(config, self.env.clone())
+    }
+
+    /// A slot in `kind`'s pool: at once, or after at most the queue wait; else `Busy` (503).
+    pub async fn admit(&self, kind: QueryKind) -> Result<Slot> {
+        let (slots, size, setting) = match kind {
+            QueryKind::Sync => (
+                &self.sync_slots,
+                self.settings.concurrency,
+                "RAPID_QUERY_CONCURRENCY",
+            ),
+            QueryKind::Large => (
+                &self.large_slots,
+                self.settings.large_concurrency,
+                "RAPID_LARGE_QUERY_CONCURRENCY",
+            ),
+        };
+        let permit = match slots.clone().try_acquire_owned() {
+            Ok(p) => Some(p),
+            Err(_) => tokio::time::timeout(self.settings.queue_wait, slots.clone().acquire_owned())
+                .await
+                .ok()
+                .and_then(|r| r.ok()),
+        };
+        permit.map(|p| Slot { _permit: p }).ok_or_else(|| {
+            let what = match kind {
+                QueryKind::Sync => "queries",
+                QueryKind::Large => "large-query jobs",
+            };
+            Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "The service is running as many {what} as it allows ({size}, {setting}): \
+                     try again in a moment"
+                ),
+            )
+        })
+    }
+
+    /// Runs `work` on the query runtime for at most `limit`, holding `slot` until it ends. At the
+    /// limit the work is dropped there (DataFusion stops) and `on_timeout` is the answer. If the
+    /// caller goes away (a client disconnects), the work is aborted the same way.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        slot: Option<Slot>,
+        limit: Duration,
+        work: impl Future<Output = Result<T>> + Send + 'static,
+        on_timeout: impl FnOnce() -> Error + Send + 'static,
+    ) -> Result<T> {
+        let task = self.runtime.spawn(async move {
+            // Declared first, dropped last: the slot is free only once the work is gone.
+            let _slot = slot;
+            match tokio::time::timeout(limit, work).await {
+                Ok(result) => result,
+                Err(_) => Err(on_timeout()),
+            }
+        });
+        AbortOnDrop(task).await
+    }
+
+    /// Runs `work` on the query runtime without a slot or a time limit (bounded work: info).
+    pub async fn spawn<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = Result<T>> + Send + 'static,
+    ) -> Result<T> {
+        AbortOnDrop(self.runtime.spawn(work)).await
+    }
+}
+
+/// A task handle that aborts its task when dropped before the task ends.
+struct AbortOnDrop<T>(JoinHandle<Result<T>>);
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T>> {
+        Pin::new(&mut self.0).poll(cx).map(|joined| match joined {
+            Ok(result) => result,
+            Err(e) if e.is_panic() => Err(Error::internal(format!("query task panicked: {e}"))),
+            Err(e) => Err(Error::internal(format!("query task: {e}"))),
+        })
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

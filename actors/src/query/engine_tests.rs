@@ -1,0 +1,166 @@
+//! The engine's admission, time limits, cancellation and threads. Each test builds its own
+//! engine and drives it from a separate small runtime (an engine's runtime must not be dropped
+//! inside another runtime's task).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+fn engine_with(concurrency: usize, queue_wait_ms: u64) -> QueryEngine {
+    QueryEngine::new(QuerySettings {
+        concurrency,
+        large_concurrency: 1,
+        queue_wait: Duration::from_millis(queue_wait_ms),
+        threads: 2,
+        ..QuerySettings::default()
+    })
+    .unwrap()
+}
+
+fn block_on<F: Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+/// Sets its flag when dropped: shows that a piece of work was really dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+fn wait_for(flag: &AtomicBool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if flag.load(Ordering::SeqCst) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
+}
+
+#[test]
+fn a_full_pool_refuses_with_busy_after_the_wait() {
+    let engine = engine_with(1, 50);
+    block_on(async {
+        let first = engine.admit(QueryKind::Sync).await.unwrap();
+        let err = engine.admit(QueryKind::Sync).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Busy);
+        assert!(err.to_string().contains("RAPID_QUERY_CONCURRENCY"), "{err}");
+        // The large-query pool is separate.
+        let large = engine.admit(QueryKind::Large).await.unwrap();
+        let err = engine.admit(QueryKind::Large).await.unwrap_err();
+        assert!(
+            err.to_string().contains("RAPID_LARGE_QUERY_CONCURRENCY"),
+            "{err}"
+        );
+        drop((first, large));
+        engine.admit(QueryKind::Sync).await.unwrap();
+    });
+}
+
+#[test]
+fn a_waiting_query_gets_the_slot_freed_during_its_wait() {
+    let engine = engine_with(1, 5_000);
+    block_on(async {
+        let first = engine.admit(QueryKind::Sync).await.unwrap();
+        let release = async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            drop(first);
+        };
+        let (_, second) = tokio::join!(release, engine.admit(QueryKind::Sync));
+        second.unwrap();
+    });
+}
+
+#[test]
+fn work_past_its_limit_is_dropped_and_its_slot_freed() {
+    let engine = engine_with(1, 0);
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = DropFlag(dropped.clone());
+    block_on(async {
+        let slot = engine.admit(QueryKind::Sync).await.unwrap();
+        let err = engine
+            .run(
+                Some(slot),
+                Duration::from_millis(100),
+                async move {
+                    let _flag = flag;
+                    std::future::pending::<Result<()>>().await
+                },
+                || Error::invalid("too long"),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "Invalid: too long");
+        assert!(dropped.load(Ordering::SeqCst), "the work was dropped");
+        engine
+            .admit(QueryKind::Sync)
+            .await
+            .expect("slot given back");
+    });
+}
+
+#[test]
+fn a_caller_that_goes_away_aborts_the_work() {
+    let engine = engine_with(1, 0);
+    let dropped = Arc::new(AtomicBool::new(false));
+    let flag = DropFlag(dropped.clone());
+    block_on(async {
+        let run = engine.run(
+            None,
+            Duration::from_secs(3600),
+            async move {
+                let _flag = flag;
+                std::future::pending::<Result<()>>().await
+            },
+            || Error::invalid("too long"),
+        );
+        assert!(tokio::time::timeout(Duration::from_millis(50), run)
+            .await
+            .is_err());
+    });
+    assert!(wait_for(&dropped), "the work was aborted");
+}
+
+#[test]
+fn a_panicking_query_is_an_internal_error_not_a_crash() {
+    let engine = engine_with(1, 0);
+    let err = block_on(engine.spawn(async { panic!("boom") as Result<()> })).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Internal);
+}
+
+/// Recurses `depth` times with a kilobyte frame each.
+fn deep(depth: usize) -> usize {
+    let frame = std::hint::black_box([depth as u8; 1024]);
+    if depth == 0 {
+        0
+    } else {
+        deep(depth - 1) + frame[0] as usize % 2
+    }
+}
+
+#[test]
+fn query_threads_have_large_stacks_and_a_lower_priority() {
+    let engine = engine_with(1, 0);
+    // About 20 MB of frames: ten times the 2 MiB a default thread has.
+    let (sum, nice) = block_on(engine.spawn(async {
+        #[cfg(target_os = "linux")]
+        // SAFETY: reads this thread's nice value; no memory is involved.
+        let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        #[cfg(not(target_os = "linux"))]
+        let nice = 10;
+        Ok((deep(20_000), nice))
+    }))
+    .unwrap();
+    assert!(sum <= 20_000);
+    assert_eq!(nice, 10);
+}

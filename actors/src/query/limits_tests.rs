@@ -1,0 +1,200 @@
+//! Unit tests of the query limits: each limit in each field, and queries just under them.
+
+use super::*;
+use crate::query::request::{FilterCondition, OrderBy};
+
+fn limits() -> QueryLimits {
+    QueryLimits {
+        max_expression_bytes: 200,
+        max_nodes: 40,
+        max_depth: 8,
+    }
+}
+
+fn refused(request: &QueryRequest) -> String {
+    check_request(request, &limits())
+        .expect_err("past a limit")
+        .to_string()
+}
+
+fn select(items: &[&str]) -> QueryRequest {
+    QueryRequest {
+        select_columns: Some(items.iter().map(|s| s.to_string()).collect()),
+        ..Default::default()
+    }
+}
+
+fn filter(text: &str) -> QueryRequest {
+    QueryRequest {
+        filter: Some(Condition::Sql(text.into())),
+        ..Default::default()
+    }
+}
+
+fn chain(n: usize) -> String {
+    vec!["a"; n].join(" + ")
+}
+
+#[test]
+fn ordinary_queries_pass() {
+    let ok = QueryRequest {
+        select_columns: Some(vec!["a".into(), "avg(b) AS m".into()]),
+        filter: Some(Condition::Sql("a > 1 AND b IN (1, 2, 3)".into())),
+        group_by_columns: Some(vec!["a".into()]),
+        aggregation_conditions: Some(Condition::Sql("count(*) > 1".into())),
+        order_by_columns: Some(vec![OrderBy {
+            column: "m".into(),
+            direction: Some("DESC".into()),
+        }]),
+        limit: None,
+    };
+    check_request(&ok, &limits()).unwrap();
+}
+
+#[test]
+fn long_strings_are_refused_in_every_field() {
+    let long = format!("a = '{}'", "x".repeat(300));
+    for (part, request) in [
+        ("select_columns", select(&[&long])),
+        ("filter", filter(&long)),
+        (
+            "group_by_columns",
+            QueryRequest {
+                group_by_columns: Some(vec![long.clone()]),
+                ..Default::default()
+            },
+        ),
+        (
+            "aggregation_conditions",
+            QueryRequest {
+                aggregation_conditions: Some(Condition::Sql(long.clone())),
+                ..Default::default()
+            },
+        ),
+        (
+            "order_by_columns",
+            QueryRequest {
+                order_by_columns: Some(vec![OrderBy {
+                    column: long.clone(),
+                    direction: None,
+                }]),
+                ..Default::default()
+            },
+        ),
+    ] {
+        let err = refused(&request);
+        assert!(
+            err.contains(&format!("Invalid {part}"))
+                && err.contains("the limit is 200 (RAPID_QUERY_MAX_EXPRESSION_BYTES)"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn parentheses_past_the_depth_are_refused_before_parsing() {
+    let deep = format!("{}a{}", "(".repeat(5000), ")".repeat(5000));
+    let err = refused(&filter(&deep.replace('a', "a = 1")[..]));
+    assert!(err.contains("bytes"), "length first: {err}");
+    let mut l = limits();
+    l.max_expression_bytes = 100_000;
+    let err = check_request(&filter(&deep), &l).unwrap_err().to_string();
+    assert!(
+        err.contains("nested 5000 deep; the limit is 8 (RAPID_QUERY_MAX_DEPTH)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn operator_chains_count_as_depth() {
+    assert!(check_request(&select(&[&chain(6)]), &limits()).is_ok());
+    let err = refused(&select(&[&chain(12)]));
+    assert!(
+        err.contains("Invalid select_columns") && err.contains("nested 12 deep"),
+        "{err}"
+    );
+    let err = refused(&filter(&format!("{} = 1", chain(10))));
+    assert!(err.contains("RAPID_QUERY_MAX_DEPTH"), "{err}");
+}
+
+#[test]
+fn terms_are_counted_across_the_whole_query() {
+    // 4 items of 7 terms pass (28); 6 items (42) are past the limit of 40.
+    let item = "a + b + c + d";
+    assert!(check_request(&select(&[item; 4]), &limits()).is_ok());
+    let err = refused(&select(&[item; 6]));
+    assert!(
+        err.contains("the limit is 40 (RAPID_QUERY_MAX_NODES)"),
+        "{err}"
+    );
+    let many_columns = QueryRequest {
+        group_by_columns: Some(vec!["a".to_string(); 41]),
+        ..Default::default()
+    };
+    assert!(refused(&many_columns).contains("RAPID_QUERY_MAX_NODES"));
+    let long_list = filter(&format!(
+        "a IN ({})",
+        (0..40).map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+    ));
+    assert!(refused(&long_list).contains("RAPID_QUERY_MAX_NODES"));
+}
+
+fn condition(column: &str, value: i64) -> FilterCondition {
+    FilterCondition {
+        column: column.into(),
+        operator: "=".into(),
+        value: Some(value.into()),
+    }
+}
+
+#[test]
+fn json_groups_are_bounded_in_depth_terms_and_chain_length() {
+    let mut deep = FilterGroup {
+        conditions: vec![condition("a", 1)],
+        ..Default::default()
+    };
+    for _ in 0..20 {
+        deep = FilterGroup {
+            groups: vec![deep],
+            ..Default::default()
+        };
+    }
+    let request = QueryRequest {
+        filter: Some(Condition::Group(deep)),
+        ..Default::default()
+    };
+    let err = refused(&request);
+    assert!(err.contains("groups are nested 9 deep"), "{err}");
+
+    let wide = FilterGroup {
+        logic_operator: Some("OR".into()),
+        conditions: (0..20).map(|i| condition("a", i)).collect(),
+        groups: vec![],
+    };
+    let request = QueryRequest {
+        aggregation_conditions: Some(Condition::Group(wide)),
+        ..Default::default()
+    };
+    let err = refused(&request);
+    assert!(
+        err.contains("Invalid aggregation_conditions") && err.contains("RAPID_QUERY_MAX_NODES"),
+        "{err}"
+    );
+
+    let chain = FilterGroup {
+        logic_operator: Some("OR".into()),
+        conditions: (0..10).map(|i| condition("a", i)).collect(),
+        groups: vec![],
+    };
+    let request = QueryRequest {
+        filter: Some(Condition::Group(chain)),
+        ..Default::default()
+    };
+    assert!(refused(&request).contains("operator chain"));
+}
+
+#[test]
+fn strings_the_parser_refuses_are_left_to_the_checker() {
+    assert!(check_request(&filter("a = 'unterminated"), &limits()).is_ok());
+    assert!(check_request(&filter("a = = 1"), &limits()).is_ok());
+}
