@@ -16,11 +16,14 @@ use crate::model::{Attr, Kind, Model};
 /// Only this process changes the tree, through the kernel, so the kernel may cache what it is told.
 const TTL: Duration = Duration::from_secs(1);
 
+/// A directory listing as taken at opendir: (inode, kind, name) per entry.
+type DirListing = Vec<(u64, Kind, OsString)>;
+
 pub struct CrashFs {
     model: Arc<Mutex<Model>>,
     /// Directory handles: the entries as they were at opendir, so that a reader deleting as it
     /// goes (remove_dir_all) sees every entry once.
-    dir_handles: Mutex<HashMap<u64, Vec<(u64, Kind, OsString)>>>,
+    dir_handles: Mutex<HashMap<u64, DirListing>>,
     next_handle: Mutex<u64>,
 }
 
