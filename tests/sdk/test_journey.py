@@ -4,7 +4,8 @@ import pytest
 
 from rapid import Rapid
 from rapid.auth import RapidAuth
-from rapid.exceptions import DataFrameUploadValidationException, DatasetNotFoundException
+from rapid.exceptions import (DataFrameUploadValidationException, DatasetNotFoundException,
+                              SubjectNotFoundException)
 from rapid.items.query import Query, QueryOrderBy
 from rapid.items.schema import Owner
 
@@ -27,6 +28,8 @@ def test_the_whole_journey(server):
     assert types == {"region": ("string", None), "year": ("int", None), "price": ("double", None),
                      "paid": ("boolean", None), "day": ("date", "%Y-%m-%d")}
     schema.metadata.owners = [Owner(name="Journey Owner", email="owner@example.com")]
+    schema.metadata.key_value_tags = {"team": "red"}
+    schema.metadata.key_only_tags = ["pii"]
     rapid.create_schema(schema)
 
     assert rapid.upload_dataframe("default", "journey", "trips", trips()) == "Success"
@@ -50,6 +53,8 @@ def test_the_whole_journey(server):
 
     info = rapid.fetch_dataset_info("default", "journey", "trips")
     assert info["metadata"]["number_of_rows"] == 6
+    assert info["metadata"]["tags"] == {"team": "red", "pii": ""}
+    assert info["metadata"]["last_uploaded_by"] == "rapid-admin"  # the admin client's name
     day = next(c for c in info["columns"] if c["name"] == "day")
     assert day["statistics"] == {"min": "2017-02-01", "max": "2021-12-31"}
 
@@ -66,6 +71,10 @@ def test_the_whole_journey(server):
     client = rapid.create_client("journey_client", ["READ_PUBLIC"])
     assert client["client_name"] == "journey_client" and client["client_secret"]
     user = rapid.create_user("journey.user", "journey.user@example.com", ["READ_ALL"])
+    # rAPId v7's layered names work as in rAPId.
+    v7 = rapid.create_client("journey_v7_client", ["READ_DEFAULT_PUBLIC", "WRITE_ALL_PRIVATE"])
+    assert v7["permissions"] == ["READ_DEFAULT_PUBLIC", "WRITE_ALL_PRIVATE"]
+    rapid.delete_client(v7["client_id"])
     assert user["username"] == "journey.user"
     updated = rapid.update_subject_permissions(client["client_id"], ["READ_ALL", "WRITE_PUBLIC"])
     assert updated["permissions"] == ["READ_ALL", "WRITE_PUBLIC"]
@@ -77,10 +86,16 @@ def test_the_whole_journey(server):
     listed = [d["dataset"] for d in rapid.list_datasets()]
     assert "trips" in listed
     rapid.delete_user("journey.user", user["user_id"])
+    with pytest.raises(SubjectNotFoundException):
+        rapid.delete_user("journey.user", user["user_id"])
+    with pytest.raises(SubjectNotFoundException):
+        rapid.delete_user("nobody.at.all", "no-such-id")
     rapid.delete_client(client["client_id"])
 
     rapid.delete_dataset("default", "journey", "trips")
     assert "trips" not in [d["dataset"] for d in rapid.list_datasets()]
+    with pytest.raises(DatasetNotFoundException):
+        rapid.delete_dataset("default", "journey", "trips")
 
 
 def test_failure_paths_raise_the_sdk_exceptions(server):
