@@ -13,6 +13,8 @@ mod permissions_matrix;
 mod protected_domains;
 mod pyarrow_readback;
 mod queries;
+mod query_isolation;
+mod query_limits;
 mod restart;
 mod schemas;
 mod secrets;

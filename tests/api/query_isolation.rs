@@ -1,0 +1,1 @@
+//! Time limits, memory limits and admission of queries.
