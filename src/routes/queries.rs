@@ -125,17 +125,15 @@ pub async fn query_dataset(
                     ),
                 })
             },
-            move || {
-                Error::invalid(format!(
-                    "The query ran longer than the limit of {} seconds for synchronous queries \
+            Error::invalid(format!(
+                "The query ran longer than the limit of {} seconds for synchronous queries \
                      (RAPID_QUERY_TIMEOUT_SECONDS) and was stopped: run it with POST \
                      /api/datasets/{}/{}/{}/query/large, or narrow it (filter, limit)",
-                    limit.as_secs(),
-                    key.layer,
-                    key.domain,
-                    key.dataset
-                ))
-            },
+                limit.as_secs(),
+                key.layer,
+                key.domain,
+                key.dataset
+            )),
         )
         .await?;
     Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
@@ -224,12 +222,10 @@ pub async fn query_dataset_large(
                 None,
                 check_limit,
                 async move { prepare(&state, &record, asked, &body, None) },
-                move || {
-                    Error::invalid(format!(
-                        "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
-                        check_limit.as_secs()
-                    ))
-                },
+                Error::invalid(format!(
+                    "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
+                    check_limit.as_secs()
+                )),
             )
             .await?
     };
@@ -268,14 +264,12 @@ pub async fn query_dataset_large(
                     )
                     .await
                 },
-                move || {
-                    Error::invalid(format!(
-                        "The query ran longer than the limit of {} seconds for large-query jobs \
+                Error::invalid(format!(
+                    "The query ran longer than the limit of {} seconds for large-query jobs \
                          (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped: narrow it (filter, \
                          fewer columns)",
-                        limit.as_secs()
-                    ))
-                },
+                    limit.as_secs()
+                )),
             )
             .await;
         let recorded = match outcome {

@@ -98,6 +98,9 @@ pub struct QueryEngine {
 
 static ENGINE: OnceLock<QueryEngine> = OnceLock::new();
 
+/// How long past its limit a caller waits for work that has not stopped by itself.
+const CALLER_GRACE: Duration = Duration::from_secs(2);
+
 /// Sets the engine up with `settings`, once, before the first query: empties the spill folder.
 pub fn configure(settings: QuerySettings) -> Result<()> {
     if ENGINE.get().is_some() {
@@ -198,24 +201,30 @@ impl QueryEngine {
     }
 
     /// Runs `work` on the query runtime for at most `limit`, holding `slot` until it ends. At the
-    /// limit the work is dropped there (DataFusion stops) and `on_timeout` is the answer. If the
-    /// caller goes away (a client disconnects), the work is aborted the same way.
+    /// limit the work is dropped there (DataFusion stops: its leaves yield after every batch, see
+    /// yielding) and `timed_out` is the answer. If the caller goes away (a client disconnects),
+    /// the work is aborted the same way. Should the work not yield at all, the caller still
+    /// answers soon after the limit; the slot stays taken until the work really ends.
     pub async fn run<T: Send + 'static>(
         &self,
         slot: Option<Slot>,
         limit: Duration,
         work: impl Future<Output = Result<T>> + Send + 'static,
-        on_timeout: impl FnOnce() -> Error + Send + 'static,
+        timed_out: Error,
     ) -> Result<T> {
+        let inside = timed_out.clone();
         let task = self.runtime.spawn(async move {
             // Declared first, dropped last: the slot is free only once the work is gone.
             let _slot = slot;
             match tokio::time::timeout(limit, work).await {
                 Ok(result) => result,
-                Err(_) => Err(on_timeout()),
+                Err(_) => Err(inside),
             }
         });
-        AbortOnDrop(task).await
+        match tokio::time::timeout(limit + CALLER_GRACE, AbortOnDrop(task)).await {
+            Ok(result) => result,
+            Err(_) => Err(timed_out),
+        }
     }
 
     /// Runs `work` on the query runtime without a slot or a time limit (bounded work: info).

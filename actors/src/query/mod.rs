@@ -16,6 +16,7 @@ pub mod request;
 pub mod run;
 mod runtime;
 pub mod table;
+mod yielding;
 
 pub use engine::{configure, engine, QueryKind, QuerySettings, Slot};
 pub use limits::QueryLimits;
