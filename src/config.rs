@@ -134,7 +134,7 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub query_queue_wait_ms: u64,
 
-    /// Threads running queries (default: one per core).
+    /// Threads running queries (default: one per query slot, sync and large).
     #[arg(long, env = "RAPID_QUERY_THREADS",
           value_parser = clap::value_parser!(u64).range(1..=256))]
     pub query_threads: Option<u64>,
@@ -188,7 +188,16 @@ impl ServeArgs {
                 .large_query_concurrency
                 .map_or(defaults.large_concurrency, size),
             queue_wait: Duration::from_millis(self.query_queue_wait_ms),
-            threads: self.query_threads.map_or(defaults.threads, size),
+            threads: self.query_threads.map_or_else(
+                || {
+                    rapid_actors::query::engine::default_threads(
+                        self.query_concurrency.map_or(defaults.concurrency, size),
+                        self.large_query_concurrency
+                            .map_or(defaults.large_concurrency, size),
+                    )
+                },
+                size,
+            ),
         }
     }
 }

@@ -49,7 +49,7 @@ pub struct QuerySettings {
     pub large_concurrency: usize,
     /// How long a query waits for a slot before it is refused.
     pub queue_wait: Duration,
-    /// Threads running queries.
+    /// Threads running queries (default: one per query slot, see [`default_threads`]).
     pub threads: usize,
 }
 
@@ -60,6 +60,8 @@ pub fn cores() -> usize {
 
 impl Default for QuerySettings {
     fn default() -> Self {
+        let concurrency = (2 * cores()).max(4);
+        let large_concurrency = (cores() / 2).max(1);
         QuerySettings {
             limits: QueryLimits::default(),
             timeout: Duration::from_secs(30),
@@ -67,12 +69,20 @@ impl Default for QuerySettings {
             memory_bytes: 1 << 30,
             spill_dir: None,
             spill_bytes: 10 << 30,
-            concurrency: (2 * cores()).max(4),
-            large_concurrency: (cores() / 2).max(1),
+            concurrency,
+            large_concurrency,
             queue_wait: Duration::from_millis(1000),
-            threads: cores(),
+            threads: default_threads(concurrency, large_concurrency),
         }
     }
+}
+
+/// A thread for every query that may run at once. Work on one thread is cooperative: a short
+/// query queued behind a long one's batches waits for each of them. With a thread each, the
+/// kernel shares the cores between them by time slices instead, and the short one is not held
+/// up. Stacks are address space until used, and the admission slots bound the count.
+pub fn default_threads(concurrency: usize, large_concurrency: usize) -> usize {
+    concurrency + large_concurrency
 }
 
 /// Which admission pool a query takes its slot from.
