@@ -85,9 +85,10 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
     pub query_max_body_bytes: u64,
 
-    /// Longest string (expression) in any query field, in bytes.
+    /// Longest string (expression) in any query field, in bytes (at most 10,000: the query
+    /// checker's own ceiling).
     #[arg(long, env = "RAPID_QUERY_MAX_EXPRESSION_BYTES", default_value_t = 10_000,
-          value_parser = clap::value_parser!(u64).range(16..=(1 << 20)))]
+          value_parser = clap::value_parser!(u64).range(16..=10_000))]
     pub query_max_expression_bytes: u64,
 
     /// Most terms (operands and operators) in one query, all fields together.
