@@ -126,6 +126,65 @@ pub struct ServeArgs {
     #[arg(long, env = "RAPID_CLOSE_LINGER_MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub close_linger_ms: u64,
+    /// Largest query body, in bytes (larger: 413).
+    #[arg(long, env = "RAPID_QUERY_MAX_BODY_BYTES", default_value_t = 256 * 1024,
+          value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
+    pub query_max_body_bytes: u64,
+
+    /// Longest string (expression) in any query field, in bytes (at most 10,000: the query
+    /// checker's own ceiling).
+    #[arg(long, env = "RAPID_QUERY_MAX_EXPRESSION_BYTES", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(16..=10_000))]
+    pub query_max_expression_bytes: u64,
+
+    /// Most terms (operands and operators) in one query, all fields together.
+    #[arg(long, env = "RAPID_QUERY_MAX_NODES", default_value_t = 1_000,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub query_max_nodes: u64,
+
+    /// Deepest nesting of a query expression (brackets, calls, filter groups, operator chains).
+    #[arg(long, env = "RAPID_QUERY_MAX_DEPTH", default_value_t = 50,
+          value_parser = clap::value_parser!(u64).range(4..=rapid_actors::query::limits::DEPTH_CEILING as u64))]
+    pub query_max_depth: u64,
+
+    /// Longest a synchronous query may run, in seconds (then 400, pointing to /query/large).
+    #[arg(long, env = "RAPID_QUERY_TIMEOUT_SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub query_timeout_seconds: u64,
+
+    /// Longest a large-query job may run, in seconds (then the job FAILS).
+    #[arg(long, env = "RAPID_LARGE_QUERY_TIMEOUT_SECONDS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub large_query_timeout_seconds: u64,
+
+    /// Memory all running queries may use together, in bytes; beyond it they spill or fail.
+    #[arg(long, env = "RAPID_QUERY_MEMORY_BYTES", default_value_t = 1 << 30,
+          value_parser = clap::value_parser!(u64).range((1 << 20)..))]
+    pub query_memory_bytes: u64,
+
+    /// Most bytes queries may spill to `{data-dir}/spill` at once.
+    #[arg(long, env = "RAPID_QUERY_SPILL_BYTES", default_value_t = 10 << 30)]
+    pub query_spill_bytes: u64,
+
+    /// Synchronous queries running at once (default: twice the cores, at least 4).
+    #[arg(long, env = "RAPID_QUERY_CONCURRENCY",
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub query_concurrency: Option<u64>,
+
+    /// Large-query jobs running at once (default: half the cores, at least 1).
+    #[arg(long, env = "RAPID_LARGE_QUERY_CONCURRENCY",
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub large_query_concurrency: Option<u64>,
+
+    /// How long a query waits for a free slot before it is refused (503), in milliseconds.
+    #[arg(long, env = "RAPID_QUERY_QUEUE_WAIT_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub query_queue_wait_ms: u64,
+
+    /// Threads running queries (default: one per query slot, sync and large).
+    #[arg(long, env = "RAPID_QUERY_THREADS",
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub query_threads: Option<u64>,
 }
 
 impl ServeArgs {
@@ -174,5 +233,41 @@ impl ServeArgs {
             }
         }
         Ok(layers)
+    }
+}
+
+impl ServeArgs {
+    /// The query engine's settings; its spill folder is `{data-dir}/spill`.
+    pub fn query_settings(&self) -> rapid_actors::query::QuerySettings {
+        use std::time::Duration;
+        let defaults = rapid_actors::query::QuerySettings::default();
+        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        rapid_actors::query::QuerySettings {
+            limits: rapid_actors::query::QueryLimits {
+                max_expression_bytes: size(self.query_max_expression_bytes),
+                max_nodes: size(self.query_max_nodes),
+                max_depth: size(self.query_max_depth),
+            },
+            timeout: Duration::from_secs(self.query_timeout_seconds),
+            large_timeout: Duration::from_secs(self.large_query_timeout_seconds),
+            memory_bytes: size(self.query_memory_bytes),
+            spill_dir: Some(self.data_dir.join("spill")),
+            spill_bytes: self.query_spill_bytes,
+            concurrency: self.query_concurrency.map_or(defaults.concurrency, size),
+            large_concurrency: self
+                .large_query_concurrency
+                .map_or(defaults.large_concurrency, size),
+            queue_wait: Duration::from_millis(self.query_queue_wait_ms),
+            threads: self.query_threads.map_or_else(
+                || {
+                    rapid_actors::query::engine::default_threads(
+                        self.query_concurrency.map_or(defaults.concurrency, size),
+                        self.large_query_concurrency
+                            .map_or(defaults.large_concurrency, size),
+                    )
+                },
+                size,
+            ),
+        }
     }
 }

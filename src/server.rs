@@ -129,6 +129,8 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
     let storage = Storage::new(&args.data_dir);
     recover(&catalog, &storage)?;
+    // Before anything can run a query: empties the spill folder, starts the query threads.
+    rapid_actors::query::configure(args.query_settings())?;
     let jobs = Jobs::new(catalog.clone());
     let registry = Registry::start(catalog, storage, layers);
     match bootstrap {
@@ -151,6 +153,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         jobs,
         max_upload_bytes: args.max_upload_bytes,
         result_ttl_seconds: args.result_ttl_seconds,
+        query_max_body_bytes: args.query_max_body_bytes,
     })
 }
 

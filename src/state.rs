@@ -12,6 +12,8 @@ pub struct AppState {
     pub jobs: Jobs,
     pub max_upload_bytes: u64,
     pub result_ttl_seconds: i64,
+    /// Largest query body accepted (RAPID_QUERY_MAX_BODY_BYTES).
+    pub query_max_body_bytes: u64,
 }
 
 impl AppState {

@@ -3,7 +3,8 @@
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use rapid_actors::query::output::{to_arrow_stream, to_csv, to_json, to_parquet};
-use rapid_actors::query::{on_query_runtime, PreparedQuery, QueryRequest, SYNC_ROW_LIMIT};
+use rapid_actors::query::{engine, PreparedQuery, QueryKind, SYNC_ROW_LIMIT};
+use rapid_actors::registry::DatasetRecord;
 use rapid_actors::Error;
 
 use crate::auth::{DatasetAccess, Read};
@@ -47,24 +48,17 @@ pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
     )))
 }
 
-/// An optional JSON body: empty means "everything".
-pub fn parse_query(body: &[u8]) -> Result<QueryRequest, Error> {
-    if body.iter().all(|b| b.is_ascii_whitespace()) {
-        return Ok(QueryRequest::default());
-    }
-    serde_json::from_slice(body).map_err(|e| Error::invalid(format!("Invalid query: {e}")))
-}
-
 /// The checked query over the chosen version's files as of now (400 for a bad query, 404 for an
 /// unknown version), and that version.
+/// Runs on the query threads: the checks walk the expressions.
 fn prepare(
     state: &AppState,
-    record: &rapid_actors::registry::DatasetRecord,
+    record: &DatasetRecord,
     asked_version: Option<i64>,
     body: &[u8],
     cap: Option<u64>,
 ) -> Result<(PreparedQuery, i64), Error> {
-    let request = parse_query(body)?;
+    let request = rapid_actors::query::parse_request(body, &engine().settings().limits)?;
     let version = pick_version(asked_version, record.latest_version);
     let schema = state.registry.schema(&record.key, Some(version))?;
     let prepared = PreparedQuery::new(
@@ -79,54 +73,78 @@ fn prepare(
     Ok((prepared, version))
 }
 
+/// Admitted to the sync pool, then everything (parse, check, plan, run, render) on the query
+/// threads within the sync time limit.
 pub async fn query_dataset(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     version: web::Query<VersionQuery>,
     req: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let format = negotiate(
         req.headers()
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok()),
     )?;
+    let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
     let record = access.record;
-    let (prepared, _) = prepare(
-        &state,
-        &record,
-        version.version,
-        &body,
-        Some(SYNC_ROW_LIMIT + 1),
-    )?;
-    let (arrow_schema, batches) = on_query_runtime(async move { prepared.collect().await }).await?;
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    if rows as u64 > SYNC_ROW_LIMIT {
-        return Err(Error::invalid(format!(
-            "The result has more than {SYNC_ROW_LIMIT} rows: use POST /api/datasets/{}/{}/{}/query/large, \
-             or narrow the query (filter, limit)",
-            record.key.layer, record.key.domain, record.key.dataset
-        ))
-        .into());
-    }
-    let names: Vec<String> = arrow_schema
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
-    let (content_type, bytes) = match format {
-        Format::Json => ("application/json", to_json(&batches)),
-        Format::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)?),
-        Format::Arrow => (
-            "application/vnd.apache.arrow.stream",
-            to_arrow_stream(arrow_schema, &batches)?,
-        ),
-        Format::Parquet => (
-            "application/vnd.apache.parquet",
-            to_parquet(arrow_schema, &batches)?,
-        ),
-    };
+    let engine = engine();
+    let slot = engine.admit(QueryKind::Sync).await?;
+    let limit = engine.settings().timeout;
+    let key = record.key.clone();
+    let asked = version.version;
+    let (content_type, bytes) = engine
+        .run(
+            Some(slot),
+            limit,
+            async move {
+                let (prepared, _) =
+                    prepare(&state, &record, asked, &body, Some(SYNC_ROW_LIMIT + 1))?;
+                let (arrow_schema, batches) = prepared.collect().await?;
+                drop(prepared);
+                let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+                if rows as u64 > SYNC_ROW_LIMIT {
+                    return Err(too_many_rows(&record));
+                }
+                let names: Vec<String> = arrow_schema
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect();
+                Ok(match format {
+                    Format::Json => ("application/json", to_json(&batches)),
+                    Format::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)?),
+                    Format::Arrow => (
+                        "application/vnd.apache.arrow.stream",
+                        to_arrow_stream(arrow_schema, &batches)?,
+                    ),
+                    Format::Parquet => (
+                        "application/vnd.apache.parquet",
+                        to_parquet(arrow_schema, &batches)?,
+                    ),
+                })
+            },
+            Error::invalid(format!(
+                "The query ran longer than the limit of {} seconds for synchronous queries \
+                     (RAPID_QUERY_TIMEOUT_SECONDS) and was stopped: run it with POST \
+                     /api/datasets/{}/{}/{}/query/large, or narrow it (filter, limit)",
+                limit.as_secs(),
+                key.layer,
+                key.domain,
+                key.dataset
+            )),
+        )
+        .await?;
     Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
+}
+
+fn too_many_rows(record: &DatasetRecord) -> Error {
+    Error::invalid(format!(
+        "The result has more than {SYNC_ROW_LIMIT} rows: use POST /api/datasets/{}/{}/{}/query/large, \
+         or narrow the query (filter, limit)",
+        record.key.layer, record.key.domain, record.key.dataset
+    ))
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -189,10 +207,28 @@ pub async fn query_dataset_large(
     state: web::Data<AppState>,
     version: web::Query<VersionQuery>,
     req: HttpRequest,
-    body: web::Bytes,
+    payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
+    let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
     let record = access.record;
-    let (prepared, version) = prepare(&state, &record, version.version, &body, None)?;
+    let engine = engine();
+    // The job's slot is taken now: when every one is busy the answer is 503, not a queued job.
+    let slot = engine.admit(QueryKind::Large).await?;
+    let check_limit = engine.settings().timeout;
+    let (prepared, version) = {
+        let (state, record, asked) = (state.clone(), record.clone(), version.version);
+        engine
+            .run(
+                None,
+                check_limit,
+                async move { prepare(&state, &record, asked, &body, None) },
+                Error::invalid(format!(
+                    "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
+                    check_limit.as_secs()
+                )),
+            )
+            .await?
+    };
     let job_id = state.jobs.create(rapid_actors::jobs::NewJob {
         kind: rapid_actors::jobs::JobKind::Query,
         step: "RUNNING",
@@ -210,15 +246,32 @@ pub async fn query_dataset_large(
         state.registry.storage().results_dir(),
     );
     let ttl = state.result_ttl_seconds;
+    let limit = engine.settings().large_timeout;
     let id = job_id.clone();
     actix_web::rt::spawn(async move {
         let job = id.clone();
         let jobs_for_run = jobs.clone();
-        let outcome = on_query_runtime(async move {
-            rapid_actors::query::large::write_csv_result(prepared, &jobs_for_run, &job, &results)
-                .await
-        })
-        .await;
+        let outcome = engine
+            .run(
+                Some(slot),
+                limit,
+                async move {
+                    rapid_actors::query::large::write_csv_result(
+                        prepared,
+                        &jobs_for_run,
+                        &job,
+                        &results,
+                    )
+                    .await
+                },
+                Error::invalid(format!(
+                    "The query ran longer than the limit of {} seconds for large-query jobs \
+                         (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped: narrow it (filter, \
+                         fewer columns)",
+                    limit.as_secs()
+                )),
+            )
+            .await;
         let recorded = match outcome {
             Ok(_) => {
                 let name = format!("{id}.csv");
@@ -235,6 +288,38 @@ pub async fn query_dataset_large(
         }
     });
     Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
+}
+
+/// The query body, at most `limit` bytes (413 beyond, told from Content-Length when it is sent).
+async fn read_query_body(
+    req: &HttpRequest,
+    mut payload: web::Payload,
+    limit: u64,
+) -> Result<web::Bytes, Error> {
+    use futures_util::StreamExt;
+    let too_large = || {
+        Error::new(
+            rapid_actors::ErrorKind::TooLarge,
+            format!("The query body is larger than {limit} bytes (RAPID_QUERY_MAX_BODY_BYTES)"),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut body = web::BytesMut::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| Error::invalid(format!("Reading the query body: {e}")))?;
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 #[derive(Debug, serde::Deserialize)]

@@ -19,6 +19,8 @@ mod pyarrow_readback;
 mod queries;
 mod query_functions;
 mod query_semantics;
+mod query_isolation;
+mod query_limits;
 mod restart;
 mod schemas;
 mod secrets;

@@ -127,6 +127,11 @@ impl TestServer {
         let _ = self.child.wait();
     }
 
+    /// The server's process id (to read its CPU time from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")
     }

@@ -49,7 +49,7 @@ pub struct QuerySettings {
     pub large_concurrency: usize,
     /// How long a query waits for a slot before it is refused.
     pub queue_wait: Duration,
-    /// Threads running queries.
+    /// Threads running queries (default: one per query slot, see [`default_threads`]).
     pub threads: usize,
 }
 
@@ -60,6 +60,8 @@ pub fn cores() -> usize {
 
 impl Default for QuerySettings {
     fn default() -> Self {
+        let concurrency = (2 * cores()).max(4);
+        let large_concurrency = (cores() / 2).max(1);
         QuerySettings {
             limits: QueryLimits::default(),
             timeout: Duration::from_secs(30),
@@ -67,12 +69,20 @@ impl Default for QuerySettings {
             memory_bytes: 1 << 30,
             spill_dir: None,
             spill_bytes: 10 << 30,
-            concurrency: (2 * cores()).max(4),
-            large_concurrency: (cores() / 2).max(1),
+            concurrency,
+            large_concurrency,
             queue_wait: Duration::from_millis(1000),
-            threads: cores(),
+            threads: default_threads(concurrency, large_concurrency),
         }
     }
+}
+
+/// A thread for every query that may run at once. Work on one thread is cooperative: a short
+/// query queued behind a long one's batches waits for each of them. With a thread each, the
+/// kernel shares the cores between them by time slices instead, and the short one is not held
+/// up. Stacks are address space until used, and the admission slots bound the count.
+pub fn default_threads(concurrency: usize, large_concurrency: usize) -> usize {
+    concurrency + large_concurrency
 }
 
 /// Which admission pool a query takes its slot from.
@@ -97,6 +107,9 @@ pub struct QueryEngine {
 }
 
 static ENGINE: OnceLock<QueryEngine> = OnceLock::new();
+
+/// How long past its limit a caller waits for work that has not stopped by itself.
+const CALLER_GRACE: Duration = Duration::from_secs(2);
 
 /// Sets the engine up with `settings`, once, before the first query: empties the spill folder.
 pub fn configure(settings: QuerySettings) -> Result<()> {
@@ -198,24 +211,30 @@ impl QueryEngine {
     }
 
     /// Runs `work` on the query runtime for at most `limit`, holding `slot` until it ends. At the
-    /// limit the work is dropped there (DataFusion stops) and `on_timeout` is the answer. If the
-    /// caller goes away (a client disconnects), the work is aborted the same way.
+    /// limit the work is dropped there (DataFusion stops: its leaves yield after every batch, see
+    /// yielding) and `timed_out` is the answer. If the caller goes away (a client disconnects),
+    /// the work is aborted the same way. Should the work not yield at all, the caller still
+    /// answers soon after the limit; the slot stays taken until the work really ends.
     pub async fn run<T: Send + 'static>(
         &self,
         slot: Option<Slot>,
         limit: Duration,
         work: impl Future<Output = Result<T>> + Send + 'static,
-        on_timeout: impl FnOnce() -> Error + Send + 'static,
+        timed_out: Error,
     ) -> Result<T> {
+        let inside = timed_out.clone();
         let task = self.runtime.spawn(async move {
             // Declared first, dropped last: the slot is free only once the work is gone.
             let _slot = slot;
             match tokio::time::timeout(limit, work).await {
                 Ok(result) => result,
-                Err(_) => Err(on_timeout()),
+                Err(_) => Err(inside),
             }
         });
-        AbortOnDrop(task).await
+        match tokio::time::timeout(limit + CALLER_GRACE, AbortOnDrop(task)).await {
+            Ok(result) => result,
+            Err(_) => Err(timed_out),
+        }
     }
 
     /// Runs `work` on the query runtime without a slot or a time limit (bounded work: info).

@@ -96,7 +96,7 @@ fn work_past_its_limit_is_dropped_and_its_slot_freed() {
                     let _flag = flag;
                     std::future::pending::<Result<()>>().await
                 },
-                || Error::invalid("too long"),
+                Error::invalid("too long"),
             )
             .await
             .unwrap_err();
@@ -122,7 +122,7 @@ fn a_caller_that_goes_away_aborts_the_work() {
                 let _flag = flag;
                 std::future::pending::<Result<()>>().await
             },
-            || Error::invalid("too long"),
+            Error::invalid("too long"),
         );
         assert!(tokio::time::timeout(Duration::from_millis(50), run)
             .await

@@ -12,7 +12,8 @@ use super::run::{engine_error, PreparedQuery};
 use crate::error::Result;
 use crate::jobs::Jobs;
 
-/// Runs `query` to `results/{job_id}.csv`; returns the file and the number of rows.
+/// Runs `query` to `results/{job_id}.csv`; returns the file and the number of rows. If the run
+/// fails or is dropped (its time limit), the partial `.part` file is removed.
 pub async fn write_csv_result(
     query: PreparedQuery,
     jobs: &Jobs,
@@ -20,51 +21,48 @@ pub async fn write_csv_result(
     results: &Path,
 ) -> Result<(PathBuf, u64)> {
     std::fs::create_dir_all(results)?;
-    let part = results.join(format!("{job_id}.csv.part"));
+    let part = PartFile(results.join(format!("{job_id}.csv.part")));
     let done = results.join(format!("{job_id}.csv"));
-    let outcome = async {
-        let mut stream = query.stream().await?;
-        let names: Vec<String> = stream
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect();
-        let mut rows = CsvRows::new(BufWriter::with_capacity(
-            1 << 20,
-            std::fs::File::create(&part)?,
-        ));
-        rows.header(&names)?;
-        let mut reported = 0u64;
-        while let Some(batch) = stream.next().await {
-            rows.write(&batch.map_err(engine_error)?)?;
-            if rows.rows() - reported >= 100_000 {
-                reported = rows.rows();
-                let _ = jobs.set_progress(job_id, reported);
-            }
+    let mut stream = query.stream().await?;
+    let names: Vec<String> = stream
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let mut rows = CsvRows::new(BufWriter::with_capacity(
+        1 << 20,
+        std::fs::File::create(&part.0)?,
+    ));
+    rows.header(&names)?;
+    let mut reported = 0u64;
+    while let Some(batch) = stream.next().await {
+        rows.write(&batch.map_err(engine_error)?)?;
+        if rows.rows() - reported >= 100_000 {
+            reported = rows.rows();
+            let _ = jobs.set_progress(job_id, reported);
         }
-        let count = rows.rows();
-        let mut file = rows.finish()?;
-        std::io::Write::flush(&mut file)?;
-        crate::storage::sync_file(file.get_ref())?;
-        let _ = jobs.set_progress(job_id, count);
-        Ok(count)
     }
-    .await;
-    match outcome {
-        Ok(count) => {
-            std::fs::rename(&part, &done)?;
-            // SUCCESS promises the file: its name (and the folder's, which may be new) synced.
-            crate::storage::sync_dir(results)?;
-            if let Some(root) = results.parent() {
-                crate::storage::sync_dir(root)?;
-            }
-            Ok((done, count))
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&part);
-            Err(e)
-        }
+    let count = rows.rows();
+    let mut file = rows.finish()?;
+    std::io::Write::flush(&mut file)?;
+    crate::storage::sync_file(file.get_ref())?;
+    let _ = jobs.set_progress(job_id, count);
+    std::fs::rename(&part.0, &done)?;
+    // SUCCESS promises the file: its name (and the folder's, which may be new) synced.
+    crate::storage::sync_dir(results)?;
+    if let Some(root) = results.parent() {
+        crate::storage::sync_dir(root)?;
+    }
+    Ok((done, count))
+}
+
+/// A result being written: removed when dropped, which is a no-op once renamed into place.
+struct PartFile(PathBuf);
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 

@@ -16,7 +16,7 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{Expr, SelectItem, Visit, Visitor};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
-use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
 use super::request::{Condition, FilterGroup, QueryRequest};
@@ -130,7 +130,7 @@ fn check_group(part: &str, root: &FilterGroup, budget: &mut Budget) -> Result<()
     let mut stack = vec![(root, 1usize)];
     while let Some((group, depth)) = stack.pop() {
         if depth > limits.max_depth {
-            return Err(too_deep(part, "its groups are", depth, limits));
+            return Err(too_deep(part, "its groups are", Some(depth), limits));
         }
         if let Some(op) = &group.logic_operator {
             check_bytes(part, op, limits)?;
@@ -175,12 +175,18 @@ fn check_bytes(part: &str, text: &str, limits: &QueryLimits) -> Result<()> {
     Ok(())
 }
 
-fn too_deep(part: &str, what: &str, depth: usize, limits: &QueryLimits) -> Error {
+/// `depth` is how deep it goes, or `None` when the parser gave up past its own ceiling.
+fn too_deep(part: &str, what: &str, depth: Option<usize>, limits: &QueryLimits) -> Error {
+    let depth = depth.map_or_else(|| format!("more than {DEPTH_CEILING}"), |d| d.to_string());
     Error::invalid(format!(
         "Invalid {part}: {what} nested {depth} deep; the limit is {} (RAPID_QUERY_MAX_DEPTH)",
         limits.max_depth
     ))
 }
+
+/// What a tree's depth counts, for messages: chains surprise people.
+const TREE: &str = "the expression is (each operator of a chain such as `a OR b OR c` is a \
+                    level; use IN for lists of values)";
 
 /// Length, then terms and bracket depth on the token stream, then the parsed tree's real depth.
 fn check_text(part: &str, text: &str, shape: Shape, budget: &mut Budget) -> Result<()> {
@@ -204,7 +210,7 @@ fn check_text(part: &str, text: &str, shape: Shape, budget: &mut Budget) -> Resu
         }
     }
     if deepest > limits.max_depth {
-        return Err(too_deep(part, "it is", deepest, limits));
+        return Err(too_deep(part, "it is", Some(deepest), limits));
     }
     budget.spend(part, terms.max(1))?;
     check_tree_depth(part, text, shape, limits)
@@ -219,27 +225,24 @@ fn check_tree_depth(part: &str, text: &str, shape: Shape, limits: &QueryLimits) 
     else {
         return Ok(());
     };
-    let expr = match shape {
-        Shape::Expression => parser.parse_expr(),
-        Shape::SelectItem => match parser.parse_select_item() {
-            Ok(SelectItem::UnnamedExpr(expr)) | Ok(SelectItem::ExprWithAlias { expr, .. }) => {
-                Ok(expr)
-            }
-            _ => return Ok(()),
-        },
+    // The parser recurses about once per level of the tree it builds.
+    let too_deep_to_parse = |e: &ParserError| matches!(e, ParserError::RecursionLimitExceeded);
+    let parsed = match shape {
+        Shape::Expression => parser.parse_expr().map(Some),
+        Shape::SelectItem => parser.parse_select_item().map(|item| match item {
+            SelectItem::UnnamedExpr(expr) | SelectItem::ExprWithAlias { expr, .. } => Some(expr),
+            _ => None,
+        }),
     };
-    let Ok(expr) = expr else {
-        return Ok(());
+    let expr = match parsed {
+        Ok(Some(expr)) => expr,
+        Err(e) if too_deep_to_parse(&e) => return Err(too_deep(part, TREE, None, limits)),
+        Ok(None) | Err(_) => return Ok(()),
     };
     let mut meter = DepthMeter { now: 0, deepest: 0 };
     let _ = expr.visit(&mut meter);
     if meter.deepest > limits.max_depth {
-        return Err(too_deep(
-            part,
-            "it is (an operator chain `a OR b OR c` counts 3)",
-            meter.deepest,
-            limits,
-        ));
+        return Err(too_deep(part, TREE, Some(meter.deepest), limits));
     }
     Ok(())
 }

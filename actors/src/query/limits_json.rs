@@ -17,10 +17,11 @@ pub fn parse_request(body: &[u8], limits: &QueryLimits) -> Result<QueryRequest> 
     }
     // Each filter-group level is an object inside an array: two JSON levels.
     let allowed = 2 * limits.max_depth + JSON_LEVELS_AROUND_GROUPS;
-    let depth = json_depth(body);
+    let (depth, part) = json_depth(body);
     if depth > allowed {
+        let part = part.unwrap_or_else(|| "query".into());
         return Err(Error::invalid(format!(
-            "Invalid query: the body is nested {depth} levels deep, deeper than filter groups \
+            "Invalid {part}: its JSON is nested {depth} levels deep, deeper than filter groups \
              nested {} deep need; the limit is {} (RAPID_QUERY_MAX_DEPTH)",
             limits.max_depth, limits.max_depth
         )));
@@ -28,33 +29,61 @@ pub fn parse_request(body: &[u8], limits: &QueryLimits) -> Result<QueryRequest> 
     serde_json::from_slice(body).map_err(|e| Error::invalid(format!("Invalid query: {e}")))
 }
 
-/// The deepest nesting of objects and arrays, skipping strings (with their escapes). Malformed
-/// JSON is measured as far as it goes; the parser reports it afterwards.
-pub fn json_depth(body: &[u8]) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
+/// The deepest nesting of objects and arrays, skipping strings (with their escapes), and the
+/// top-level key it is under (for messages; a known field name only). Malformed JSON is measured
+/// as far as it goes; the parser reports it afterwards.
+pub fn json_depth(body: &[u8]) -> (usize, Option<String>) {
+    let (mut depth, mut deepest, mut deepest_key) = (0usize, 0usize, None);
     let (mut in_string, mut escaped) = (false, false);
-    for &b in body {
+    // The last string that started at the top level: the key of the value that follows it.
+    let (mut string_start, mut key) = (0usize, None);
+    for (i, &b) in body.iter().enumerate() {
         if in_string {
             match (escaped, b) {
                 (true, _) => escaped = false,
                 (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
+                (false, b'"') => {
+                    in_string = false;
+                    if depth == 1 {
+                        key = Some(&body[string_start..i]);
+                    }
+                }
                 _ => {}
             }
             continue;
         }
         match b {
-            b'"' => in_string = true,
+            b'"' => {
+                in_string = true;
+                string_start = i + 1;
+            }
             b'{' | b'[' => {
                 depth += 1;
-                deepest = deepest.max(depth);
+                if depth > deepest {
+                    deepest = depth;
+                    deepest_key = key;
+                }
             }
             b'}' | b']' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    deepest
+    let known = |k: &&[u8]| FIELDS.iter().any(|f| f.as_bytes() == *k);
+    let part = deepest_key
+        .filter(known)
+        .map(|k| String::from_utf8_lossy(k).into_owned());
+    (deepest, part)
 }
+
+/// The fields of a query object, the only keys a message repeats.
+const FIELDS: &[&str] = &[
+    "select_columns",
+    "filter",
+    "group_by_columns",
+    "aggregation_conditions",
+    "order_by_columns",
+    "limit",
+];
 
 #[cfg(test)]
 mod tests {
@@ -69,10 +98,12 @@ mod tests {
 
     #[test]
     fn json_depth_skips_strings_and_escapes() {
-        assert_eq!(json_depth(br#"{}"#), 1);
-        assert_eq!(json_depth(br#"{"a": [[1], {"b": "[[[["}]}"#), 3);
-        assert_eq!(json_depth(br#"{"a": "x\"[[[", "b": [1]}"#), 2);
-        assert_eq!(json_depth(br#"[[[[[[["#), 7);
+        assert_eq!(json_depth(br#"{}"#), (1, None));
+        assert_eq!(json_depth(br#"{"a": [[1], {"b": "[[[["}]}"#).0, 3);
+        assert_eq!(json_depth(br#"{"a": "x\"[[[", "b": [1]}"#).0, 2);
+        assert_eq!(json_depth(br#"[[[[[[["#), (7, None));
+        let body = br#"{"select_columns": ["a"], "filter": {"groups": [{"x": "}"}]}, "limit": 1}"#;
+        assert_eq!(json_depth(body), (4, Some("filter".to_string())));
     }
 
     #[test]
@@ -81,7 +112,8 @@ mod tests {
         let err = parse_request(body.as_bytes(), &QueryLimits::default()).unwrap_err();
         let text = err.to_string();
         assert!(
-            text.contains("nested 5000 levels deep") && text.contains("RAPID_QUERY_MAX_DEPTH"),
+            text.contains("Invalid query: its JSON is nested 5000 levels deep")
+                && text.contains("RAPID_QUERY_MAX_DEPTH"),
             "{text}"
         );
     }

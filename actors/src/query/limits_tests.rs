@@ -190,7 +190,22 @@ fn json_groups_are_bounded_in_depth_terms_and_chain_length() {
         filter: Some(Condition::Group(chain)),
         ..Default::default()
     };
-    assert!(refused(&request).contains("operator chain"));
+    assert!(refused(&request).contains("`a OR b OR c`"));
+}
+
+#[test]
+fn trees_too_deep_for_the_parser_name_the_limit() {
+    // Two parser levels per bracket level: the parser's ceiling comes before the bracket count.
+    let text = format!("{}a = 1{}", "a = 1 AND (".repeat(40), ")".repeat(40));
+    let mut l = limits();
+    l.max_depth = 45;
+    l.max_nodes = 1_000;
+    l.max_expression_bytes = 10_000;
+    let err = check_request(&filter(&text), &l).unwrap_err().to_string();
+    assert!(
+        err.contains("nested more than 60 deep; the limit is 45 (RAPID_QUERY_MAX_DEPTH)"),
+        "{err}"
+    );
 }
 
 #[test]

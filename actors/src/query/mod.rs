@@ -21,6 +21,7 @@ mod runtime;
 mod session;
 pub mod table;
 mod three_valued;
+mod yielding;
 
 pub use engine::{configure, engine, QueryKind, QuerySettings, Slot};
 pub use limits::QueryLimits;

@@ -6,6 +6,7 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
+use datafusion::physical_plan::{collect, execute_stream, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 
 use super::engine::engine;
@@ -58,16 +59,25 @@ impl PreparedQuery {
         })
     }
 
-    pub async fn stream(&self) -> Result<SendableRecordBatchStream> {
+    /// The physical plan, its leaves made to yield after every batch (see yielding).
+    async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {
         let df = self.ctx.sql(&self.sql).await.map_err(engine_error)?;
-        df.execute_stream().await.map_err(engine_error)
+        let plan = df.create_physical_plan().await.map_err(engine_error)?;
+        super::yielding::yield_per_batch(plan).map_err(engine_error)
+    }
+
+    pub async fn stream(&self) -> Result<SendableRecordBatchStream> {
+        let plan = self.plan().await?;
+        execute_stream(plan, self.ctx.task_ctx()).map_err(engine_error)
     }
 
     /// Runs to completion; fine for results bounded by a cap.
     pub async fn collect(&self) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-        let df = self.ctx.sql(&self.sql).await.map_err(engine_error)?;
-        let schema = Arc::new(df.schema().as_arrow().clone());
-        let batches = df.collect().await.map_err(engine_error)?;
+        let plan = self.plan().await?;
+        let schema = plan.schema();
+        let batches = collect(plan, self.ctx.task_ctx())
+            .await
+            .map_err(engine_error)?;
         Ok((schema, batches))
     }
 }
