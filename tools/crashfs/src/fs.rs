@@ -1,7 +1,7 @@
 //! The FUSE side: every kernel request is applied to the [`Model`] under one lock.
 
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -11,7 +11,7 @@ use fuser::{
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
 
-use crate::model::{Attr, Kind, Model};
+use crate::model::{Attr, Kind, Listing, Model};
 
 /// Only this process changes the tree, through the kernel, so the kernel may cache what it is told.
 const TTL: Duration = Duration::from_secs(1);
@@ -20,7 +20,7 @@ pub struct CrashFs {
     model: Arc<Mutex<Model>>,
     /// Directory handles: the entries as they were at opendir, so that a reader deleting as it
     /// goes (remove_dir_all) sees every entry once.
-    dir_handles: Mutex<HashMap<u64, Vec<(u64, Kind, OsString)>>>,
+    dir_handles: Mutex<HashMap<u64, Listing>>,
     next_handle: Mutex<u64>,
 }
 
