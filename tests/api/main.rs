@@ -5,6 +5,7 @@ mod support;
 
 mod auth_tokens;
 mod bench_tool;
+mod durability;
 mod errors;
 mod file_modes;
 mod generate;

@@ -210,27 +210,38 @@ impl PartitionedWriter {
         Ok(())
     }
 
+    /// Finishes a file (footer written) and records it; returns it, still to be synced.
+    fn close_unsynced(&mut self, partition_path: &str) -> Result<Option<File>> {
+        let Some(open) = self.open.remove(partition_path) else {
+            return Ok(None);
+        };
+        let file = open.writer.into_inner().map_err(parquet_error)?;
+        self.done.push(StagedDataFile {
+            partition_path: partition_path.to_string(),
+            staged_path: open.path,
+            rows: open.rows,
+            bytes: file.metadata()?.len(),
+        });
+        Ok(Some(file))
+    }
+
+    /// A file closed to make room is synced at once, on this writer thread, while parsing goes
+    /// on (durable before it can become reachable: the storage module's discipline).
     fn close(&mut self, partition_path: &str) -> Result<()> {
-        if let Some(mut open) = self.open.remove(partition_path) {
-            open.writer.finish().map_err(parquet_error)?;
-            // Durable before it can become reachable, synced here on the writer's own thread.
-            crate::storage::sync_file(open.writer.inner())?;
-            let bytes = std::fs::metadata(&open.path)?.len();
-            self.done.push(StagedDataFile {
-                partition_path: partition_path.to_string(),
-                staged_path: open.path,
-                rows: open.rows,
-                bytes,
-            });
+        if let Some(file) = self.close_unsynced(partition_path)? {
+            crate::storage::sync_file(&file)?;
         }
         Ok(())
     }
 
+    /// The files still open are finished, then synced all at once.
     pub(super) fn finish(mut self) -> Result<Vec<StagedDataFile>> {
         let keys: Vec<String> = self.open.keys().cloned().collect();
+        let mut files = Vec::with_capacity(keys.len());
         for key in keys {
-            self.close(&key)?;
+            files.extend(self.close_unsynced(&key)?);
         }
+        crate::storage::sync_files(&files)?;
         Ok(self.done)
     }
 }

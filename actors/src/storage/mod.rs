@@ -38,7 +38,9 @@ mod leases;
 
 use std::path::{Path, PathBuf};
 
-pub use durability::{durability, set_durability, sync_dir, sync_file, DirSyncs, Durability};
+pub use durability::{
+    durability, set_durability, sync_dir, sync_file, sync_files, DirSyncs, Durability,
+};
 pub use leases::{LeaseGuard, Leases};
 
 use crate::error::{Error, Result};

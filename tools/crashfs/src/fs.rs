@@ -1,7 +1,7 @@
 //! The FUSE side: every kernel request is applied to the [`Model`] under one lock.
 
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -11,19 +11,16 @@ use fuser::{
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow, WriteFlags,
 };
 
-use crate::model::{Attr, Kind, Model};
+use crate::model::{Attr, Kind, Listing, Model};
 
 /// Only this process changes the tree, through the kernel, so the kernel may cache what it is told.
 const TTL: Duration = Duration::from_secs(1);
-
-/// A directory listing as taken at opendir: (inode, kind, name) per entry.
-type DirListing = Vec<(u64, Kind, OsString)>;
 
 pub struct CrashFs {
     model: Arc<Mutex<Model>>,
     /// Directory handles: the entries as they were at opendir, so that a reader deleting as it
     /// goes (remove_dir_all) sees every entry once.
-    dir_handles: Mutex<HashMap<u64, DirListing>>,
+    dir_handles: Mutex<HashMap<u64, Listing>>,
     next_handle: Mutex<u64>,
 }
 

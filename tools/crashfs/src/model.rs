@@ -26,6 +26,9 @@ const PAGE: u64 = 4096;
 /// An error for the kernel: a positive errno.
 pub type Errno = i32;
 
+/// A directory's entries: inode, kind, name.
+pub type Listing = Vec<(u64, Kind, OsString)>;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     File,
@@ -209,7 +212,7 @@ impl Model {
     }
 
     /// The entries of a directory as they are now (a directory handle reads this copy).
-    pub fn list(&self, ino: u64) -> Result<Vec<(u64, Kind, OsString)>, Errno> {
+    pub fn list(&self, ino: u64) -> Result<Listing, Errno> {
         let dir = self.dir(ino)?;
         let mut out = vec![
             (ino, Kind::Dir, OsString::from(".")),
