@@ -5,6 +5,7 @@
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary.
+# 4. the differential query test (DuckDB as the reference engine).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,7 @@ RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
 scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
+# The differential query test: our answers against DuckDB's over the same stored files
+#    (seed 21, 300 cases; scripts/differential.sh SEED N runs more).
+DIFF_SEED=21 DIFF_CASES=300 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" \
+  .venv/bin/python -m pytest -q tests/differential

@@ -4,6 +4,8 @@
 //! - `sum(x)` of an integer `x` is accumulated as Decimal128(38, 0), exact for any row count
 //!   this service can hold, and brought back to int64 by a projection right above the
 //!   aggregate that fails when the total does not fit (so the column keeps its name and type);
+//! - `avg(x)` of an integer `x` is that exact sum divided by the count (as doubles), as DuckDB
+//!   and PostgreSQL compute it, rather than a running sum of doubles that loses the low digits;
 //! - `median(x)` of an integer `x` is taken over doubles, so an even count gives the mean of the
 //!   two middle values rather than a truncated integer.
 
@@ -13,6 +15,8 @@ use arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, Result as DfResult};
+use datafusion::functions_aggregate::count::count_udaf;
+use datafusion::functions_aggregate::sum::sum_udaf;
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::expr_rewriter::{unnormalize_col, NamePreserver};
 use datafusion::logical_expr::utils::merge_schema;
@@ -112,55 +116,90 @@ fn aggregate_of(expr: &Expr) -> Option<&AggregateFunction> {
     }
 }
 
-/// Whether `f` is `name` over one integer argument.
-fn over_integer(f: &AggregateFunction, name: &str, schema: &DFSchema) -> DfResult<bool> {
-    Ok(f.func.name() == name
-        && f.params.args.len() == 1
-        && is_integer(&f.params.args[0].get_type(schema)?))
+/// The integer argument of `f` when `f` is `name` over one, looking through the cast to a
+/// float that type coercion puts around an integer argument of some aggregates (`avg(DISTINCT x)`).
+fn integer_arg(f: &AggregateFunction, name: &str, schema: &DFSchema) -> DfResult<Option<Expr>> {
+    if f.func.name() != name || f.params.args.len() != 1 {
+        return Ok(None);
+    }
+    let mut arg = &f.params.args[0];
+    if let Expr::Cast(c) = arg {
+        if c.field.data_type().is_floating() && is_integer(&c.expr.get_type(schema)?) {
+            arg = &c.expr;
+        }
+    }
+    Ok(is_integer(&arg.get_type(schema)?).then(|| arg.clone()))
 }
 
-/// Integer `sum` exact and checked, integer `median` over doubles (see the module comment);
-/// then the aggregate's own expressions get checked arithmetic.
+/// How an integer aggregate is computed exactly (see the module comment).
+enum Exact {
+    /// Summed as Decimal128, then checked back into int64.
+    Sum(String),
+    /// Summed as Decimal128 and divided by a count kept in the named extra column.
+    Avg(String),
+}
+
+/// Integer `sum` and `avg` exact, integer `median` over doubles (see the module comment); then
+/// the aggregate's own expressions get checked arithmetic.
 fn exact_aggregates(agg: Aggregate) -> DfResult<Transformed<LogicalPlan>> {
     let input_schema = agg.input.schema().clone();
     let group_count = agg.group_expr.len();
-    // (output position, label) of each integer sum.
-    let mut sums: Vec<(usize, String)> = Vec::new();
+    let decimal = DataType::Decimal128(SUM_PRECISION, 0);
+    // What each rewritten output position needs from the projection above.
+    let mut exact: Vec<(usize, Exact)> = Vec::new();
     let mut aggr_expr = Vec::with_capacity(agg.aggr_expr.len());
+    let mut counts = Vec::new();
     for (i, expr) in agg.aggr_expr.iter().enumerate() {
-        let target = match aggregate_of(expr) {
-            Some(f) if over_integer(f, "sum", &input_schema)? => {
-                let label = label_of(&Expr::AggregateFunction(f.clone()));
-                sums.push((group_count + i, label));
-                DataType::Decimal128(SUM_PRECISION, 0)
-            }
-            Some(f) if over_integer(f, "median", &input_schema)? => DataType::Float64,
-            _ => {
-                aggr_expr.push(expr.clone());
-                continue;
-            }
-        };
-        // unwrap: the guard above matched an aggregate function.
-        let mut f = aggregate_of(expr).unwrap().clone();
-        f.params.args[0] = cast(f.params.args[0].clone(), target);
         let name = agg.schema.field(group_count + i).name().clone();
-        aggr_expr.push(Expr::AggregateFunction(f).alias(name));
+        let Some(f) = aggregate_of(expr) else {
+            aggr_expr.push(expr.clone());
+            continue;
+        };
+        let mut rewritten = f.clone();
+        if let Some(arg) = integer_arg(f, "sum", &input_schema)? {
+            let label = label_of(&Expr::AggregateFunction(f.clone()));
+            exact.push((group_count + i, Exact::Sum(label)));
+            rewritten.params.args[0] = cast(arg, decimal.clone());
+        } else if let Some(arg) = integer_arg(f, "avg", &input_schema)? {
+            let count_name = format!("__rapid_count_{i}");
+            let mut count = f.clone();
+            count.func = count_udaf();
+            count.params.args[0] = arg.clone();
+            counts.push(Expr::AggregateFunction(count).alias(&count_name));
+            exact.push((group_count + i, Exact::Avg(count_name)));
+            rewritten.func = sum_udaf();
+            rewritten.params.args[0] = cast(arg, decimal.clone());
+        } else if let Some(arg) = integer_arg(f, "median", &input_schema)? {
+            rewritten.params.args[0] = cast(arg, DataType::Float64);
+        } else {
+            aggr_expr.push(expr.clone());
+            continue;
+        }
+        aggr_expr.push(Expr::AggregateFunction(rewritten).alias(name));
     }
     if aggr_expr == agg.aggr_expr {
         return checked_arithmetic(LogicalPlan::Aggregate(agg));
     }
+    let outputs = agg.schema.fields().len();
+    aggr_expr.extend(counts);
     let rebuilt = Aggregate::try_new(agg.input.clone(), agg.group_expr.clone(), aggr_expr)?;
     let rebuilt = checked_arithmetic(LogicalPlan::Aggregate(rebuilt))?.data;
     let schema = rebuilt.schema().clone();
-    let exprs = (0..schema.fields().len())
+    let exprs = (0..outputs)
         .map(|i| {
             let (qualifier, field) = schema.qualified_field(i);
             let column = Expr::Column(Column::from((qualifier, field)));
-            match sums.iter().find(|(position, _)| *position == i) {
-                Some((_, label)) => CheckedInt::call(IntOp::FromSum, label.clone(), vec![column])
-                    .alias_qualified(qualifier.cloned(), field.name()),
-                None => column,
-            }
+            let value = match exact.iter().find(|(position, _)| *position == i) {
+                None => return column,
+                Some((_, Exact::Sum(label))) => {
+                    CheckedInt::call(IntOp::FromSum, label.clone(), vec![column])
+                }
+                Some((_, Exact::Avg(count))) => {
+                    cast(column, DataType::Float64)
+                        / cast(Expr::Column(Column::from_name(count)), DataType::Float64)
+                }
+            };
+            value.alias_qualified(qualifier.cloned(), field.name())
         })
         .collect();
     let projection = Projection::try_new(exprs, Arc::new(rebuilt))?;

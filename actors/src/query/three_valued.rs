@@ -6,12 +6,13 @@
 //! sees it into two-valued logic over its operands' truth:
 //!
 //! - `T(p)`, "p is TRUE": `T(a AND b) = T(a) AND T(b)`, `T(a OR b) = T(a) OR T(b)`,
-//!   `T(NOT a) = F(a)`, and for any other boolean `x`, `T(x) = x IS TRUE`;
+//!   `T(NOT a) = F(a)`, and for any other boolean `x`, `T(x) = x IS NOT DISTINCT FROM TRUE`
+//!   (that is, `x IS TRUE`);
 //! - `F(p)`, "p is FALSE", the dual;
 //! - a filter (WHERE or HAVING) keeps a row when `T(filter)`; anywhere else a boolean
 //!   `p` becomes `CASE WHEN T(p) THEN TRUE WHEN F(p) THEN FALSE END` (NULL otherwise).
 //!
-//! `IS TRUE` and `IS FALSE` are never NULL and the simplifier does not look through them, so
+//! These comparisons are never NULL and the simplifier does not look through them, so
 //! none of its NULL-unaware rules (which need IN lists or `=` as direct operands of AND/OR) can
 //! apply, and every rewrite it does make on two-valued logic is sound.
 
@@ -95,13 +96,25 @@ fn three_valued(expr: Expr) -> DfResult<Expr> {
         .map(|t| t.data)
 }
 
+/// `atom IS NOT DISTINCT FROM value`, which is `atom IS TRUE` (or `IS FALSE`) written so that
+/// its nullability is the same in the logical and the physical plan: DataFusion 55 plans
+/// `IS TRUE` as this comparison but declares the logical `IS TRUE` non-nullable, and the common
+/// subexpression pass then fails on the mismatch.
+fn is(atom: Expr, value: bool) -> Expr {
+    Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(atom),
+        Operator::IsNotDistinctFrom,
+        Box::new(lit(value)),
+    ))
+}
+
 /// `T(expr)`: TRUE when `expr` is TRUE, FALSE otherwise (never NULL).
 fn is_true(expr: Expr) -> DfResult<Expr> {
     Ok(match connective(expr) {
         Ok(Connective::And(l, r)) => is_true(l)?.and(is_true(r)?),
         Ok(Connective::Or(l, r)) => is_true(l)?.or(is_true(r)?),
         Ok(Connective::Not(e)) => is_false(e)?,
-        Err(atom) => Expr::IsTrue(Box::new(three_valued(atom)?)),
+        Err(atom) => is(three_valued(atom)?, true),
     })
 }
 
@@ -111,6 +124,6 @@ fn is_false(expr: Expr) -> DfResult<Expr> {
         Ok(Connective::And(l, r)) => is_false(l)?.or(is_false(r)?),
         Ok(Connective::Or(l, r)) => is_false(l)?.and(is_false(r)?),
         Ok(Connective::Not(e)) => is_true(e)?,
-        Err(atom) => Expr::IsFalse(Box::new(three_valued(atom)?)),
+        Err(atom) => is(three_valued(atom)?, false),
     })
 }

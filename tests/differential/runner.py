@@ -1,0 +1,101 @@
+"""One differential case: the body run by our service over HTTP and the same query run by DuckDB
+over the Parquet files the service stored, compared; a failing case is shrunk to the smallest
+variant that still fails."""
+import json
+
+import duckdb
+import requests
+
+from compare import compare, ours_rows, typed
+from queries import shrink_candidates
+
+ACCEPT = {"json": "application/json", "csv": "text/csv",
+          "arrow": "application/vnd.apache.arrow.stream", "parquet": "application/vnd.apache.parquet"}
+# Outcomes that are not failures: an int64 overflow refused (by us, by DuckDB, or both).
+ACCEPTED = {"agree", "both-refused-overflow", "we-refused-overflow", "duckdb-refused-overflow"}
+
+
+class Service:
+    def __init__(self, base, token, path):
+        self.http = requests.Session()
+        self.http.headers["Authorization"] = f"Bearer {token}"
+        self.url = f"{base}{path}/query"
+
+    def query(self, body, fmt="json"):
+        res = self.http.post(self.url, json=body, headers={"Accept": ACCEPT[fmt]}, timeout=120)
+        return res.status_code, res.content
+
+
+def overflow_text(text):
+    text = text.lower()
+    return "overflow" in text or "out of range" in text
+
+
+class Outcome:
+    def __init__(self, kind, ours=None, theirs=None, why=""):
+        self.kind, self.ours, self.theirs, self.why = kind, ours, theirs, why
+
+    @property
+    def failed(self):
+        return self.kind not in ACCEPTED
+
+
+def run_case(svc, con, q):
+    status, content = svc.query(q.body(), q.fmt)
+    try:
+        full = [[typed(v) for v in row] for row in con.execute(q.duck_sql(with_limit=False)).fetchall()]
+        duck_error = None
+    except duckdb.Error as e:
+        full, duck_error = None, str(e)
+    if status != 200:
+        text = content.decode(errors="replace")
+        if status == 400 and overflow_text(text):
+            if duck_error is not None and overflow_text(duck_error):
+                return Outcome("both-refused-overflow", text, duck_error)
+            return Outcome("we-refused-overflow", text, full)
+        return Outcome("our-error", f"{status} {text}", duck_error or full)
+    ours = ours_rows(q.fmt, content)
+    if duck_error is not None:
+        kind = "duckdb-refused-overflow" if overflow_text(duck_error) else "duckdb-error"
+        return Outcome(kind, ours, duck_error)
+    why = compare(q, ours, full)
+    return Outcome("agree" if why is None else "differ", ours, full, why or "")
+
+
+def shrink(svc, con, q, outcome, budget=150):
+    """The smallest variant of `q` that still fails the same way (greedy)."""
+    best, best_outcome = q, outcome
+    progress = True
+    while progress and budget > 0:
+        progress = False
+        for cand in shrink_candidates(best):
+            budget -= 1
+            try:
+                o = run_case(svc, con, cand)
+            except Exception:  # a variant the generator's rules do not cover: skip it
+                continue
+            if o.failed and o.kind == outcome.kind:
+                best, best_outcome, progress = cand, o, True
+                break
+            if budget <= 0:
+                break
+    return best, best_outcome
+
+
+def show(rows, limit=12):
+    if not isinstance(rows, list):
+        return str(rows)[:2000]
+    lines = [json.dumps([v for _, v in r] if r and isinstance(r[0], tuple) else r, default=str,
+                        ensure_ascii=False) for r in rows[:limit]]
+    more = f"\n      ... {len(rows) - limit} more rows" if len(rows) > limit else ""
+    return "\n      ".join(lines) + more
+
+
+def report(q, outcome, small, small_outcome):
+    return (f"[{outcome.kind}: {outcome.why}]\n"
+            f"  body:   {q.describe()}  (format {q.fmt})\n"
+            f"  DuckDB: {q.duck_sql()}\n"
+            f"  shrunk body:   {small.describe()}  (format {small.fmt})\n"
+            f"  shrunk DuckDB: {small.duck_sql()}\n"
+            f"  ours ({small_outcome.kind}):\n      {show(small_outcome.ours)}\n"
+            f"  DuckDB:\n      {show(small_outcome.theirs)}\n")
