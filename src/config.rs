@@ -79,6 +79,9 @@ pub struct ServeArgs {
     /// HTTP worker threads (default: one per core).
     #[arg(long, env = "RAPID_WORKERS")]
     pub workers: Option<usize>,
+
+    #[command(flatten)]
+    pub limits: crate::config_limits::LimitArgs,
 }
 
 impl ServeArgs {

@@ -40,6 +40,8 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         ErrorKind::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
         ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
     }
 }
 
@@ -59,8 +61,19 @@ impl ResponseError for ApiError {
             (_, Details::Many(ms)) => json!({ "details": ms }),
         };
         let mut res = HttpResponse::build(self.status_code());
-        if self.0.kind == ErrorKind::Unauthenticated {
-            res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+        match self.0.kind {
+            ErrorKind::Unauthenticated => {
+                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            ErrorKind::Busy => {
+                res.insert_header((header::RETRY_AFTER, "1"));
+            }
+            ErrorKind::Throttled {
+                retry_after_seconds,
+            } => {
+                res.insert_header((header::RETRY_AFTER, retry_after_seconds.max(1).to_string()));
+            }
+            _ => {}
         }
         res.json(body)
     }

@@ -5,7 +5,8 @@
 //!
 //! ## Layout
 //! - [`bench`]: `rapid-rs bench`, the concurrent-upload load tool.
-//! - [`config`]: flags and environment variables (clap).
+//! - [`config`]: flags and environment variables (clap); [`config_limits`] the hostile-input bounds.
+//! - [`client_addr`]: the client address (trusted proxies' `X-Forwarded-For`).
 //! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
 //! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
 //! - [`error`]: engine error kinds to HTTP statuses, in one match; JSON for every error.
@@ -15,7 +16,9 @@
 
 pub mod auth;
 pub mod bench;
+pub mod client_addr;
 pub mod config;
+pub mod config_limits;
 pub mod error;
 pub mod routes;
 pub mod server;

@@ -12,9 +12,11 @@ use rapid_actors::dataset::manifest::remove_unlisted_files;
 use rapid_actors::jobs::Jobs;
 use rapid_actors::registry::Registry;
 use rapid_actors::storage::Storage;
+use rapid_actors::work_permits::WorkPermits;
 use rapid_actors::{Error, ErrorKind};
 
 use crate::auth::authenticate;
+use crate::client_addr::TrustedProxies;
 use crate::config::ServeArgs;
 use crate::error::{json_errors, ApiError};
 use crate::routes;
@@ -95,7 +97,11 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
         credentials_file: args.data_dir.join("admin-credentials.json"),
+        hash_pool: args.limits.hash_pool(),
+        throttle: args.limits.throttle(),
     };
+    let trusted_proxies =
+        TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
     let storage = Storage::new(&args.data_dir);
     recover(&catalog, &storage)?;
@@ -121,6 +127,13 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         jobs,
         max_upload_bytes: args.max_upload_bytes,
         result_ttl_seconds: args.result_ttl_seconds,
+        trusted_proxies,
+        generations: WorkPermits::new(
+            args.limits.generate_workers(),
+            std::time::Duration::from_millis(args.limits.generate_wait_ms),
+            "schema generations",
+        ),
+        max_value_bytes: args.limits.max_value_bytes as usize,
     })
 }
 

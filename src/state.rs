@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use rapid_actors::auth::Auth;
 use rapid_actors::jobs::Jobs;
 use rapid_actors::registry::Registry;
+use rapid_actors::work_permits::WorkPermits;
+
+use crate::client_addr::TrustedProxies;
 
 pub struct AppState {
     pub auth: Auth,
@@ -12,6 +15,12 @@ pub struct AppState {
     pub jobs: Jobs,
     pub max_upload_bytes: u64,
     pub result_ttl_seconds: i64,
+    /// Whose `X-Forwarded-For` is believed for the client address.
+    pub trusted_proxies: TrustedProxies,
+    /// Schema generations running at once.
+    pub generations: WorkPermits,
+    /// The longest single value in an upload or sample.
+    pub max_value_bytes: usize,
 }
 
 impl AppState {

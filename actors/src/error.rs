@@ -23,6 +23,11 @@ pub enum ErrorKind {
     Unprocessable,
     /// A fault of ours (disk, database, a bug). The message is logged, not shown.
     Internal,
+    /// A bounded pool of heavy work is full: try again shortly (503 with `Retry-After`).
+    Busy,
+    /// Too many failed sign-ins for this account or address: refused before any check, until
+    /// `retry_after_seconds` have passed (429 with `Retry-After`).
+    Throttled { retry_after_seconds: u64 },
 }
 
 /// The message of an error: one sentence, or every problem found (validation collects them all).
@@ -77,6 +82,19 @@ impl Error {
 
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
+    }
+
+    pub fn busy(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Busy, message)
+    }
+
+    pub fn throttled(retry_after_seconds: u64, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::Throttled {
+                retry_after_seconds,
+            },
+            message,
+        )
     }
 }
 

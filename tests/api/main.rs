@@ -5,6 +5,7 @@ mod support;
 
 mod auth_tokens;
 mod bench_tool;
+mod decode_bombs;
 mod errors;
 mod generate;
 mod large_queries;
@@ -16,6 +17,7 @@ mod queries;
 mod restart;
 mod schemas;
 mod secrets;
+mod signin_throttle;
 mod subjects;
 mod uploads;
 mod uploads_concurrency;
