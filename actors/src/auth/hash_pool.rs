@@ -57,14 +57,21 @@ impl HashPool {
     pub fn start(settings: HashPoolSettings) -> HashPool {
         let (tx, rx) = sync_channel::<Job>(settings.queue);
         let rx = Arc::new(Mutex::new(rx));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
+        let mut started = 0;
         for i in 0..settings.workers.max(1) {
-            let rx = rx.clone();
+            let (rx, ready) = (rx.clone(), ready_tx.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("hash-{i}"))
-                .spawn(move || worker(rx));
-            if let Err(e) = spawned {
-                tracing::error!(error = %e, "could not start a password hashing thread");
+                .spawn(move || worker(rx, ready));
+            match spawned {
+                Ok(_) => started += 1,
+                Err(e) => tracing::error!(error = %e, "could not start a password hashing thread"),
             }
+        }
+        // Each thread has its memory before the service takes requests.
+        for _ in 0..started {
+            let _ = ready_rx.recv_timeout(Duration::from_secs(10));
         }
         HashPool {
             tx,
@@ -114,9 +121,11 @@ impl HashPool {
     }
 }
 
-fn worker(rx: Arc<Mutex<Receiver<Job>>>) {
+fn worker(rx: Arc<Mutex<Receiver<Job>>>, ready: std::sync::mpsc::Sender<()>) {
     // Allocated once per thread, reused by every hash this thread computes.
     let mut memory = vec![Block::default(); Params::DEFAULT.block_count()];
+    let _ = ready.send(());
+    drop(ready);
     loop {
         // A poisoned lock means another worker panicked while holding it; the receiver is fine.
         let job = {
@@ -180,6 +189,16 @@ mod tests {
         release_tx.send(()).unwrap();
         holding.await.unwrap().unwrap();
         assert_eq!(queued.await.unwrap().unwrap(), 7);
+    }
+
+    #[tokio::test]
+    async fn without_a_queue_an_idle_thread_still_takes_a_job() {
+        let pool = HashPool::start(HashPoolSettings {
+            workers: 1,
+            queue: 0,
+            max_wait: Duration::from_secs(5),
+        });
+        assert_eq!(pool.run(|_| 3).await.unwrap(), 3);
     }
 
     #[tokio::test]
