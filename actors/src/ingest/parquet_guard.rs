@@ -54,6 +54,9 @@ pub fn check_footer(path: &Path) -> Result<()> {
     let mut tail = [0u8; 8];
     file.seek(SeekFrom::End(-8))?;
     file.read_exact(&mut tail)?;
+    if &tail[4..] != b"PAR1" {
+        return Err(unreadable("it does not end with the Parquet magic bytes"));
+    }
     // unwrap: a 4-byte slice of an 8-byte array.
     let footer = u64::from(u32::from_le_bytes(tail[..4].try_into().unwrap()));
     if footer > MAX_FOOTER_BYTES {
