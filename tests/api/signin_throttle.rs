@@ -229,9 +229,8 @@ fn a_good_client_keeps_getting_tokens_during_a_flood_and_the_password_is_checked
 
 #[test]
 fn a_full_hash_pool_answers_503_with_retry_after_at_once() {
-    let s = throttled_server(&["--hash-workers", "1", "--hash-queue", "0"]);
+    let s = throttled_server(&["--hash-workers", "1", "--hash-queue", "1"]);
     // Unknown names are checked against the decoy hash, within the same bounds: 401, never 500.
-    // (Sent alone first: it also waits until the one hashing thread is up.)
     let (status, body, _) = password_signin(&s, "nobody", "x", None);
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     let base = s.base.clone();

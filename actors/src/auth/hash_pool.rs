@@ -192,16 +192,6 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn without_a_queue_an_idle_thread_still_takes_a_job() {
-        let pool = HashPool::start(HashPoolSettings {
-            workers: 1,
-            queue: 0,
-            max_wait: Duration::from_secs(5),
-        });
-        assert_eq!(pool.run(|_| 3).await.unwrap(), 3);
-    }
-
-    #[tokio::test]
     async fn a_job_that_waited_too_long_is_busy_and_never_runs() {
         let pool = HashPool::start(HashPoolSettings {
             workers: 1,
