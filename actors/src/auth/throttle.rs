@@ -95,14 +95,16 @@ impl Entry {
         self.locked_until.is_some_and(|t| t > now)
     }
 
-    /// None when an attempt may start now; otherwise how long until one may.
-    fn admits(&self, free: u32, now: Instant) -> Option<Duration> {
+    /// None when an attempt may start now; otherwise how long until one may. `bounded`: attempts
+    /// in flight count against the failures left (slow checks, where a burst could otherwise all
+    /// start before the first failure is known).
+    fn admits(&self, free: u32, now: Instant, bounded: bool) -> Option<Duration> {
         if let Some(until) = self.locked_until.filter(|t| *t > now) {
             return Some(until - now);
         }
         // Below the threshold, as many at once as failures are left; past it, one at a time.
         let room = free.saturating_sub(self.failures).max(1);
-        (self.in_flight >= room).then_some(Duration::from_secs(1))
+        (bounded && self.in_flight >= room).then_some(Duration::from_secs(1))
     }
 
     fn useless(&self, now: Instant) -> bool {
@@ -153,9 +155,13 @@ impl SignInThrottle {
                 *entry = Entry::new(now);
             }
         }
+        // Client secrets are checked in microseconds, without awaiting, so their attempts are
+        // never in flight together for long: only slow (password) checks bound concurrency,
+        // which also leaves a busy client's many parallel token requests alone.
+        let bounded = kind == AccountKind::User;
         // unwrap: both keys were inserted just above, under the same lock.
         let pair_entry = table.get(&pair).unwrap().clone();
-        if let Some(retry_after) = pair_entry.admits(s.free_failures, now) {
+        if let Some(retry_after) = pair_entry.admits(s.free_failures, now, bounded) {
             return Err(Refused {
                 account_wide: false,
                 retry_after,
@@ -164,7 +170,7 @@ impl SignInThrottle {
         if !pair_entry.signed_in_here {
             // unwrap: inserted above.
             let account_entry = table.get(&whole).unwrap();
-            if let Some(retry_after) = account_entry.admits(s.account_free_failures, now) {
+            if let Some(retry_after) = account_entry.admits(s.account_free_failures, now, bounded) {
                 if pair_entry.useless(now) {
                     table.remove(&pair);
                 }

@@ -76,6 +76,11 @@ fn attempts_in_flight_count_so_a_burst_gets_only_the_free_failures() {
         .collect();
     let r = t.begin(AccountKind::User, "alice", ip(1)).err().unwrap();
     assert_eq!(r.retry_after, Duration::from_secs(1));
+    // Client secret checks are instant: parallel ones are not limited while nothing failed.
+    let clients: Vec<Attempt> = (0..10)
+        .map(|_| t.begin(AccountKind::Client, "app", ip(1)).unwrap())
+        .collect();
+    clients.into_iter().for_each(Attempt::succeeded);
     // An attempt dropped unreported (the pool was busy) frees its place without counting.
     drop(held);
     for _ in 0..3 {
