@@ -71,6 +71,7 @@ fn csv_validation(c: &mut Criterion) {
                     schema: &schema,
                     staging: dir.path(),
                     progress: &progress,
+                    max_value_bytes: rapid_actors::ingest::DEFAULT_MAX_VALUE_BYTES,
                 };
                 ingest_csv(csv.as_slice(), &plan).unwrap()
             })

@@ -185,6 +185,8 @@ pub struct ServeArgs {
     #[arg(long, env = "RAPID_QUERY_THREADS",
           value_parser = clap::value_parser!(u64).range(1..=256))]
     pub query_threads: Option<u64>,
+    #[command(flatten)]
+    pub limits: crate::config_limits::LimitArgs,
 }
 
 impl ServeArgs {

@@ -57,6 +57,7 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
         ErrorKind::Unprocessable => StatusCode::UNPROCESSABLE_ENTITY,
         ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
     }
 }
 
@@ -76,11 +77,19 @@ impl ResponseError for ApiError {
             (_, Details::Many(ms)) => json!({ "details": ms }),
         };
         let mut res = HttpResponse::build(self.status_code());
-        if self.0.kind == ErrorKind::Unauthenticated {
-            res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
-        }
-        if self.0.kind == ErrorKind::Busy {
-            res.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
+        match self.0.kind {
+            ErrorKind::Unauthenticated => {
+                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            ErrorKind::Busy => {
+                res.insert_header((header::RETRY_AFTER, RETRY_AFTER_SECONDS));
+            }
+            ErrorKind::Throttled {
+                retry_after_seconds,
+            } => {
+                res.insert_header((header::RETRY_AFTER, retry_after_seconds.max(1).to_string()));
+            }
+            _ => {}
         }
         res.json(body)
     }

@@ -8,6 +8,8 @@
 //! - [`config`]: flags and environment variables (clap).
 //! - [`connection`]: the HTTP/1 server: connection front (protocol errors, limits, timeouts),
 //!   `Expect` preflight, closing after unread bodies.
+//! - [`config`]: flags and environment variables (clap); [`config_limits`] the hostile-input bounds.
+//! - [`client_addr`]: the client address (trusted proxies' `X-Forwarded-For`).
 //! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
 //! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
 //! - [`file_modes`]: umask 0o077, data folder 0700 and secret files 0600, tightened at start.
@@ -18,7 +20,9 @@
 
 pub mod auth;
 pub mod bench;
+pub mod client_addr;
 pub mod config;
+pub mod config_limits;
 pub mod connection;
 pub mod error;
 pub mod file_modes;

@@ -14,9 +14,11 @@ use rapid_actors::dataset::manifest::remove_unlisted_files;
 use rapid_actors::jobs::Jobs;
 use rapid_actors::registry::Registry;
 use rapid_actors::storage::Storage;
+use rapid_actors::work_permits::WorkPermits;
 use rapid_actors::{Error, ErrorKind};
 
 use crate::auth::authenticate;
+use crate::client_addr::TrustedProxies;
 use crate::config::ServeArgs;
 use crate::connection;
 use crate::connection::hold::hold_unread_body;
@@ -125,7 +127,11 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         credentials_file: args.data_dir.join("admin-credentials.json"),
         key_file: args.data_dir.join(file_modes::KEY_FILE),
         layers: layers.clone(),
+        hash_pool: args.limits.hash_pool(),
+        throttle: args.limits.throttle(),
     };
+    let trusted_proxies =
+        TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
     let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
     let storage = Storage::new(&args.data_dir);
     recover(&catalog, &storage)?;
@@ -154,6 +160,13 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         max_upload_bytes: args.max_upload_bytes,
         result_ttl_seconds: args.result_ttl_seconds,
         query_max_body_bytes: args.query_max_body_bytes,
+        trusted_proxies,
+        generations: WorkPermits::new(
+            args.limits.generate_workers(),
+            std::time::Duration::from_millis(args.limits.generate_wait_ms),
+            "schema generations",
+        ),
+        max_value_bytes: args.limits.max_value_bytes as usize,
     })
 }
 

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use rapid_actors::auth::Auth;
 use rapid_actors::jobs::Jobs;
 use rapid_actors::registry::Registry;
+use rapid_actors::work_permits::WorkPermits;
+
+use crate::client_addr::TrustedProxies;
 
 pub struct AppState {
     pub auth: Auth,
@@ -14,6 +17,12 @@ pub struct AppState {
     pub result_ttl_seconds: i64,
     /// Largest query body accepted (RAPID_QUERY_MAX_BODY_BYTES).
     pub query_max_body_bytes: u64,
+    /// Whose `X-Forwarded-For` is believed for the client address.
+    pub trusted_proxies: TrustedProxies,
+    /// Schema generations running at once.
+    pub generations: WorkPermits,
+    /// The longest single value in an upload or sample.
+    pub max_value_bytes: usize,
 }
 
 impl AppState {

@@ -48,50 +48,63 @@ pub async fn file_field(payload: &mut Multipart) -> Result<(Field, String), Erro
     ))
 }
 
-/// Reads the sample a schema is generated from: the first 50 MB of a CSV (the rest is read and
-/// discarded, so the client gets its answer), or a whole Parquet file into staging.
+/// Reads the sample a schema is generated from into staging: the first 50 MB of a CSV, cut at
+/// its last line end (the rest is read and discarded, so the client gets its answer), or a whole
+/// Parquet file. Nothing is held in memory beyond one chunk.
 pub async fn read_sample(
     mut payload: Multipart,
     staging: &Path,
     limit: u64,
+    max_value: usize,
 ) -> Result<Sample, Error> {
     let (mut field, filename) = file_field(&mut payload).await?;
     let kind = FileKind::from_filename(&filename)?;
-    let mut received: u64 = 0;
-    match kind {
-        FileKind::Csv => {
-            let mut bytes = Vec::new();
-            let mut truncated = false;
-            while let Some(chunk) = field.next().await {
-                let chunk = chunk.map_err(multipart_error)?;
-                received += chunk.len() as u64;
-                if received > limit {
-                    return Err(too_large(limit));
-                }
-                let room = CSV_SAMPLE_BYTES.saturating_sub(bytes.len());
-                if chunk.len() > room {
-                    truncated = true;
-                }
-                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
-            }
-            Ok(Sample::Csv { bytes, truncated })
+    let path = staging.join(format!(
+        "sample-{}.{}",
+        uuid::Uuid::new_v4(),
+        kind.extension()
+    ));
+    let staged = StagedFile::new(path);
+    let mut file = tokio::fs::File::create(staged.path()).await?;
+    let room = match kind {
+        FileKind::Csv => CSV_SAMPLE_BYTES as u64,
+        FileKind::Parquet => u64::MAX,
+    };
+    let (mut received, mut kept, mut last_line_end) = (0u64, 0u64, None::<u64>);
+    while let Some(chunk) = field.next().await {
+        let chunk = chunk.map_err(multipart_error)?;
+        received += chunk.len() as u64;
+        if received > limit {
+            return Err(too_large(limit));
         }
-        FileKind::Parquet => {
-            let path = staging.join(format!("sample-{}.parquet", uuid::Uuid::new_v4()));
-            let staged = StagedFile::new(path);
-            let mut file = tokio::fs::File::create(staged.path()).await?;
-            while let Some(chunk) = field.next().await {
-                let chunk = chunk.map_err(multipart_error)?;
-                received += chunk.len() as u64;
-                if received > limit {
-                    return Err(too_large(limit));
-                }
-                file.write_all(&chunk).await?;
+        let take = (room - kept).min(chunk.len() as u64) as usize;
+        if take > 0 {
+            if let Some(i) = chunk[..take].iter().rposition(|b| *b == b'\n') {
+                last_line_end = Some(kept + i as u64 + 1);
             }
-            file.flush().await?;
-            Ok(Sample::Parquet(staged))
+            file.write_all(&chunk[..take]).await?;
+            kept += take as u64;
         }
     }
+    file.flush().await?;
+    Ok(match kind {
+        FileKind::Csv => {
+            // Never half a line: a cut sample ends at its last line end.
+            let truncated = received > kept;
+            let len = if truncated {
+                last_line_end.unwrap_or(0)
+            } else {
+                kept
+            };
+            Sample::Csv {
+                file: staged,
+                len,
+                truncated,
+                max_value,
+            }
+        }
+        FileKind::Parquet => Sample::Parquet(staged),
+    })
 }
 
 /// Streams the file part into the blocking ingest through a bounded channel. Returns what the

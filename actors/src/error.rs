@@ -25,6 +25,9 @@ pub enum ErrorKind {
     Internal,
     /// The service is at capacity for this kind of work; the client should retry shortly.
     Busy,
+    /// Too many failed sign-ins for this account or address: refused before any check, until
+    /// `retry_after_seconds` have passed (429 with `Retry-After`).
+    Throttled { retry_after_seconds: u64 },
 }
 
 /// The message of an error: one sentence, or every problem found (validation collects them all).
@@ -79,6 +82,19 @@ impl Error {
 
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Internal, message)
+    }
+
+    pub fn busy(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Busy, message)
+    }
+
+    pub fn throttled(retry_after_seconds: u64, message: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::Throttled {
+                retry_after_seconds,
+            },
+            message,
+        )
     }
 }
 

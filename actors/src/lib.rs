@@ -19,6 +19,7 @@
 //! - [`query`]: the query object checked into expression trees and run by DataFusion over a
 //!   table of exactly the manifest's files.
 //! - [`sensitivity`]: PUBLIC / PRIVATE / PROTECTED.
+//! - [`work_permits`]: bounded pools for heavy per-request work (503 when full).
 
 pub mod auth;
 pub mod catalog;
@@ -33,5 +34,6 @@ pub mod registry;
 pub mod schema;
 pub mod sensitivity;
 pub mod storage;
+pub mod work_permits;
 
 pub use error::{Details, Error, ErrorKind, Result};

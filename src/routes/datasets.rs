@@ -85,6 +85,7 @@ pub async fn upload_dataset(
             raw_staged.clone(),
         );
         let schema = schema.clone();
+        let max_value_bytes = state.max_value_bytes;
         stream_to_ingest(field, state.max_upload_bytes, move |rx| {
             std::fs::create_dir_all(&staging)?;
             let progress = move |rows: u64| {
@@ -94,6 +95,7 @@ pub async fn upload_dataset(
                 schema: &schema,
                 staging: &staging.join("data"),
                 progress: &progress,
+                max_value_bytes,
             };
             ingest_stream(kind, rx, &raw_staged, &plan)
         })

@@ -117,7 +117,16 @@ async fn generate(
     description: Option<String>,
     payload: Multipart,
 ) -> ApiResult<Schema> {
-    let sample = read_sample(payload, &state.staging_dir(), state.max_upload_bytes).await?;
+    // A place in the bounded pool before the body is read: at most that many samples are
+    // received and inferred at once, whatever arrives.
+    let _permit = state.generations.acquire().await?;
+    let sample = read_sample(
+        payload,
+        &state.staging_dir(),
+        state.max_upload_bytes,
+        state.max_value_bytes,
+    )
+    .await?;
     let protected = state.auth.snapshot().protected_domains.clone();
     let layers = state.registry.layers().to_vec();
     let draft = web::block(move || {

@@ -47,6 +47,14 @@ fn basic_credentials(req: &HttpRequest) -> Option<(String, String)> {
     Some((id.to_string(), secret.to_string()))
 }
 
+/// The address sign-in attempts are throttled by.
+pub fn client_addr(req: &HttpRequest, state: &AppState) -> ApiResult<std::net::IpAddr> {
+    state
+        .trusted_proxies
+        .client_of(req)
+        .ok_or_else(|| ApiError(Error::internal("a request without a peer address")))
+}
+
 pub async fn issue_token(
     req: HttpRequest,
     body: web::Bytes,
@@ -64,7 +72,9 @@ pub async fn issue_token(
                          or client_id and client_secret in the body",
                     )
                 })?;
-            state.auth.client_token(&id, &secret)?
+            state
+                .auth
+                .client_token(&id, &secret, client_addr(&req, &state)?)?
         }
         "password" => {
             let (Some(user), Some(password)) = (form.username, form.password) else {
@@ -72,7 +82,10 @@ pub async fn issue_token(
                     Error::invalid("grant_type=password needs username and password").into(),
                 );
             };
-            state.auth.password_token(&user, &password).await?
+            state
+                .auth
+                .password_token(&user, &password, client_addr(&req, &state)?)
+                .await?
         }
         other => {
             return Err(Error::invalid(format!(

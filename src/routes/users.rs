@@ -1,4 +1,4 @@
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -64,13 +64,20 @@ pub async fn delete_user(
 /// A user replaces their (temporary or current) password with their own token.
 pub async fn change_password(
     caller: Authorized<AnySubject>,
+    req: HttpRequest,
     state: web::Data<AppState>,
     body: web::Json<ChangePasswordRequest>,
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
+    let addr = super::token::client_addr(&req, &state)?;
     state
         .auth
-        .change_password(&caller.subject.id, &b.current_password, &b.new_password)
+        .change_password(
+            &caller.subject.id,
+            &b.current_password,
+            &b.new_password,
+            addr,
+        )
         .await?;
     Ok(HttpResponse::Ok().json(json!({ "details": "The password has been changed" })))
 }

@@ -6,16 +6,20 @@
 
 mod actor;
 mod bootstrap;
+pub mod hash_pool;
 pub mod key_file;
 pub mod names;
 pub mod permission;
 pub mod secrets;
+mod signin;
+pub mod signin_stats;
 mod snapshot;
 mod subjects;
+pub mod throttle;
 pub mod token;
 
 use std::path::PathBuf;
-use std::sync::{Arc, LazyLock, RwLock};
+use std::sync::{Arc, RwLock};
 
 use actix::{Actor, Addr, Arbiter};
 
@@ -24,7 +28,9 @@ pub use snapshot::{AuthSnapshot, Subject, SubjectKind};
 pub use subjects::{NewClient, NewUser, SubjectView};
 
 use crate::auth::actor::{read_snapshot, Apply, AuthActor, Published};
-use crate::auth::snapshot::Credential;
+use crate::auth::hash_pool::{HashPool, HashPoolSettings};
+use crate::auth::signin_stats::{SignInCounts, SignInStats};
+use crate::auth::throttle::{SignInThrottle, ThrottleSettings};
 use crate::auth::token::TokenSigner;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -42,6 +48,10 @@ pub struct AuthSettings {
     pub key_file: PathBuf,
     /// The configured layers (lower-case), which rAPId's layered permission names refer to.
     pub layers: Vec<String>,
+    /// The pool argon2 runs on.
+    pub hash_pool: HashPoolSettings,
+    /// The failed sign-in throttle's policy.
+    pub throttle: ThrottleSettings,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -57,10 +67,12 @@ pub struct Auth {
     published: Published,
     signer: Arc<TokenSigner>,
     settings: Arc<AuthSettings>,
+    pool: HashPool,
+    throttle: Arc<SignInThrottle>,
+    stats: Arc<SignInStats>,
+    /// Checked against for unknown user names (see `secrets::decoy_hash`).
+    decoy: String,
 }
-
-const BAD_CLIENT_CREDENTIALS: &str = "Invalid client credentials";
-const BAD_USER_CREDENTIALS: &str = "Invalid username or password";
 
 impl Auth {
     /// Prepares the catalog (signing key, admin client) and starts the AuthActor on its own
@@ -80,6 +92,10 @@ impl Auth {
             addr,
             published,
             signer: Arc::new(TokenSigner::new(&key)),
+            pool: HashPool::start(settings.hash_pool),
+            throttle: SignInThrottle::new(settings.throttle),
+            stats: Arc::new(SignInStats::default()),
+            decoy: secrets::decoy_hash(),
             settings: Arc::new(settings),
         };
         Ok((auth, bootstrap))
@@ -100,51 +116,9 @@ impl Auth {
             .ok_or_else(|| Error::unauthenticated("The subject of this token no longer exists"))
     }
 
-    /// OAuth2 client credentials grant. Unknown id and wrong secret give the same answer.
-    pub fn client_token(&self, client_id: &str, client_secret: &str) -> Result<IssuedToken> {
-        let snapshot = self.snapshot();
-        let ok = match snapshot.subjects.get(client_id).map(|s| &s.credential) {
-            Some(Credential::SecretDigest(d)) => secrets::secret_matches(client_secret, d),
-            _ => {
-                // Spend the same digest work for an unknown id.
-                let _ = secrets::secret_matches(client_secret, &[0u8; 32]);
-                false
-            }
-        };
-        if !ok {
-            return Err(Error::unauthenticated(BAD_CLIENT_CREDENTIALS));
-        }
-        Ok(self.issue(client_id))
-    }
-
-    /// OAuth2 password grant for users. argon2 runs on the blocking pool.
-    pub async fn password_token(&self, username: &str, password: &str) -> Result<IssuedToken> {
-        let (user_id, hash) = self.user_credential(username);
-        let password = password.to_string();
-        let ok = tokio::task::spawn_blocking(move || secrets::password_matches(&password, &hash))
-            .await
-            .map_err(|e| Error::internal(format!("password check task: {e}")))?;
-        match user_id {
-            Some(id) if ok => Ok(self.issue(&id)),
-            _ => Err(Error::unauthenticated(BAD_USER_CREDENTIALS)),
-        }
-    }
-
-    /// The user id and password hash for `username`; for an unknown name, a decoy hash so that a
-    /// failed login costs the same time whether or not the user exists.
-    fn user_credential(&self, username: &str) -> (Option<String>, String) {
-        static DECOY: LazyLock<String> = LazyLock::new(|| {
-            secrets::hash_password("decoy password for unknown users").unwrap_or_default()
-        });
-        let snapshot = self.snapshot();
-        let found = snapshot
-            .users_by_name
-            .get(&username.to_ascii_lowercase())
-            .and_then(|id| snapshot.subjects.get(id));
-        match found.map(|s| (&s.id, &s.credential)) {
-            Some((id, Credential::PasswordHash(h))) => (Some(id.clone()), h.clone()),
-            _ => (None, DECOY.clone()),
-        }
+    /// Sign-in outcomes by reason since start (never a secret).
+    pub fn signin_counts(&self) -> SignInCounts {
+        self.stats.counts()
     }
 
     /// The signature of a download link to `name` valid until `expires` (seconds since the epoch).

@@ -97,7 +97,7 @@ impl Auth {
         names::validate_username(&username)?;
         let email = names::validate_email(&email, &self.settings.allowed_email_domains)?;
         let temporary_password = secrets::new_temporary_password();
-        let hash = blocking_hash(temporary_password.clone()).await?;
+        let hash = self.hash_new_password(temporary_password.clone()).await?;
         let user_id = uuid::Uuid::new_v4().to_string();
         let (id, name, mail) = (user_id.clone(), username.clone(), email.clone());
         let permissions = self
@@ -141,8 +141,15 @@ impl Auth {
         .await
     }
 
-    /// A user replaces their password, proving the current one.
-    pub async fn change_password(&self, user_id: &str, current: &str, new: &str) -> Result<()> {
+    /// A user replaces their password, proving the current one. The proof goes through the
+    /// sign-in throttle like any sign-in, from the caller's address `addr`.
+    pub async fn change_password(
+        &self,
+        user_id: &str,
+        current: &str,
+        new: &str,
+        addr: std::net::IpAddr,
+    ) -> Result<()> {
         let subject = self
             .snapshot()
             .subjects
@@ -155,15 +162,19 @@ impl Auth {
             ));
         }
         names::validate_new_password(new)?;
-        if self.password_token(&subject.name, current).await.is_err() {
-            return Err(Error::invalid("The current password is not correct"));
+        match self.check_password(&subject.name, current, addr).await {
+            Ok(_) => {}
+            Err(e) if e.kind == crate::ErrorKind::Unauthenticated => {
+                return Err(Error::invalid("The current password is not correct"))
+            }
+            Err(e) => return Err(e),
         }
         if current == new {
             return Err(Error::invalid(
                 "The new password must differ from the current one",
             ));
         }
-        let hash = blocking_hash(new.to_string()).await?;
+        let hash = self.hash_new_password(new.to_string()).await?;
         let id = user_id.to_string();
         self.apply(move |tx, _| {
             tx.execute(
@@ -173,6 +184,13 @@ impl Auth {
             Ok(())
         })
         .await
+    }
+
+    /// An argon2 hash of a new password, computed on the bounded hash pool.
+    async fn hash_new_password(&self, password: String) -> Result<String> {
+        self.pool
+            .run(move |memory| secrets::hash_password_in(&password, memory))
+            .await?
     }
 
     pub fn list_subjects(&self) -> Vec<SubjectView> {
@@ -310,10 +328,4 @@ fn insert_permissions(tx: &Transaction<'_>, subject_id: &str, perms: &[Permissio
 
 fn names_of(perms: &[Permission]) -> Vec<String> {
     perms.iter().map(|p| p.to_string()).collect()
-}
-
-async fn blocking_hash(password: String) -> Result<String> {
-    tokio::task::spawn_blocking(move || secrets::hash_password(&password))
-        .await
-        .map_err(|e| Error::internal(format!("password hashing task: {e}")))?
 }

@@ -18,8 +18,15 @@ pub const CSV_SAMPLE_BYTES: usize = 50 * 1024 * 1024;
 
 /// What the user sent to generate from.
 pub enum Sample {
-    /// The first bytes of a CSV file; `truncated` when the file went on beyond them.
-    Csv { bytes: Vec<u8>, truncated: bool },
+    /// The first bytes of a CSV file, in staging: `len` bytes to read (when `truncated`, the file
+    /// went on beyond them and they end at the last complete line), and no value may be longer
+    /// than `max_value` bytes.
+    Csv {
+        file: StagedFile,
+        len: u64,
+        truncated: bool,
+        max_value: usize,
+    },
     /// A whole Parquet file in staging (its footer, at the end, holds the schema).
     Parquet(StagedFile),
 }
@@ -43,7 +50,15 @@ pub struct DraftTarget {
 
 pub fn infer_columns(sample: &Sample) -> Result<Vec<InferredColumn>> {
     match sample {
-        Sample::Csv { bytes, truncated } => csv_sample::infer(bytes, *truncated),
+        Sample::Csv {
+            file,
+            len,
+            truncated,
+            max_value,
+        } => {
+            let input = std::io::Read::take(std::fs::File::open(file.path())?, *len);
+            csv_sample::infer(input, *truncated, *max_value)
+        }
         Sample::Parquet(file) => parquet_sample::infer(file.path()),
     }
 }

@@ -10,6 +10,8 @@ use crate::infer::InferredColumn;
 use crate::schema::{column_names_from_headers, DataType, DateFormat};
 
 pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
+    crate::ingest::parquet_guard::check_footer(path)
+        .map_err(|e| Error::invalid(crate::ingest::messages(&e).join("; ")))?;
     let file = std::fs::File::open(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| Error::invalid(format!("The file is not a readable Parquet file: {e}")))?;

@@ -9,8 +9,11 @@ use arrow::array::{
     StringBuilder,
 };
 
+use super::csv_records::{CsvRecords, Record, RecordError, MAX_FIELDS};
 use super::problems::{shown, Problems};
-use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_ROWS};
+use super::{
+    date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_BYTES, BATCH_ROWS,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::infer::{is_null_text, looks_numeric};
 use crate::schema::{DataType, DateFormat, ValidColumn};
@@ -126,15 +129,12 @@ fn parse_int(raw: &[u8]) -> Option<i64> {
 }
 
 pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(true)
-        .flexible(true)
-        .buffer_capacity(1 << 20)
-        .from_reader(input);
-    let headers = match reader.byte_headers() {
-        Ok(h) => h.clone(),
-        Err(e) => return Err(unreadable(&e)),
-    };
+    let mut reader = CsvRecords::new(input, plan.max_value_bytes);
+    let mut headers = Record::default();
+    match reader.read_record(&mut headers) {
+        Ok(_) => {}
+        Err(e) => return Err(record_error(e, &[], 0, &reader)),
+    }
     if headers.is_empty() || (headers.len() == 1 && headers[0].is_empty()) {
         return Err(Error::many(
             ErrorKind::Unprocessable,
@@ -149,13 +149,13 @@ pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutp
     let sources = header_mapping(&names, columns)?;
     let mut validator = Validator::new(plan)?;
     let mut builders: Vec<Builder> = columns.iter().map(Builder::new).collect();
-    let mut record = csv::ByteRecord::new();
-    let (mut row, mut batch_start, mut in_batch) = (0u64, 1u64, 0usize);
+    let mut record = Record::default();
+    let (mut row, mut batch_start, mut in_batch, mut batch_bytes) = (0u64, 1u64, 0usize, 0usize);
     loop {
-        match reader.read_byte_record(&mut record) {
+        match reader.read_record(&mut record) {
             Ok(false) => break,
             Ok(true) => {}
-            Err(e) => return Err(unreadable(&e)),
+            Err(e) => return Err(record_error(e, &names, row + 1, &reader)),
         }
         row += 1;
         if record.len() != headers.len() {
@@ -178,9 +178,11 @@ pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutp
             }
         }
         in_batch += 1;
-        if in_batch == BATCH_ROWS {
+        // Decoded size, not only rows, ends a batch: long strings make short batches.
+        batch_bytes += record.byte_len() + 8 * columns.len();
+        if in_batch == BATCH_ROWS || batch_bytes >= BATCH_BYTES {
             flush(&mut builders, &mut validator, batch_start)?;
-            (batch_start, in_batch) = (row + 1, 0);
+            (batch_start, in_batch, batch_bytes) = (row + 1, 0, 0);
             (plan.progress)(row);
         }
     }
@@ -194,6 +196,38 @@ pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutp
             .add(|| "The file has no data rows, it cannot be processed".into());
     }
     validator.finish()
+}
+
+/// A record that could not be read: unreadable input, or a value or row over the limit (which
+/// stops the upload at once: nothing after it is read).
+fn record_error<R: Read>(
+    e: RecordError,
+    names: &[String],
+    row: u64,
+    reader: &CsvRecords<R>,
+) -> Error {
+    let message = match e {
+        RecordError::Io(e) => format!(
+            "The file is not a readable CSV file (near line {}): {e}",
+            reader.line()
+        ),
+        RecordError::FieldTooLong { field, limit } if row == 0 => format!(
+            "The header's field {} is longer than the limit of {limit} bytes",
+            field + 1
+        ),
+        RecordError::FieldTooLong { field, limit } => {
+            let column = names
+                .get(field)
+                .map_or_else(|| format!("field {}", field + 1), |n| n.clone());
+            format!(
+                "Column [{column}] has a value longer than the limit of {limit} bytes in row {row}"
+            )
+        }
+        RecordError::RowTooLong { limit } => format!(
+            "Row {row} is longer than the limit of {limit} bytes (or has more than {MAX_FIELDS} fields)"
+        ),
+    };
+    Error::many(ErrorKind::Unprocessable, vec![message])
 }
 
 fn parse_field(
@@ -238,16 +272,6 @@ fn flush(builders: &mut [Builder], validator: &mut Validator, first_row: u64) ->
     let batch = RecordBatch::try_new(validator.batch_schema.clone(), arrays)
         .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
     validator.accept(batch, first_row)
-}
-
-fn unreadable(e: &csv::Error) -> Error {
-    let line = e.position().map(|p| p.line()).unwrap_or(0);
-    Error::many(
-        ErrorKind::Unprocessable,
-        vec![format!(
-            "The file is not a readable CSV file (near line {line}): {e}"
-        )],
-    )
 }
 
 #[cfg(test)]

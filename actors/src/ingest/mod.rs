@@ -7,10 +7,14 @@
 
 mod checks;
 mod csv_input;
+pub mod csv_records;
+mod page_header;
+pub mod parquet_guard;
 mod parquet_input;
 mod problems;
 mod stream;
 mod unique;
+pub mod value_limit;
 mod writer;
 
 use std::path::Path;
@@ -35,6 +39,13 @@ use crate::schema::{sanitise_column_name, DataType, ValidColumn, ValidSchema};
 
 pub const BATCH_ROWS: usize = 64 * 1024;
 
+/// A batch also ends once its values reach this many decoded bytes, so that long values make
+/// short batches rather than large ones.
+pub const BATCH_BYTES: usize = 64 * 1024 * 1024;
+
+/// The default longest single value (CSV field, Parquet value) in bytes (API.md: 16 MiB).
+pub const DEFAULT_MAX_VALUE_BYTES: usize = 16 * 1024 * 1024;
+
 /// What to ingest against, and where to put the result.
 pub struct IngestPlan<'a> {
     pub schema: &'a ValidSchema,
@@ -42,6 +53,8 @@ pub struct IngestPlan<'a> {
     pub staging: &'a Path,
     /// Told the number of rows read so far, once per batch.
     pub progress: &'a (dyn Fn(u64) + Sync),
+    /// The longest single value accepted; a longer one refuses the whole file (422).
+    pub max_value_bytes: usize,
 }
 
 /// A valid upload, staged and ready for the dataset actor to commit.

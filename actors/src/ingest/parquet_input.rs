@@ -8,26 +8,38 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, Date32Builder, Int64Builder, RecordBatch};
 use arrow::compute::{cast_with_options, CastOptions};
 use arrow::datatypes::{
-    DataType as ArrowType, Float64Type, TimeUnit, TimestampMicrosecondType,
+    DataType as ArrowType, Field, Float64Type, Schema, TimeUnit, TimestampMicrosecondType,
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+};
 
 use super::checks::check_nulls;
+use super::parquet_guard::{self, check_footer};
 use super::problems::{shown, Problems};
-use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_ROWS};
+use super::value_limit::{first_too_long, too_long};
+use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator};
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{DataType, ValidColumn};
 
+fn not_readable(e: impl std::fmt::Display) -> Error {
+    Error::many(
+        ErrorKind::Unprocessable,
+        vec![format!("The Parquet file cannot be read: {e}")],
+    )
+}
+
 pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
+    check_footer(path)?;
     let file = std::fs::File::open(path)?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
+    let loaded = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()).map_err(|e| {
         Error::many(
             ErrorKind::Unprocessable,
             vec![format!("The file is not a readable Parquet file: {e}")],
         )
     })?;
-    let names: Vec<String> = builder
+    let names: Vec<String> = loaded
         .schema()
         .fields()
         .iter()
@@ -35,43 +47,49 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
         .collect();
     let columns = plan.schema.columns();
     let sources = header_mapping(&names, columns)?;
-    let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| {
-        Error::many(
-            ErrorKind::Unprocessable,
-            vec![format!("The Parquet file cannot be read: {e}")],
-        )
-    })?;
+    // Every page checked, and batch sizes chosen, before any data is decoded.
+    let read_plan = parquet_guard::plan(path, loaded.metadata(), plan.max_value_bytes)?;
+    let metadata = with_dictionaries(loaded, &read_plan.oversize_dictionary)?;
     let mut validator = Validator::new(plan)?;
     let mut row = 0u64;
-    for batch in reader {
-        let batch = batch.map_err(|e| {
-            Error::many(
-                ErrorKind::Unprocessable,
-                vec![format!("The Parquet file cannot be read: {e}")],
-            )
-        })?;
-        let first_row = row + 1;
-        let mut arrays = Vec::with_capacity(columns.len());
-        for (column, src) in columns.iter().zip(&sources) {
-            // Nulls are judged on the source: a value that fails conversion is a type error only.
-            check_nulls(
-                column,
-                batch.column(*src),
-                first_row,
-                &mut validator.problems,
-            );
-            arrays.push(convert(
-                column,
-                batch.column(*src),
-                first_row,
-                &mut validator.problems,
-            ));
+    for (group, batch_rows) in read_plan.batch_rows.iter().enumerate() {
+        let reader =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(file.try_clone()?, metadata.clone())
+                .with_row_groups(vec![group])
+                .with_batch_size(*batch_rows)
+                .build()
+                .map_err(not_readable)?;
+        for batch in reader {
+            let batch = batch.map_err(not_readable)?;
+            let first_row = row + 1;
+            // A value over the limit stops the file before anything copies it.
+            for (name, array) in names.iter().zip(batch.columns()) {
+                if let Some(i) = first_too_long(array, plan.max_value_bytes) {
+                    return Err(too_long(name, first_row + i as u64, plan.max_value_bytes));
+                }
+            }
+            let mut arrays = Vec::with_capacity(columns.len());
+            for (column, src) in columns.iter().zip(&sources) {
+                // Nulls are judged on the source: a value that fails conversion is a type error only.
+                check_nulls(
+                    column,
+                    batch.column(*src),
+                    first_row,
+                    &mut validator.problems,
+                );
+                arrays.push(convert(
+                    column,
+                    batch.column(*src),
+                    first_row,
+                    &mut validator.problems,
+                ));
+            }
+            let converted = RecordBatch::try_new(validator.batch_schema.clone(), arrays)
+                .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
+            row += batch.num_rows() as u64;
+            validator.accept(converted, first_row)?;
+            (plan.progress)(row);
         }
-        let converted = RecordBatch::try_new(validator.batch_schema.clone(), arrays)
-            .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
-        row += batch.num_rows() as u64;
-        validator.accept(converted, first_row)?;
-        (plan.progress)(row);
     }
     if row == 0 {
         validator
@@ -79,6 +97,43 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
             .add(|| "The file has no data rows, it cannot be processed".into());
     }
     validator.finish()
+}
+
+/// The metadata to read with: text columns flagged in `as_dictionary` are read as dictionaries,
+/// so a huge dictionary value is looked at once rather than copied into every row using it.
+fn with_dictionaries(
+    loaded: ArrowReaderMetadata,
+    as_dictionary: &[bool],
+) -> Result<ArrowReaderMetadata> {
+    if !as_dictionary.iter().any(|d| *d) {
+        return Ok(loaded);
+    }
+    let fields: Vec<Field> = loaded
+        .schema()
+        .fields()
+        .iter()
+        .zip(as_dictionary.iter().chain(std::iter::repeat(&false)))
+        .map(|(f, dict)| match f.data_type() {
+            ArrowType::Utf8 | ArrowType::LargeUtf8 | ArrowType::Binary | ArrowType::LargeBinary
+                if *dict =>
+            {
+                f.as_ref().clone().with_data_type(ArrowType::Dictionary(
+                    Box::new(ArrowType::Int32),
+                    Box::new(f.data_type().clone()),
+                ))
+            }
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    let schema = Arc::new(Schema::new_with_metadata(
+        fields,
+        loaded.schema().metadata().clone(),
+    ));
+    ArrowReaderMetadata::try_new(
+        loaded.metadata().clone(),
+        ArrowReaderOptions::new().with_schema(schema),
+    )
+    .map_err(not_readable)
 }
 
 /// `source` as an array of the column's Arrow type; on a type mismatch, a problem and all nulls.

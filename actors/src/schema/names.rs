@@ -30,7 +30,7 @@ pub fn is_valid_column_name(name: &str) -> bool {
 /// `a_b`, `"Café"` gives `caf`. A header left with nothing becomes `column`; one left with only
 /// digits gets the prefix `col_` (`"2020"` gives `col_2020`). The result is cut to
 /// [`MAX_COLUMN_NAME_LEN`] characters. The result always satisfies [`is_valid_column_name`];
-/// distinct headers may give the same name, which [`sanitise_column_names`] resolves.
+/// distinct headers may give the same name, which [`column_names_from_headers`] refuses.
 pub fn sanitise_column_name(header: &str) -> String {
     let mut out = String::with_capacity(header.len());
     let mut gap = false;
