@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the service (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Benchmark concurrent uploads against a running service, and check every row is stored once.
     Bench(crate::bench::BenchArgs),
 }

@@ -9,7 +9,7 @@ fn main() -> std::process::ExitCode {
     rapid_rs::file_modes::private_umask();
     let cli = Cli::parse();
     let args = match cli.command {
-        Some(Command::Serve(args)) => args,
+        Some(Command::Serve(args)) => *args,
         Some(Command::Bench(args)) => return run_bench(args),
         None => cli.serve,
     };
