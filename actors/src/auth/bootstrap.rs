@@ -124,5 +124,11 @@ fn write_credentials_file(path: &std::path::Path, creds: &AdminCredentials) -> R
         "note": "Admin client of this rapid-rs instance (DATA_ADMIN, USER_ADMIN, READ_ALL, WRITE_ALL). Keep this file private.",
     });
     writeln!(file, "{body:#}")?;
+    // Durable before the transaction creating the admin commits: after a power cut the admin
+    // never exists without the file that holds its only copy of the secret.
+    crate::storage::sync_file(&file)?;
+    if let Some(folder) = path.parent() {
+        crate::storage::sync_dir(folder)?;
+    }
     Ok(())
 }
