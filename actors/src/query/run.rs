@@ -66,8 +66,11 @@ impl PreparedQuery {
     /// Runs to completion; fine for results bounded by a cap.
     pub async fn collect(&self) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let df = self.ctx.sql(&self.sql).await.map_err(engine_error)?;
-        let schema = Arc::new(df.schema().as_arrow().clone());
+        let planned = Arc::new(df.schema().as_arrow().clone());
         let batches = df.collect().await.map_err(engine_error)?;
+        // The batches' own schema: the analyzer rules may refine types and nullability after
+        // the statement was planned.
+        let schema = batches.first().map_or(planned, |b| b.schema());
         Ok((schema, batches))
     }
 }
