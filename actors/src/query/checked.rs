@@ -1,6 +1,6 @@
 //! An analyzer rule (run after type coercion) that makes integer answers exact or an error,
 //! never wrapped (API.md, Query semantics):
-//! - `a + b`, `a - b`, `a * b` and `-a` on integers become [`CheckedInt`] calls;
+//! - `a + b`, `a - b`, `a * b` and `-a` on integers become [`CheckedInt`] calls (same types);
 //! - `sum(x)` of an integer `x` is accumulated as Decimal128(38, 0), exact for any row count
 //!   this service can hold, and brought back to int64 by a projection right above the
 //!   aggregate that fails when the total does not fit (so the column keeps its name and type);
@@ -44,10 +44,6 @@ impl AnalyzerRule for CheckedIntegers {
     }
 }
 
-fn is_integer(t: &DataType) -> bool {
-    t.is_integer()
-}
-
 /// Replaces wrapping integer operators in every expression of `plan` (one node).
 fn checked_arithmetic(plan: LogicalPlan) -> DfResult<Transformed<LogicalPlan>> {
     let mut schema = merge_schema(&plan.inputs());
@@ -60,7 +56,8 @@ fn checked_arithmetic(plan: LogicalPlan) -> DfResult<Transformed<LogicalPlan>> {
     let names = NamePreserver::new(&plan);
     plan.map_expressions(|expr| {
         let name = names.save(&expr);
-        expr.transform_up(|e| checked_expr(e, &schema))
+        // Top down, so that an error names the expression as written, not its rewritten parts.
+        expr.transform_down(|e| checked_expr(e, &schema))
             .map(|t| t.update_data(|e| name.restore(e)))
     })?
     .map_data(|p| p.recompute_schema())
@@ -70,24 +67,37 @@ fn checked_expr(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
     let label = || label_of(&expr);
     match &expr {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply)
-                && is_integer(&left.get_type(schema)?)
-                && is_integer(&right.get_type(schema)?) =>
+            if matches!(op, Operator::Plus | Operator::Minus | Operator::Multiply) =>
         {
+            let (lt, rt) = (left.get_type(schema)?, right.get_type(schema)?);
+            if !(lt.is_integer() && rt.is_integer()) {
+                return Ok(Transformed::no(expr));
+            }
             let op = match op {
                 Operator::Plus => IntOp::Add,
                 Operator::Minus => IntOp::Sub,
                 _ => IntOp::Mul,
             };
-            let args = vec![as_int64(left, schema)?, as_int64(right, schema)?];
-            Ok(Transformed::yes(CheckedInt::call(op, label(), args)))
+            // Type coercion makes both sides one type; should it not, both become int64.
+            let (args, t) = if lt == rt {
+                (vec![(**left).clone(), (**right).clone()], lt)
+            } else {
+                let wide = |e: &Expr| cast(e.clone(), DataType::Int64);
+                (vec![wide(left), wide(right)], DataType::Int64)
+            };
+            Ok(Transformed::yes(CheckedInt::call(op, label(), args, t)))
         }
-        Expr::Negative(inner) if is_integer(&inner.get_type(schema)?) => {
-            let args = vec![as_int64(inner, schema)?];
+        Expr::Negative(inner) => {
+            let t = inner.get_type(schema)?;
+            if !t.is_integer() {
+                return Ok(Transformed::no(expr));
+            }
+            let args = vec![(**inner).clone()];
             Ok(Transformed::yes(CheckedInt::call(
                 IntOp::Neg,
                 label(),
                 args,
+                t,
             )))
         }
         _ => Ok(Transformed::no(expr)),
@@ -97,14 +107,6 @@ fn checked_expr(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
 /// How an expression reads in an error message: without table qualifiers.
 fn label_of(expr: &Expr) -> String {
     unnormalize_col(expr.clone()).human_display().to_string()
-}
-
-fn as_int64(expr: &Expr, schema: &DFSchema) -> DfResult<Expr> {
-    Ok(if expr.get_type(schema)? == DataType::Int64 {
-        expr.clone()
-    } else {
-        cast(expr.clone(), DataType::Int64)
-    })
 }
 
 /// The aggregate function inside `expr` (which may be aliased), if any.
@@ -124,11 +126,11 @@ fn integer_arg(f: &AggregateFunction, name: &str, schema: &DFSchema) -> DfResult
     }
     let mut arg = &f.params.args[0];
     if let Expr::Cast(c) = arg {
-        if c.field.data_type().is_floating() && is_integer(&c.expr.get_type(schema)?) {
+        if c.field.data_type().is_floating() && c.expr.get_type(schema)?.is_integer() {
             arg = &c.expr;
         }
     }
-    Ok(is_integer(&arg.get_type(schema)?).then(|| arg.clone()))
+    Ok(arg.get_type(schema)?.is_integer().then(|| arg.clone()))
 }
 
 /// How an integer aggregate is computed exactly (see the module comment).
@@ -192,7 +194,7 @@ fn exact_aggregates(agg: Aggregate) -> DfResult<Transformed<LogicalPlan>> {
             let value = match exact.iter().find(|(position, _)| *position == i) {
                 None => return column,
                 Some((_, Exact::Sum(label))) => {
-                    CheckedInt::call(IntOp::FromSum, label.clone(), vec![column])
+                    CheckedInt::call(IntOp::FromSum, label.clone(), vec![column], DataType::Int64)
                 }
                 Some((_, Exact::Avg(count))) => {
                     cast(column, DataType::Float64)

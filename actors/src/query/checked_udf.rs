@@ -1,6 +1,7 @@
 //! Integer arithmetic that refuses to wrap. DataFusion 55 evaluates `+ - *` and unary `-` on
 //! integers with wrapping kernels (`i64::MAX + 1` becomes `i64::MIN`); these functions use arrow's
-//! checked kernels instead and fail with a message naming the expression. [`super::checked`]
+//! checked kernels instead (on the operands' own type, so result types do not change) and fail
+//! with a message naming the expression. [`super::checked`]
 //! puts them in place of the wrapping operators before a plan runs.
 
 use std::sync::Arc;
@@ -32,31 +33,42 @@ pub(super) struct CheckedInt {
     op: IntOp,
     /// The expression as the user wrote it, for the error message.
     label: String,
+    /// The operands' integer type (the result's too, as with the operator it replaces), or
+    /// int64 for a sum.
+    result: DataType,
     signature: Signature,
 }
 
 impl CheckedInt {
-    /// A call of the checked operation over `args` (already int64, or the Decimal128 sum).
-    pub(super) fn call(op: IntOp, label: String, args: Vec<Expr>) -> Expr {
-        let types = match op {
-            IntOp::Add | IntOp::Sub | IntOp::Mul => vec![DataType::Int64, DataType::Int64],
-            IntOp::Neg => vec![DataType::Int64],
-            IntOp::FromSum => vec![DataType::Decimal128(SUM_PRECISION, 0)],
+    /// A call of the checked operation over `args`, integers of type `operands` (or, for
+    /// `FromSum`, the Decimal128 sum).
+    pub(super) fn call(op: IntOp, label: String, args: Vec<Expr>, operands: DataType) -> Expr {
+        let (types, result) = match op {
+            IntOp::Add | IntOp::Sub | IntOp::Mul => (vec![operands.clone(); 2], operands),
+            IntOp::Neg => (vec![operands.clone()], operands),
+            IntOp::FromSum => (
+                vec![DataType::Decimal128(SUM_PRECISION, 0)],
+                DataType::Int64,
+            ),
         };
         let udf = CheckedInt {
             op,
             label,
+            result,
             signature: Signature::exact(types, Volatility::Immutable),
         };
         ScalarUDF::new_from_impl(udf).call(args)
     }
 
     fn overflow<T>(&self) -> DfResult<T> {
+        let range = match self.result {
+            DataType::Int64 => format!(" ({} to {})", i64::MIN, i64::MAX),
+            _ => String::new(),
+        };
         exec_err!(
-            "integer overflow: [{}] is outside the int64 range ({} to {})",
+            "integer overflow: [{}] is outside the {} range{range}",
             self.label,
-            i64::MIN,
-            i64::MAX
+            self.result.to_string().to_lowercase()
         )
     }
 }
@@ -77,7 +89,7 @@ impl ScalarUDFImpl for CheckedInt {
     }
 
     fn return_type(&self, _: &[DataType]) -> DfResult<DataType> {
-        Ok(DataType::Int64)
+        Ok(self.result.clone())
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {

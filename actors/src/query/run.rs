@@ -74,10 +74,13 @@ impl PreparedQuery {
     /// Runs to completion; fine for results bounded by a cap.
     pub async fn collect(&self) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let plan = self.plan().await?;
-        let schema = plan.schema();
+        let planned = plan.schema();
         let batches = collect(plan, self.ctx.task_ctx())
             .await
             .map_err(engine_error)?;
+        // The batches' own schema: the analyzer rules may refine types and nullability after
+        // the statement was planned.
+        let schema = batches.first().map_or(planned, |b| b.schema());
         Ok((schema, batches))
     }
 }
