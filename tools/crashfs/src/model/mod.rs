@@ -12,13 +12,16 @@
 //! what is reachable from the root through durable entries, and frees the rest (as fsck would).
 //! A file reachable that way has its last synced contents, or is empty if it never was synced.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::{OsStr, OsString};
 use std::io;
-use std::path::Path;
 use std::time::SystemTime;
 
 use crate::backing::{Backing, Entry};
+
+mod files;
+mod load;
+mod rename;
 
 pub const ROOT: u64 = 1;
 const PAGE: u64 = 4096;
@@ -122,64 +125,6 @@ fn new_attr(ino: u64, kind: Kind, perm: u16, (uid, gid): (u32, u32)) -> Attr {
 }
 
 impl Model {
-    /// Loads the durable state of `backing` (created empty if new) and frees unreachable inodes.
-    pub fn load(backing: &Path) -> io::Result<Model> {
-        let mut model = Model {
-            backing: Backing::open(backing)?,
-            nodes: HashMap::new(),
-            next_ino: ROOT + 1,
-            last_write: None,
-        };
-        let mut root = new_attr(ROOT, Kind::Dir, 0o755, (0, 0));
-        root.nlink = 2;
-        model.nodes.insert(ROOT, dir_node(root, ROOT));
-        let mut queue = VecDeque::from([(ROOT, model.backing.read_dir(ROOT)?)]);
-        while let Some((dir, entries)) = queue.pop_front() {
-            for (name, ino, kind, perm) in entries {
-                match (kind, model.nodes.get_mut(&ino)) {
-                    // A second name of a file: a hard link.
-                    (Kind::File, Some(n)) if n.attr.kind == Kind::File => n.attr.nlink += 1,
-                    // A directory reached twice (or a kind mismatch): dropped, as fsck would.
-                    (_, Some(_)) => continue,
-                    (Kind::Dir, None) => {
-                        let mut attr = new_attr(ino, Kind::Dir, perm, (0, 0));
-                        attr.nlink = 2;
-                        model.nodes.insert(ino, dir_node(attr, dir));
-                        queue.push_back((ino, model.backing.read_dir(ino)?));
-                    }
-                    (Kind::File, None) => {
-                        let mut attr = new_attr(ino, Kind::File, perm, (0, 0));
-                        let (size, mtime) = model.backing.file_meta(ino);
-                        attr.size = size;
-                        attr.mtime = mtime.unwrap_or(attr.mtime);
-                        let body = Body::File(FileBody {
-                            data: None,
-                            size,
-                            dirty: BTreeSet::new(),
-                            floor: size,
-                        });
-                        let node = Node {
-                            attr,
-                            body,
-                            opens: 0,
-                        };
-                        model.nodes.insert(ino, node);
-                    }
-                }
-                if let Ok(d) = model.dir_mut(dir) {
-                    d.entries.insert(name, ino);
-                }
-            }
-        }
-        model.next_ino = model.nodes.keys().max().copied().unwrap_or(ROOT) + 1;
-        let nodes = &model.nodes;
-        model
-            .backing
-            .free_unreachable(|ino, kind| nodes.get(&ino).is_some_and(|n| n.attr.kind == kind))?;
-        model.persist_dir(ROOT)?;
-        Ok(model)
-    }
-
     fn node(&self, ino: u64) -> Result<&Node, Errno> {
         self.nodes.get(&ino).ok_or(libc::ENOENT)
     }
@@ -344,123 +289,6 @@ impl Model {
         Ok(())
     }
 
-    fn is_ancestor(&self, maybe_ancestor: u64, mut ino: u64) -> bool {
-        loop {
-            if ino == maybe_ancestor {
-                return true;
-            }
-            match self.dir(ino) {
-                Ok(d) if ino != ROOT => ino = d.parent,
-                _ => return false,
-            }
-        }
-    }
-
-    pub fn rename(
-        &mut self,
-        parent: u64,
-        name: &OsStr,
-        new_parent: u64,
-        new_name: &OsStr,
-        no_replace: bool,
-    ) -> Result<(), Errno> {
-        let ino = *self.dir(parent)?.entries.get(name).ok_or(libc::ENOENT)?;
-        let kind = self.node(ino)?.attr.kind;
-        if new_name.len() > 255 {
-            return Err(libc::ENAMETOOLONG);
-        }
-        if kind == Kind::Dir && self.is_ancestor(ino, new_parent) {
-            return Err(libc::EINVAL);
-        }
-        if let Some(&target) = self.dir(new_parent)?.entries.get(new_name) {
-            if target == ino {
-                return Ok(());
-            }
-            if no_replace {
-                return Err(libc::EEXIST);
-            }
-            match (kind, self.node(target)?.attr.kind) {
-                (Kind::File, Kind::Dir) => return Err(libc::EISDIR),
-                (Kind::Dir, Kind::File) => return Err(libc::ENOTDIR),
-                (Kind::Dir, Kind::Dir) if !self.dir(target)?.entries.is_empty() => {
-                    return Err(libc::ENOTEMPTY)
-                }
-                _ => {}
-            }
-            self.dir_mut(new_parent)?.entries.remove(new_name);
-            self.unlinked(target);
-        }
-        self.dir_mut(parent)?.entries.remove(name);
-        self.dir_mut(new_parent)?
-            .entries
-            .insert(new_name.to_os_string(), ino);
-        if let Body::Dir(d) = &mut self.node_mut(ino)?.body {
-            d.parent = new_parent;
-        }
-        self.touch(parent);
-        self.touch(new_parent);
-        Ok(())
-    }
-
-    /// A file's bytes, read from the backing folder on first use.
-    fn file_mut(&mut self, ino: u64) -> Result<&mut FileBody, Errno> {
-        let Some(node) = self.nodes.get_mut(&ino) else {
-            return Err(libc::ENOENT);
-        };
-        let Body::File(f) = &mut node.body else {
-            return Err(libc::EISDIR);
-        };
-        if f.data.is_none() {
-            let mut bytes = self.backing.read_file(ino).map_err(|_| libc::EIO)?;
-            bytes.resize(f.size as usize, 0);
-            f.data = Some(bytes);
-        }
-        Ok(f)
-    }
-
-    pub fn read(&mut self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
-        let f = self.file_mut(ino)?;
-        let data = f.data.as_deref().unwrap_or_default();
-        let start = (offset as usize).min(data.len());
-        let end = (start + size as usize).min(data.len());
-        Ok(data[start..end].to_vec())
-    }
-
-    pub fn write(&mut self, ino: u64, offset: u64, bytes: &[u8]) -> Result<u32, Errno> {
-        let f = self.file_mut(ino)?;
-        let data = f.data.get_or_insert_with(Vec::new);
-        let end = offset as usize + bytes.len();
-        if data.len() < end {
-            data.resize(end, 0);
-        }
-        data[offset as usize..end].copy_from_slice(bytes);
-        f.size = data.len() as u64;
-        if !bytes.is_empty() {
-            f.dirty.extend(offset / PAGE..=(end as u64 - 1) / PAGE);
-        }
-        let size = f.size;
-        let node = self.node_mut(ino)?;
-        node.attr.size = size;
-        self.touch(ino);
-        self.last_write = Some(LastWrite {
-            ino,
-            offset,
-            data: bytes.to_vec(),
-        });
-        Ok(bytes.len() as u32)
-    }
-
-    pub fn set_size(&mut self, ino: u64, size: u64) -> Result<(), Errno> {
-        let f = self.file_mut(ino)?;
-        let data = f.data.get_or_insert_with(Vec::new);
-        data.resize(size as usize, 0);
-        f.size = size;
-        f.floor = f.floor.min(size);
-        self.node_mut(ino)?.attr.size = size;
-        self.touch(ino);
-        Ok(())
-    }
-
     pub fn set_attr(
         &mut self,
         ino: u64,
@@ -510,26 +338,6 @@ impl Model {
         }
     }
 
-    fn persist_file(&mut self, ino: u64) -> io::Result<()> {
-        self.file_mut(ino).map_err(io::Error::from_raw_os_error)?; // loaded
-        let Some(Node {
-            body: Body::File(f),
-            ..
-        }) = self.nodes.get_mut(&ino)
-        else {
-            return Err(io::Error::from_raw_os_error(libc::EISDIR));
-        };
-        let data = f.data.as_deref().unwrap_or_default();
-        let pages = f.dirty.iter().map(|p| (p * PAGE, (p + 1) * PAGE));
-        self.backing.write_file(ino, data, f.floor, pages)?;
-        f.dirty.clear();
-        f.floor = f.size;
-        if self.last_write.as_ref().is_some_and(|w| w.ino == ino) {
-            self.last_write = None;
-        }
-        Ok(())
-    }
-
     fn persist_dir(&self, ino: u64) -> io::Result<()> {
         let dir = self.dir(ino).map_err(io::Error::from_raw_os_error)?;
         let mut entries: Vec<Entry> = Vec::with_capacity(dir.entries.len());
@@ -541,16 +349,6 @@ impl Model {
             entries.push((name.clone(), *child, attr.kind, attr.perm));
         }
         self.backing.write_dir(ino, &entries)
-    }
-
-    /// The power cut tears the last unsynced write: a leading part of it reaches the disk.
-    pub fn tear_last_write(&self, keep_fraction: f64) -> io::Result<Option<(LastWrite, usize)>> {
-        let Some(w) = self.last_write.clone() else {
-            return Ok(None);
-        };
-        let keep = ((w.data.len() as f64) * keep_fraction.clamp(0.0, 1.0)) as usize;
-        self.backing.write_at(w.ino, w.offset, &w.data[..keep])?;
-        Ok(Some((w, keep)))
     }
 
     /// Every inode number reachable now (for tests).
