@@ -20,3 +20,7 @@ pub fn new_context(mut config: SessionConfig) -> SessionContext {
     ctx.add_analyzer_rule(Arc::new(CheckedIntegers));
     ctx
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
