@@ -104,9 +104,32 @@ fn checked_expr(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
     }
 }
 
-/// How an expression reads in an error message: without table qualifiers.
+/// How an expression reads in an error message: without table qualifiers, with the parentheses
+/// that operator precedence needs (DataFusion's own display leaves them out).
 fn label_of(expr: &Expr) -> String {
-    unnormalize_col(expr.clone()).human_display().to_string()
+    let operand = |e: &Expr, op: &Operator, right: bool| match e {
+        Expr::BinaryExpr(inner)
+            if inner.op.precedence() < op.precedence()
+                || (right && inner.op.precedence() == op.precedence()) =>
+        {
+            format!("({})", label_of(e))
+        }
+        _ => label_of(e),
+    };
+    match expr {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            format!(
+                "{} {op} {}",
+                operand(left, op, false),
+                operand(right, op, true)
+            )
+        }
+        Expr::Negative(inner) if matches!(**inner, Expr::BinaryExpr(_)) => {
+            format!("-({})", label_of(inner))
+        }
+        Expr::Negative(inner) => format!("-{}", label_of(inner)),
+        _ => unnormalize_col(expr.clone()).human_display().to_string(),
+    }
 }
 
 /// The aggregate function inside `expr` (which may be aliased), if any.

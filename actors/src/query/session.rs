@@ -22,3 +22,7 @@ pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionCo
     ctx.add_analyzer_rule(Arc::new(CheckedIntegers));
     ctx
 }
+
+#[cfg(test)]
+#[path = "session_tests.rs"]
+mod tests;
