@@ -5,6 +5,7 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int64Type, Schema};
 use datafusion::datasource::MemTable;
+use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use super::new_context;
@@ -17,7 +18,7 @@ fn ctx() -> SessionContext {
     let x = Int64Array::from(vec![Some(1), None, Some(i64::MAX), Some(i64::MIN), Some(2)]);
     let s = StringArray::from(vec![Some("a"), None, Some("b"), Some("c"), None]);
     let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(x), Arc::new(s)]).unwrap();
-    let ctx = new_context(SessionConfig::new());
+    let ctx = new_context(SessionConfig::new(), Arc::new(RuntimeEnv::default()));
     let table = MemTable::try_new(schema, vec![vec![batch]]).unwrap();
     ctx.register_table("t", Arc::new(table)).unwrap();
     ctx
