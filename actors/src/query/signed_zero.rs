@@ -149,13 +149,3 @@ fn rewrite(expr: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         other => Transformed::no(other),
     })
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn adding_positive_zero_turns_negative_zero_positive() {
-        let z: f64 = -0.0;
-        assert!((z + 0.0).is_sign_positive());
-        assert!((-1.5f64 + 0.0) == -1.5);
-    }
-}
