@@ -19,6 +19,7 @@ pub mod request;
 pub mod run;
 mod runtime;
 mod session;
+mod signed_zero;
 pub mod table;
 mod three_valued;
 mod yielding;

@@ -3,6 +3,7 @@
 //! - AND/OR/NOT are rewritten so that the expression simplifier cannot lose a NULL
 //!   ([`super::three_valued`]);
 //! - integer arithmetic and sums are checked, integer medians exact ([`super::checked`]);
+//! - `-0.0` compares, groups and counts as `0.0` ([`super::signed_zero`]);
 //! - NULLs sort last for ASC and DESC (as rAPId on Athena) unless a query says otherwise.
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use super::checked::CheckedIntegers;
+use super::signed_zero::SignedZero;
 use super::three_valued::ThreeValuedLogic;
 
 /// A context on `env` (the query engine's memory pool and spill folder).
@@ -20,6 +22,7 @@ pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionCo
     // Both run after the built-in type coercion, so they see the final operand types.
     ctx.add_analyzer_rule(Arc::new(ThreeValuedLogic));
     ctx.add_analyzer_rule(Arc::new(CheckedIntegers));
+    ctx.add_analyzer_rule(Arc::new(SignedZero));
     ctx
 }
 

@@ -94,3 +94,26 @@ fn nulls_sort_last_both_ways() {
         assert!(s.is_valid(0) && s.is_null(3) && s.is_null(4), "{way}");
     }
 }
+
+#[test]
+fn negative_zero_is_zero_in_comparisons_distinct_and_groups() {
+    let values = "(VALUES (CAST(-0.0 AS DOUBLE)), (CAST(0.0 AS DOUBLE)), (1.0)) AS v(f)";
+    assert_eq!(
+        one_i64(&format!("SELECT count(*) FROM {values} WHERE f = 0")),
+        Some(2)
+    );
+    assert_eq!(
+        one_i64(&format!("SELECT count(DISTINCT f) FROM {values}")),
+        Some(2)
+    );
+    assert_eq!(
+        one_i64(&format!(
+            "SELECT count(*) FROM (SELECT f FROM {values} GROUP BY f) AS g"
+        )),
+        Some(2)
+    );
+    assert_eq!(
+        one_i64("SELECT count(*) FROM t WHERE ceil(CAST(x AS DOUBLE) * -0.1) IN (0.0)"),
+        Some(2)
+    );
+}
