@@ -17,14 +17,14 @@
 # - allow_header_conformance: actix-web's 405 does not list the allowed methods in `Allow`.
 # - max_response_time: timing is not a conformance property on a shared CI machine.
 #
-# Bounded: OPENAPI_MAX_EXAMPLES test cases per operation and phase (default 20), and
-# OPENAPI_MAX_TIME seconds at most for the whole run (default 240).
+# Bounded: OPENAPI_MAX_EXAMPLES test cases per operation and phase (default 20; about 3 minutes
+# on a 2-core CI machine), and the whole run is cut at OPENAPI_MAX_TIME seconds (default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${RAPID_BIN:-${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs}"
 PY="$PWD/.venv/bin/python"
 MAX_EXAMPLES="${OPENAPI_MAX_EXAMPLES:-20}"
-MAX_TIME="${OPENAPI_MAX_TIME:-240}"
+MAX_TIME="${OPENAPI_MAX_TIME:-300}"
 [ -x "$BIN" ] || cargo build --locked --bin rapid-rs
 
 work="$(mktemp -d)"
@@ -63,12 +63,11 @@ PYEOF
 
 echo "schemathesis: $MAX_EXAMPLES examples per operation, at most ${MAX_TIME}s, against $base"
 status=0
-"$PWD/.venv/bin/schemathesis" run "$base/api/openapi.json" \
+timeout "$MAX_TIME" "$PWD/.venv/bin/schemathesis" run "$base/api/openapi.json" \
   --header "Authorization: Bearer $token" \
   --checks all \
   --exclude-checks positive_data_acceptance,object_level_authorization,allow_header_conformance \
   --max-examples "$MAX_EXAMPLES" \
-  --max-time "$MAX_TIME" \
   --workers 2 \
   --seed "${OPENAPI_SEED:-20261123}" \
   --request-timeout 30 \

@@ -4,7 +4,8 @@
 #    binary on a free loopback port with a temporary data folder);
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
-# 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary.
+# 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
+# 4. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,3 +14,4 @@ RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
 scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
+RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-openapi.sh
