@@ -82,7 +82,7 @@ impl Modify for CommonErrors {
             for op in operations(item) {
                 // No security of its own: the document's default, a bearer token.
                 let needs_token = op.security.is_none();
-                let extra = needs_token.then_some(WITH_TOKEN).unwrap_or_default();
+                let extra = if needs_token { WITH_TOKEN } else { &[] };
                 for (status, description) in COMMON.iter().chain(extra) {
                     op.responses
                         .responses

@@ -291,10 +291,16 @@ pub struct DateRange {
 
 /// A query (API.md, Queries). An empty body means every row and column.
 #[derive(Serialize, ToSchema)]
+#[schema(example = json!({
+    "select_columns": ["city", "sum(visitors) AS total"],
+    "filter": "visitors > 10",
+    "group_by_columns": ["city"],
+    "order_by_columns": [{"column": "total", "direction": "DESC"}],
+    "limit": 10
+}))]
 #[serde(deny_unknown_fields)]
 pub struct QueryRequest {
     #[serde(default)]
-    #[schema(example = json!(["region", "avg(price) AS mean"]))]
     pub select_columns: Option<Vec<String>>,
     #[serde(default)]
     pub filter: Option<Condition>,

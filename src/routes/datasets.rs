@@ -55,7 +55,7 @@ fn new_raw_filename(original: &str, kind: FileKind) -> String {
 }
 
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
-    params(("layer" = String, Path), ("domain" = String, Path), ("dataset" = String, Path), ("version" = Option<i64>, Query, description = "Schema version; absent or 0: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent or 0: the latest")),
     request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
     responses(
         (status = 202, description = "Valid: its job commits it (WRITE access)", body = doc::UploadAccepted),
@@ -213,7 +213,7 @@ fn no_files(key: &DatasetKey, version: i64) -> Error {
 }
 
 #[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/files", tag = "datasets",
-    params(("layer" = String, Path), ("domain" = String, Path), ("dataset" = String, Path), ("version" = i64, Path)),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1)),
     responses(
         (status = 200, description = "The raw file names of the version", body = Vec<String>),
         (status = 404, description = "No such dataset, or no files", body = doc::ErrorBody),
@@ -238,7 +238,7 @@ pub async fn list_raw_files(
 }
 
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/{filename}", tag = "datasets",
-    params(("layer" = String, Path), ("domain" = String, Path), ("dataset" = String, Path), ("version" = i64, Path), ("filename" = String, Path, description = "A raw file name")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1), ("filename" = String, Path, description = "A raw file name")),
     responses(
         (status = 200, description = "The file and its rows are deleted (WRITE access)", body = doc::Confirmation),
         (status = 404, description = "No such dataset or file", body = doc::ErrorBody),
