@@ -55,7 +55,7 @@ fn new_raw_filename(original: &str, kind: FileKind) -> String {
 }
 
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent or 0: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
     request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
     responses(
         (status = 202, description = "Valid: its job commits it (WRITE access)", body = doc::UploadAccepted),

@@ -53,6 +53,12 @@ pub fn parse_query(body: &[u8]) -> Result<QueryRequest, Error> {
     if body.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(QueryRequest::default());
     }
+    // serde would also read a struct from a JSON array (by position): only an object is a query.
+    if !body.trim_ascii_start().starts_with(b"{") {
+        return Err(Error::invalid(
+            "Invalid query: the body must be a JSON object",
+        ));
+    }
     serde_json::from_slice(body).map_err(|e| Error::invalid(format!("Invalid query: {e}")))
 }
 
@@ -81,7 +87,7 @@ fn prepare(
 }
 
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query", tag = "queries",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent or 0: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
     request_body(content = Option<doc::QueryRequest>, description = "The query; empty: every row", content_type = "application/json"),
     responses(
         (status = 200, description = "The rows (READ access), in the format the Accept header asks for", content(
@@ -148,7 +154,7 @@ pub struct InfoQuery {
 }
 
 #[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/info", tag = "datasets",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent or 0: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
     responses(
         (status = 200, description = "Schema and figures (READ access)", body = doc::DatasetInfo),
         (status = 404, description = "No such dataset or version, or no data", body = doc::ErrorBody),
@@ -210,7 +216,7 @@ pub async fn list_datasets(
 /// `POST .../query/large`: 202 with a QUERY job that writes the whole result as CSV; the finished
 /// job's `result_url` downloads it without a token until it expires.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query/large", tag = "queries",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent or 0: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
     request_body(content = Option<doc::QueryRequest>, description = "The query; empty: every row", content_type = "application/json"),
     responses(
         (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV", body = doc::QueryJobAccepted),
