@@ -4,8 +4,9 @@
 #    binary on a free loopback port with a temporary data folder);
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
-# 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary.
-# 4. the differential query test (DuckDB as the reference engine).
+# 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
+# 4. the differential query test (DuckDB as the reference engine);
+# 5. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,3 +19,4 @@ RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m 
 #    (seed 21, 300 cases; scripts/differential.sh SEED N runs more).
 DIFF_SEED=21 DIFF_CASES=300 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" \
   .venv/bin/python -m pytest -q tests/differential
+RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-openapi.sh

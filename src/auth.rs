@@ -31,7 +31,9 @@ use crate::state::AppState;
 /// Routes anyone may call without a token.
 fn is_public(path: &str) -> bool {
     // Result downloads carry their own signed, expiring authorisation in the link.
-    matches!(path, "/api/status" | "/api/oauth2/token" | "/") || path.starts_with("/api/results/")
+    matches!(path, "/api/status" | "/api/oauth2/token" | "/")
+        || path.starts_with("/api/results/")
+        || crate::openapi::is_public(path)
 }
 
 /// The authenticated subject, attached to the request by the middleware.

@@ -14,6 +14,7 @@
 //! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
 //! - [`file_modes`]: umask 0o077, data folder 0700 and secret files 0600, tightened at start.
 //! - [`error`]: engine error kinds to HTTP statuses, in one match; JSON for every error.
+//! - [`openapi`]: the OpenAPI document (`/api/openapi.json`) and the docs page (`/api/docs`).
 //! - [`routes`]: one module per resource, one thin handler per endpoint.
 //! - [`state`]: what handlers share.
 //! - [`upload`]: reading multipart file parts (bounded samples, streamed uploads).
@@ -26,6 +27,7 @@ pub mod config_limits;
 pub mod connection;
 pub mod error;
 pub mod file_modes;
+pub mod openapi;
 pub mod routes;
 pub mod server;
 pub mod state;

@@ -4,13 +4,14 @@ use serde_json::json;
 
 use crate::auth::{Authorized, UserAdmin};
 use crate::error::ApiResult;
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 fn default_permissions() -> Vec<String> {
     vec!["READ_PUBLIC".to_string()]
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateClientRequest {
     client_name: String,
@@ -18,6 +19,12 @@ pub struct CreateClientRequest {
     permissions: Vec<String>,
 }
 
+#[utoipa::path(post, path = "/api/client", tag = "subjects",
+    request_body = CreateClientRequest,
+    responses(
+        (status = 201, description = "The client, with its secret shown this once (USER_ADMIN)", body = doc::NewClient),
+        (status = 409, description = "A subject with this name exists", body = doc::ErrorBody),
+    ))]
 pub async fn create_client(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,
@@ -31,6 +38,12 @@ pub async fn create_client(
     Ok(HttpResponse::Created().json(client))
 }
 
+#[utoipa::path(delete, path = "/api/client/{client_id}", tag = "subjects",
+    params(("client_id" = String, Path)),
+    responses(
+        (status = 200, description = "Deleted (USER_ADMIN)", body = doc::DeletedSubject),
+        (status = 404, description = "No such client", body = doc::ErrorBody),
+    ))]
 pub async fn delete_client(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
 use crate::error::{not_found_as_invalid, ApiResult};
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 use crate::upload::{file_field, stream_to_ingest};
 
@@ -53,6 +54,15 @@ fn new_raw_filename(original: &str, kind: FileKind) -> String {
     format!("{stamp}-{random}-{safe}.{}", kind.extension())
 }
 
+#[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
+    responses(
+        (status = 202, description = "Valid: its job commits it (WRITE access)", body = doc::UploadAccepted),
+        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+        (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
+        (status = 422, description = "The data fails validation: every error listed", body = doc::ErrorBody),
+    ))]
 pub async fn upload_dataset(
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
@@ -204,6 +214,12 @@ fn no_files(key: &DatasetKey, version: i64) -> Error {
     ))
 }
 
+#[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/files", tag = "datasets",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1)),
+    responses(
+        (status = 200, description = "The raw file names of the version", body = Vec<String>),
+        (status = 404, description = "No such dataset, or no files", body = doc::ErrorBody),
+    ))]
 pub async fn list_raw_files(
     _: Authorized<AnySubject>,
     state: web::Data<AppState>,
@@ -223,6 +239,12 @@ pub async fn list_raw_files(
     Ok(HttpResponse::Ok().json(names))
 }
 
+#[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/{filename}", tag = "datasets",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1), ("filename" = String, Path, description = "A raw file name")),
+    responses(
+        (status = 200, description = "The file and its rows are deleted (WRITE access)", body = doc::Confirmation),
+        (status = 404, description = "No such dataset or file", body = doc::ErrorBody),
+    ))]
 pub async fn delete_raw_file(
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
@@ -243,6 +265,11 @@ pub async fn delete_raw_file(
     Ok(HttpResponse::Ok().json(json!({ "details": format!("{filename} has been deleted.") })))
 }
 
+#[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
+    params(("layer" = String, Path), ("domain" = String, Path), ("dataset" = String, Path)),
+    responses(
+        (status = 202, description = "Deleted: every version, file and schema (DATA_ADMIN); unknown is 400, as rAPId", body = doc::Confirmation),
+    ))]
 pub async fn delete_dataset(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,

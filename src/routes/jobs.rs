@@ -4,9 +4,12 @@ use rapid_actors::Error;
 
 use crate::auth::{AnySubject, Authorized};
 use crate::error::ApiResult;
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 /// The caller's jobs; every job for DATA_ADMIN.
+#[utoipa::path(get, path = "/api/jobs", tag = "jobs",
+    responses((status = 200, description = "The caller's jobs (every job for DATA_ADMIN)", body = Vec<doc::Job>)))]
 pub async fn list_jobs(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
@@ -19,6 +22,12 @@ pub async fn list_jobs(
 }
 
 /// One job, for its owner or a DATA_ADMIN.
+#[utoipa::path(get, path = "/api/jobs/{job_id}", tag = "jobs",
+    params(("job_id" = String, Path)),
+    responses(
+        (status = 200, description = "The job (its owner or DATA_ADMIN)", body = doc::Job),
+        (status = 404, description = "No such job", body = doc::ErrorBody),
+    ))]
 pub async fn get_job(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,

@@ -3,8 +3,15 @@ use serde_json::json;
 
 use crate::auth::{Authorized, DataAdmin};
 use crate::error::ApiResult;
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
+#[utoipa::path(post, path = "/api/protected_domains/{domain}", tag = "protected domains",
+    params(("domain" = String, Path)),
+    responses(
+        (status = 201, description = "Created, with its READ/WRITE permissions (DATA_ADMIN)", body = doc::Confirmation),
+        (status = 409, description = "It exists", body = doc::ErrorBody),
+    ))]
 pub async fn create_protected_domain(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,
@@ -16,6 +23,8 @@ pub async fn create_protected_domain(
     })))
 }
 
+#[utoipa::path(get, path = "/api/protected_domains", tag = "protected domains",
+    responses((status = 200, description = "Every protected domain (DATA_ADMIN)", body = Vec<String>)))]
 pub async fn list_protected_domains(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,
@@ -23,6 +32,12 @@ pub async fn list_protected_domains(
     HttpResponse::Ok().json(state.auth.protected_domains())
 }
 
+#[utoipa::path(delete, path = "/api/protected_domains/{domain}", tag = "protected domains",
+    params(("domain" = String, Path)),
+    responses(
+        (status = 202, description = "Deleted (DATA_ADMIN); 400 while datasets use it", body = doc::Confirmation),
+        (status = 404, description = "No such protected domain", body = doc::ErrorBody),
+    ))]
 pub async fn delete_protected_domain(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,

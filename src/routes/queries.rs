@@ -9,6 +9,7 @@ use rapid_actors::Error;
 
 use crate::auth::{DatasetAccess, Read};
 use crate::error::ApiResult;
+use crate::openapi::schemas as doc;
 use crate::routes::datasets::{pick_version, VersionQuery};
 use crate::state::AppState;
 
@@ -75,6 +76,18 @@ fn prepare(
 
 /// Admitted to the sync pool, then everything (parse, check, plan, run, render) on the query
 /// threads within the sync time limit.
+#[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query", tag = "queries",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    request_body(content = Option<doc::QueryRequest>, description = "The query; empty: every row", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The rows (READ access), in the format the Accept header asks for", content(
+            (doc::QueryRows = "application/json"),
+            (String = "text/csv"),
+            (Vec<u8> = "application/vnd.apache.arrow.stream"),
+            (Vec<u8> = "application/vnd.apache.parquet"),
+        )),
+        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+    ))]
 pub async fn query_dataset(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
@@ -152,6 +165,12 @@ pub struct InfoQuery {
     version: Option<i64>,
 }
 
+#[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/info", tag = "datasets",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    responses(
+        (status = 200, description = "Schema and figures (READ access)", body = doc::DatasetInfo),
+        (status = 404, description = "No such dataset or version, or no data", body = doc::ErrorBody),
+    ))]
 pub async fn get_dataset_info(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
@@ -178,6 +197,12 @@ pub struct ListQuery {
 }
 
 /// Any subject may list; PROTECTED datasets show only to those with access to them.
+#[utoipa::path(post, path = "/api/datasets", tag = "datasets",
+    params(("enriched" = Option<bool>, Query, description = "Add description and last_updated_date")),
+    request_body(content = Option<doc::DatasetFilter>, description = "Optional filters", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The latest version of every dataset the caller may see", body = Vec<doc::DatasetEntry>),
+    ))]
 pub async fn list_datasets(
     caller: crate::auth::Authorized<crate::auth::AnySubject>,
     state: web::Data<AppState>,
@@ -202,6 +227,13 @@ pub async fn list_datasets(
 
 /// `POST .../query/large`: 202 with a QUERY job that writes the whole result as CSV; the finished
 /// job's `result_url` downloads it without a token until it expires.
+#[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query/large", tag = "queries",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    request_body(content = Option<doc::QueryRequest>, description = "The query; empty: every row", content_type = "application/json"),
+    responses(
+        (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV", body = doc::QueryJobAccepted),
+        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+    ))]
 pub async fn query_dataset_large(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
@@ -329,6 +361,13 @@ pub struct LinkQuery {
 }
 
 /// `GET /api/results/{name}`: no token; the link's signature and expiry are the authorisation.
+#[utoipa::path(get, path = "/api/results/{name}", tag = "queries", security(()),
+    params(("name" = String, Path), ("expires" = i64, Query), ("signature" = String, Query)),
+    responses(
+        (status = 200, description = "The CSV result; the signed link is the authorisation", content_type = "text/csv", body = String),
+        (status = 403, description = "The link is not valid or has expired", body = doc::ErrorBody),
+        (status = 404, description = "No such result", body = doc::ErrorBody),
+    ))]
 pub async fn download_result(
     state: web::Data<AppState>,
     path: web::Path<String>,

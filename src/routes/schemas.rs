@@ -8,9 +8,16 @@ use serde_json::json;
 
 use crate::auth::{AnySubject, Authorized, DataAdmin};
 use crate::error::ApiResult;
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 use crate::upload::read_sample;
 
+#[utoipa::path(post, path = "/api/schema", tag = "schemas",
+    request_body = doc::Schema,
+    responses(
+        (status = 201, description = "Stored as version 1 (DATA_ADMIN)", body = doc::SchemaStored),
+        (status = 409, description = "The dataset exists", body = doc::ErrorBody),
+    ))]
 pub async fn create_schema(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,
@@ -27,6 +34,12 @@ pub async fn create_schema(
     })))
 }
 
+#[utoipa::path(put, path = "/api/schema", tag = "schemas",
+    request_body = doc::Schema,
+    responses(
+        (status = 200, description = "Stored as the next version (DATA_ADMIN)", body = doc::SchemaStored),
+        (status = 404, description = "No such dataset", body = doc::ErrorBody),
+    ))]
 pub async fn update_schema(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,
@@ -58,6 +71,15 @@ pub struct GenerateShortPath {
     dataset: String,
 }
 
+#[utoipa::path(post, path = "/api/schema/{layer}/{sensitivity}/{domain}/{dataset}/generate",
+    tag = "schemas",
+    params(("layer" = String, Path), ("sensitivity" = String, Path, description = "PUBLIC, PRIVATE or PROTECTED"),
+        ("domain" = String, Path), ("dataset" = String, Path)),
+    request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "A draft schema to edit and store", body = doc::Schema),
+        (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
+    ))]
 pub async fn generate_schema(
     _: Authorized<AnySubject>,
     state: web::Data<AppState>,
@@ -81,6 +103,14 @@ pub async fn generate_schema(
 /// The short form: default layer, sensitivity PUBLIC and a placeholder description, for the user to edit.
 /// The layer is `default` (a schema's layer when it names none) if the instance has it, otherwise
 /// the instance's first layer, so the draft passes the layer rule either way.
+#[utoipa::path(post, path = "/api/schema/{domain}/{dataset}/generate",
+    tag = "schemas",
+    params(("domain" = String, Path), ("dataset" = String, Path)),
+    request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
+    responses(
+        (status = 200, description = "A draft schema to edit and store", body = doc::Schema),
+        (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
+    ))]
 pub async fn generate_schema_short(
     _: Authorized<AnySubject>,
     state: web::Data<AppState>,

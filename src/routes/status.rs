@@ -2,9 +2,12 @@ use actix_web::{web, HttpResponse};
 use serde_json::json;
 
 use crate::auth::{AnySubject, Authorized};
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 /// No token needed: for load balancers and scripts waiting for start-up.
+#[utoipa::path(get, path = "/api/status", tag = "service", security(()),
+    responses((status = 200, description = "The service is up", body = doc::Status)))]
 pub async fn get_status() -> HttpResponse {
     HttpResponse::Ok().json(json!({
         "status": "deployed",
@@ -13,6 +16,8 @@ pub async fn get_status() -> HttpResponse {
     }))
 }
 
+#[utoipa::path(get, path = "/api/layers", tag = "service",
+    responses((status = 200, description = "The configured layers", body = Vec<String>)))]
 pub async fn list_layers(_: Authorized<AnySubject>, state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(state.registry.layers())
 }

@@ -4,19 +4,28 @@ use serde_json::json;
 
 use crate::auth::{Authorized, UserAdmin};
 use crate::error::ApiResult;
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetPermissionsRequest {
     subject_id: String,
     permissions: Vec<String>,
 }
 
+#[utoipa::path(get, path = "/api/subjects", tag = "subjects",
+    responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::Subject>)))]
 pub async fn list_subjects(_: Authorized<UserAdmin>, state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(state.auth.list_subjects())
 }
 
+#[utoipa::path(put, path = "/api/subjects/permissions", tag = "subjects",
+    request_body = SetPermissionsRequest,
+    responses(
+        (status = 200, description = "The subject's permissions, replaced (USER_ADMIN)", body = doc::SubjectPermissions),
+        (status = 404, description = "No such subject", body = doc::ErrorBody),
+    ))]
 pub async fn set_subject_permissions(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,
@@ -30,6 +39,8 @@ pub async fn set_subject_permissions(
     Ok(HttpResponse::Ok().json(json!({ "subject_id": b.subject_id, "permissions": permissions })))
 }
 
+#[utoipa::path(get, path = "/api/permissions", tag = "subjects",
+    responses((status = 200, description = "Every valid permission name (USER_ADMIN)", body = Vec<String>)))]
 pub async fn list_permissions(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,
@@ -37,6 +48,12 @@ pub async fn list_permissions(
     HttpResponse::Ok().json(state.auth.permission_names())
 }
 
+#[utoipa::path(get, path = "/api/permissions/{subject_id}", tag = "subjects",
+    params(("subject_id" = String, Path, description = "A client id or user id")),
+    responses(
+        (status = 200, description = "The subject's permissions (USER_ADMIN)", body = Vec<doc::PermissionItem>),
+        (status = 404, description = "No such subject", body = doc::ErrorBody),
+    ))]
 pub async fn get_subject_permissions(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,

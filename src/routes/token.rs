@@ -12,9 +12,10 @@ use rapid_actors::Error;
 use serde::Deserialize;
 
 use crate::error::{ApiError, ApiResult};
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct TokenRequest {
     grant_type: Option<String>,
     client_id: Option<String>,
@@ -55,6 +56,15 @@ pub fn client_addr(req: &HttpRequest, state: &AppState) -> ApiResult<std::net::I
         .ok_or_else(|| ApiError(Error::internal("a request without a peer address")))
 }
 
+#[utoipa::path(post, path = "/api/oauth2/token", tag = "tokens",
+    security(("basic" = []), ()),
+    request_body(description = "Client credentials (or HTTP Basic instead), or a user's name and \
+        password with `grant_type=password`; form-encoded or JSON; may be empty with HTTP Basic",
+        content((TokenRequest = "application/x-www-form-urlencoded"), (TokenRequest = "application/json"))),
+    responses(
+        (status = 200, description = "A bearer token", body = doc::IssuedToken),
+        (status = 401, description = "Bad or missing credentials", body = doc::ErrorBody),
+    ))]
 pub async fn issue_token(
     req: HttpRequest,
     body: web::Bytes,

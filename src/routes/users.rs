@@ -4,13 +4,14 @@ use serde_json::json;
 
 use crate::auth::{AnySubject, Authorized, UserAdmin};
 use crate::error::{not_found_as_invalid, ApiResult};
+use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 fn default_permissions() -> Vec<String> {
     vec!["READ_PUBLIC".to_string()]
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateUserRequest {
     username: String,
@@ -19,20 +20,26 @@ pub struct CreateUserRequest {
     permissions: Vec<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeleteUserRequest {
     username: String,
     user_id: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChangePasswordRequest {
     current_password: String,
     new_password: String,
 }
 
+#[utoipa::path(post, path = "/api/user", tag = "subjects",
+    request_body = CreateUserRequest,
+    responses(
+        (status = 201, description = "The user, with a one-time temporary password (USER_ADMIN)", body = doc::NewUser),
+        (status = 409, description = "A subject with this name exists", body = doc::ErrorBody),
+    ))]
 pub async fn create_user(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,
@@ -46,6 +53,11 @@ pub async fn create_user(
     Ok(HttpResponse::Created().json(user))
 }
 
+#[utoipa::path(delete, path = "/api/user", tag = "subjects",
+    request_body = DeleteUserRequest,
+    responses(
+        (status = 200, description = "Deleted (USER_ADMIN); an unknown user is 400, as rAPId", body = doc::DeletedSubject),
+    ))]
 pub async fn delete_user(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,
@@ -62,6 +74,11 @@ pub async fn delete_user(
 }
 
 /// A user replaces their (temporary or current) password with their own token.
+#[utoipa::path(put, path = "/api/user/password", tag = "subjects",
+    request_body = ChangePasswordRequest,
+    responses(
+        (status = 200, description = "Changed (the caller's own password)", body = doc::Confirmation),
+    ))]
 pub async fn change_password(
     caller: Authorized<AnySubject>,
     req: HttpRequest,

@@ -14,6 +14,7 @@ mod hostile_http;
 mod large_queries;
 mod layered_permissions;
 mod listing_info;
+mod openapi;
 mod parity;
 mod permissions_matrix;
 mod protected_domains;

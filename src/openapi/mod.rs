@@ -1,0 +1,106 @@
+//! The API's contract: `GET /api/openapi.json`, an OpenAPI 3.1 document generated from the
+//! `#[utoipa::path]` attributes beside each handler and the types in [`schemas`], and
+//! `GET /api/docs`, Swagger UI served from the binary (no CDN), where a person authorises with a
+//! token and tries calls. Neither needs a token (API.md, Authentication).
+//!
+//! tests/api/openapi.rs checks that the document's operations are exactly the router's
+//! ([`crate::routes::ROUTES`]); scripts/test-openapi.sh runs schemathesis against a live server.
+
+mod docs;
+mod modifiers;
+pub mod schemas;
+
+use std::sync::OnceLock;
+
+use actix_web::{web, HttpResponse};
+use utoipa::OpenApi;
+
+use crate::routes::{
+    clients, datasets, jobs, protected_domains, queries, schemas as schema_routes,
+};
+use crate::routes::{status, subjects, token, users};
+use modifiers::{Aliases, CommonErrors, SecuritySchemes};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "rapid-rs",
+        description = "Self-hosted dataset data service, compatible with rAPId's API and SDK. \
+            Get a token from `POST /api/oauth2/token` (HTTP Basic client_id:client_secret), then \
+            send it as `Authorization: Bearer <token>`. Every error is `{\"details\": ...}`."
+    ),
+    paths(
+        status::get_status,
+        status::list_layers,
+        token::issue_token,
+        subjects::list_permissions,
+        subjects::get_subject_permissions,
+        clients::create_client,
+        clients::delete_client,
+        users::create_user,
+        users::delete_user,
+        users::change_password,
+        subjects::list_subjects,
+        subjects::set_subject_permissions,
+        schema_routes::create_schema,
+        schema_routes::update_schema,
+        schema_routes::generate_schema,
+        schema_routes::generate_schema_short,
+        datasets::upload_dataset,
+        datasets::delete_dataset,
+        queries::list_datasets,
+        queries::get_dataset_info,
+        queries::query_dataset,
+        queries::query_dataset_large,
+        queries::download_result,
+        datasets::list_raw_files,
+        datasets::delete_raw_file,
+        jobs::list_jobs,
+        jobs::get_job,
+        protected_domains::list_protected_domains,
+        protected_domains::create_protected_domain,
+        protected_domains::delete_protected_domain,
+    ),
+    components(schemas(schemas::ErrorBody)),
+    modifiers(&SecuritySchemes, &Aliases, &CommonErrors),
+    security(("bearer" = [])),
+    tags(
+        (name = "service", description = "Status and configuration"),
+        (name = "tokens", description = "OAuth2 tokens"),
+        (name = "subjects", description = "Clients, users and their permissions"),
+        (name = "protected domains", description = "Domains whose data needs their own permission"),
+        (name = "schemas", description = "Dataset schemas and drafts from sample files"),
+        (name = "datasets", description = "Uploads, files, listing, info and deletion"),
+        (name = "queries", description = "Queries, large-query results"),
+        (name = "jobs", description = "Upload and large-query jobs"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document, rendered once.
+pub fn document() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        // unwrap: the document is plain data (strings, maps); serialising it cannot fail.
+        ApiDoc::openapi().to_pretty_json().unwrap()
+    })
+}
+
+async fn openapi_json() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(document())
+}
+
+/// Registered before the `/api` scope of [`crate::routes::configure`], which would otherwise
+/// answer these paths 404.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(web::resource("/api/openapi.json").route(web::get().to(openapi_json)))
+        .service(web::resource("/api/docs").route(web::get().to(docs::index)))
+        .service(web::resource("/api/docs/{file}").route(web::get().to(docs::asset)));
+}
+
+/// The paths anyone may fetch without a token.
+pub fn is_public(path: &str) -> bool {
+    path == "/api/openapi.json" || path == "/api/docs" || path.starts_with("/api/docs/")
+}

@@ -1,0 +1,105 @@
+//! Post-processing of the generated document: security schemes, the alias path, and the error
+//! answers every operation can give.
+
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::openapi::{Content, Ref, ResponseBuilder};
+use utoipa::Modify;
+
+/// `bearer`: the token from `POST /api/oauth2/token`; `basic`: client credentials at that endpoint.
+pub struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::builder().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components.add_security_scheme(
+            "basic",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+        );
+    }
+}
+
+/// Paths the router serves twice under two names (see src/routes/mod.rs): the second gets a copy
+/// of the first's operations, with their own operation ids.
+const ALIASES: &[(&str, &str)] = &[("/api/subject/permissions", "/api/subjects/permissions")];
+
+pub struct Aliases;
+
+impl Modify for Aliases {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (alias, canonical) in ALIASES {
+            let Some(mut item) = openapi.paths.paths.get(*canonical).cloned() else {
+                continue;
+            };
+            for op in operations(&mut item) {
+                op.operation_id = op.operation_id.take().map(|id| format!("{id}_alias"));
+                op.description = Some(format!(
+                    "The same endpoint as `{canonical}` (the rAPId SDK calls this form)."
+                ));
+            }
+            openapi.paths.paths.insert(alias.to_string(), item);
+        }
+    }
+}
+
+fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        item.get.as_mut(),
+        item.put.as_mut(),
+        item.post.as_mut(),
+        item.delete.as_mut(),
+        item.patch.as_mut(),
+        item.head.as_mut(),
+        item.options.as_mut(),
+        item.trace.as_mut(),
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Answers any operation can give, added where an operation does not describe them itself:
+/// 400 (a malformed request, path or query parameter), 500 and 503 (heavy work pools full, with
+/// `Retry-After`); and for operations that need a token, 401 and 403.
+pub struct CommonErrors;
+
+const COMMON: &[(&str, &str)] = &[
+    ("400", "Bad request: the message says what is wrong"),
+    ("500", "Internal error (details in the server log)"),
+    ("503", "Busy: retry after the `Retry-After` seconds"),
+];
+const WITH_TOKEN: &[(&str, &str)] = &[
+    ("401", "Missing, malformed, expired or revoked token"),
+    ("403", "The token's subject lacks the permission"),
+];
+
+impl Modify for CommonErrors {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for op in operations(item) {
+                // No security of its own: the document's default, a bearer token.
+                let needs_token = op.security.is_none();
+                let extra = if needs_token { WITH_TOKEN } else { &[] };
+                for (status, description) in COMMON.iter().chain(extra) {
+                    op.responses
+                        .responses
+                        .entry(status.to_string())
+                        .or_insert_with(|| error_response(description).into());
+                }
+            }
+        }
+    }
+}
+
+pub fn error_response(description: &str) -> utoipa::openapi::Response {
+    ResponseBuilder::new()
+        .description(description)
+        .content(
+            "application/json",
+            Content::new(Some(Ref::from_schema_name("ErrorBody"))),
+        )
+        .build()
+}
