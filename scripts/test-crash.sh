@@ -8,9 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS="${1:-200}"
 .venv/bin/python -c "import pyarrow, requests" 2>/dev/null || scripts/setup-python.sh >/dev/null
-# The server binary as the integration tests build it (warm after cargo test: no second build of
-# the dependencies with other features), and crashfs on its own.
-cargo test --locked --test api --no-run --quiet
+# The server binary as scripts/test.sh builds it: the same --workspace feature set, so it is warm
+# after cargo test (a package-only build unifies other features and rebuilds the dependencies).
+cargo test --workspace --locked --no-run --quiet
 cargo build --locked -p crashfs --quiet
 BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug"
 exec .venv/bin/python tests/crash/crash_test.py --server "$BIN/rapid-rs" --crashfs "$BIN/crashfs" \
