@@ -64,6 +64,8 @@ pub fn client_addr(req: &HttpRequest, state: &AppState) -> ApiResult<std::net::I
     responses(
         (status = 200, description = "A bearer token", body = doc::IssuedToken),
         (status = 401, description = "Bad or missing credentials", body = doc::ErrorBody),
+        (status = 429, description = "Too many failed sign-ins for this account or address: retry \
+            after the `Retry-After` seconds", body = doc::ErrorBody),
     ))]
 pub async fn issue_token(
     req: HttpRequest,

@@ -78,6 +78,8 @@ pub async fn delete_user(
     request_body = ChangePasswordRequest,
     responses(
         (status = 200, description = "Changed (the caller's own password)", body = doc::Confirmation),
+        (status = 429, description = "Too many wrong current passwords: retry after the \
+            `Retry-After` seconds", body = doc::ErrorBody),
     ))]
 pub async fn change_password(
     caller: Authorized<AnySubject>,
