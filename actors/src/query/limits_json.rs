@@ -15,12 +15,6 @@ pub fn parse_request(body: &[u8], limits: &QueryLimits) -> Result<QueryRequest> 
     if body.iter().all(|b| b.is_ascii_whitespace()) {
         return Ok(QueryRequest::default());
     }
-    // serde would also read a struct from a JSON array (by position): only an object is a query.
-    if !body.trim_ascii_start().starts_with(b"{") {
-        return Err(Error::invalid(
-            "Invalid query: the body must be a JSON object",
-        ));
-    }
     // Each filter-group level is an object inside an array: two JSON levels.
     let allowed = 2 * limits.max_depth + JSON_LEVELS_AROUND_GROUPS;
     let (depth, part) = json_depth(body);
@@ -31,6 +25,12 @@ pub fn parse_request(body: &[u8], limits: &QueryLimits) -> Result<QueryRequest> 
              nested {} deep need; the limit is {} (RAPID_QUERY_MAX_DEPTH)",
             limits.max_depth, limits.max_depth
         )));
+    }
+    // serde would also read a struct from a JSON array (by position): only an object is a query.
+    if !body.trim_ascii_start().starts_with(b"{") {
+        return Err(Error::invalid(
+            "Invalid query: the body must be a JSON object",
+        ));
     }
     serde_json::from_slice(body).map_err(|e| Error::invalid(format!("Invalid query: {e}")))
 }
