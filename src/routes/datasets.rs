@@ -2,11 +2,11 @@
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
-use rapid_actors::dataset::manifest::raw_files;
 use rapid_actors::dataset::{check_before_answer, CommitUpload, DeleteRawFile, StagedUpload};
 use rapid_actors::file_kind::FileKind;
 use rapid_actors::ingest::{ingest_stream, messages, IngestPlan};
 use rapid_actors::jobs::{JobKind, NewJob};
+use rapid_actors::manifest::raw_files;
 use rapid_actors::registry::{DatasetKey, Registry};
 use rapid_actors::storage::safe_segment;
 use rapid_actors::Error;

@@ -164,7 +164,7 @@ impl Auth {
         names::validate_new_password(new)?;
         match self.check_password(&subject.name, current, addr).await {
             Ok(_) => {}
-            Err(e) if e.kind == crate::ErrorKind::Unauthenticated => {
+            Err(e) if e.kind == crate::error::ErrorKind::Unauthenticated => {
                 return Err(Error::invalid("The current password is not correct"))
             }
             Err(e) => return Err(e),
@@ -271,7 +271,7 @@ impl Auth {
             )
             .map_err(|e| match unique_violation(e, String::new()) {
                 Error {
-                    kind: crate::ErrorKind::Invalid,
+                    kind: crate::error::ErrorKind::Invalid,
                     ..
                 } => Error::conflict(format!(
                     "The protected domain, [{}] already exists",

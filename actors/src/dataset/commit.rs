@@ -6,13 +6,13 @@ use std::path::PathBuf;
 
 use rusqlite::params;
 
-use super::manifest::{data_files, DataFile};
 use super::stored_unique::find_duplicates;
 use crate::catalog::{now_text, Catalog};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput};
 use crate::jobs;
-use crate::registry::DatasetRecord;
+use crate::key::DatasetRecord;
+use crate::manifest::{data_files, DataFile};
 use crate::schema::UpdateBehaviour;
 use crate::storage::{move_into_place, remove_file_if_exists, DirSyncs, Storage};
 

@@ -4,7 +4,6 @@
 //! the actor's thread stays free for other datasets and no two changes of one dataset overlap.
 
 mod commit;
-pub mod manifest;
 mod stored_unique;
 
 use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
@@ -15,7 +14,8 @@ pub use stored_unique::check_before_answer;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::jobs;
-use crate::registry::{find_dataset, records_insert_version, DatasetRecord};
+use crate::key::DatasetRecord;
+use crate::records::{find_dataset, insert_version as records_insert_version};
 use crate::schema::ValidSchema;
 use crate::storage::Storage;
 

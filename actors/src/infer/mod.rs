@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Result;
 use crate::file_kind::StagedFile;
+use crate::ingest::csv_records::{is_null_text, looks_numeric};
 use crate::schema::{
     validate_generated, Column, DataType, DateFormat, Metadata, Owner, Schema, SchemaContext,
     PLACEHOLDER_OWNER_EMAIL, PLACEHOLDER_OWNER_NAME,
@@ -132,20 +133,6 @@ impl Default for TypeGuess {
             dates: (1u16 << DateFormat::ALL.len()) - 1,
         }
     }
-}
-
-/// The null spellings of CSV data (API.md): an empty field, `NA` or `null`.
-pub fn is_null_text(value: &str) -> bool {
-    value.is_empty() || value == "NA" || value == "null"
-}
-
-/// A decimal number as people write it: digits, optional sign, point and exponent. Rust's own
-/// float parser also takes `inf` and `NaN`, which in a CSV are words, not numbers.
-pub fn looks_numeric(value: &str) -> bool {
-    let first = value.as_bytes().first().copied().unwrap_or(b'x');
-    (first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.'))
-        && value.bytes().any(|b| b.is_ascii_digit())
-        && value.parse::<f64>().is_ok()
 }
 
 impl TypeGuess {

@@ -234,7 +234,7 @@ pub fn stage_batches(
 /// For tests and tools: the message list of an ingest error.
 pub fn messages(e: &Error) -> Vec<String> {
     match &e.details {
-        crate::Details::One(m) => vec![m.clone()],
-        crate::Details::Many(ms) => ms.clone(),
+        crate::error::Details::One(m) => vec![m.clone()],
+        crate::error::Details::Many(ms) => ms.clone(),
     }
 }

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::catalog::{now_text, Catalog};
 use crate::error::{Error, Result};
-use crate::registry::DatasetKey;
+use crate::key::DatasetKey;
 
 pub const IN_PROGRESS: &str = "IN PROGRESS";
 pub const SUCCESS: &str = "SUCCESS";

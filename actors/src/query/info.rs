@@ -12,10 +12,10 @@ use serde_json::{json, Map, Value};
 use super::run::engine_error;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
-use crate::dataset::manifest::snapshot;
 use crate::error::{Error, Result};
 use crate::ingest::date32_to_string;
-use crate::registry::DatasetRecord;
+use crate::key::DatasetRecord;
+use crate::manifest::snapshot;
 use crate::schema::{DataType, ValidSchema};
 use crate::storage::Storage;
 

@@ -13,9 +13,9 @@ use super::engine::engine;
 use super::request::QueryRequest;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
-use crate::dataset::manifest::snapshot;
 use crate::error::{Error, Result};
-use crate::registry::DatasetRecord;
+use crate::key::DatasetRecord;
+use crate::manifest::snapshot;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::records::{find_dataset, load_schema, DatasetKey, DatasetRecord};
 use crate::auth::permission::{Access, Permission};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::info::{display_time, last_updated};
+use crate::records::{find_dataset, load_schema};
 use crate::schema::ValidSchema;
 use crate::sensitivity::Sensitivity;
 

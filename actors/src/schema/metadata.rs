@@ -7,8 +7,15 @@ use std::str::FromStr;
 use email_address::EmailAddress;
 
 use super::model::{Metadata, Owner, UpdateBehaviour};
-use super::validate::SchemaContext;
 use crate::sensitivity::Sensitivity;
+
+/// What a schema is judged against besides itself: the instance's layers and the protected
+/// domains that exist (lower case).
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaContext<'a> {
+    pub layers: &'a [String],
+    pub protected_domains: &'a BTreeSet<String>,
+}
 
 /// Longest domain or dataset name (they become path segments and table names).
 pub const MAX_NAME_LEN: usize = 128;

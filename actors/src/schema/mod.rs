@@ -27,6 +27,7 @@ pub mod validate;
 
 pub use check::Check;
 pub use date_format::DateFormat;
+pub use metadata::SchemaContext;
 pub use metadata::{
     MAX_DESCRIPTION_LEN, MAX_NAME_LEN, MAX_TAGS, PLACEHOLDER_OWNER_EMAIL, PLACEHOLDER_OWNER_NAME,
     RESERVED_TAG_KEYS,
@@ -36,4 +37,4 @@ pub use model::{
 };
 pub use names::{column_names_from_headers, is_valid_column_name, sanitise_column_name};
 pub use valid::{NamedCheck, ValidColumn, ValidSchema};
-pub use validate::{validate, validate_generated, validate_stored, SchemaContext};
+pub use validate::{validate, validate_generated, validate_stored};

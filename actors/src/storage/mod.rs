@@ -44,7 +44,7 @@ pub use durability::{
 pub use leases::{LeaseGuard, Leases};
 
 use crate::error::{Error, Result};
-use crate::registry::DatasetKey;
+use crate::key::DatasetKey;
 
 #[derive(Debug, Clone)]
 pub struct Storage {
