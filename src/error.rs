@@ -34,7 +34,7 @@ impl std::fmt::Display for ApiError {
 
 /// For the two routes where rAPId answers an unknown thing with 400 and the SDK relies on it
 /// (`DELETE /user` -> `SubjectNotFoundException`, `DELETE /datasets/...` ->
-/// `DatasetNotFoundException`; API.md, Errors): not found becomes 400, the message unchanged.
+/// `DatasetNotFoundException`; docs/API.md, Errors): not found becomes 400, the message unchanged.
 pub fn not_found_as_invalid(e: Error) -> Error {
     match e.kind {
         ErrorKind::NotFound => Error {

@@ -18,7 +18,7 @@ pub const SECRET_FILES: [&str; 5] = [
 ];
 
 /// The token signing key's file in the data folder.
-pub const KEY_FILE: &str = "token-signing.key";
+pub use rapid_actors::storage::KEY_FILE;
 
 /// Sets the process umask so new files are 0600 and new folders 0700. Call before any thread
 /// starts or any file is created.

@@ -83,7 +83,7 @@ pub async fn issue_token(
                     )
                 })?;
             state
-                .auth
+                .auth()
                 .client_token(&id, &secret, client_addr(&req, &state)?)?
         }
         "password" => {
@@ -93,7 +93,7 @@ pub async fn issue_token(
                 );
             };
             state
-                .auth
+                .auth()
                 .password_token(&user, &password, client_addr(&req, &state)?)
                 .await?
         }

@@ -305,7 +305,7 @@ impl Auth {
             if tx.execute("DELETE FROM protected_domains WHERE domain = ?1", [&d])? == 0 {
                 return Err(Error::not_found(format!("The protected domain, [{d}] does not exist.")));
             }
-            // Its permissions in every layer scope: SPEC.md's names and rAPId's layered ones.
+            // Its permissions in every layer scope: docs/SPEC.md's names and rAPId's layered ones.
             let mut revoke = tx.prepare("DELETE FROM subject_permissions WHERE permission = ?1")?;
             for name in protected_domain_permission_names(&d, &snap.layers) {
                 revoke.execute([name])?;

@@ -22,7 +22,7 @@ impl Catalog {
     /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest schema.
     pub fn open(data_dir: &Path) -> Result<Catalog> {
         std::fs::create_dir_all(data_dir)?;
-        let mut conn = Connection::open(data_dir.join("catalog.sqlite"))?;
+        let mut conn = Connection::open(crate::storage::Storage::new(data_dir).catalog_file())?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit returns once its WAL frames are fsynced, so acknowledged changes survive
         // a power cut (NORMAL may roll the last commits back). See the storage module's discipline.

@@ -14,7 +14,7 @@ use crate::schema::{
     PLACEHOLDER_OWNER_EMAIL, PLACEHOLDER_OWNER_NAME,
 };
 
-/// Only this much of a CSV sample is read (SPEC.md: the first 50 MB).
+/// Only this much of a CSV sample is read (docs/SPEC.md: the first 50 MB).
 pub const CSV_SAMPLE_BYTES: usize = 50 * 1024 * 1024;
 
 /// What the user sent to generate from.
@@ -162,7 +162,7 @@ impl TypeGuess {
     }
 
     /// The narrowest type every value fits. An all-null column is a (nullable) string; where two
-    /// date formats both fit (`01/02/2024`), the first in SPEC.md's list wins.
+    /// date formats both fit (`01/02/2024`), the first in docs/SPEC.md's list wins.
     pub(crate) fn decide(&self) -> (DataType, Option<DateFormat>) {
         if self.non_null == 0 {
             return (DataType::String, None);

@@ -204,7 +204,7 @@ impl<R: Read> CsvRecords<R> {
     }
 }
 
-/// The null spellings of CSV data (API.md): an empty field, `NA` or `null`.
+/// The null spellings of CSV data (docs/API.md): an empty field, `NA` or `null`.
 pub fn is_null_text(value: &str) -> bool {
     value.is_empty() || value == "NA" || value == "null"
 }

@@ -43,7 +43,7 @@ pub const BATCH_ROWS: usize = 64 * 1024;
 /// short batches rather than large ones.
 pub const BATCH_BYTES: usize = 64 * 1024 * 1024;
 
-/// The default longest single value (CSV field, Parquet value) in bytes (API.md: 16 MiB).
+/// The default longest single value (CSV field, Parquet value) in bytes (docs/API.md: 16 MiB).
 pub const DEFAULT_MAX_VALUE_BYTES: usize = 16 * 1024 * 1024;
 
 /// What to ingest against, and where to put the result.

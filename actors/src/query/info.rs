@@ -1,4 +1,4 @@
-//! Dataset info (SPEC.md 2.4): the schema plus row and column counts, the last update, and the
+//! Dataset info (docs/SPEC.md 2.4): the schema plus row and column counts, the last update, and the
 //! range of each date column, all from one manifest snapshot.
 
 use std::sync::Arc;
@@ -64,7 +64,7 @@ pub fn last_uploaded_by(
     })
 }
 
-/// The schema's custom tags in one object, as SPEC.md 2.4 shows them: key-only tags with `""`.
+/// The schema's custom tags in one object, as docs/SPEC.md 2.4 shows them: key-only tags with `""`.
 fn merged_tags(schema: &ValidSchema) -> Map<String, Value> {
     let mut tags: Map<String, Value> = schema
         .key_value_tags()

@@ -1,4 +1,4 @@
-//! The query object (API.md, Queries) and its checked form.
+//! The query object (docs/API.md, Queries) and its checked form.
 
 use std::collections::HashSet;
 

@@ -19,7 +19,7 @@ use crate::manifest::snapshot;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
-/// The synchronous endpoint answers at most this many rows (SPEC.md, Limits).
+/// The synchronous endpoint answers at most this many rows (docs/SPEC.md, Limits).
 pub const SYNC_ROW_LIMIT: u64 = 100_000;
 
 /// A query ready to run: checked, with its files fixed from one manifest read.

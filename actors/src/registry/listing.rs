@@ -69,7 +69,7 @@ impl DatasetFilter {
 }
 
 /// Whether a subject holding `permissions` may see a dataset in listings: PUBLIC and PRIVATE
-/// ones always (SPEC.md: listing needs no permission), PROTECTED ones only with access to them.
+/// ones always (docs/SPEC.md: listing needs no permission), PROTECTED ones only with access to them.
 fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
     record.sensitivity != Sensitivity::Protected
         || permissions.iter().any(|p| {

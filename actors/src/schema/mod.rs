@@ -9,9 +9,9 @@
 //! [`Check`]s, partition columns in order.
 //!
 //! ## Layout
-//! - [`model`]: the serde types of SPEC.md 2.1, and the [`DataType`] and [`UpdateBehaviour`] enums.
+//! - [`model`]: the serde types of docs/SPEC.md 2.1, and the [`DataType`] and [`UpdateBehaviour`] enums.
 //! - [`date_format`]: the ten date formats and the fast value parser used at upload.
-//! - [`check`]: column checks (SPEC.md 2.2) as typed [`Check`]s.
+//! - [`check`]: column checks (docs/SPEC.md 2.2) as typed [`Check`]s.
 //! - [`names`]: the column name rule and [`sanitise_column_name`] for schema generation.
 //! - `columns`, `metadata`: the rules, each problem naming what it concerns.
 //! - [`validate`](mod@validate): the entry points; [`valid`]: [`ValidSchema`].
