@@ -24,6 +24,7 @@ use rapid_actors::auth::Subject;
 use rapid_actors::engine::Engine;
 use rapid_actors::key::DatasetKey;
 use rapid_actors::Error;
+use tracing::Instrument;
 
 use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
@@ -47,8 +48,26 @@ fn bearer_token(req: &ServiceRequest) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-/// Authenticates, then logs one line per request: method, path, status, subject, duration.
+/// Runs each request inside a `request` span carrying its id (the client's `X-Request-Id` when it
+/// sends a plausible one, otherwise a new one), so every line logged for it, by the engine's
+/// jobs too, can be found together.
 pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let span = tracing::info_span!("request", request_id = %request_id);
+    authenticate_in_span(req, next).instrument(span).await
+}
+
+/// Authenticates, then logs one line per request: method, path, status, subject, duration.
+async fn authenticate_in_span(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {

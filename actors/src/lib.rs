@@ -58,8 +58,8 @@
 //! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
 pub mod auth;
-pub mod catalog;
-pub mod dataset;
+pub(crate) mod catalog;
+pub(crate) mod dataset;
 pub mod engine;
 pub mod error;
 pub mod file_kind;
@@ -67,10 +67,10 @@ pub mod infer;
 pub mod ingest;
 pub mod jobs;
 pub mod key;
-pub mod manifest;
+pub(crate) mod manifest;
 pub mod query;
-pub mod records;
-pub mod registry;
+pub(crate) mod records;
+pub(crate) mod registry;
 pub mod schema;
 pub mod sensitivity;
 pub mod storage;

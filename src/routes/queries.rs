@@ -112,7 +112,7 @@ pub async fn list_datasets(
     query: web::Query<ListQuery>,
     body: web::Bytes,
 ) -> ApiResult<HttpResponse> {
-    let filter: rapid_actors::registry::DatasetFilter =
+    let filter: rapid_actors::engine::DatasetFilter =
         if body.iter().all(|b| b.is_ascii_whitespace()) {
             Default::default()
         } else {

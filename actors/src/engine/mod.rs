@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+pub use crate::registry::DatasetFilter;
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 
@@ -30,7 +31,7 @@ use crate::jobs::{JobView, Jobs};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::manifest::{raw_files, remove_unlisted_files};
 use crate::query::QuerySettings;
-use crate::registry::{DatasetFilter, Registry};
+use crate::registry::Registry;
 use crate::schema::{Schema, ValidSchema};
 use crate::storage::{safe_segment, Storage};
 

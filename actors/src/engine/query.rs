@@ -3,6 +3,7 @@
 //! the HTTP worker only waits (see `crate::query::engine`).
 
 use bytes::Bytes;
+use tracing::Instrument;
 
 use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Read};
@@ -129,7 +130,8 @@ impl Engine {
             filename: None,
             raw_filename: None,
         })?;
-        self.spawn_large_query(job_id.clone(), prepared, slot, base_url.to_string());
+        let span = tracing::info_span!("job", job_id = %job_id, kind = "QUERY");
+        self.spawn_large_query(job_id.clone(), prepared, slot, base_url.to_string(), span);
         Ok(job_id)
     }
 
@@ -139,6 +141,7 @@ impl Engine {
         prepared: PreparedQuery,
         slot: crate::query::Slot,
         base_url: String,
+        span: tracing::Span,
     ) {
         let engine = engine();
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
@@ -168,9 +171,9 @@ impl Engine {
                 Err(e) => jobs.fail(&id, &crate::ingest::messages(&e)),
             };
             if let Err(e) = recorded {
-                tracing::error!(job_id = id, error = %e, "could not record a query job's outcome");
+                tracing::error!(job_id = id, error = %e.report(), "could not record a query job's outcome");
             }
-        });
+        }.instrument(span));
     }
 }
 

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use bytes::Bytes;
 use futures_util::{Stream, StreamExt};
 use serde::Serialize;
+use tracing::Instrument;
 
 use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Write};
@@ -79,10 +80,13 @@ impl UploadTarget {
             filename: Some(filename),
             raw_filename: Some(&raw_filename),
         })?;
+        // The job's span is a child of the request's, so its lines carry the request id too.
+        let span = tracing::info_span!("job", job_id = %job_id, kind = "UPLOAD");
         let staging = engine.storage.staging_dir(&job_id);
         let raw_staged = engine.storage.staged_raw(&job_id);
         let received = self
             .validate(&record, &job_id, kind, &staging, &raw_staged, body)
+            .instrument(span.clone())
             .await;
         let (output, raw_bytes) = match received {
             Ok(done) => done,
@@ -104,7 +108,7 @@ impl UploadTarget {
             raw_bytes,
             output,
         };
-        engine.spawn_commit(record, staging, upload);
+        engine.spawn_commit(record, staging, upload, span);
         Ok(UploadAccepted {
             original_filename: filename.to_string(),
             raw_filename,
@@ -162,29 +166,38 @@ impl UploadTarget {
 
 impl Engine {
     /// Step 6: hands the staged upload to the dataset's actor; the job records the outcome.
-    fn spawn_commit(&self, record: DatasetRecord, staging: PathBuf, upload: StagedUpload) {
+    fn spawn_commit(
+        &self,
+        record: DatasetRecord,
+        staging: PathBuf,
+        upload: StagedUpload,
+        span: tracing::Span,
+    ) {
         let (registry, jobs) = (self.registry.clone(), self.jobs.clone());
-        actix::spawn(async move {
-            let job_id = upload.job_id.clone();
-            let outcome = match registry.dataset_actor(&record.key).await {
-                Ok(actor) => actor
-                    .send(CommitUpload(upload))
-                    .await
-                    .map_err(Error::from)
-                    .and_then(|r| r),
-                Err(e) => Err(e),
-            };
-            if let Err(e) = outcome {
-                tracing::warn!(job_id, error = %e, "upload commit failed");
-                // The actor records its own failures; this covers it being unreachable.
-                if let Ok(job) = jobs.get(&job_id) {
-                    if job.status == JobStatus::InProgress {
-                        let _ = jobs.fail(&job_id, &messages(&e));
+        actix::spawn(
+            async move {
+                let job_id = upload.job_id.clone();
+                let outcome = match registry.dataset_actor(&record.key).await {
+                    Ok(actor) => actor
+                        .send(CommitUpload(upload))
+                        .await
+                        .map_err(Error::from)
+                        .and_then(|r| r),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = outcome {
+                    tracing::warn!(job_id, error = %e.report(), "upload commit failed");
+                    // The actor records its own failures; this covers it being unreachable.
+                    if let Ok(job) = jobs.get(&job_id) {
+                        if job.status == JobStatus::InProgress {
+                            let _ = jobs.fail(&job_id, &messages(&e));
+                        }
                     }
                 }
+                let _ = tokio::fs::remove_dir_all(&staging).await;
             }
-            let _ = tokio::fs::remove_dir_all(&staging).await;
-        });
+            .instrument(span),
+        );
     }
 }
 

@@ -26,7 +26,6 @@ use crate::storage::Storage;
 pub struct Registry {
     addr: Addr<RegistryActor>,
     catalog: Catalog,
-    storage: Storage,
     layers: Arc<Vec<String>>,
 }
 
@@ -36,7 +35,7 @@ impl Registry {
         let pool = ArbiterPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()));
         let actor = RegistryActor {
             catalog: catalog.clone(),
-            storage: storage.clone(),
+            storage,
             datasets: HashMap::new(),
             pool,
         };
@@ -44,13 +43,8 @@ impl Registry {
         Registry {
             addr,
             catalog,
-            storage,
             layers: Arc::new(layers),
         }
-    }
-
-    pub fn storage(&self) -> &Storage {
-        &self.storage
     }
 
     /// Deletes every version, schema, raw file and data file of the dataset, after any change
@@ -65,10 +59,6 @@ impl Registry {
 
     pub fn layers(&self) -> &[String] {
         &self.layers
-    }
-
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
     }
 
     /// Validates `schema` and creates its dataset at version 1 (409 if the dataset exists).
