@@ -186,3 +186,27 @@ impl From<actix::MailboxError> for Error {
         Error::internal(format!("actor mailbox: {e}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_and_source_reach_the_log_not_the_answer() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = Error::from(io).context("creating /data/staging/x/raw");
+        assert_eq!(e.kind, ErrorKind::Internal);
+        // The answer is the same as without context.
+        assert_eq!(e, Error::internal("io: denied"));
+        let report = e.report();
+        assert!(
+            report.contains("while creating /data/staging/x/raw"),
+            "{report}"
+        );
+        assert!(report.contains("caused by: denied"), "{report}");
+        assert!(std::error::Error::source(&e).is_some());
+        let shown = e.with_kind(ErrorKind::Invalid);
+        assert_eq!(shown.kind, ErrorKind::Invalid);
+        assert_eq!(shown.context.len(), 1);
+    }
+}
