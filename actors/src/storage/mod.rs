@@ -108,6 +108,24 @@ impl Storage {
         self.root.join("admin-credentials.json")
     }
 
+    /// The files that hold secrets (the catalog with its WAL and SHM, the admin credentials, the
+    /// signing key): kept 0600.
+    pub fn secret_files(&self) -> Vec<PathBuf> {
+        let catalog = self.catalog_file();
+        let with_suffix = |suffix: &str| {
+            let mut name = catalog.as_os_str().to_owned();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        vec![
+            catalog.clone(),
+            with_suffix("-wal"),
+            with_suffix("-shm"),
+            self.admin_credentials_file(),
+            self.key_file(),
+        ]
+    }
+
     /// Where query sorts and aggregations spill.
     pub fn spill_dir(&self) -> PathBuf {
         self.root.join("spill")
