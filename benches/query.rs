@@ -5,7 +5,7 @@
 //!
 //! cargo bench --bench query            # BENCH_ROWS to change the size (default 5,000,000)
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -56,33 +56,21 @@ fn main() {
     let csv = dir.path().join("sales.csv");
     let mb = generate(&csv, rows) as f64 / 1e6;
 
-    let mut server = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--log-level", "warn"])
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .env("RAPID_ADMIN_CLIENT_ID", ID)
-        .env("RAPID_ADMIN_CLIENT_SECRET", SECRET)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let base = loop {
-        if let Some(a) = lines.next().unwrap().unwrap().strip_prefix("listening on ") {
-            break a.to_string();
-        }
-    };
+    let (mut server, base) = rapid_testkit::spawn_server(
+        Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--log-level", "warn"])
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .env("RAPID_ADMIN_CLIENT_ID", ID)
+            .env("RAPID_ADMIN_CLIENT_SECRET", SECRET)
+            .stdout(Stdio::piped()),
+    )
+    .unwrap();
     let http = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(3600))
         .build()
         .unwrap();
-    let token: Value = http
-        .post(format!("{base}/api/oauth2/token"))
-        .basic_auth(ID, Some(SECRET))
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
-    let token = token["access_token"].as_str().unwrap().to_string();
+    let token = rapid_testkit::token(&http, &base, ID, SECRET);
     let schema = json!({
         "metadata": {"domain": "bench", "dataset": "sales", "sensitivity": "PUBLIC",
                      "owners": [{"name": "Bench", "email": "bench@example.com"}]},
@@ -116,19 +104,11 @@ fn main() {
         .json()
         .unwrap();
     let job_id = res["details"]["job_id"].as_str().unwrap().to_string();
-    let wait = |job_id: &str| loop {
-        let job: Value = http
-            .get(format!("{base}/api/jobs/{job_id}"))
-            .bearer_auth(&token)
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
-        if job["status"] != "IN PROGRESS" {
-            assert_eq!(job["status"], "SUCCESS", "{job}");
-            return job;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    let wait = |job_id: &str| {
+        let (deadline, poll) = (Duration::from_secs(24 * 3600), Duration::from_millis(5));
+        let job = rapid_testkit::wait_job(&http, &base, &token, job_id, deadline, poll);
+        assert_eq!(job["status"], "SUCCESS", "{job}");
+        job
     };
     wait(&job_id);
     eprintln!(

@@ -6,7 +6,7 @@
 //! cargo bench --bench upload                         # 1,000,000 rows
 //! BENCH_ROWS=20000000 cargo bench --bench upload     # about 2 GB
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -105,34 +105,21 @@ fn main() {
         started.elapsed().as_secs_f64()
     );
 
-    let mut server = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
-        .args(["serve", "--bind", "127.0.0.1:0", "--log-level", "warn"])
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .env("RAPID_ADMIN_CLIENT_ID", ID)
-        .env("RAPID_ADMIN_CLIENT_SECRET", SECRET)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(server.stdout.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().unwrap().unwrap();
-        if let Some(a) = line.strip_prefix("listening on ") {
-            break a.to_string();
-        }
-    };
+    let (mut server, base) = rapid_testkit::spawn_server(
+        Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
+            .args(["serve", "--bind", "127.0.0.1:0", "--log-level", "warn"])
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .env("RAPID_ADMIN_CLIENT_ID", ID)
+            .env("RAPID_ADMIN_CLIENT_SECRET", SECRET)
+            .stdout(Stdio::piped()),
+    )
+    .unwrap();
     let http = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(3600))
         .build()
         .unwrap();
-    let token: Value = http
-        .post(format!("{base}/api/oauth2/token"))
-        .basic_auth(ID, Some(SECRET))
-        .send()
-        .unwrap()
-        .json()
-        .unwrap();
-    let token = token["access_token"].as_str().unwrap().to_string();
+    let token = rapid_testkit::token(&http, &base, ID, SECRET);
     let res = http
         .post(format!("{base}/api/schema"))
         .bearer_auth(&token)
@@ -157,19 +144,8 @@ fn main() {
     let body: Value = res.json().unwrap();
     assert_eq!(status, 202, "{body}");
     let job_id = body["details"]["job_id"].as_str().unwrap().to_string();
-    let job = loop {
-        let job: Value = http
-            .get(format!("{base}/api/jobs/{job_id}"))
-            .bearer_auth(&token)
-            .send()
-            .unwrap()
-            .json()
-            .unwrap();
-        if job["status"] != "IN PROGRESS" {
-            break job;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let (deadline, poll) = (Duration::from_secs(24 * 3600), Duration::from_millis(5));
+    let job = rapid_testkit::wait_job(&http, &base, &token, &job_id, deadline, poll);
     let total = t0.elapsed();
     assert_eq!(job["status"], "SUCCESS", "{job}");
     let peak = peak_rss_mb(server.id());

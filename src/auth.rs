@@ -9,7 +9,6 @@
 //! The same checks answer `Expect: 100-continue` probes (`connection::expect`): a probe that
 //! passes them stops there with `PreflightPassed`, before any handler runs.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,10 +18,13 @@ use actix_web::http::header;
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use futures_util::future::{ready, Ready};
-use rapid_actors::auth::permission::{Access, Permission};
+use rapid_actors::auth::pass::{AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};
+pub use rapid_actors::auth::pass::{Read, Write};
 use rapid_actors::auth::Subject;
-use rapid_actors::registry::{DatasetKey, DatasetRecord};
+use rapid_actors::engine::Engine;
+use rapid_actors::key::DatasetKey;
 use rapid_actors::Error;
+use tracing::Instrument;
 
 use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
@@ -46,8 +48,26 @@ fn bearer_token(req: &ServiceRequest) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-/// Authenticates, then logs one line per request: method, path, status, subject, duration.
+/// Runs each request inside a `request` span carrying its id (the client's `X-Request-Id` when it
+/// sends a plausible one, otherwise a new one), so every line logged for it, by the engine's
+/// jobs too, can be found together.
 pub async fn authenticate(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+    let span = tracing::info_span!("request", request_id = %request_id);
+    authenticate_in_span(req, next).instrument(span).await
+}
+
+/// Authenticates, then logs one line per request: method, path, status, subject, duration.
+async fn authenticate_in_span(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
@@ -67,7 +87,7 @@ pub async fn authenticate(
             .cloned()
             .ok_or_else(|| ApiError(Error::internal("application state missing")))?;
         let verdict = match bearer_token(&req) {
-            Some(token) => state.auth.authenticate(token),
+            Some(token) => state.engine.auth().authenticate(token),
             None => Err(Error::unauthenticated(
                 "Missing bearer token: send `Authorization: Bearer <token>` from POST /api/oauth2/token",
             )),
@@ -150,10 +170,12 @@ fn log_request(
     );
 }
 
-/// A rule about which subjects may call a route.
+/// A rule about which subjects may call a route: which permission pass it mints (only the
+/// engine's auth module builds passes; see `rapid_actors::auth::pass`).
 pub trait Policy {
-    /// Whether `subject` passes; otherwise the message of the 403.
-    fn check(subject: &Subject) -> Result<(), String>;
+    type Pass;
+    /// The pass for `subject`, or the 403 refusing it.
+    fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<Self::Pass, Error>;
 }
 
 /// Any authenticated subject, whatever its permissions.
@@ -164,39 +186,44 @@ pub struct UserAdmin;
 pub struct DataAdmin;
 
 impl Policy for AnySubject {
-    fn check(_: &Subject) -> Result<(), String> {
-        Ok(())
-    }
-}
-
-fn require(subject: &Subject, permission: Permission) -> Result<(), String> {
-    if subject.has(&permission) {
-        Ok(())
-    } else {
-        Err(format!(
-            "Subject {} does not have the {permission} permission this action requires",
-            subject.name
-        ))
+    type Pass = SubjectPass;
+    fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<SubjectPass, Error> {
+        Ok(engine.subject_pass(subject))
     }
 }
 
 impl Policy for UserAdmin {
-    fn check(subject: &Subject) -> Result<(), String> {
-        require(subject, Permission::UserAdmin)
+    type Pass = UserAdminPass;
+    fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<UserAdminPass, Error> {
+        engine.user_admin_pass(subject)
     }
 }
 
 impl Policy for DataAdmin {
-    fn check(subject: &Subject) -> Result<(), String> {
-        require(subject, Permission::DataAdmin)
+    type Pass = AdminPass;
+    fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<AdminPass, Error> {
+        engine.admin_pass(subject)
     }
 }
 
-/// Extractor proving the caller passed policy `P`. Put it first in a handler's arguments so the
-/// check runs before any body extractor.
+/// Extractor proving the caller passed policy `P`, carrying its pass for the engine. Put it
+/// first in a handler's arguments so the check runs before any body extractor.
 pub struct Authorized<P: Policy> {
     pub subject: Arc<Subject>,
-    _policy: PhantomData<P>,
+    pub pass: P::Pass,
+}
+
+fn state_of(req: &HttpRequest) -> Result<&web::Data<AppState>, Error> {
+    req.app_data::<web::Data<AppState>>()
+        .ok_or_else(|| Error::internal("application state missing"))
+}
+
+fn subject_of(req: &HttpRequest) -> Result<Arc<Subject>, Error> {
+    // Only missing if a public route asked for a subject: treat as unauthenticated.
+    req.extensions()
+        .get::<Authenticated>()
+        .map(|a| a.0.clone())
+        .ok_or_else(|| Error::unauthenticated("Authentication required"))
 }
 
 impl<P: Policy> FromRequest for Authorized<P> {
@@ -204,103 +231,44 @@ impl<P: Policy> FromRequest for Authorized<P> {
     type Future = Ready<Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let subject = req.extensions().get::<Authenticated>().map(|a| a.0.clone());
-        ready(match subject {
-            // Only reachable if a public route asked for a subject: treat as unauthenticated.
-            None => Err(ApiError(Error::unauthenticated("Authentication required")).into()),
-            Some(subject) => match P::check(&subject) {
-                Ok(()) if is_preflight(req) => Err(PreflightPassed.into()),
-                Ok(()) => Ok(Authorized {
-                    subject,
-                    _policy: PhantomData,
-                }),
-                Err(message) => Err(ApiError(Error::forbidden(message)).into()),
-            },
+        let minted = subject_of(req).and_then(|subject| {
+            let pass = P::mint(&state_of(req)?.engine, subject.clone())?;
+            Ok(Authorized { subject, pass })
+        });
+        ready(match minted {
+            Ok(_) if is_preflight(req) => Err(PreflightPassed.into()),
+            Ok(authorized) => Ok(authorized),
+            Err(e) => Err(ApiError(e).into()),
         })
     }
-}
-
-/// Which kind of access a dataset route needs.
-pub trait DatasetAccessKind {
-    const ACCESS: Access;
-}
-pub struct Read;
-pub struct Write;
-impl DatasetAccessKind for Read {
-    const ACCESS: Access = Access::Read;
-}
-impl DatasetAccessKind for Write {
-    const ACCESS: Access = Access::Write;
 }
 
 /// Extractor proving the caller may read (or write) the dataset named by the path's `layer`,
 /// `domain` and `dataset`, which exists. Resolved from the path alone, before any body is read.
 /// A caller with no permission of the kind at all is refused (403) before the dataset is looked
 /// up, so it learns nothing about which datasets exist.
-pub struct DatasetAccess<A: DatasetAccessKind> {
-    pub subject: Arc<Subject>,
-    pub record: DatasetRecord,
-    _access: PhantomData<A>,
+pub struct DatasetAccess<A: AccessKind> {
+    pub pass: DatasetPass<A>,
 }
 
-impl<A: DatasetAccessKind> FromRequest for DatasetAccess<A> {
+impl<A: AccessKind> FromRequest for DatasetAccess<A> {
     type Error = actix_web::Error;
     type Future = Ready<Result<Self, actix_web::Error>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(match resolve_dataset_access::<A>(req) {
+        let minted = subject_of(req).and_then(|subject| {
+            let info = req.match_info();
+            let key = DatasetKey::new(
+                info.get("layer").unwrap_or_default(),
+                info.get("domain").unwrap_or_default(),
+                info.get("dataset").unwrap_or_default(),
+            );
+            state_of(req)?.engine.dataset_pass::<A>(subject, &key)
+        });
+        ready(match minted {
             Ok(_) if is_preflight(req) => Err(PreflightPassed.into()),
-            Ok(access) => Ok(access),
+            Ok(pass) => Ok(DatasetAccess { pass }),
             Err(e) => Err(ApiError(e).into()),
         })
     }
-}
-
-fn resolve_dataset_access<A: DatasetAccessKind>(
-    req: &HttpRequest,
-) -> Result<DatasetAccess<A>, Error> {
-    let subject = req
-        .extensions()
-        .get::<Authenticated>()
-        .map(|a| a.0.clone())
-        .ok_or_else(|| Error::unauthenticated("Authentication required"))?;
-    let verb = match A::ACCESS {
-        Access::Read => "read",
-        Access::Write => "write",
-    };
-    if !subject.permissions.iter().any(|p| p.is_access(A::ACCESS)) {
-        return Err(Error::forbidden(format!(
-            "Subject {} has no permission to {verb} any dataset",
-            subject.name
-        )));
-    }
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(|| Error::internal("application state missing"))?;
-    let info = req.match_info();
-    let key = DatasetKey::new(
-        info.get("layer").unwrap_or_default(),
-        info.get("domain").unwrap_or_default(),
-        info.get("dataset").unwrap_or_default(),
-    );
-    let record = state.registry.find(&key)?;
-    let allowed = subject.permissions.iter().any(|p| {
-        p.grants(
-            A::ACCESS,
-            record.sensitivity,
-            &record.key.layer,
-            &record.key.domain,
-        )
-    });
-    if !allowed {
-        return Err(Error::forbidden(format!(
-            "Subject {} does not have enough permissions to {verb} the dataset layer [{}], domain [{}] and dataset [{}]",
-            subject.name, key.layer, key.domain, key.dataset
-        )));
-    }
-    Ok(DatasetAccess {
-        subject,
-        record,
-        _access: PhantomData,
-    })
 }

@@ -253,7 +253,7 @@ impl ServeArgs {
             timeout: Duration::from_secs(self.query_timeout_seconds),
             large_timeout: Duration::from_secs(self.large_query_timeout_seconds),
             memory_bytes: size(self.query_memory_bytes),
-            spill_dir: Some(self.data_dir.join("spill")),
+            spill_dir: Some(rapid_actors::storage::Storage::new(&self.data_dir).spill_dir()),
             spill_bytes: self.query_spill_bytes,
             concurrency: self.query_concurrency.map_or(defaults.concurrency, size),
             large_concurrency: self

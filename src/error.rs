@@ -34,13 +34,10 @@ impl std::fmt::Display for ApiError {
 
 /// For the two routes where rAPId answers an unknown thing with 400 and the SDK relies on it
 /// (`DELETE /user` -> `SubjectNotFoundException`, `DELETE /datasets/...` ->
-/// `DatasetNotFoundException`; API.md, Errors): not found becomes 400, the message unchanged.
+/// `DatasetNotFoundException`; docs/API.md, Errors): not found becomes 400, the message unchanged.
 pub fn not_found_as_invalid(e: Error) -> Error {
     match e.kind {
-        ErrorKind::NotFound => Error {
-            kind: ErrorKind::Invalid,
-            details: e.details,
-        },
+        ErrorKind::NotFound => e.with_kind(ErrorKind::Invalid),
         _ => e,
     }
 }
@@ -70,7 +67,7 @@ impl ResponseError for ApiError {
         let body = match (&self.0.kind, &self.0.details) {
             (ErrorKind::Internal, _) => {
                 // The cause goes to the log; the client gets no internals.
-                tracing::error!(error = %self.0, "internal error");
+                tracing::error!(error = %self.0.report(), "internal error");
                 json!({ "details": INTERNAL_MESSAGE })
             }
             (_, Details::One(m)) => json!({ "details": m }),

@@ -8,17 +8,8 @@
 
 use std::path::Path;
 
-/// The files of the data folder that hold secrets, tightened to 0600 at start.
-pub const SECRET_FILES: [&str; 5] = [
-    "catalog.sqlite",
-    "catalog.sqlite-wal",
-    "catalog.sqlite-shm",
-    "admin-credentials.json",
-    "token-signing.key",
-];
-
 /// The token signing key's file in the data folder.
-pub const KEY_FILE: &str = "token-signing.key";
+pub use rapid_actors::storage::KEY_FILE;
 
 /// Sets the process umask so new files are 0600 and new folders 0700. Call before any thread
 /// starts or any file is created.
@@ -39,8 +30,8 @@ pub fn secure_data_dir(dir: &Path) -> Result<Vec<String>, String> {
             .map_err(|e| format!("cannot create the data folder {}: {e}", dir.display()))?;
     }
     tighten(dir, 0o700, &mut changed)?;
-    for name in SECRET_FILES {
-        let path = dir.join(name);
+    // The files that hold secrets, tightened to 0600 at start (their paths: storage/).
+    for path in rapid_actors::storage::Storage::new(dir).secret_files() {
         if path.exists() {
             tighten(&path, 0o600, &mut changed)?;
         }

@@ -1,4 +1,4 @@
-//! Start-up: open the catalog, start the actors, bind, serve until SIGINT/SIGTERM.
+//! Start-up: open the engine (catalog, recovery, actors), bind, serve until SIGINT/SIGTERM.
 
 use std::sync::Arc;
 
@@ -8,11 +8,8 @@ use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::middleware::{from_fn, NormalizePath, TrailingSlash};
 use actix_web::{web, App, HttpRequest};
 use rapid_actors::auth::names::parse_domain_list;
-use rapid_actors::auth::{AdminCredentials, Auth, AuthSettings, Bootstrap};
-use rapid_actors::catalog::Catalog;
-use rapid_actors::dataset::manifest::remove_unlisted_files;
-use rapid_actors::jobs::Jobs;
-use rapid_actors::registry::Registry;
+use rapid_actors::auth::{AdminCredentials, AuthSettings, Bootstrap};
+use rapid_actors::engine::{Engine, EngineConfig};
 use rapid_actors::storage::Storage;
 use rapid_actors::work_permits::WorkPermits;
 use rapid_actors::{Error, ErrorKind};
@@ -113,7 +110,6 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     for change in &tightened {
         tracing::warn!(change, "tightened a file mode in the data folder");
     }
-    let catalog = Catalog::open(&args.data_dir)?;
     let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
         (Some(id), Some(secret)) => Some(AdminCredentials {
             client_id: id.clone(),
@@ -121,25 +117,28 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         }),
         _ => None,
     };
+    let data = Storage::new(&args.data_dir);
     let settings = AuthSettings {
         token_ttl_seconds: args.token_ttl_seconds,
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
-        credentials_file: args.data_dir.join("admin-credentials.json"),
-        key_file: args.data_dir.join(file_modes::KEY_FILE),
+        credentials_file: data.admin_credentials_file(),
+        key_file: data.key_file(),
         layers: layers.clone(),
         hash_pool: args.limits.hash_pool(),
         throttle: args.limits.throttle(),
     };
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
-    let (auth, bootstrap) = Auth::start(catalog.clone(), settings)?;
-    let storage = Storage::new(&args.data_dir);
-    recover(&catalog, &storage)?;
-    // Before anything can run a query: empties the spill folder, starts the query threads.
-    rapid_actors::query::configure(args.query_settings())?;
-    let jobs = Jobs::new(catalog.clone());
-    let registry = Registry::start(catalog, storage, layers);
+    let (engine, bootstrap) = Engine::open(EngineConfig {
+        data_dir: args.data_dir.clone(),
+        layers,
+        auth: settings,
+        query: args.query_settings(),
+        max_upload_bytes: args.max_upload_bytes,
+        max_value_bytes: args.limits.max_value_bytes as usize,
+        result_ttl_seconds: args.result_ttl_seconds,
+    })?;
     match bootstrap {
         Bootstrap::Existing => {}
         Bootstrap::FromEnvironment { client_id } => {
@@ -155,11 +154,8 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         ),
     }
     Ok(AppState {
-        auth,
-        registry,
-        jobs,
+        engine,
         max_upload_bytes: args.max_upload_bytes,
-        result_ttl_seconds: args.result_ttl_seconds,
         query_max_body_bytes: args.query_max_body_bytes,
         trusted_proxies,
         generations: WorkPermits::new(
@@ -174,41 +170,18 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
 /// Expired large-query results are removed at start-up and every ten minutes.
 fn spawn_result_cleanup(state: web::Data<AppState>) {
     actix_web::rt::spawn(async move {
-        let ttl = std::time::Duration::from_secs(state.result_ttl_seconds as u64);
         let mut tick = actix_web::rt::time::interval(std::time::Duration::from_secs(600));
         loop {
             tick.tick().await;
-            let dir = state.registry.storage().results_dir();
-            let removed = tokio::task::spawn_blocking(move || {
-                rapid_actors::query::large::remove_expired_results(&dir, ttl)
-            })
-            .await
-            .unwrap_or(0);
+            let engine = state.engine.clone();
+            let removed = tokio::task::spawn_blocking(move || engine.remove_expired_results())
+                .await
+                .unwrap_or(0);
             if removed > 0 {
                 tracing::info!(removed, "removed expired query results");
             }
         }
     });
-}
-
-/// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can
-/// never finish, and files not in the manifest belong to commits that never happened.
-fn recover(catalog: &Catalog, storage: &Storage) -> Result<(), Error> {
-    let staging = storage.staging_root();
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)?;
-    }
-    std::fs::create_dir_all(&staging)?;
-    let failed = Jobs::new(catalog.clone()).fail_interrupted()?;
-    let removed = catalog.with(|c| remove_unlisted_files(c, storage.root()))?;
-    if failed > 0 || removed > 0 {
-        tracing::warn!(
-            failed_jobs = failed,
-            removed_files = removed,
-            "recovered from an interrupted run"
-        );
-    }
-    Ok(())
 }
 
 fn json_error(err: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {

@@ -1,20 +1,15 @@
-//! What every handler can reach.
-
-use std::path::PathBuf;
+//! What every handler can reach: the engine, and the edge's own limits.
 
 use rapid_actors::auth::Auth;
-use rapid_actors::jobs::Jobs;
-use rapid_actors::registry::Registry;
+use rapid_actors::engine::Engine;
 use rapid_actors::work_permits::WorkPermits;
 
 use crate::client_addr::TrustedProxies;
 
 pub struct AppState {
-    pub auth: Auth,
-    pub registry: Registry,
-    pub jobs: Jobs,
+    /// The one entrance to the engine: every use case is a method of it.
+    pub engine: Engine,
     pub max_upload_bytes: u64,
-    pub result_ttl_seconds: i64,
     /// Largest query body accepted (RAPID_QUERY_MAX_BODY_BYTES).
     pub query_max_body_bytes: u64,
     /// Whose `X-Forwarded-For` is believed for the client address.
@@ -26,8 +21,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Work in progress (uploads being received, samples being read); wiped at start-up.
-    pub fn staging_dir(&self) -> PathBuf {
-        self.registry.storage().staging_root()
+    /// Subjects, credentials, tokens, permissions and protected domains.
+    pub fn auth(&self) -> &Auth {
+        self.engine.auth()
     }
 }

@@ -1,17 +1,16 @@
-//! Reading the `file` part of a multipart body: a bounded sample for schema generation, or a
-//! whole upload streamed into the ingest pipeline.
+//! Reading the `file` part of a multipart body: a bounded sample for schema generation, or the
+//! file part of an upload, which the engine streams into its ingest.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use actix_multipart::{Field, Multipart, MultipartError};
 use futures_util::StreamExt;
 use rapid_actors::file_kind::{FileKind, StagedFile};
 use rapid_actors::infer::{Sample, CSV_SAMPLE_BYTES};
-use rapid_actors::ingest::Chunk;
 use rapid_actors::{Error, ErrorKind};
 use tokio::io::AsyncWriteExt;
 
-fn multipart_error(e: MultipartError) -> Error {
+pub fn multipart_error(e: MultipartError) -> Error {
     Error::invalid(format!("The multipart body could not be read: {e}"))
 }
 
@@ -53,18 +52,13 @@ pub async fn file_field(payload: &mut Multipart) -> Result<(Field, String), Erro
 /// Parquet file. Nothing is held in memory beyond one chunk.
 pub async fn read_sample(
     mut payload: Multipart,
-    staging: &Path,
+    sample_path: impl FnOnce(FileKind) -> PathBuf,
     limit: u64,
     max_value: usize,
 ) -> Result<Sample, Error> {
     let (mut field, filename) = file_field(&mut payload).await?;
     let kind = FileKind::from_filename(&filename)?;
-    let path = staging.join(format!(
-        "sample-{}.{}",
-        uuid::Uuid::new_v4(),
-        kind.extension()
-    ));
-    let staged = StagedFile::new(path);
+    let staged = StagedFile::new(sample_path(kind));
     let mut file = tokio::fs::File::create(staged.path()).await?;
     let room = match kind {
         FileKind::Csv => CSV_SAMPLE_BYTES as u64,
@@ -105,48 +99,4 @@ pub async fn read_sample(
         }
         FileKind::Parquet => Sample::Parquet(staged),
     })
-}
-
-/// Streams the file part into the blocking ingest through a bounded channel. Returns what the
-/// ingest returned; a body that breaks off or exceeds `limit` fails with that reason instead.
-pub async fn stream_to_ingest<T: Send + 'static>(
-    mut field: Field,
-    limit: u64,
-    ingest: impl FnOnce(tokio::sync::mpsc::Receiver<Chunk>) -> Result<T, Error> + Send + 'static,
-) -> Result<T, Error> {
-    let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(8);
-    let task = tokio::task::spawn_blocking(move || ingest(rx));
-    let mut received: u64 = 0;
-    let mut body_error: Option<Error> = None;
-    let mut parser_gone = false;
-    while let Some(chunk) = field.next().await {
-        let chunk = match chunk {
-            Ok(c) => c,
-            Err(e) => {
-                body_error = Some(multipart_error(e));
-                break;
-            }
-        };
-        received += chunk.len() as u64;
-        if received > limit {
-            body_error = Some(too_large(limit));
-            break;
-        }
-        // Once the parser has stopped (it found the header wrong, say), the rest of the body is
-        // still read, and dropped, so the client gets the answer instead of a broken pipe.
-        if !parser_gone && tx.send(Chunk::Data(chunk)).await.is_err() {
-            parser_gone = true;
-        }
-    }
-    if let Some(e) = &body_error {
-        let _ = tx.send(Chunk::Abort(e.to_string())).await;
-    }
-    drop(tx);
-    let outcome = task
-        .await
-        .map_err(|e| Error::internal(format!("ingest task: {e}")))?;
-    match body_error {
-        Some(e) => Err(e),
-        None => outcome,
-    }
 }

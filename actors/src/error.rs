@@ -3,6 +3,7 @@
 //! kind is a compile error there until someone decides its status.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// What went wrong, at the granularity a client can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,11 +38,26 @@ pub enum Details {
     Many(Vec<String>),
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The error itself: kind and details are what the client is told; `context` and `source` are
+/// for the log only (they never reach an HTTP answer), so a failure keeps its path, dataset or
+/// row and the io or SQLite error it came from.
+#[derive(Debug, Clone)]
 pub struct Error {
     pub kind: ErrorKind,
     pub details: Details,
+    /// Where it happened, innermost first ("reading /data/x.parquet", "dataset a/b/c").
+    pub context: Vec<String>,
+    /// The lower-level error it was converted from.
+    pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+/// Two errors are the same answer when kind and details match; context and source are log-only.
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.details == other.details
+    }
+}
+impl Eq for Error {}
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -50,6 +66,8 @@ impl Error {
         Error {
             kind,
             details: Details::One(message.into()),
+            context: Vec::new(),
+            source: None,
         }
     }
 
@@ -57,6 +75,8 @@ impl Error {
         Error {
             kind,
             details: Details::Many(messages),
+            context: Vec::new(),
+            source: None,
         }
     }
 
@@ -88,6 +108,40 @@ impl Error {
         Self::new(ErrorKind::Busy, message)
     }
 
+    /// The same error with the same answer, saying where it happened (for the log).
+    pub fn context(mut self, context: impl Into<String>) -> Self {
+        self.context.push(context.into());
+        self
+    }
+
+    /// The same error with the same answer, kind changed (e.g. not found answered as invalid).
+    pub fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    fn caused_by(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(source));
+        self
+    }
+
+    /// Everything known, for the log: the message, each context, then the chain of sources.
+    pub fn report(&self) -> String {
+        let mut out = self.to_string();
+        for c in &self.context {
+            out.push_str(&format!("; while {c}"));
+        }
+        let mut source: Option<&(dyn std::error::Error + 'static)> = self
+            .source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static));
+        while let Some(s) = source {
+            out.push_str(&format!("; caused by: {s}"));
+            source = s.source();
+        }
+        out
+    }
+
     pub fn throttled(retry_after_seconds: u64, message: impl Into<String>) -> Self {
         Self::new(
             ErrorKind::Throttled {
@@ -107,22 +161,52 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::internal(format!("catalog: {e}"))
+        Error::internal(format!("catalog: {e}")).caused_by(e)
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::internal(format!("io: {e}"))
+        Error::internal(format!("io: {e}")).caused_by(e)
     }
 }
 
 impl From<actix::MailboxError> for Error {
     fn from(e: actix::MailboxError) -> Self {
         Error::internal(format!("actor mailbox: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_and_source_reach_the_log_not_the_answer() {
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let e = Error::from(io).context("creating /data/staging/x/raw");
+        assert_eq!(e.kind, ErrorKind::Internal);
+        // The answer is the same as without context.
+        assert_eq!(e, Error::internal("io: denied"));
+        let report = e.report();
+        assert!(
+            report.contains("while creating /data/staging/x/raw"),
+            "{report}"
+        );
+        assert!(report.contains("caused by: denied"), "{report}");
+        assert!(std::error::Error::source(&e).is_some());
+        let shown = e.with_kind(ErrorKind::Invalid);
+        assert_eq!(shown.kind, ErrorKind::Invalid);
+        assert_eq!(shown.context.len(), 1);
     }
 }

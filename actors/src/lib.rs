@@ -1,36 +1,76 @@
 //! # rapid-actors: the engine of rapid-rs
 //!
-//! Everything that is not HTTP: the catalog, auth, schemas, (later) validation, storage, queries and
-//! the actors that serialise changes. The `rapid-rs` crate is a thin HTTP edge over this one;
-//! dependencies point one way, and nothing here knows about actix-web.
+//! Everything that is not HTTP: the catalog, auth, schemas, validation, storage, queries and the
+//! actors that serialise changes. The `rapid-rs` crate is a thin edge over this one: its handlers
+//! extract a request, make one call to the [`engine::Engine`] facade and render the answer.
+//! Dependencies point one way, and nothing here knows about actix-web.
 //!
-//! ## Layout
-//! - [`error`]: the one engine error, with a closed set of kinds the edge maps to HTTP statuses.
-//! - [`catalog`]: the SQLite catalog (opened once, WAL, versioned migrations).
-//! - [`auth`]: subjects, credentials, tokens, permissions, protected domains. One writer, the
-//!   AuthActor; readers use a published snapshot, so a permission check never waits.
-//! - [`schema`]: the schema wire model, every schema rule, and the validated typed form.
-//! - [`registry`]: the catalog of datasets and their schema versions; its actor creates datasets
-//!   and starts one dataset actor per dataset.
-//! - [`dataset`]: the DatasetActor, the one writer of a dataset (version bumps, later upload
-//!   commits, file and dataset deletion), handling one change at a time in arrival order.
-//! - [`infer`]: schema drafts from a sample CSV or Parquet file.
-//! - [`file_kind`]: CSV or Parquet, by name; staged files removed on drop.
-//! - [`query`]: the query object checked into expression trees and run by DataFusion over a
-//!   table of exactly the manifest's files.
-//! - [`sensitivity`]: PUBLIC / PRIVATE / PROTECTED.
-//! - [`work_permits`]: bounded pools for heavy per-request work (503 when full).
+//! ## Layers, bottom first
+//! Each module imports only from its own layer or the layers below, without cycles;
+//! `tests/module_graph.rs` reads every `use` line and checks it (the same list is written there).
+//! 1. Shared types: [`error`] (the one engine error; its closed set of kinds maps to HTTP
+//!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`sensitivity`]
+//!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
+//!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full).
+//! 2. Where things are kept: [`storage`] (the data folder: every path in it is built there, and
+//!    the fsync discipline) and [`catalog`] (the SQLite file: opened once, WAL, migrations).
+//! 3. Rules and the catalog's tables: [`schema`] (the wire model, every schema rule, the
+//!    validated typed form), [`jobs`] (the job record and its state machine), [`auth`] (subjects,
+//!    credentials, tokens, permissions, protected domains, and the permission passes the engine
+//!    takes), [`records`] (datasets and schema versions), [`manifest`] (which files make up each
+//!    version).
+//! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
+//!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
+//!    expression trees, run by DataFusion over exactly the manifest's files).
+//! 5. The actors: [`registry`] (creates datasets, starts one dataset actor per dataset) and
+//!    [`dataset`] (the one writer of a dataset: version bumps, upload commits, deletions, one at a
+//!    time in arrival order).
+//! 6. The facade: [`engine`], opened once ([`engine::Engine::open`]: catalog, auth, recovery,
+//!    query threads, registry); its methods are the use cases and take a permission pass.
+//!
+//! ## The upload commit path
+//! 1. The HTTP extractor mints a `DatasetPass<Write>` (403 before the dataset is looked up when
+//!    the subject has no write permission at all, 404 for an unknown dataset).
+//! 2. [`engine::Engine::upload_target`] resolves the version and its schema (404) before the body.
+//! 3. The file's kind comes from its name; the UPLOAD job is created at step VALIDATION.
+//! 4. The body streams through a bounded channel (8 chunks) into the ingest on a blocking thread:
+//!    the raw file is kept in staging, rows are validated and written as Parquet per partition.
+//! 5. Unique columns are checked against stored rows on a blocking thread (a clash is a 422).
+//! 6. The answer is 202 with the job, now at step COMMIT.
+//! 7. The dataset's actor commits: files fsynced and moved into place, manifest rows and the job's
+//!    SUCCESS in one catalog transaction (or FAILED with the reason); staging is removed.
+//! 8. After a crash, start-up ([`engine::Engine::open`]) wipes staging, fails jobs left IN
+//!    PROGRESS and removes files the manifest does not list.
+//!
+//! ## Threads and runtimes
+//! - HTTP workers (actix-web, one single-threaded runtime each): extract, await the engine,
+//!   render. They run quick catalog reads (permission snapshots, records, listings), never
+//!   validation, hashing or query work.
+//! - The actix system's arbiters: the registry actor and the auth actor each on an arbiter of
+//!   their own; dataset actors on a small pool of arbiters (one per core), so changes to one
+//!   dataset are serialised while different datasets proceed in parallel.
+//! - Tokio's blocking pool: the ingest of an upload, the unique check, schema inference.
+//! - The query runtime: a multi-threaded runtime of its own with large stacks at a lower
+//!   priority ([`query::engine`]); every parse, check, plan, run and render of a query.
+//! - The hash pool: a fixed number of threads for argon2 ([`auth::hash_pool`]).
+//!
+//! Documents cited in comments are in the repository: `docs/API.md` (the API contract),
+//! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
 pub mod auth;
-pub mod catalog;
-pub mod dataset;
+pub(crate) mod catalog;
+pub(crate) mod dataset;
+pub mod engine;
 pub mod error;
 pub mod file_kind;
 pub mod infer;
 pub mod ingest;
 pub mod jobs;
+pub mod key;
+pub(crate) mod manifest;
 pub mod query;
-pub mod registry;
+pub(crate) mod records;
+pub(crate) mod registry;
 pub mod schema;
 pub mod sensitivity;
 pub mod storage;

@@ -121,15 +121,12 @@ impl Client {
     }
 }
 
-pub async fn run(args: BenchArgs) -> Result<Report, String> {
-    let client = Arc::new(Client::connect(&args).await?);
-    let shape = Shape {
-        rows: args.rows,
-        columns: args.columns,
-        partitions: args.partitions,
-        invalid_rows: args.invalid_rows,
-        seed: args.seed,
-    };
+/// One dataset per uploader (or one for all), named after this run; their schemas created.
+async fn create_datasets(
+    client: &Client,
+    args: &BenchArgs,
+    shape: &Shape,
+) -> Result<Vec<String>, String> {
     let run_id = format!(
         "{:08x}",
         (chrono::Utc::now().timestamp_millis() as u64 ^ args.seed) & 0xffff_ffff
@@ -151,6 +148,19 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
             return Err(format!("creating schema {name} failed ({status}): {body}"));
         }
     }
+    Ok(names)
+}
+
+pub async fn run(args: BenchArgs) -> Result<Report, String> {
+    let client = Arc::new(Client::connect(&args).await?);
+    let shape = Shape {
+        rows: args.rows,
+        columns: args.columns,
+        partitions: args.partitions,
+        invalid_rows: args.invalid_rows,
+        seed: args.seed,
+    };
+    let names = create_datasets(&client, &args, &shape).await?;
 
     let next = Arc::new(AtomicU64::new(0));
     let outcomes: Arc<Mutex<Vec<Outcome>>> = Arc::default();
@@ -195,6 +205,16 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
     progress.abort();
     let outcomes = std::mem::take(&mut *outcomes.lock().unwrap_or_else(|p| p.into_inner()));
 
+    let verification = verify(&client, &names, &outcomes).await?;
+    Ok(Report::new(&args, outcomes, elapsed, verification))
+}
+
+/// What each dataset should hold (the rows of its stored uploads) against what a count finds.
+async fn verify(
+    client: &Client,
+    names: &[String],
+    outcomes: &[Outcome],
+) -> Result<Vec<report::Verification>, String> {
     let mut expected: BTreeMap<String, u64> = names.iter().map(|n| (n.clone(), 0)).collect();
     for o in outcomes.iter().filter(|o| o.stored) {
         *expected.entry(o.dataset.clone()).or_default() += o.rows;
@@ -220,7 +240,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
             distinct_ids: d,
         });
     }
-    Ok(Report::new(&args, outcomes, elapsed, verification))
+    Ok(verification)
 }
 
 async fn upload_one(client: &Client, shape: &Shape, dataset: &str, index: u64) -> Outcome {

@@ -1,7 +1,7 @@
 //! The API's contract: `GET /api/openapi.json`, an OpenAPI 3.1 document generated from the
 //! `#[utoipa::path]` attributes beside each handler and the types in [`schemas`], and
 //! `GET /api/docs`, Swagger UI served from the binary (no CDN), where a person authorises with a
-//! token and tries calls. Neither needs a token (API.md, Authentication).
+//! token and tries calls. Neither needs a token (docs/API.md, Authentication).
 //!
 //! tests/api/openapi.rs checks that the document's operations are exactly the router's
 //! ([`crate::routes::ROUTES`]); scripts/test-openapi.sh runs schemathesis against a live server.

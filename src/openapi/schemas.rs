@@ -29,7 +29,7 @@ pub struct Confirmation {
     pub details: String,
 }
 
-/// A deletion confirmation under both keys (SPEC.md names it `message`, rAPId `details`).
+/// A deletion confirmation under both keys (docs/SPEC.md names it `message`, rAPId `details`).
 #[derive(Serialize, ToSchema)]
 pub struct DeletedSubject {
     pub details: String,
@@ -111,7 +111,7 @@ pub struct SubjectPermissions {
     pub permissions: Vec<String>,
 }
 
-/// A dataset schema (SPEC.md 2.1). Unknown keys are ignored; the service assigns `version`.
+/// A dataset schema (docs/SPEC.md 2.1). Unknown keys are ignored; the service assigns `version`.
 #[derive(Serialize, ToSchema)]
 pub struct Schema {
     pub metadata: SchemaMetadata,
@@ -289,7 +289,7 @@ pub struct DateRange {
     pub max: Option<String>,
 }
 
-/// A query (API.md, Queries). An empty body means every row and column.
+/// A query (docs/API.md, Queries). An empty body means every row and column.
 #[derive(Serialize, ToSchema)]
 #[schema(example = json!({
     "select_columns": ["city", "sum(visitors) AS total"],

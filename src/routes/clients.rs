@@ -32,7 +32,7 @@ pub async fn create_client(
 ) -> ApiResult<HttpResponse> {
     let body = body.into_inner();
     let client = state
-        .auth
+        .auth()
         .create_client(body.client_name, body.permissions)
         .await?;
     Ok(HttpResponse::Created().json(client))
@@ -50,8 +50,8 @@ pub async fn delete_client(
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let client_id = path.into_inner();
-    state.auth.delete_client(client_id.clone()).await?;
+    state.auth().delete_client(client_id.clone()).await?;
     let message = format!("The client '{client_id}' has been deleted");
-    // SPEC.md names the key `message`; rAPId answers `details`: both, for both kinds of client.
+    // docs/SPEC.md names the key `message`; rAPId answers `details`: both, for both kinds of client.
     Ok(HttpResponse::Ok().json(json!({ "details": message, "message": message })))
 }

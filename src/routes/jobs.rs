@@ -1,6 +1,4 @@
 use actix_web::{web, HttpResponse};
-use rapid_actors::auth::permission::Permission;
-use rapid_actors::Error;
 
 use crate::auth::{AnySubject, Authorized};
 use crate::error::ApiResult;
@@ -14,10 +12,7 @@ pub async fn list_jobs(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
 ) -> ApiResult<HttpResponse> {
-    let all = caller.subject.has(&Permission::DataAdmin);
-    let jobs = state
-        .jobs
-        .list((!all).then_some(caller.subject.id.as_str()))?;
+    let jobs = state.engine.jobs(&caller.pass)?;
     Ok(HttpResponse::Ok().json(jobs))
 }
 
@@ -33,11 +28,6 @@ pub async fn get_job(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let job = state.jobs.get(&path)?;
-    if job.subject_id != caller.subject.id && !caller.subject.has(&Permission::DataAdmin) {
-        return Err(
-            Error::forbidden(format!("The job {} belongs to another subject", job.job_id)).into(),
-        );
-    }
+    let job = state.engine.job(&caller.pass, &path)?;
     Ok(HttpResponse::Ok().json(job))
 }

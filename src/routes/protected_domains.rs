@@ -17,7 +17,7 @@ pub async fn create_protected_domain(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let domain = state.auth.create_protected_domain(&path).await?;
+    let domain = state.auth().create_protected_domain(&path).await?;
     Ok(HttpResponse::Created().json(json!({
         "details": format!("Successfully created protected domain for {domain}")
     })))
@@ -29,7 +29,7 @@ pub async fn list_protected_domains(
     _: Authorized<DataAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    HttpResponse::Ok().json(state.auth.protected_domains())
+    HttpResponse::Ok().json(state.auth().protected_domains())
 }
 
 #[utoipa::path(delete, path = "/api/protected_domains/{domain}", tag = "protected domains",
@@ -43,6 +43,6 @@ pub async fn delete_protected_domain(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let domain = state.auth.delete_protected_domain(&path).await?;
+    let domain = state.auth().delete_protected_domain(&path).await?;
     Ok(HttpResponse::Accepted().json(json!({ "details": format!("{domain} has been deleted.") })))
 }

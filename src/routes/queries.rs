@@ -2,24 +2,14 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-use rapid_actors::query::output::{to_arrow_stream, to_csv, to_json, to_parquet};
-use rapid_actors::query::{engine, PreparedQuery, QueryKind, SYNC_ROW_LIMIT};
-use rapid_actors::registry::DatasetRecord;
+pub use rapid_actors::engine::OutputFormat as Format;
 use rapid_actors::Error;
 
-use crate::auth::{DatasetAccess, Read};
+use crate::auth::{AnySubject, Authorized, DatasetAccess, Read};
 use crate::error::ApiResult;
 use crate::openapi::schemas as doc;
-use crate::routes::datasets::{pick_version, VersionQuery};
+use crate::routes::datasets::VersionQuery;
 use crate::state::AppState;
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Format {
-    Json,
-    Csv,
-    Arrow,
-    Parquet,
-}
 
 /// From the Accept header: missing, `*/*` or a browser-style list mean JSON.
 pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
@@ -49,31 +39,6 @@ pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
     )))
 }
 
-/// The checked query over the chosen version's files as of now (400 for a bad query, 404 for an
-/// unknown version), and that version.
-/// Runs on the query threads: the checks walk the expressions.
-fn prepare(
-    state: &AppState,
-    record: &DatasetRecord,
-    asked_version: Option<i64>,
-    body: &[u8],
-    cap: Option<u64>,
-) -> Result<(PreparedQuery, i64), Error> {
-    let request = rapid_actors::query::parse_request(body, &engine().settings().limits)?;
-    let version = pick_version(asked_version, record.latest_version);
-    let schema = state.registry.schema(&record.key, Some(version))?;
-    let prepared = PreparedQuery::new(
-        state.registry.catalog(),
-        state.registry.storage(),
-        record,
-        &schema,
-        version,
-        &request,
-        cap,
-    )?;
-    Ok((prepared, version))
-}
-
 /// Admitted to the sync pool, then everything (parse, check, plan, run, render) on the query
 /// threads within the sync time limit.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query", tag = "queries",
@@ -101,63 +66,11 @@ pub async fn query_dataset(
             .and_then(|v| v.to_str().ok()),
     )?;
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
-    let record = access.record;
-    let engine = engine();
-    let slot = engine.admit(QueryKind::Sync).await?;
-    let limit = engine.settings().timeout;
-    let key = record.key.clone();
-    let asked = version.version;
-    let (content_type, bytes) = engine
-        .run(
-            Some(slot),
-            limit,
-            async move {
-                let (prepared, _) =
-                    prepare(&state, &record, asked, &body, Some(SYNC_ROW_LIMIT + 1))?;
-                let (arrow_schema, batches) = prepared.collect().await?;
-                drop(prepared);
-                let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-                if rows as u64 > SYNC_ROW_LIMIT {
-                    return Err(too_many_rows(&record));
-                }
-                let names: Vec<String> = arrow_schema
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().clone())
-                    .collect();
-                Ok(match format {
-                    Format::Json => ("application/json", to_json(&batches)),
-                    Format::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)?),
-                    Format::Arrow => (
-                        "application/vnd.apache.arrow.stream",
-                        to_arrow_stream(arrow_schema, &batches)?,
-                    ),
-                    Format::Parquet => (
-                        "application/vnd.apache.parquet",
-                        to_parquet(arrow_schema, &batches)?,
-                    ),
-                })
-            },
-            Error::invalid(format!(
-                "The query ran longer than the limit of {} seconds for synchronous queries \
-                     (RAPID_QUERY_TIMEOUT_SECONDS) and was stopped: run it with POST \
-                     /api/datasets/{}/{}/{}/query/large, or narrow it (filter, limit)",
-                limit.as_secs(),
-                key.layer,
-                key.domain,
-                key.dataset
-            )),
-        )
+    let (content_type, bytes) = state
+        .engine
+        .query(access.pass, version.version, body, format)
         .await?;
     Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
-}
-
-fn too_many_rows(record: &DatasetRecord) -> Error {
-    Error::invalid(format!(
-        "The result has more than {SYNC_ROW_LIMIT} rows: use POST /api/datasets/{}/{}/{}/query/large, \
-         or narrow the query (filter, limit)",
-        record.key.layer, record.key.domain, record.key.dataset
-    ))
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -176,17 +89,7 @@ pub async fn get_dataset_info(
     state: web::Data<AppState>,
     query: web::Query<InfoQuery>,
 ) -> ApiResult<HttpResponse> {
-    let record = access.record;
-    let version = pick_version(query.version, record.latest_version);
-    let schema = state.registry.schema(&record.key, Some(version))?;
-    let info = rapid_actors::query::info::dataset_info(
-        state.registry.catalog(),
-        state.registry.storage(),
-        &record,
-        &schema,
-        version,
-    )
-    .await?;
+    let info = state.engine.info(&access.pass, query.version).await?;
     Ok(HttpResponse::Ok().json(info))
 }
 
@@ -204,24 +107,19 @@ pub struct ListQuery {
         (status = 200, description = "The latest version of every dataset the caller may see", body = Vec<doc::DatasetEntry>),
     ))]
 pub async fn list_datasets(
-    caller: crate::auth::Authorized<crate::auth::AnySubject>,
+    caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     query: web::Query<ListQuery>,
     body: web::Bytes,
 ) -> ApiResult<HttpResponse> {
-    let filter: rapid_actors::registry::DatasetFilter =
+    let filter: rapid_actors::engine::DatasetFilter =
         if body.iter().all(|b| b.is_ascii_whitespace()) {
             Default::default()
         } else {
             serde_json::from_slice(&body)
                 .map_err(|e| Error::invalid(format!("Invalid dataset filter: {e}")))?
         };
-    let list = rapid_actors::registry::list_datasets(
-        state.registry.catalog(),
-        &caller.subject.permissions,
-        &filter,
-        query.enriched,
-    )?;
+    let list = state.engine.list(&caller.pass, &filter, query.enriched)?;
     Ok(HttpResponse::Ok().json(list))
 }
 
@@ -242,83 +140,14 @@ pub async fn query_dataset_large(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
-    let record = access.record;
-    let engine = engine();
-    // The job's slot is taken now: when every one is busy the answer is 503, not a queued job.
-    let slot = engine.admit(QueryKind::Large).await?;
-    let check_limit = engine.settings().timeout;
-    let (prepared, version) = {
-        let (state, record, asked) = (state.clone(), record.clone(), version.version);
-        engine
-            .run(
-                None,
-                check_limit,
-                async move { prepare(&state, &record, asked, &body, None) },
-                Error::invalid(format!(
-                    "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
-                    check_limit.as_secs()
-                )),
-            )
-            .await?
+    let base_url = {
+        let info = req.connection_info();
+        format!("{}://{}", info.scheme(), info.host())
     };
-    let job_id = state.jobs.create(rapid_actors::jobs::NewJob {
-        kind: rapid_actors::jobs::JobKind::Query,
-        step: "RUNNING",
-        key: &record.key,
-        version,
-        subject_id: &access.subject.id,
-        filename: None,
-        raw_filename: None,
-    })?;
-    let info = req.connection_info();
-    let base = format!("{}://{}", info.scheme(), info.host());
-    let (jobs, auth, results) = (
-        state.jobs.clone(),
-        state.auth.clone(),
-        state.registry.storage().results_dir(),
-    );
-    let ttl = state.result_ttl_seconds;
-    let limit = engine.settings().large_timeout;
-    let id = job_id.clone();
-    actix_web::rt::spawn(async move {
-        let job = id.clone();
-        let jobs_for_run = jobs.clone();
-        let outcome = engine
-            .run(
-                Some(slot),
-                limit,
-                async move {
-                    rapid_actors::query::large::write_csv_result(
-                        prepared,
-                        &jobs_for_run,
-                        &job,
-                        &results,
-                    )
-                    .await
-                },
-                Error::invalid(format!(
-                    "The query ran longer than the limit of {} seconds for large-query jobs \
-                         (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped: narrow it (filter, \
-                         fewer columns)",
-                    limit.as_secs()
-                )),
-            )
-            .await;
-        let recorded = match outcome {
-            Ok(_) => {
-                let name = format!("{id}.csv");
-                let expires = rapid_actors::auth::now_seconds() + ttl;
-                let signature = auth.sign_link(&name, expires);
-                let url =
-                    format!("{base}/api/results/{name}?expires={expires}&signature={signature}");
-                jobs.succeed_with_url(&id, &url)
-            }
-            Err(e) => jobs.fail(&id, &rapid_actors::ingest::messages(&e)),
-        };
-        if let Err(e) = recorded {
-            tracing::error!(job_id = id, error = %e, "could not record a query job's outcome");
-        }
-    });
+    let job_id = state
+        .engine
+        .start_large_query(access.pass, version.version, body, &base_url)
+        .await?;
     Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
 }
 
@@ -374,13 +203,9 @@ pub async fn download_result(
     link: web::Query<LinkQuery>,
 ) -> ApiResult<HttpResponse> {
     let name = path.into_inner();
-    if !rapid_actors::storage::safe_segment(&name) || !name.ends_with(".csv") {
-        return Err(Error::not_found(format!("No result [{name}]")).into());
-    }
-    state
-        .auth
-        .verify_link(&name, link.expires, &link.signature)?;
-    let file_path = state.registry.storage().results_dir().join(&name);
+    let file_path = state
+        .engine
+        .result_file(&name, link.expires, &link.signature)?;
     let file = tokio::fs::File::open(&file_path).await.map_err(|_| {
         Error::not_found(format!(
             "The result [{name}] is no longer available: run the query again"

@@ -2,6 +2,8 @@
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
+use rapid_actors::auth::pass::SubjectPass;
+use rapid_actors::infer::DraftTarget;
 use rapid_actors::schema::{Schema, DEFAULT_LAYER};
 use serde::Deserialize;
 use serde_json::json;
@@ -19,12 +21,11 @@ use crate::upload::read_sample;
         (status = 409, description = "The dataset exists", body = doc::ErrorBody),
     ))]
 pub async fn create_schema(
-    _: Authorized<DataAdmin>,
+    admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     body: web::Json<Schema>,
 ) -> ApiResult<HttpResponse> {
-    let protected = state.auth.snapshot().protected_domains.clone();
-    let schema = state.registry.create_schema(&body, &protected).await?;
+    let schema = state.engine.create_schema(&admin.pass, &body).await?;
     Ok(HttpResponse::Created().json(json!({
         "details": format!(
             "The schema for [{}/{}/{}] has been created as version 1",
@@ -41,12 +42,11 @@ pub async fn create_schema(
         (status = 404, description = "No such dataset", body = doc::ErrorBody),
     ))]
 pub async fn update_schema(
-    _: Authorized<DataAdmin>,
+    admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     body: web::Json<Schema>,
 ) -> ApiResult<HttpResponse> {
-    let protected = state.auth.snapshot().protected_domains.clone();
-    let schema = state.registry.update_schema(&body, &protected).await?;
+    let schema = state.engine.update_schema(&admin.pass, &body).await?;
     let version = schema.version().unwrap_or_default();
     Ok(HttpResponse::Ok().json(json!({
         "details": format!(
@@ -81,22 +81,20 @@ pub struct GenerateShortPath {
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
     ))]
 pub async fn generate_schema(
-    _: Authorized<AnySubject>,
+    caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     path: web::Path<GenerateFullPath>,
     payload: Multipart,
 ) -> ApiResult<HttpResponse> {
     let p = path.into_inner();
-    let draft = generate(
-        &state,
-        p.layer,
-        p.sensitivity,
-        p.domain,
-        p.dataset,
-        None,
-        payload,
-    )
-    .await?;
+    let target = DraftTarget {
+        layer: p.layer,
+        sensitivity: p.sensitivity,
+        domain: p.domain,
+        dataset: p.dataset,
+        description: None,
+    };
+    let draft = generate(&state, &caller.pass, target, payload).await?;
     Ok(HttpResponse::Ok().json(draft))
 }
 
@@ -112,39 +110,33 @@ pub async fn generate_schema(
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
     ))]
 pub async fn generate_schema_short(
-    _: Authorized<AnySubject>,
+    caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     path: web::Path<GenerateShortPath>,
     payload: Multipart,
 ) -> ApiResult<HttpResponse> {
     let p = path.into_inner();
-    let layers = state.registry.layers();
+    let layers = state.engine.layers();
     let layer = layers
         .iter()
         .find(|l| l.as_str() == DEFAULT_LAYER)
         .unwrap_or(&layers[0])
         .clone();
-    let description = Some("Replace this with a description of the dataset".to_string());
-    let draft = generate(
-        &state,
+    let target = DraftTarget {
         layer,
-        "PUBLIC".into(),
-        p.domain,
-        p.dataset,
-        description,
-        payload,
-    )
-    .await?;
+        sensitivity: "PUBLIC".into(),
+        domain: p.domain,
+        dataset: p.dataset,
+        description: Some("Replace this with a description of the dataset".to_string()),
+    };
+    let draft = generate(&state, &caller.pass, target, payload).await?;
     Ok(HttpResponse::Ok().json(draft))
 }
 
 async fn generate(
     state: &AppState,
-    layer: String,
-    sensitivity: String,
-    domain: String,
-    dataset: String,
-    description: Option<String>,
+    pass: &SubjectPass,
+    target: DraftTarget,
     payload: Multipart,
 ) -> ApiResult<Schema> {
     // A place in the bounded pool before the body is read: at most that many samples are
@@ -152,24 +144,10 @@ async fn generate(
     let _permit = state.generations.acquire().await?;
     let sample = read_sample(
         payload,
-        &state.staging_dir(),
+        |kind| state.engine.new_sample_path(pass, kind),
         state.max_upload_bytes,
         state.max_value_bytes,
     )
     .await?;
-    let protected = state.auth.snapshot().protected_domains.clone();
-    let layers = state.registry.layers().to_vec();
-    let draft = web::block(move || {
-        let target = rapid_actors::infer::DraftTarget {
-            layer,
-            sensitivity,
-            domain,
-            dataset,
-            description,
-        };
-        rapid_actors::infer::draft_schema(&sample, target, &layers, &protected)
-    })
-    .await
-    .map_err(|e| rapid_actors::Error::internal(format!("schema inference task: {e}")))??;
-    Ok(draft)
+    Ok(state.engine.draft_schema(pass, sample, target).await?)
 }

@@ -19,5 +19,5 @@ pub async fn get_status() -> HttpResponse {
 #[utoipa::path(get, path = "/api/layers", tag = "service",
     responses((status = 200, description = "The configured layers", body = Vec<String>)))]
 pub async fn list_layers(_: Authorized<AnySubject>, state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(state.registry.layers())
+    HttpResponse::Ok().json(state.engine.layers())
 }

@@ -17,7 +17,7 @@ pub struct SetPermissionsRequest {
 #[utoipa::path(get, path = "/api/subjects", tag = "subjects",
     responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::Subject>)))]
 pub async fn list_subjects(_: Authorized<UserAdmin>, state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(state.auth.list_subjects())
+    HttpResponse::Ok().json(state.auth().list_subjects())
 }
 
 #[utoipa::path(put, path = "/api/subjects/permissions", tag = "subjects",
@@ -33,7 +33,7 @@ pub async fn set_subject_permissions(
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
     let permissions = state
-        .auth
+        .auth()
         .set_permissions(b.subject_id.clone(), b.permissions)
         .await?;
     Ok(HttpResponse::Ok().json(json!({ "subject_id": b.subject_id, "permissions": permissions })))
@@ -45,7 +45,7 @@ pub async fn list_permissions(
     _: Authorized<UserAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    HttpResponse::Ok().json(state.auth.permission_names())
+    HttpResponse::Ok().json(state.auth().permission_names())
 }
 
 #[utoipa::path(get, path = "/api/permissions/{subject_id}", tag = "subjects",
@@ -59,5 +59,5 @@ pub async fn get_subject_permissions(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    Ok(HttpResponse::Ok().json(state.auth.subject_permissions(&path)?))
+    Ok(HttpResponse::Ok().json(state.auth().subject_permissions(&path)?))
 }

@@ -85,7 +85,7 @@ pub async fn issue_token(
                     )
                 })?;
             state
-                .auth
+                .auth()
                 .client_token(&id, &secret, client_addr(&req, &state)?)?
         }
         "password" => {
@@ -95,7 +95,7 @@ pub async fn issue_token(
                 );
             };
             state
-                .auth
+                .auth()
                 .password_token(&user, &password, client_addr(&req, &state)?)
                 .await?
         }

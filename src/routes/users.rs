@@ -47,7 +47,7 @@ pub async fn create_user(
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
     let user = state
-        .auth
+        .auth()
         .create_user(b.username, b.email, b.permissions)
         .await?;
     Ok(HttpResponse::Created().json(user))
@@ -65,7 +65,7 @@ pub async fn delete_user(
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
     state
-        .auth
+        .auth()
         .delete_user(b.username.clone(), b.user_id)
         .await
         .map_err(not_found_as_invalid)?;
@@ -90,7 +90,7 @@ pub async fn change_password(
     let b = body.into_inner();
     let addr = super::token::client_addr(&req, &state)?;
     state
-        .auth
+        .auth()
         .change_password(
             &caller.subject.id,
             &b.current_password,

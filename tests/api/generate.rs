@@ -109,7 +109,7 @@ const fn col(
 }
 
 /// Every type, and one date column per format. Each date column's values parse with its format
-/// and with no format earlier in SPEC.md's list (day 31 and month 12 rule out the others).
+/// and with no format earlier in docs/SPEC.md's list (day 31 and month 12 rule out the others).
 #[rustfmt::skip]
 const CSV_COLUMNS: [CsvColumn; 15] = [
     col("Order ID", "order_id", "int", None, ["1", "-2", "30"]),
@@ -528,7 +528,7 @@ fn generate_needs_a_file_part_a_multipart_body_and_a_token() {
     }
 }
 
-/// SPEC.md: only the first 50 MB are used. The sample is cut at 50 MiB, inside a line.
+/// docs/SPEC.md: only the first 50 MB are used. The sample is cut at 50 MiB, inside a line.
 const SAMPLE_BYTES: usize = 50 * 1024 * 1024;
 
 #[test]

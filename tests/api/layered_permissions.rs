@@ -1,5 +1,5 @@
 //! rAPId v7's layered permission names (`READ_{LAYER}_PUBLIC`, `WRITE_{LAYER}_PROTECTED_{DOMAIN}`,
-//! `{LAYER}` a configured layer or `ALL`) grant access in that layer only, next to SPEC.md's names,
+//! `{LAYER}` a configured layer or `ALL`) grant access in that layer only, next to docs/SPEC.md's names,
 //! which cover every layer.
 
 use reqwest::StatusCode;

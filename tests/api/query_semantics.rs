@@ -1,4 +1,4 @@
-//! Query answers as API.md's "Query semantics" fixes them: partition values that need
+//! Query answers as docs/API.md's "Query semantics" fixes them: partition values that need
 //! encoding (and the empty string) round-trip and match, three-valued logic in both filter forms,
 //! int64 overflow refused rather than wrapped, NULLs last, integer division and statistics.
 //! The fixture is uploaded as Parquet, the only way to store `''` in a (non-null) partition column.

@@ -1,7 +1,7 @@
 //! A real `rapid-rs` process per test: port 0, a temp data folder, known admin credentials.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -63,26 +63,10 @@ impl TestServer {
             cmd.env("RAPID_ADMIN_CLIENT_ID", ADMIN_ID)
                 .env("RAPID_ADMIN_CLIENT_SECRET", ADMIN_SECRET);
         }
-        let mut child = cmd.spawn().expect("start rapid-rs");
-        let stdout = child.stdout.take().unwrap();
-        let mut lines = BufReader::new(stdout).lines();
-        let base = loop {
-            match lines.next() {
-                Some(Ok(line)) => {
-                    if let Some(addr) = line.strip_prefix("listening on ") {
-                        break addr.trim().to_string();
-                    }
-                }
-                _ => {
-                    let _ = child.wait();
-                    let log =
-                        std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-                    panic!("rapid-rs exited before listening:\n{log}");
-                }
-            }
-        };
-        // Keep draining stdout so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
+        let (child, base) = rapid_testkit::spawn_server(&mut cmd).unwrap_or_else(|e| {
+            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+            panic!("{e}:\n{log}");
+        });
         TestServer {
             child,
             base,
@@ -155,20 +139,11 @@ impl TestServer {
 
     /// Client-credentials token via HTTP Basic, exactly as the rAPId SDK asks for it.
     pub fn try_token(&self, id: &str, secret: &str) -> (StatusCode, Value) {
-        let res = self
-            .request("POST", "/api/oauth2/token")
-            .basic_auth(id, Some(secret))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(json!({"grant_type": "client_credentials", "client_id": id}).to_string())
-            .send()
-            .unwrap();
-        into_parts(res)
+        rapid_testkit::try_token(&self.http, &self.base, id, secret)
     }
 
     pub fn token(&self, id: &str, secret: &str) -> String {
-        let (status, body) = self.try_token(id, secret);
-        assert_eq!(status, StatusCode::OK, "token for {id}: {body}");
-        body["access_token"].as_str().unwrap().to_string()
+        rapid_testkit::token(&self.http, &self.base, id, secret)
     }
 
     pub fn admin_token(&self) -> String {
@@ -296,19 +271,8 @@ impl TestServer {
 
     /// Polls a job until it is no longer IN PROGRESS.
     pub fn wait_job(&self, token: &str, job_id: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        loop {
-            let (status, job) = self.call("GET", &format!("/api/jobs/{job_id}"), Some(token), None);
-            assert_eq!(status, StatusCode::OK, "{job}");
-            if job["status"] != "IN PROGRESS" {
-                return job;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "job {job_id} still running: {job}"
-            );
-            std::thread::sleep(Duration::from_millis(25));
-        }
+        let (deadline, poll) = (Duration::from_secs(120), Duration::from_millis(25));
+        rapid_testkit::wait_job(&self.http, &self.base, token, job_id, deadline, poll)
     }
 }
 

@@ -9,6 +9,7 @@ mod bootstrap;
 pub mod hash_pool;
 pub mod key_file;
 pub mod names;
+pub mod pass;
 pub mod permission;
 pub mod secrets;
 mod signin;

@@ -2,9 +2,9 @@
 //!
 //! `*_ALL` covers every sensitivity including every protected domain; `*_PRIVATE` also covers
 //! PUBLIC; PROTECTED data needs `*_PROTECTED_{its domain}` or `*_ALL`. The admin permissions grant
-//! no data access (API.md, Permissions).
+//! no data access (docs/API.md, Permissions).
 //!
-//! SPEC.md's names (`READ_PUBLIC`, `READ_PROTECTED_{DOMAIN}`) cover every layer. rAPId v7's layered
+//! docs/SPEC.md's names (`READ_PUBLIC`, `READ_PROTECTED_{DOMAIN}`) cover every layer. rAPId v7's layered
 //! names (`READ_{LAYER}_PUBLIC`, `READ_{LAYER}_PROTECTED_{DOMAIN}`, `{LAYER}` a configured layer
 //! upper-cased or `ALL`) cover that layer only, so scripts written for rAPId v7 work unchanged.
 
@@ -38,7 +38,7 @@ impl Access {
 /// The layers a data permission covers.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LayerScope {
-    /// SPEC.md's names, which have no layer part: every layer.
+    /// docs/SPEC.md's names, which have no layer part: every layer.
     Unnamed,
     /// rAPId's `ALL` layer part: every layer as well, under its own name.
     All,
@@ -129,7 +129,7 @@ pub struct PermissionContext<'a> {
 }
 
 impl Permission {
-    /// A SPEC.md data permission, covering every layer.
+    /// A docs/SPEC.md data permission, covering every layer.
     pub fn unlayered(access: Access, level: Level) -> Permission {
         Permission::Data {
             access,
@@ -139,7 +139,7 @@ impl Permission {
     }
 
     /// Parses a permission name valid in `ctx`: a named layer must be configured and a protected
-    /// domain must exist. Where a name reads two ways (a layer called `protected`), SPEC.md's
+    /// domain must exist. Where a name reads two ways (a layer called `protected`), docs/SPEC.md's
     /// reading wins, then the one with the shortest layer part.
     pub fn parse(name: &str, ctx: PermissionContext<'_>) -> Option<Permission> {
         readings(name).into_iter().find(|p| p.valid_in(ctx))
@@ -236,7 +236,7 @@ impl Permission {
     }
 }
 
-/// Every way `name` can be read, SPEC.md's first, before any check against configured layers and
+/// Every way `name` can be read, docs/SPEC.md's first, before any check against configured layers and
 /// existing protected domains.
 fn readings(name: &str) -> Vec<Permission> {
     match name {
@@ -307,14 +307,14 @@ fn is_upper_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-/// The layer scopes of data permissions: SPEC.md's unlayered names, `ALL`, then each layer.
+/// The layer scopes of data permissions: docs/SPEC.md's unlayered names, `ALL`, then each layer.
 fn layer_scopes(layers: &[String]) -> Vec<LayerScope> {
     let mut scopes = vec![LayerScope::Unnamed, LayerScope::All];
     scopes.extend(layers.iter().map(|l| LayerScope::Named(l.clone())));
     scopes
 }
 
-/// Every valid permission name: SPEC.md's, then rAPId v7's layered ones.
+/// Every valid permission name: docs/SPEC.md's, then rAPId v7's layered ones.
 pub fn all_permission_names(ctx: PermissionContext<'_>) -> Vec<String> {
     let mut names = Vec::new();
     for access in [Access::Read, Access::Write] {

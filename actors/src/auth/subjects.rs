@@ -164,7 +164,7 @@ impl Auth {
         names::validate_new_password(new)?;
         match self.check_password(&subject.name, current, addr).await {
             Ok(_) => {}
-            Err(e) if e.kind == crate::ErrorKind::Unauthenticated => {
+            Err(e) if e.kind == crate::error::ErrorKind::Unauthenticated => {
                 return Err(Error::invalid("The current password is not correct"))
             }
             Err(e) => return Err(e),
@@ -271,7 +271,7 @@ impl Auth {
             )
             .map_err(|e| match unique_violation(e, String::new()) {
                 Error {
-                    kind: crate::ErrorKind::Invalid,
+                    kind: crate::error::ErrorKind::Invalid,
                     ..
                 } => Error::conflict(format!(
                     "The protected domain, [{}] already exists",
@@ -305,7 +305,7 @@ impl Auth {
             if tx.execute("DELETE FROM protected_domains WHERE domain = ?1", [&d])? == 0 {
                 return Err(Error::not_found(format!("The protected domain, [{d}] does not exist.")));
             }
-            // Its permissions in every layer scope: SPEC.md's names and rAPId's layered ones.
+            // Its permissions in every layer scope: docs/SPEC.md's names and rAPId's layered ones.
             let mut revoke = tx.prepare("DELETE FROM subject_permissions WHERE permission = ?1")?;
             for name in protected_domain_permission_names(&d, &snap.layers) {
                 revoke.execute([name])?;

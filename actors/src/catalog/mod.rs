@@ -21,8 +21,10 @@ pub struct Catalog {
 impl Catalog {
     /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest schema.
     pub fn open(data_dir: &Path) -> Result<Catalog> {
-        std::fs::create_dir_all(data_dir)?;
-        let mut conn = Connection::open(data_dir.join("catalog.sqlite"))?;
+        let file = crate::storage::Storage::new(data_dir).catalog_file();
+        let at = || format!("opening the catalog {}", file.display());
+        std::fs::create_dir_all(data_dir).map_err(|e| Error::from(e).context(at()))?;
+        let mut conn = Connection::open(&file).map_err(|e| Error::from(e).context(at()))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit returns once its WAL frames are fsynced, so acknowledged changes survive
         // a power cut (NORMAL may roll the last commits back). See the storage module's discipline.

@@ -1,4 +1,4 @@
-//! Committing a staged upload (DESIGN.md, Upload path step 5), run off the actor thread while the
+//! Committing a staged upload (docs/DESIGN.md, Upload path step 5), run off the actor thread while the
 //! actor waits, so commits of one dataset are strictly one at a time.
 
 use std::collections::HashSet;
@@ -6,13 +6,13 @@ use std::path::PathBuf;
 
 use rusqlite::params;
 
-use super::manifest::{data_files, DataFile};
 use super::stored_unique::find_duplicates;
 use crate::catalog::{now_text, Catalog};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput};
 use crate::jobs;
-use crate::registry::DatasetRecord;
+use crate::key::DatasetRecord;
+use crate::manifest::{data_files, DataFile};
 use crate::schema::UpdateBehaviour;
 use crate::storage::{move_into_place, remove_file_if_exists, DirSyncs, Storage};
 
@@ -46,21 +46,7 @@ pub(super) fn commit(
     upload: StagedUpload,
 ) -> Result<()> {
     let current = catalog.with(|c| data_files(c, record.id, upload.version))?;
-    let replaced: Vec<&DataFile> = match upload.behaviour {
-        UpdateBehaviour::Append => Vec::new(),
-        UpdateBehaviour::Overwrite => {
-            let incoming: HashSet<&str> = upload
-                .output
-                .files
-                .iter()
-                .map(|f| f.partition_path.as_str())
-                .collect();
-            current
-                .iter()
-                .filter(|f| incoming.contains(f.partition_path.as_str()))
-                .collect()
-        }
-    };
+    let replaced = replaced_files(&current, &upload);
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
 
     if !upload.output.unique.is_empty() {
@@ -75,74 +61,9 @@ pub(super) fn commit(
         }
     }
 
-    let raw_id = upload
-        .raw_filename
-        .rsplit_once('.')
-        .map_or(upload.raw_filename.as_str(), |(stem, _)| stem);
     let mut placed: Vec<PathBuf> = Vec::new();
-    let mut rows_to_insert = Vec::new();
-    let mut folders = DirSyncs::new(storage.root());
-    let placing = (|| -> Result<()> {
-        for (n, file) in upload.output.files.iter().enumerate() {
-            let rel = Storage::data_file_rel(
-                &record.key,
-                upload.version,
-                &file.partition_path,
-                &format!("{raw_id}-{n}.parquet"),
-            );
-            let target = storage.absolute(&rel);
-            move_into_place(&file.staged_path, &target)?;
-            folders.received(target.parent().unwrap_or(storage.root()));
-            placed.push(target);
-            rows_to_insert.push((file, rel));
-        }
-        let raw_target = storage.raw_file(&record.key, upload.version, &upload.raw_filename);
-        move_into_place(&upload.raw_staged, &raw_target)?;
-        folders.received(raw_target.parent().unwrap_or(storage.root()));
-        placed.push(raw_target);
-        folders.sync()
-    })();
-
-    let recorded = placing.and_then(|()| {
-        catalog.transaction(|tx| {
-            let now = now_text();
-            tx.execute(
-                "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at, uploaded_by)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    record.id,
-                    upload.version,
-                    upload.raw_filename,
-                    upload.original_filename,
-                    upload.output.rows as i64,
-                    upload.raw_bytes as i64,
-                    upload.job_id,
-                    now,
-                    upload.uploaded_by
-                ],
-            )?;
-            let mut insert = tx.prepare_cached(
-                "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?;
-            for (file, rel) in &rows_to_insert {
-                insert.execute(params![
-                    record.id,
-                    upload.version,
-                    upload.raw_filename,
-                    file.partition_path,
-                    rel,
-                    file.rows as i64,
-                    file.bytes as i64,
-                    now
-                ])?;
-            }
-            let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
-            for id in &replaced_ids {
-                delete.execute([id])?;
-            }
-            jobs::succeed_in(tx, &upload.job_id)
-        })
+    let recorded = place_files(storage, record, &upload, &mut placed).and_then(|rels| {
+        catalog.transaction(|tx| record_commit(tx, record, &upload, &rels, &replaced_ids))
     });
     if let Err(e) = recorded {
         // Nothing refers to the placed files; remove them now (start-up would, too).
@@ -156,6 +77,108 @@ pub(super) fn commit(
         storage.leases().retire(&file.path);
     }
     Ok(())
+}
+
+/// Step 1: the current files an upload replaces (OVERWRITE: those of the partitions present).
+fn replaced_files<'a>(current: &'a [DataFile], upload: &StagedUpload) -> Vec<&'a DataFile> {
+    match upload.behaviour {
+        UpdateBehaviour::Append => Vec::new(),
+        UpdateBehaviour::Overwrite => {
+            let incoming: HashSet<&str> = upload
+                .output
+                .files
+                .iter()
+                .map(|f| f.partition_path.as_str())
+                .collect();
+            current
+                .iter()
+                .filter(|f| incoming.contains(f.partition_path.as_str()))
+                .collect()
+        }
+    }
+}
+
+/// Step 3: moves the staged files into place (each one pushed to `placed` as it lands) and
+/// fsyncs the folders; returns the manifest path of each data file, in the upload's order.
+fn place_files(
+    storage: &Storage,
+    record: &DatasetRecord,
+    upload: &StagedUpload,
+    placed: &mut Vec<PathBuf>,
+) -> Result<Vec<String>> {
+    let raw_id = upload
+        .raw_filename
+        .rsplit_once('.')
+        .map_or(upload.raw_filename.as_str(), |(stem, _)| stem);
+    let mut rels = Vec::new();
+    let mut folders = DirSyncs::new(storage.root());
+    for (n, file) in upload.output.files.iter().enumerate() {
+        let rel = Storage::data_file_rel(
+            &record.key,
+            upload.version,
+            &file.partition_path,
+            &format!("{raw_id}-{n}.parquet"),
+        );
+        let target = storage.absolute(&rel);
+        move_into_place(&file.staged_path, &target)?;
+        folders.received(target.parent().unwrap_or(storage.root()));
+        placed.push(target);
+        rels.push(rel);
+    }
+    let raw_target = storage.raw_file(&record.key, upload.version, &upload.raw_filename);
+    move_into_place(&upload.raw_staged, &raw_target)?;
+    folders.received(raw_target.parent().unwrap_or(storage.root()));
+    placed.push(raw_target);
+    folders.sync()?;
+    Ok(rels)
+}
+
+/// Step 4, inside the commit's transaction: the raw file, the data files, the replaced files
+/// dropped, the job SUCCESS.
+fn record_commit(
+    tx: &rusqlite::Transaction<'_>,
+    record: &DatasetRecord,
+    upload: &StagedUpload,
+    rels: &[String],
+    replaced_ids: &HashSet<i64>,
+) -> Result<()> {
+    let now = now_text();
+    tx.execute(
+        "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at, uploaded_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            record.id,
+            upload.version,
+            upload.raw_filename,
+            upload.original_filename,
+            upload.output.rows as i64,
+            upload.raw_bytes as i64,
+            upload.job_id,
+            now,
+            upload.uploaded_by
+        ],
+    )?;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for (file, rel) in upload.output.files.iter().zip(rels) {
+        insert.execute(params![
+            record.id,
+            upload.version,
+            upload.raw_filename,
+            file.partition_path,
+            rel,
+            file.rows as i64,
+            file.bytes as i64,
+            now
+        ])?;
+    }
+    let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
+    for id in replaced_ids {
+        delete.execute([id])?;
+    }
+    jobs::succeed_in(tx, &upload.job_id)
 }
 
 /// Removes one raw file and every data file it contributed; 404 when there is no such file.

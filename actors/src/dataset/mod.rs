@@ -4,7 +4,6 @@
 //! the actor's thread stays free for other datasets and no two changes of one dataset overlap.
 
 mod commit;
-pub mod manifest;
 mod stored_unique;
 
 use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
@@ -15,7 +14,8 @@ pub use stored_unique::check_before_answer;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::jobs;
-use crate::registry::{find_dataset, records_insert_version, DatasetRecord};
+use crate::key::DatasetRecord;
+use crate::records::{find_dataset, insert_version as records_insert_version};
 use crate::schema::ValidSchema;
 use crate::storage::Storage;
 
@@ -40,9 +40,16 @@ impl DatasetActor {
         self.record.key.not_found()
     }
 
-    /// Runs `work` on the blocking pool; the actor takes no other message until it is done.
+    /// A span for one message to this actor: the dataset, the message, the job if any.
+    fn span(&self, message: &'static str, job_id: &str) -> tracing::Span {
+        tracing::info_span!("dataset_actor", dataset = %self.record.key.display(), message, job_id)
+    }
+
+    /// Runs `work` on the blocking pool inside `span`; the actor takes no other message until it
+    /// is done. A failure names the dataset in its context (for the log).
     fn atomically<R: Send + 'static>(
         &self,
+        span: tracing::Span,
         work: impl FnOnce(Catalog, Storage, DatasetRecord) -> Result<R> + Send + 'static,
     ) -> AtomicResponse<Self, Result<R>> {
         let (catalog, storage, record) = (
@@ -50,10 +57,12 @@ impl DatasetActor {
             self.storage.clone(),
             self.record.clone(),
         );
+        let dataset = record.key.display();
         let fut = async move {
-            tokio::task::spawn_blocking(move || work(catalog, storage, record))
+            tokio::task::spawn_blocking(move || span.in_scope(|| work(catalog, storage, record)))
                 .await
                 .map_err(|e| Error::internal(format!("dataset task: {e}")))?
+                .map_err(|e| e.context(format!("changing dataset {dataset}")))
         };
         AtomicResponse::new(Box::pin(fut.into_actor(self)))
     }
@@ -74,6 +83,7 @@ impl Handler<BumpSchema> for DatasetActor {
     type Result = Result<ValidSchema>;
 
     fn handle(&mut self, msg: BumpSchema, _: &mut Context<Self>) -> Self::Result {
+        let _span = self.span("bump_schema", "").entered();
         if self.deleted {
             return Err(self.gone());
         }
@@ -113,7 +123,8 @@ impl Handler<CommitUpload> for DatasetActor {
 
     fn handle(&mut self, msg: CommitUpload, _: &mut Context<Self>) -> Self::Result {
         let deleted = self.deleted.then(|| self.gone());
-        self.atomically(move |catalog, storage, record| {
+        let span = self.span("commit_upload", &msg.0.job_id);
+        self.atomically(span, move |catalog, storage, record| {
             let job_id = msg.0.job_id.clone();
             let result = match deleted {
                 Some(e) => Err(e),
@@ -122,7 +133,7 @@ impl Handler<CommitUpload> for DatasetActor {
             if let Err(e) = &result {
                 let messages = crate::ingest::messages(e);
                 if let Err(fail) = catalog.with(|c| jobs::fail_in(c, &job_id, &messages)) {
-                    tracing::error!(job_id, error = %fail, "could not record a failed job");
+                    tracing::error!(job_id, error = %fail.report(), "could not record a failed job");
                 }
             }
             result
@@ -145,7 +156,8 @@ impl Handler<DeleteRawFile> for DatasetActor {
 
     fn handle(&mut self, msg: DeleteRawFile, _: &mut Context<Self>) -> Self::Result {
         let deleted = self.deleted.then(|| self.gone());
-        self.atomically(move |catalog, storage, record| match deleted {
+        let span = self.span("delete_raw_file", "");
+        self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
             None => {
                 commit::delete_raw_file(&catalog, &storage, &record, msg.version, &msg.raw_filename)
@@ -167,7 +179,8 @@ impl Handler<DeleteDataset> for DatasetActor {
     fn handle(&mut self, _: DeleteDataset, _: &mut Context<Self>) -> Self::Result {
         let already = self.deleted.then(|| self.gone());
         self.deleted = true;
-        self.atomically(move |catalog, storage, record| match already {
+        let span = self.span("delete_dataset", "");
+        self.atomically(span, move |catalog, storage, record| match already {
             Some(e) => Err(e),
             None => commit::delete_dataset(&catalog, &storage, &record),
         })

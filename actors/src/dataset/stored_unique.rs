@@ -11,10 +11,10 @@ use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 
-use super::manifest::{snapshot, DataFile};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::ingest::{value_at, Problems, StagedOutput, UniqueColumn, UniqueValue};
+use crate::manifest::{snapshot, DataFile};
 use crate::schema::UpdateBehaviour;
 use crate::storage::{encode_partition_value, Storage};
 

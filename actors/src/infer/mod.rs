@@ -8,12 +8,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::Result;
 use crate::file_kind::StagedFile;
+use crate::ingest::csv_records::{is_null_text, looks_numeric};
 use crate::schema::{
     validate_generated, Column, DataType, DateFormat, Metadata, Owner, Schema, SchemaContext,
     PLACEHOLDER_OWNER_EMAIL, PLACEHOLDER_OWNER_NAME,
 };
 
-/// Only this much of a CSV sample is read (SPEC.md: the first 50 MB).
+/// Only this much of a CSV sample is read (docs/SPEC.md: the first 50 MB).
 pub const CSV_SAMPLE_BYTES: usize = 50 * 1024 * 1024;
 
 /// What the user sent to generate from.
@@ -134,20 +135,6 @@ impl Default for TypeGuess {
     }
 }
 
-/// The null spellings of CSV data (API.md): an empty field, `NA` or `null`.
-pub fn is_null_text(value: &str) -> bool {
-    value.is_empty() || value == "NA" || value == "null"
-}
-
-/// A decimal number as people write it: digits, optional sign, point and exponent. Rust's own
-/// float parser also takes `inf` and `NaN`, which in a CSV are words, not numbers.
-pub fn looks_numeric(value: &str) -> bool {
-    let first = value.as_bytes().first().copied().unwrap_or(b'x');
-    (first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.'))
-        && value.bytes().any(|b| b.is_ascii_digit())
-        && value.parse::<f64>().is_ok()
-}
-
 impl TypeGuess {
     pub(crate) fn observe(&mut self, value: &str) {
         if is_null_text(value) {
@@ -175,7 +162,7 @@ impl TypeGuess {
     }
 
     /// The narrowest type every value fits. An all-null column is a (nullable) string; where two
-    /// date formats both fit (`01/02/2024`), the first in SPEC.md's list wins.
+    /// date formats both fit (`01/02/2024`), the first in docs/SPEC.md's list wins.
     pub(crate) fn decide(&self) -> (DataType, Option<DateFormat>) {
         if self.non_null == 0 {
             return (DataType::String, None);

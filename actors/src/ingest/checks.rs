@@ -1,4 +1,4 @@
-//! Column checks (SPEC.md 2.2) and null rules, applied to typed Arrow arrays of one batch.
+//! Column checks (docs/SPEC.md 2.2) and null rules, applied to typed Arrow arrays of one batch.
 
 use std::collections::HashSet;
 

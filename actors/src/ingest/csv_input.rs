@@ -9,13 +9,13 @@ use arrow::array::{
     StringBuilder,
 };
 
+use super::csv_records::{is_null_text, looks_numeric};
 use super::csv_records::{CsvRecords, Record, RecordError, MAX_FIELDS};
 use super::problems::{shown, Problems};
 use super::{
     date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_BYTES, BATCH_ROWS,
 };
 use crate::error::{Error, ErrorKind, Result};
-use crate::infer::{is_null_text, looks_numeric};
 use crate::schema::{DataType, DateFormat, ValidColumn};
 
 enum Builder {

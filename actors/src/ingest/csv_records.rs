@@ -204,6 +204,20 @@ impl<R: Read> CsvRecords<R> {
     }
 }
 
+/// The null spellings of CSV data (docs/API.md): an empty field, `NA` or `null`.
+pub fn is_null_text(value: &str) -> bool {
+    value.is_empty() || value == "NA" || value == "null"
+}
+
+/// A decimal number as people write it: digits, optional sign, point and exponent. Rust's own
+/// float parser also takes `inf` and `NaN`, which in a CSV are words, not numbers.
+pub fn looks_numeric(value: &str) -> bool {
+    let first = value.as_bytes().first().copied().unwrap_or(b'x');
+    (first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.'))
+        && value.bytes().any(|b| b.is_ascii_digit())
+        && value.parse::<f64>().is_ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,7 +43,7 @@ pub const BATCH_ROWS: usize = 64 * 1024;
 /// short batches rather than large ones.
 pub const BATCH_BYTES: usize = 64 * 1024 * 1024;
 
-/// The default longest single value (CSV field, Parquet value) in bytes (API.md: 16 MiB).
+/// The default longest single value (CSV field, Parquet value) in bytes (docs/API.md: 16 MiB).
 pub const DEFAULT_MAX_VALUE_BYTES: usize = 16 * 1024 * 1024;
 
 /// What to ingest against, and where to put the result.
@@ -234,7 +234,7 @@ pub fn stage_batches(
 /// For tests and tools: the message list of an ingest error.
 pub fn messages(e: &Error) -> Vec<String> {
     match &e.details {
-        crate::Details::One(m) => vec![m.clone()],
-        crate::Details::Many(ms) => ms.clone(),
+        crate::error::Details::One(m) => vec![m.clone()],
+        crate::error::Details::Many(ms) => ms.clone(),
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use tokio::sync::mpsc::Receiver;
 
 use super::{ingest_csv, ingest_parquet, IngestPlan, StagedOutput};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::file_kind::FileKind;
 
 /// One message of the body stream: a chunk, or word that the body broke off (client gone,
@@ -123,7 +123,8 @@ pub fn ingest_stream(
     raw_path: &Path,
     plan: &IngestPlan<'_>,
 ) -> Result<(StagedOutput, u64)> {
-    let raw = File::create(raw_path)?;
+    let raw = File::create(raw_path)
+        .map_err(|e| Error::from(e).context(format!("creating {}", raw_path.display())))?;
     let mut reader = ChunkReader::new(rx, raw);
     match kind {
         FileKind::Csv => {

@@ -152,7 +152,7 @@ impl PartitionedWriter {
             if self.open.len() >= MAX_OPEN_WRITERS {
                 self.close_largest()?;
             }
-            let path = self.dir.join(format!("{}.parquet", self.next_file));
+            let path = crate::storage::staged_parquet(&self.dir, self.next_file);
             self.next_file += 1;
             let file = File::create(&path)?;
             let writer = ArrowWriter::try_new(

@@ -6,36 +6,20 @@ use serde::Serialize;
 
 use crate::catalog::{now_text, Catalog};
 use crate::error::{Error, Result};
-use crate::registry::DatasetKey;
+use crate::key::DatasetKey;
 
-pub const IN_PROGRESS: &str = "IN PROGRESS";
-pub const SUCCESS: &str = "SUCCESS";
-pub const FAILED: &str = "FAILED";
+mod state;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum JobKind {
-    Upload,
-    Query,
-}
+pub use state::{JobKind, JobStatus, JobStep};
 
-impl JobKind {
-    fn as_str(self) -> &'static str {
-        match self {
-            JobKind::Upload => "UPLOAD",
-            JobKind::Query => "QUERY",
-        }
-    }
-}
-
-/// A job as clients see it (API.md, Uploads and jobs).
+/// A job as clients see it (docs/API.md, Uploads and jobs).
 #[derive(Debug, Clone, Serialize)]
 pub struct JobView {
     pub job_id: String,
     #[serde(rename = "type")]
-    pub kind: String,
-    pub status: String,
-    pub step: String,
+    pub kind: JobKind,
+    pub status: JobStatus,
+    pub step: JobStep,
     pub errors: Option<Vec<String>>,
     pub filename: Option<String>,
     pub raw_filename: Option<String>,
@@ -55,7 +39,6 @@ pub struct JobView {
 /// What a new job is about.
 pub struct NewJob<'a> {
     pub kind: JobKind,
-    pub step: &'a str,
     pub key: &'a DatasetKey,
     pub version: i64,
     pub subject_id: &'a str,
@@ -86,8 +69,8 @@ impl Jobs {
                 params![
                     id,
                     job.kind.as_str(),
-                    IN_PROGRESS,
-                    job.step,
+                    JobStatus::InProgress.as_str(),
+                    job.kind.first_step().as_str(),
                     job.filename,
                     job.raw_filename,
                     job.key.layer,
@@ -103,14 +86,31 @@ impl Jobs {
         Ok(id)
     }
 
-    pub fn set_step(&self, job_id: &str, step: &str) -> Result<()> {
-        self.catalog.with(|c| {
-            c.execute(
-                "UPDATE jobs SET step = ?1 WHERE job_id = ?2",
-                params![step, job_id],
-            )?;
-            Ok(())
-        })
+    /// Moves a running job to `step` from the step before it (see [`JobStep::comes_after`]);
+    /// a job elsewhere (finished, or at another step) is an internal error.
+    pub fn advance(&self, job_id: &str, step: JobStep) -> Result<()> {
+        let from = step
+            .comes_after()
+            .ok_or_else(|| Error::internal(format!("no job moves to step {}", step.as_str())))?;
+        let moved = self.catalog.with(|c| {
+            Ok(c.execute(
+                "UPDATE jobs SET step = ?1 WHERE job_id = ?2 AND status = ?3 AND step = ?4",
+                params![
+                    step.as_str(),
+                    job_id,
+                    JobStatus::InProgress.as_str(),
+                    from.as_str()
+                ],
+            )?)
+        })?;
+        if moved == 0 {
+            return Err(Error::internal(format!(
+                "job {job_id} is not at step {} to move to {}",
+                from.as_str(),
+                step.as_str()
+            )));
+        }
+        Ok(())
     }
 
     pub fn set_progress(&self, job_id: &str, rows: u64) -> Result<()> {
@@ -158,8 +158,16 @@ impl Jobs {
     pub fn succeed_with_url(&self, job_id: &str, result_url: &str) -> Result<()> {
         self.catalog.with(|c| {
             c.execute(
-                "UPDATE jobs SET status = ?1, step = '-', result_url = ?2, finished_at = ?3 WHERE job_id = ?4",
-                params![SUCCESS, result_url, now_text(), job_id],
+                "UPDATE jobs SET status = ?1, step = ?2, result_url = ?3, finished_at = ?4
+                 WHERE job_id = ?5 AND status = ?6",
+                params![
+                    JobStatus::Success.as_str(),
+                    JobStep::Done.as_str(),
+                    result_url,
+                    now_text(),
+                    job_id,
+                    JobStatus::InProgress.as_str()
+                ],
             )?;
             Ok(())
         })
@@ -171,26 +179,28 @@ impl Jobs {
             Ok(c.execute(
                 "UPDATE jobs SET status = ?1, errors = ?2, finished_at = ?3 WHERE status = ?4",
                 params![
-                    FAILED,
+                    JobStatus::Failed.as_str(),
                     serde_json::json!(["The job was interrupted by a restart of the service"])
                         .to_string(),
                     now_text(),
-                    IN_PROGRESS
+                    JobStatus::InProgress.as_str()
                 ],
             )?)
         })
     }
 }
 
-/// Marks a job FAILED inside a caller's transaction or connection.
+/// Marks a running job FAILED inside a caller's transaction or connection (a finished job
+/// stays as it ended).
 pub fn fail_in(c: &Connection, job_id: &str, errors: &[String]) -> Result<()> {
     c.execute(
-        "UPDATE jobs SET status = ?1, errors = ?2, finished_at = ?3 WHERE job_id = ?4",
+        "UPDATE jobs SET status = ?1, errors = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
         params![
-            FAILED,
+            JobStatus::Failed.as_str(),
             serde_json::to_string(errors).unwrap_or_default(),
             now_text(),
-            job_id
+            job_id,
+            JobStatus::InProgress.as_str()
         ],
     )?;
     Ok(())
@@ -199,19 +209,37 @@ pub fn fail_in(c: &Connection, job_id: &str, errors: &[String]) -> Result<()> {
 /// Marks a job SUCCESS inside a caller's transaction, so it commits with the work it reports.
 pub fn succeed_in(c: &Connection, job_id: &str) -> Result<()> {
     c.execute(
-        "UPDATE jobs SET status = ?1, step = '-', finished_at = ?2 WHERE job_id = ?3",
-        params![SUCCESS, now_text(), job_id],
+        "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
+        params![
+            JobStatus::Success.as_str(),
+            JobStep::Done.as_str(),
+            now_text(),
+            job_id,
+            JobStatus::InProgress.as_str()
+        ],
     )?;
     Ok(())
+}
+
+/// A stored name read back through `parse`; a name the code does not know is a corrupt row.
+fn parsed<T>(r: &Row<'_>, i: usize, parse: fn(&str) -> Option<T>) -> rusqlite::Result<T> {
+    let text: String = r.get(i)?;
+    parse(&text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            i,
+            rusqlite::types::Type::Text,
+            format!("unknown job state [{text}]").into(),
+        )
+    })
 }
 
 fn read_job(r: &Row<'_>) -> rusqlite::Result<JobView> {
     let errors: Option<String> = r.get(4)?;
     Ok(JobView {
         job_id: r.get(0)?,
-        kind: r.get(1)?,
-        status: r.get(2)?,
-        step: r.get(3)?,
+        kind: parsed(r, 1, JobKind::parse)?,
+        status: parsed(r, 2, JobStatus::parse)?,
+        step: parsed(r, 3, JobStep::parse)?,
         errors: errors.and_then(|e| serde_json::from_str(&e).ok()),
         filename: r.get(5)?,
         raw_filename: r.get(6)?,

@@ -1,5 +1,5 @@
 //! An analyzer rule (run after type coercion) that makes integer answers exact or an error,
-//! never wrapped (API.md, Query semantics):
+//! never wrapped (docs/API.md, Query semantics):
 //! - `a + b`, `a - b`, `a * b` and `-a` on integers become [`CheckedInt`] calls (same types);
 //! - `sum(x)` of an integer `x` is accumulated as Decimal128(38, 0), exact for any row count
 //!   this service can hold, and brought back to int64 by a projection right above the

@@ -267,6 +267,14 @@ impl<T> Drop for AbortOnDrop<T> {
     }
 }
 
+/// Runs `work` on the query runtime and waits for it from any runtime (no slot, no time
+/// limit: for bounded work such as dataset info). Dropping the wait aborts the work.
+pub async fn on_query_runtime<T: Send + 'static>(
+    work: impl Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    engine().spawn(work).await
+}
+
 #[cfg(test)]
 #[path = "engine_tests.rs"]
 mod tests;

@@ -2,11 +2,32 @@
 //! parse-and-check as a filter string. Literals are quoted here (quotes doubled), so a value can
 //! never become syntax; the check that follows refuses anything a value could still smuggle in.
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::check::check_call;
-use super::request::FilterGroup;
 use crate::error::{Error, Result};
+
+/// rAPId's JSON filter group: conditions and nested groups joined by one logic operator.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterGroup {
+    #[serde(default)]
+    pub logic_operator: Option<String>,
+    #[serde(default)]
+    pub conditions: Vec<FilterCondition>,
+    #[serde(default)]
+    pub groups: Vec<FilterGroup>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterCondition {
+    pub column: String,
+    pub operator: String,
+    #[serde(default)]
+    pub value: Option<Value>,
+}
 
 const OPERATORS: &[&str] = &[
     "=",

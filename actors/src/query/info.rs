@@ -1,4 +1,4 @@
-//! Dataset info (SPEC.md 2.4): the schema plus row and column counts, the last update, and the
+//! Dataset info (docs/SPEC.md 2.4): the schema plus row and column counts, the last update, and the
 //! range of each date column, all from one manifest snapshot.
 
 use std::sync::Arc;
@@ -12,10 +12,10 @@ use serde_json::{json, Map, Value};
 use super::run::engine_error;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
-use crate::dataset::manifest::snapshot;
 use crate::error::{Error, Result};
 use crate::ingest::date32_to_string;
-use crate::registry::DatasetRecord;
+use crate::key::DatasetRecord;
+use crate::manifest::{snapshot, DataFile};
 use crate::schema::{DataType, ValidSchema};
 use crate::storage::Storage;
 
@@ -64,7 +64,7 @@ pub fn last_uploaded_by(
     })
 }
 
-/// The schema's custom tags in one object, as SPEC.md 2.4 shows them: key-only tags with `""`.
+/// The schema's custom tags in one object, as docs/SPEC.md 2.4 shows them: key-only tags with `""`.
 fn merged_tags(schema: &ValidSchema) -> Map<String, Value> {
     let mut tags: Map<String, Value> = schema
         .key_value_tags()
@@ -92,6 +92,41 @@ pub async fn dataset_info(
         )));
     }
     let rows: i64 = files.iter().map(|f| f.rows).sum();
+    let ranges = date_ranges(storage, schema, &files).await?;
+    drop(lease);
+
+    let mut info =
+        serde_json::to_value(schema).map_err(|e| Error::internal(format!("schema: {e}")))?;
+    let updated = last_updated(catalog, record.id, version)?.map(|t| display_time(&t));
+    let meta = info["metadata"]
+        .as_object_mut()
+        .ok_or_else(|| Error::internal("schema without metadata"))?;
+    meta.insert("version".into(), json!(version));
+    meta.insert("number_of_rows".into(), json!(rows));
+    meta.insert("number_of_columns".into(), json!(schema.columns().len()));
+    meta.insert(
+        "last_updated".into(),
+        json!(updated.unwrap_or_else(|| "Never updated".into())),
+    );
+    meta.insert("tags".into(), Value::Object(merged_tags(schema)));
+    if let Some(by) = last_uploaded_by(catalog, record.id, version)? {
+        meta.insert("last_uploaded_by".into(), json!(by));
+    }
+    if let Some(columns) = info["columns"].as_array_mut() {
+        for c in columns {
+            let name = c["name"].as_str().unwrap_or_default().to_string();
+            c["statistics"] = ranges.get(&name).cloned().unwrap_or(Value::Null);
+        }
+    }
+    Ok(info)
+}
+
+/// The smallest and largest value of every date column over `files`, by column name.
+async fn date_ranges(
+    storage: &Storage,
+    schema: &ValidSchema,
+    files: &[DataFile],
+) -> Result<Map<String, Value>> {
     let dates: Vec<String> = schema
         .columns()
         .iter()
@@ -99,8 +134,11 @@ pub async fn dataset_info(
         .map(|c| c.name.clone())
         .collect();
     let mut ranges: Map<String, Value> = Map::new();
-    if !dates.is_empty() {
-        let table = ManifestTable::new(storage, schema, &files)?;
+    if dates.is_empty() {
+        return Ok(ranges);
+    }
+    {
+        let table = ManifestTable::new(storage, schema, files)?;
         let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(2));
         ctx.register_table("dataset", Arc::new(table))
             .map_err(engine_error)?;
@@ -131,30 +169,5 @@ pub async fn dataset_info(
             }
         }
     }
-    drop(lease);
-
-    let mut info =
-        serde_json::to_value(schema).map_err(|e| Error::internal(format!("schema: {e}")))?;
-    let updated = last_updated(catalog, record.id, version)?.map(|t| display_time(&t));
-    let meta = info["metadata"]
-        .as_object_mut()
-        .ok_or_else(|| Error::internal("schema without metadata"))?;
-    meta.insert("version".into(), json!(version));
-    meta.insert("number_of_rows".into(), json!(rows));
-    meta.insert("number_of_columns".into(), json!(schema.columns().len()));
-    meta.insert(
-        "last_updated".into(),
-        json!(updated.unwrap_or_else(|| "Never updated".into())),
-    );
-    meta.insert("tags".into(), Value::Object(merged_tags(schema)));
-    if let Some(by) = last_uploaded_by(catalog, record.id, version)? {
-        meta.insert("last_uploaded_by".into(), json!(by));
-    }
-    if let Some(columns) = info["columns"].as_array_mut() {
-        for c in columns {
-            let name = c["name"].as_str().unwrap_or_default().to_string();
-            c["statistics"] = ranges.get(&name).cloned().unwrap_or(Value::Null);
-        }
-    }
-    Ok(info)
+    Ok(ranges)
 }

@@ -11,6 +11,7 @@ use super::output::CsvRows;
 use super::run::{engine_error, PreparedQuery};
 use crate::error::Result;
 use crate::jobs::Jobs;
+use crate::storage::Storage;
 
 /// Runs `query` to `results/{job_id}.csv`; returns the file and the number of rows. If the run
 /// fails or is dropped (its time limit), the partial `.part` file is removed.
@@ -18,11 +19,12 @@ pub async fn write_csv_result(
     query: PreparedQuery,
     jobs: &Jobs,
     job_id: &str,
-    results: &Path,
+    storage: &Storage,
 ) -> Result<(PathBuf, u64)> {
+    let results = &storage.results_dir();
     std::fs::create_dir_all(results)?;
-    let part = PartFile(results.join(format!("{job_id}.csv.part")));
-    let done = results.join(format!("{job_id}.csv"));
+    let done = storage.result_file(&format!("{job_id}.csv"));
+    let part = PartFile(crate::storage::part_file(&done));
     let mut stream = query.stream().await?;
     let names: Vec<String> = stream
         .schema()

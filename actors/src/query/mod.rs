@@ -24,9 +24,9 @@ pub mod table;
 mod three_valued;
 mod yielding;
 
+pub use engine::on_query_runtime;
 pub use engine::{configure, engine, QueryKind, QuerySettings, Slot};
 pub use limits::QueryLimits;
 pub use limits_json::parse_request;
 pub use request::{CheckedQuery, QueryRequest};
 pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};
-pub use runtime::on_query_runtime;

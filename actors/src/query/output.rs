@@ -56,7 +56,7 @@ fn cell(array: &dyn Array, i: usize) -> Option<Value> {
     })
 }
 
-/// `{"0": {"col": value, ...}, "1": ...}` with null booleans as `{}` (SPEC.md 2.1).
+/// `{"0": {"col": value, ...}, "1": ...}` with null booleans as `{}` (docs/SPEC.md 2.1).
 pub fn to_json(batches: &[RecordBatch]) -> Vec<u8> {
     let mut out = Map::new();
     let mut index = 0usize;
@@ -80,7 +80,7 @@ pub fn to_json(batches: &[RecordBatch]) -> Vec<u8> {
     serde_json::to_vec(&Value::Object(out)).unwrap()
 }
 
-/// CSV with an empty first header cell and each row's index first (SPEC.md 4.2).
+/// CSV with an empty first header cell and each row's index first (docs/SPEC.md 4.2).
 pub struct CsvRows<W: std::io::Write> {
     writer: csv::Writer<W>,
     next_index: u64,

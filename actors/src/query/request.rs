@@ -1,11 +1,11 @@
-//! The query object (API.md, Queries) and its checked form.
+//! The query object (docs/API.md, Queries) and its checked form.
 
 use std::collections::HashSet;
 
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::check::{check_column, check_expr, check_select_item, Scope};
+pub use super::filter_group::{FilterCondition, FilterGroup};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Default, Deserialize)]
@@ -31,26 +31,6 @@ pub struct QueryRequest {
 pub enum Condition {
     Sql(String),
     Group(FilterGroup),
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FilterGroup {
-    #[serde(default)]
-    pub logic_operator: Option<String>,
-    #[serde(default)]
-    pub conditions: Vec<FilterCondition>,
-    #[serde(default)]
-    pub groups: Vec<FilterGroup>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FilterCondition {
-    pub column: String,
-    pub operator: String,
-    #[serde(default)]
-    pub value: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -13,13 +13,13 @@ use super::engine::engine;
 use super::request::QueryRequest;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
-use crate::dataset::manifest::snapshot;
 use crate::error::{Error, Result};
-use crate::registry::DatasetRecord;
+use crate::key::DatasetRecord;
+use crate::manifest::snapshot;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
-/// The synchronous endpoint answers at most this many rows (SPEC.md, Limits).
+/// The synchronous endpoint answers at most this many rows (docs/SPEC.md, Limits).
 pub const SYNC_ROW_LIMIT: u64 = 100_000;
 
 /// A query ready to run: checked, with its files fixed from one manifest read.

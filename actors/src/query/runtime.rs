@@ -9,10 +9,6 @@
 //!   busy the kernel still runs HTTP workers first and cheap requests (status, tokens, listing,
 //!   job polls, receiving uploads) answer at once.
 
-use std::future::Future;
-
-use crate::error::Result;
-
 /// Stack of every query thread (workers and their blocking threads).
 pub const QUERY_STACK_BYTES: usize = 64 << 20;
 
@@ -45,11 +41,3 @@ fn lower_priority() {
 
 #[cfg(not(target_os = "linux"))]
 fn lower_priority() {}
-
-/// Runs `work` on the query runtime and waits for it from any runtime (no slot, no time
-/// limit: for bounded work such as dataset info). Dropping the wait aborts the work.
-pub async fn on_query_runtime<T: Send + 'static>(
-    work: impl Future<Output = Result<T>> + Send + 'static,
-) -> Result<T> {
-    super::engine::engine().spawn(work).await
-}

@@ -1,4 +1,4 @@
-//! The DataFusion session every query runs in, set up so answers follow API.md's query
+//! The DataFusion session every query runs in, set up so answers follow docs/API.md's query
 //! semantics rather than the engine's defaults:
 //! - AND/OR/NOT are rewritten so that the expression simplifier cannot lose a NULL
 //!   ([`super::three_valued`]);

@@ -1,4 +1,4 @@
-//! The session's rules on an in-memory table: answers as API.md's query semantics fix them.
+//! The session's rules on an in-memory table: answers as docs/API.md's query semantics fix them.
 
 use std::sync::Arc;
 

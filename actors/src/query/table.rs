@@ -20,9 +20,9 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::ObjectMeta;
 use datafusion::physical_plan::ExecutionPlan;
 
-use crate::dataset::manifest::DataFile;
 use crate::error::{Error, Result};
 use crate::ingest::arrow_type;
+use crate::manifest::DataFile;
 use crate::schema::{DataType, ValidSchema};
 use crate::storage::{decode_partition_value, Storage};
 

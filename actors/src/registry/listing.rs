@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::records::{find_dataset, load_schema, DatasetKey, DatasetRecord};
 use crate::auth::permission::{Access, Permission};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::info::{display_time, last_updated};
+use crate::records::{find_dataset, load_schema};
 use crate::schema::ValidSchema;
 use crate::sensitivity::Sensitivity;
 
@@ -68,7 +69,7 @@ impl DatasetFilter {
 }
 
 /// Whether a subject holding `permissions` may see a dataset in listings: PUBLIC and PRIVATE
-/// ones always (SPEC.md: listing needs no permission), PROTECTED ones only with access to them.
+/// ones always (docs/SPEC.md: listing needs no permission), PROTECTED ones only with access to them.
 fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
     record.sensitivity != Sensitivity::Protected
         || permissions.iter().any(|p| {

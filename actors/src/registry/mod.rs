@@ -4,7 +4,6 @@
 //! proceed in parallel on a small pool of arbiters.
 
 mod listing;
-mod records;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,10 +12,9 @@ use std::sync::Arc;
 use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message};
 use rusqlite::params;
 
+pub use crate::key::{DatasetKey, DatasetRecord};
+use crate::records::{find_dataset, load_schema};
 pub use listing::{list_datasets, DatasetFilter};
-pub use records::{
-    find_dataset, insert_version as records_insert_version, load_schema, DatasetKey, DatasetRecord,
-};
 
 use crate::catalog::{now_text, Catalog};
 use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
@@ -28,7 +26,6 @@ use crate::storage::Storage;
 pub struct Registry {
     addr: Addr<RegistryActor>,
     catalog: Catalog,
-    storage: Storage,
     layers: Arc<Vec<String>>,
 }
 
@@ -38,7 +35,7 @@ impl Registry {
         let pool = ArbiterPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()));
         let actor = RegistryActor {
             catalog: catalog.clone(),
-            storage: storage.clone(),
+            storage,
             datasets: HashMap::new(),
             pool,
         };
@@ -46,13 +43,8 @@ impl Registry {
         Registry {
             addr,
             catalog,
-            storage,
             layers: Arc::new(layers),
         }
-    }
-
-    pub fn storage(&self) -> &Storage {
-        &self.storage
     }
 
     /// Deletes every version, schema, raw file and data file of the dataset, after any change
@@ -67,10 +59,6 @@ impl Registry {
 
     pub fn layers(&self) -> &[String] {
         &self.layers
-    }
-
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
     }
 
     /// Validates `schema` and creates its dataset at version 1 (409 if the dataset exists).
@@ -92,7 +80,7 @@ impl Registry {
         protected_domains: &BTreeSet<String>,
     ) -> Result<ValidSchema> {
         let valid = self.validate(schema, protected_domains)?;
-        let key = DatasetKey::of(&valid);
+        let key = DatasetKey::new(valid.layer(), valid.domain(), valid.dataset());
         let actor = self.dataset_actor(&key).await?;
         actor.send(BumpSchema(valid)).await?
     }
@@ -150,7 +138,7 @@ impl Handler<CreateDataset> for RegistryActor {
 
     fn handle(&mut self, msg: CreateDataset, _: &mut Context<Self>) -> Result<()> {
         let schema = msg.0;
-        let key = DatasetKey::of(&schema);
+        let key = DatasetKey::new(schema.layer(), schema.domain(), schema.dataset());
         self.catalog.transaction(|tx| {
             if find_dataset(tx, &key)?.is_some() {
                 return Err(Error::conflict(format!(
@@ -170,7 +158,7 @@ impl Handler<CreateDataset> for RegistryActor {
                     now_text()
                 ],
             )?;
-            records::insert_version(tx, tx.last_insert_rowid(), &schema)
+            crate::records::insert_version(tx, tx.last_insert_rowid(), &schema)
         })
     }
 }

@@ -1,5 +1,5 @@
-//! Column checks (SPEC.md 2.2): reading a [`CheckSpec`] into a typed [`Check`], refusing what could
-//! never work (API.md: checks are validated when the schema is stored).
+//! Column checks (docs/SPEC.md 2.2): reading a [`CheckSpec`] into a typed [`Check`], refusing what could
+//! never work (docs/API.md: checks are validated when the schema is stored).
 //!
 //! Semantics, as rAPId's checks (pandera) have them: `in_range` and `str_length` include both ends;
 //! `greater_than` and `less_than` are strict; `str_length` counts characters, not bytes;

@@ -1,4 +1,4 @@
-//! The column rules of a schema (SPEC.md 2.1, 2.2): names, data types, date formats, partitions
+//! The column rules of a schema (docs/SPEC.md 2.1, 2.2): names, data types, date formats, partitions
 //! and checks. Every problem is collected, each naming the column it concerns.
 
 use std::collections::BTreeMap;

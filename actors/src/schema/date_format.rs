@@ -1,4 +1,4 @@
-//! The ten date formats a `date` column may declare (SPEC.md 2.1), and a fast strict parser for
+//! The ten date formats a `date` column may declare (docs/SPEC.md 2.1), and a fast strict parser for
 //! values written in them.
 //!
 //! The year (`%Y`, exactly four digits) and month (`%m`) are required, the day (`%d`) optional, and
@@ -50,7 +50,7 @@ enum Field {
 use Field::{Day, Month, Year};
 
 impl DateFormat {
-    /// Every accepted format, in SPEC.md's order. Schema generation tries them in this order, so
+    /// Every accepted format, in docs/SPEC.md's order. Schema generation tries them in this order, so
     /// for a sample that fits both, day-first (`%d/%m/%Y`) wins over month-first (`%m/%d/%Y`).
     pub const ALL: [DateFormat; 10] = [
         DateFormat::YmdSlash,

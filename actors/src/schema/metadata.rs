@@ -1,4 +1,4 @@
-//! The metadata rules of a schema (SPEC.md 2.1): layer, domain and dataset names, sensitivity,
+//! The metadata rules of a schema (docs/SPEC.md 2.1): layer, domain and dataset names, sensitivity,
 //! update behaviour, description, tags and owners. Every problem is collected.
 
 use std::collections::BTreeSet;
@@ -7,19 +7,26 @@ use std::str::FromStr;
 use email_address::EmailAddress;
 
 use super::model::{Metadata, Owner, UpdateBehaviour};
-use super::validate::SchemaContext;
 use crate::sensitivity::Sensitivity;
+
+/// What a schema is judged against besides itself: the instance's layers and the protected
+/// domains that exist (lower case).
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaContext<'a> {
+    pub layers: &'a [String],
+    pub protected_domains: &'a BTreeSet<String>,
+}
 
 /// Longest domain or dataset name (they become path segments and table names).
 pub const MAX_NAME_LEN: usize = 128;
-/// Longest description, in characters. SPEC.md sets none; this keeps listings small.
+/// Longest description, in characters. docs/SPEC.md sets none; this keeps listings small.
 pub const MAX_DESCRIPTION_LEN: usize = 2000;
-/// Most tags per dataset, key-value and key-only together (SPEC.md 8).
+/// Most tags per dataset, key-value and key-only together (docs/SPEC.md 8).
 pub const MAX_TAGS: usize = 30;
-/// Tag keys the service itself puts in a dataset listing's `tags` (SPEC.md 2.3); a custom tag with
+/// Tag keys the service itself puts in a dataset listing's `tags` (docs/SPEC.md 2.3); a custom tag with
 /// one of these names would be confused with them, so they are refused (in any case).
 pub const RESERVED_TAG_KEYS: [&str; 2] = ["sensitivity", "no_of_versions"];
-/// What the schema generator writes as owner, which must be replaced (SPEC.md 2.1).
+/// What the schema generator writes as owner, which must be replaced (docs/SPEC.md 2.1).
 pub const PLACEHOLDER_OWNER_NAME: &str = "change_me";
 pub const PLACEHOLDER_OWNER_EMAIL: &str = "change_me@email.com";
 
@@ -135,7 +142,7 @@ fn is_tag_text(s: &str) -> bool {
 }
 
 /// Checks every tag; returns the key-only tags without repeats and without keys that are also
-/// key-value tags (the listing merges both kinds into one map, SPEC.md 2.3).
+/// key-value tags (the listing merges both kinds into one map, docs/SPEC.md 2.3).
 fn check_tags(m: &Metadata, problems: &mut Vec<String>) -> Vec<String> {
     let keys = m.key_value_tags.keys().chain(&m.key_only_tags);
     for key in keys {

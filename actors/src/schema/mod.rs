@@ -9,9 +9,9 @@
 //! [`Check`]s, partition columns in order.
 //!
 //! ## Layout
-//! - [`model`]: the serde types of SPEC.md 2.1, and the [`DataType`] and [`UpdateBehaviour`] enums.
+//! - [`model`]: the serde types of docs/SPEC.md 2.1, and the [`DataType`] and [`UpdateBehaviour`] enums.
 //! - [`date_format`]: the ten date formats and the fast value parser used at upload.
-//! - [`check`]: column checks (SPEC.md 2.2) as typed [`Check`]s.
+//! - [`check`]: column checks (docs/SPEC.md 2.2) as typed [`Check`]s.
 //! - [`names`]: the column name rule and [`sanitise_column_name`] for schema generation.
 //! - `columns`, `metadata`: the rules, each problem naming what it concerns.
 //! - [`validate`](mod@validate): the entry points; [`valid`]: [`ValidSchema`].
@@ -27,6 +27,7 @@ pub mod validate;
 
 pub use check::Check;
 pub use date_format::DateFormat;
+pub use metadata::SchemaContext;
 pub use metadata::{
     MAX_DESCRIPTION_LEN, MAX_NAME_LEN, MAX_TAGS, PLACEHOLDER_OWNER_EMAIL, PLACEHOLDER_OWNER_NAME,
     RESERVED_TAG_KEYS,
@@ -36,4 +37,4 @@ pub use model::{
 };
 pub use names::{column_names_from_headers, is_valid_column_name, sanitise_column_name};
 pub use valid::{NamedCheck, ValidColumn, ValidSchema};
-pub use validate::{validate, validate_generated, validate_stored, SchemaContext};
+pub use validate::{validate, validate_generated, validate_stored};

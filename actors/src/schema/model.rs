@@ -1,4 +1,4 @@
-//! The schema as it travels over the wire (SPEC.md 2.1, API.md "Schemas").
+//! The schema as it travels over the wire (docs/SPEC.md 2.1, docs/API.md "Schemas").
 //!
 //! These types accept what clients send and nothing is checked here beyond JSON shapes: fields
 //! whose bad values deserve a precise message (`sensitivity`, `data_type`, `update_behaviour`,
@@ -108,7 +108,7 @@ impl Column {
     }
 }
 
-/// A column check as written in a schema (SPEC.md 2.2). An `error` text, which rAPId's templates
+/// A column check as written in a schema (docs/SPEC.md 2.2). An `error` text, which rAPId's templates
 /// carry and rAPId ignores, is ignored here too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckSpec {
@@ -178,7 +178,7 @@ impl FromStr for DataType {
     }
 }
 
-/// What an upload does to the data already stored (SPEC.md 2.1).
+/// What an upload does to the data already stored (docs/SPEC.md 2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UpdateBehaviour {
     /// New files are added.

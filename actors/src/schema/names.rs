@@ -1,15 +1,15 @@
-//! Column names: the rule a schema's names must follow (SPEC.md 2.1), and turning a sample file's
+//! Column names: the rule a schema's names must follow (docs/SPEC.md 2.1), and turning a sample file's
 //! headers into names that follow it (schema generation).
 
 use std::collections::BTreeMap;
 
 use crate::error::{Error, ErrorKind, Result};
 
-/// Longest accepted column name. SPEC.md sets none; names become partition directory names
+/// Longest accepted column name. docs/SPEC.md sets none; names become partition directory names
 /// (`name=value`) and SQL identifiers, so they are capped like domain and dataset names.
 pub const MAX_COLUMN_NAME_LEN: usize = 128;
 
-/// The SPEC.md rule: only lower-case ASCII letters, digits and underscores; not only underscores;
+/// The docs/SPEC.md rule: only lower-case ASCII letters, digits and underscores; not only underscores;
 /// not only digits (`2020_total` and `col_` are fine, `2020` and `__` are not); at most
 /// [`MAX_COLUMN_NAME_LEN`] characters. The empty name is not valid either.
 pub fn is_valid_column_name(name: &str) -> bool {

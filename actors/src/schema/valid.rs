@@ -34,7 +34,7 @@ pub struct ValidColumn {
     pub partition_index: Option<usize>,
     /// Present exactly when `data_type` is [`DataType::Date`].
     pub format: Option<DateFormat>,
-    /// Values must be unique across the stored dataset version (API.md).
+    /// Values must be unique across the stored dataset version (docs/API.md).
     pub unique: bool,
     /// In check-name order.
     pub checks: Vec<NamedCheck>,

@@ -1,21 +1,11 @@
 //! Judging a whole schema: column rules (`columns.rs`) then metadata rules (`metadata.rs`),
 //! every problem collected, and on success the typed [`ValidSchema`].
 
-use std::collections::BTreeSet;
-
 use super::columns::check_columns;
-use super::metadata::{check_metadata, Rules};
+use super::metadata::{check_metadata, Rules, SchemaContext};
 use super::model::Schema;
 use super::valid::ValidSchema;
 use crate::error::{Error, ErrorKind, Result};
-
-/// What a schema is judged against besides itself: the instance's layers and the protected
-/// domains that exist (lower case).
-#[derive(Debug, Clone, Copy)]
-pub struct SchemaContext<'a> {
-    pub layers: &'a [String],
-    pub protected_domains: &'a BTreeSet<String>,
-}
 
 /// Every rule, for a schema a client sends to be stored (`POST`/`PUT /schema`). A `version` in it
 /// is dropped: the service assigns versions ([`ValidSchema::set_version`]). All problems are

@@ -44,7 +44,22 @@ pub use durability::{
 pub use leases::{LeaseGuard, Leases};
 
 use crate::error::{Error, Result};
-use crate::registry::DatasetKey;
+use crate::key::DatasetKey;
+
+/// The token signing key's file name in the data folder.
+pub const KEY_FILE: &str = "token-signing.key";
+
+/// The `n`th Parquet file an ingest writes into its staging folder `dir`.
+pub fn staged_parquet(dir: &Path, n: usize) -> PathBuf {
+    dir.join(format!("{n}.parquet"))
+}
+
+/// The part file a result is written to before it is complete.
+pub fn part_file(done: &Path) -> PathBuf {
+    let mut name = done.as_os_str().to_owned();
+    name.push(".part");
+    PathBuf::from(name)
+}
 
 #[derive(Debug, Clone)]
 pub struct Storage {
@@ -76,6 +91,70 @@ impl Storage {
 
     pub fn staging_dir(&self, job_id: &str) -> PathBuf {
         self.staging_root().join(job_id)
+    }
+
+    /// The SQLite catalog.
+    pub fn catalog_file(&self) -> PathBuf {
+        self.root.join("catalog.sqlite")
+    }
+
+    /// The token signing key's own file (0600), outside the catalog.
+    pub fn key_file(&self) -> PathBuf {
+        self.root.join(KEY_FILE)
+    }
+
+    /// Where the generated admin credentials are written on first start.
+    pub fn admin_credentials_file(&self) -> PathBuf {
+        self.root.join("admin-credentials.json")
+    }
+
+    /// The files that hold secrets (the catalog with its WAL and SHM, the admin credentials, the
+    /// signing key): kept 0600.
+    pub fn secret_files(&self) -> Vec<PathBuf> {
+        let catalog = self.catalog_file();
+        let with_suffix = |suffix: &str| {
+            let mut name = catalog.as_os_str().to_owned();
+            name.push(suffix);
+            PathBuf::from(name)
+        };
+        vec![
+            catalog.clone(),
+            with_suffix("-wal"),
+            with_suffix("-shm"),
+            self.admin_credentials_file(),
+            self.key_file(),
+        ]
+    }
+
+    /// Where query sorts and aggregations spill.
+    pub fn spill_dir(&self) -> PathBuf {
+        self.root.join("spill")
+    }
+
+    /// The raw file of an upload being received, in its job's staging folder.
+    pub fn staged_raw(&self, job_id: &str) -> PathBuf {
+        self.staging_dir(job_id).join("raw")
+    }
+
+    /// The folder the validated Parquet of an upload is written to, in its job's staging folder.
+    pub fn staged_data(&self, job_id: &str) -> PathBuf {
+        self.staging_dir(job_id).join("data")
+    }
+
+    /// A large query's result file `name` (`{job_id}.csv`).
+    pub fn result_file(&self, name: &str) -> PathBuf {
+        self.results_dir().join(name)
+    }
+
+    /// The folders whose files the manifest lists (`data`, `raw`).
+    pub fn listed_roots(&self) -> [PathBuf; 2] {
+        [self.root.join("data"), self.root.join("raw")]
+    }
+
+    /// A new file in staging for a schema-generation sample with extension `ext`.
+    pub fn sample_file(&self, ext: &str) -> PathBuf {
+        self.staging_root()
+            .join(format!("sample-{}.{ext}", uuid::Uuid::new_v4()))
     }
 
     pub fn results_dir(&self) -> PathBuf {

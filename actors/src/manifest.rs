@@ -9,6 +9,8 @@ use rusqlite::{params, Connection};
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::key::DatasetKey;
+use crate::storage::Storage;
 
 #[derive(Debug, Clone)]
 pub struct DataFile {
@@ -87,33 +89,32 @@ pub fn raw_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec
     Ok(files)
 }
 
-/// Removes every file under `root/{data,raw}` that the manifest does not list, and returns how
+/// Removes every file under `data/` and `raw/` that the manifest does not list, and returns how
 /// many. Run at start-up, before anything else writes.
-pub fn remove_unlisted_files(conn: &Connection, root: &Path) -> Result<usize> {
+pub fn remove_unlisted_files(conn: &Connection, storage: &Storage) -> Result<usize> {
     let mut listed: HashSet<std::path::PathBuf> = HashSet::new();
     let mut stmt = conn.prepare("SELECT path FROM data_files")?;
     for p in stmt.query_map([], |r| r.get::<_, String>(0))? {
-        listed.insert(root.join(p?));
+        listed.insert(storage.absolute(&p?));
     }
     let mut stmt = conn.prepare(
         "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename
          FROM raw_files r JOIN datasets d ON d.id = r.dataset_id",
     )?;
     let rows = stmt.query_map([], |r| {
-        Ok(root
-            .join("raw")
-            .join(r.get::<_, String>(0)?)
-            .join(r.get::<_, String>(1)?)
-            .join(r.get::<_, String>(2)?)
-            .join(r.get::<_, i64>(3)?.to_string())
-            .join(r.get::<_, String>(4)?))
+        let key = DatasetKey::new(
+            &r.get::<_, String>(0)?,
+            &r.get::<_, String>(1)?,
+            &r.get::<_, String>(2)?,
+        );
+        Ok(storage.raw_file(&key, r.get(3)?, &r.get::<_, String>(4)?))
     })?;
     for p in rows {
         listed.insert(p?);
     }
     let mut removed = 0;
-    for top in ["data", "raw"] {
-        removed += sweep(&root.join(top), &listed)?;
+    for top in storage.listed_roots() {
+        removed += sweep(&top, &listed)?;
     }
     Ok(removed)
 }

@@ -4,53 +4,9 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::error::{Error, Result};
+use crate::key::{DatasetKey, DatasetRecord};
 use crate::schema::{validate_stored, Schema, ValidSchema};
 use crate::sensitivity::Sensitivity;
-
-/// How a dataset is named in paths: layer and domain lower-case, dataset compared lower-case.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DatasetKey {
-    pub layer: String,
-    pub domain: String,
-    /// The lower-cased dataset name: what names collide on and what storage paths use.
-    pub dataset: String,
-}
-
-impl DatasetKey {
-    pub fn new(layer: &str, domain: &str, dataset: &str) -> DatasetKey {
-        DatasetKey {
-            layer: layer.to_ascii_lowercase(),
-            domain: domain.to_ascii_lowercase(),
-            dataset: dataset.to_ascii_lowercase(),
-        }
-    }
-
-    pub fn of(schema: &ValidSchema) -> DatasetKey {
-        DatasetKey::new(schema.layer(), schema.domain(), schema.dataset())
-    }
-
-    /// "layer/domain/dataset", for messages and logs.
-    pub fn display(&self) -> String {
-        format!("{}/{}/{}", self.layer, self.domain, self.dataset)
-    }
-
-    pub fn not_found(&self) -> Error {
-        Error::not_found(format!(
-            "Could not find the schema for dataset layer [{}], domain [{}] and dataset [{}]",
-            self.layer, self.domain, self.dataset
-        ))
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct DatasetRecord {
-    pub id: i64,
-    pub key: DatasetKey,
-    /// The name as first created, with its case.
-    pub name: String,
-    pub sensitivity: Sensitivity,
-    pub latest_version: i64,
-}
 
 pub fn find_dataset(conn: &Connection, key: &DatasetKey) -> Result<Option<DatasetRecord>> {
     let row = conn

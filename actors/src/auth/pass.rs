@@ -1,0 +1,151 @@
+//! Permission passes: proof, carried into the engine's use cases, that a subject was checked for
+//! what it asks. Only this module builds them (their fields are private), from a [`Subject`],
+//! which only the engine builds (from a verified token or its own snapshot). The engine's
+//! methods take a pass instead of trusting their caller, so every front door (HTTP, web pages,
+//! admin CLI) goes through the same checks. The 403 messages are the ones the API has always
+//! answered (docs/API.md, Subjects and permissions).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::permission::{Access, Permission};
+use super::Subject;
+use crate::error::{Error, Result};
+use crate::key::{DatasetKey, DatasetRecord};
+
+/// Which kind of dataset access a pass proves.
+pub trait AccessKind {
+    const ACCESS: Access;
+}
+/// Read access: queries, info.
+pub struct Read;
+/// Write access: uploads, file deletion.
+pub struct Write;
+impl AccessKind for Read {
+    const ACCESS: Access = Access::Read;
+}
+impl AccessKind for Write {
+    const ACCESS: Access = Access::Write;
+}
+
+/// Any authenticated subject, whatever its permissions.
+#[derive(Clone)]
+pub struct SubjectPass {
+    subject: Arc<Subject>,
+}
+
+/// A holder of DATA_ADMIN: schemas, protected domains, dataset deletion, every job.
+#[derive(Clone)]
+pub struct AdminPass {
+    subject: Arc<Subject>,
+}
+
+/// A holder of USER_ADMIN: clients, users, subject permissions.
+#[derive(Clone)]
+pub struct UserAdminPass {
+    subject: Arc<Subject>,
+}
+
+/// Access of kind `A` to one existing dataset, whose record it carries.
+pub struct DatasetPass<A: AccessKind> {
+    subject: Arc<Subject>,
+    record: DatasetRecord,
+    _access: PhantomData<A>,
+}
+
+impl SubjectPass {
+    pub fn subject(&self) -> &Arc<Subject> {
+        &self.subject
+    }
+    /// Whether this subject also holds DATA_ADMIN (sees every job).
+    pub fn is_data_admin(&self) -> bool {
+        self.subject.has(&Permission::DataAdmin)
+    }
+}
+
+impl AdminPass {
+    pub fn subject(&self) -> &Arc<Subject> {
+        &self.subject
+    }
+}
+
+impl UserAdminPass {
+    pub fn subject(&self) -> &Arc<Subject> {
+        &self.subject
+    }
+}
+
+impl<A: AccessKind> DatasetPass<A> {
+    pub fn subject(&self) -> &Arc<Subject> {
+        &self.subject
+    }
+    pub fn record(&self) -> &DatasetRecord {
+        &self.record
+    }
+}
+
+/// Every authenticated subject gets one.
+pub fn subject_pass(subject: Arc<Subject>) -> SubjectPass {
+    SubjectPass { subject }
+}
+
+fn require(subject: &Subject, permission: Permission) -> Result<()> {
+    if subject.has(&permission) {
+        Ok(())
+    } else {
+        Err(Error::forbidden(format!(
+            "Subject {} does not have the {permission} permission this action requires",
+            subject.name
+        )))
+    }
+}
+
+pub fn admin_pass(subject: Arc<Subject>) -> Result<AdminPass> {
+    require(&subject, Permission::DataAdmin)?;
+    Ok(AdminPass { subject })
+}
+
+pub fn user_admin_pass(subject: Arc<Subject>) -> Result<UserAdminPass> {
+    require(&subject, Permission::UserAdmin)?;
+    Ok(UserAdminPass { subject })
+}
+
+/// Access of kind `A` to the dataset `key`, looked up with `find`. A subject with no permission
+/// of the kind at all is refused (403) before the lookup, so it learns nothing about which
+/// datasets exist; an unknown dataset is then 404, and a known one out of reach 403.
+pub fn dataset_pass<A: AccessKind>(
+    subject: Arc<Subject>,
+    key: &DatasetKey,
+    find: impl FnOnce(&DatasetKey) -> Result<DatasetRecord>,
+) -> Result<DatasetPass<A>> {
+    let verb = match A::ACCESS {
+        Access::Read => "read",
+        Access::Write => "write",
+    };
+    if !subject.permissions.iter().any(|p| p.is_access(A::ACCESS)) {
+        return Err(Error::forbidden(format!(
+            "Subject {} has no permission to {verb} any dataset",
+            subject.name
+        )));
+    }
+    let record = find(key)?;
+    let allowed = subject.permissions.iter().any(|p| {
+        p.grants(
+            A::ACCESS,
+            record.sensitivity,
+            &record.key.layer,
+            &record.key.domain,
+        )
+    });
+    if !allowed {
+        return Err(Error::forbidden(format!(
+            "Subject {} does not have enough permissions to {verb} the dataset layer [{}], domain [{}] and dataset [{}]",
+            subject.name, key.layer, key.domain, key.dataset
+        )));
+    }
+    Ok(DatasetPass {
+        subject,
+        record,
+        _access: PhantomData,
+    })
+}

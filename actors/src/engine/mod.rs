@@ -1,0 +1,286 @@
+//! The engine facade: one handle, opened once, whose methods are the use cases of the service.
+//! Every front door (the HTTP routes today, web pages and the admin CLI next) calls these and
+//! nothing below them. Each method takes a permission pass ([`crate::auth::pass`]) proving the
+//! caller was checked for what it asks; the engine does not check again and trusts no other proof.
+//!
+//! Handles inside are cheap clones (actor addresses, the catalog's shared connection), so
+//! `Engine` is `Clone` and can be held by every worker.
+
+mod query;
+mod upload;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+pub use crate::registry::DatasetFilter;
+pub use query::OutputFormat;
+pub use upload::{UploadAccepted, UploadTarget};
+
+use crate::auth::pass::{self, AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};
+use crate::auth::{Auth, AuthSettings, Bootstrap, Subject};
+use crate::catalog::Catalog;
+use crate::dataset::DeleteRawFile;
+use crate::error::{Error, Result};
+use crate::file_kind::FileKind;
+use crate::infer::{DraftTarget, Sample};
+use crate::jobs::{JobView, Jobs};
+use crate::key::{DatasetKey, DatasetRecord};
+use crate::manifest::{raw_files, remove_unlisted_files};
+use crate::query::QuerySettings;
+use crate::registry::Registry;
+use crate::schema::{Schema, ValidSchema};
+use crate::storage::{safe_segment, Storage};
+
+/// What the engine is opened with (the edge builds it from its flags and environment).
+pub struct EngineConfig {
+    /// The data folder: catalog, data, raw uploads, staging, results.
+    pub data_dir: PathBuf,
+    /// The instance's layers (lower case).
+    pub layers: Vec<String>,
+    pub auth: AuthSettings,
+    pub query: QuerySettings,
+    /// Largest upload body accepted.
+    pub max_upload_bytes: u64,
+    /// The longest single value in an upload or sample.
+    pub max_value_bytes: usize,
+    /// How long a large query's result link stays valid.
+    pub result_ttl_seconds: i64,
+}
+
+#[derive(Clone)]
+pub struct Engine {
+    auth: Auth,
+    registry: Registry,
+    jobs: Jobs,
+    catalog: Catalog,
+    storage: Storage,
+    settings: Arc<Settings>,
+}
+
+struct Settings {
+    max_upload_bytes: u64,
+    max_value_bytes: usize,
+    result_ttl_seconds: i64,
+}
+
+impl Engine {
+    /// Opens the catalog, starts auth, recovers from an interrupted run (see [`recover`]),
+    /// starts the query threads and the registry. Call once, inside a running actix system,
+    /// after the process-wide durability setting and the data folder's modes are set.
+    pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
+        let catalog = Catalog::open(&config.data_dir)?;
+        let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
+        let storage = Storage::new(&config.data_dir);
+        recover(&catalog, &storage)?;
+        // Before anything can run a query: empties the spill folder, starts the query threads.
+        crate::query::configure(config.query)?;
+        let jobs = Jobs::new(catalog.clone());
+        let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
+        let settings = Arc::new(Settings {
+            max_upload_bytes: config.max_upload_bytes,
+            max_value_bytes: config.max_value_bytes,
+            result_ttl_seconds: config.result_ttl_seconds,
+        });
+        let engine = Engine {
+            auth,
+            registry,
+            jobs,
+            catalog,
+            storage,
+            settings,
+        };
+        Ok((engine, bootstrap))
+    }
+
+    /// Subjects, credentials, tokens, permissions and protected domains.
+    pub fn auth(&self) -> &Auth {
+        &self.auth
+    }
+
+    /// The instance's layers.
+    pub fn layers(&self) -> &[String] {
+        self.registry.layers()
+    }
+
+    /// A pass for any authenticated subject.
+    pub fn subject_pass(&self, subject: Arc<Subject>) -> SubjectPass {
+        pass::subject_pass(subject)
+    }
+
+    /// A pass for a DATA_ADMIN (403 otherwise).
+    pub fn admin_pass(&self, subject: Arc<Subject>) -> Result<AdminPass> {
+        pass::admin_pass(subject)
+    }
+
+    /// A pass for a USER_ADMIN (403 otherwise).
+    pub fn user_admin_pass(&self, subject: Arc<Subject>) -> Result<UserAdminPass> {
+        pass::user_admin_pass(subject)
+    }
+
+    /// A pass to read or write the dataset `key` (403 without access, 404 if unknown).
+    pub fn dataset_pass<A: AccessKind>(
+        &self,
+        subject: Arc<Subject>,
+        key: &DatasetKey,
+    ) -> Result<DatasetPass<A>> {
+        pass::dataset_pass(subject, key, |k| self.registry.find(k))
+    }
+
+    /// `POST /schema`: validates `schema` and creates its dataset at version 1.
+    pub async fn create_schema(&self, _: &AdminPass, schema: &Schema) -> Result<ValidSchema> {
+        let protected = self.auth.snapshot().protected_domains.clone();
+        self.registry.create_schema(schema, &protected).await
+    }
+
+    /// `PUT /schema`: validates `schema` and stores it as the dataset's next version.
+    pub async fn update_schema(&self, _: &AdminPass, schema: &Schema) -> Result<ValidSchema> {
+        let protected = self.auth.snapshot().protected_domains.clone();
+        self.registry.update_schema(schema, &protected).await
+    }
+
+    /// Where a schema-generation sample of `kind` is received (in staging, wiped at start-up).
+    pub fn new_sample_path(&self, _: &SubjectPass, kind: FileKind) -> PathBuf {
+        self.storage.sample_file(kind.extension())
+    }
+
+    /// A draft schema inferred from `sample`, on a blocking thread.
+    pub async fn draft_schema(
+        &self,
+        _: &SubjectPass,
+        sample: Sample,
+        target: DraftTarget,
+    ) -> Result<Schema> {
+        let protected: BTreeSet<String> = self.auth.snapshot().protected_domains.clone();
+        let layers = self.layers().to_vec();
+        tokio::task::spawn_blocking(move || {
+            crate::infer::draft_schema(&sample, target, &layers, &protected)
+        })
+        .await
+        .map_err(|e| Error::internal(format!("schema inference task: {e}")))?
+    }
+
+    /// The latest version of every dataset the subject may see, filtered.
+    pub fn list(
+        &self,
+        pass: &SubjectPass,
+        filter: &DatasetFilter,
+        enriched: bool,
+    ) -> Result<Vec<Value>> {
+        let permissions = &pass.subject().permissions;
+        crate::registry::list_datasets(&self.catalog, permissions, filter, enriched)
+    }
+
+    /// Schema and figures of a version (the latest when `version` is absent or 0).
+    pub async fn info<A: AccessKind>(
+        &self,
+        pass: &DatasetPass<A>,
+        version: Option<i64>,
+    ) -> Result<Value> {
+        let record = pass.record();
+        let version = pick_version(version, record.latest_version);
+        let schema = self.registry.schema(&record.key, Some(version))?;
+        crate::query::info::dataset_info(&self.catalog, &self.storage, record, &schema, version)
+            .await
+    }
+
+    /// The raw file names of a version; 404 for an unknown dataset or no files.
+    pub fn files(&self, _: &SubjectPass, key: &DatasetKey, version: i64) -> Result<Vec<String>> {
+        let record = self.registry.find(key)?;
+        let files = self.catalog.with(|c| raw_files(c, record.id, version))?;
+        if files.is_empty() {
+            return Err(Error::not_found(format!(
+                "There are no uploaded files for the layer [{}], domain [{}], dataset [{}] and version [{version}]",
+                key.layer, key.domain, key.dataset
+            )));
+        }
+        Ok(files.into_iter().map(|f| f.raw_filename).collect())
+    }
+
+    /// Deletes one raw file of a version and the rows it brought, through the dataset's actor.
+    pub async fn delete_file(
+        &self,
+        pass: &DatasetPass<crate::auth::pass::Write>,
+        version: i64,
+        filename: &str,
+    ) -> Result<()> {
+        if !safe_segment(filename) {
+            return Err(Error::invalid(format!("Invalid file name [{filename}]")));
+        }
+        let actor = self.registry.dataset_actor(&pass.record().key).await?;
+        actor
+            .send(DeleteRawFile {
+                version,
+                raw_filename: filename.to_string(),
+            })
+            .await??;
+        Ok(())
+    }
+
+    /// Deletes every version, file and schema of a dataset; 404 if there is none.
+    pub async fn delete_dataset(&self, _: &AdminPass, key: &DatasetKey) -> Result<DatasetRecord> {
+        self.registry.delete_dataset(key).await
+    }
+
+    /// The subject's jobs; every job for a DATA_ADMIN.
+    pub fn jobs(&self, pass: &SubjectPass) -> Result<Vec<JobView>> {
+        let all = pass.is_data_admin();
+        self.jobs.list((!all).then_some(pass.subject().id.as_str()))
+    }
+
+    /// One job, for its owner or a DATA_ADMIN (403 otherwise, 404 if unknown).
+    pub fn job(&self, pass: &SubjectPass, job_id: &str) -> Result<JobView> {
+        let job = self.jobs.get(job_id)?;
+        if job.subject_id != pass.subject().id && !pass.is_data_admin() {
+            return Err(Error::forbidden(format!(
+                "The job {} belongs to another subject",
+                job.job_id
+            )));
+        }
+        Ok(job)
+    }
+
+    /// The file of a large query's result, when the link's signature and expiry hold (the link
+    /// is the authorisation: no pass). 404 for a name that is not a result, 403 for a bad link.
+    pub fn result_file(&self, name: &str, expires: i64, signature: &str) -> Result<PathBuf> {
+        if !safe_segment(name) || !name.ends_with(".csv") {
+            return Err(Error::not_found(format!("No result [{name}]")));
+        }
+        self.auth.verify_link(name, expires, signature)?;
+        Ok(self.storage.result_file(name))
+    }
+
+    /// Removes large-query results older than their link's lifetime; returns how many. Blocking.
+    pub fn remove_expired_results(&self) -> usize {
+        let ttl = Duration::from_secs(self.settings.result_ttl_seconds.max(0) as u64);
+        crate::query::large::remove_expired_results(&self.storage.results_dir(), ttl)
+    }
+}
+
+/// The version asked for, or the latest when absent or 0 (as rAPId).
+pub fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
+    asked.filter(|v| *v > 0).unwrap_or(latest)
+}
+
+/// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can
+/// never finish, and files not in the manifest belong to commits that never happened.
+fn recover(catalog: &Catalog, storage: &Storage) -> Result<()> {
+    let staging = storage.staging_root();
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)?;
+    }
+    std::fs::create_dir_all(&staging)?;
+    let failed = Jobs::new(catalog.clone()).fail_interrupted()?;
+    let removed = catalog.with(|c| remove_unlisted_files(c, storage))?;
+    if failed > 0 || removed > 0 {
+        tracing::warn!(
+            failed_jobs = failed,
+            removed_files = removed,
+            "recovered from an interrupted run"
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! The query use cases: a small result answered at once, and a large one written by a job.
+//! Everything (parse, check, plan, run, render) runs on the query threads within a time limit;
+//! the HTTP worker only waits (see `crate::query::engine`).
+
+use bytes::Bytes;
+use tracing::Instrument;
+
+use super::{pick_version, Engine};
+use crate::auth::pass::{DatasetPass, Read};
+use crate::error::{Error, Result};
+use crate::jobs::{JobKind, NewJob};
+use crate::key::DatasetRecord;
+use crate::query::output::{to_arrow_stream, to_csv, to_json, to_parquet};
+use crate::query::{engine, PreparedQuery, QueryKind, SYNC_ROW_LIMIT};
+
+/// The formats a synchronous result is rendered in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OutputFormat {
+    Json,
+    Csv,
+    Arrow,
+    Parquet,
+}
+
+impl Engine {
+    /// The checked query over the chosen version's files as of now (400 for a bad query, 404 for
+    /// an unknown version), and that version. Runs on the query threads: the checks walk trees.
+    fn prepare(
+        &self,
+        record: &DatasetRecord,
+        asked_version: Option<i64>,
+        body: &[u8],
+        cap: Option<u64>,
+    ) -> Result<(PreparedQuery, i64)> {
+        let request = crate::query::parse_request(body, &engine().settings().limits)?;
+        let version = pick_version(asked_version, record.latest_version);
+        let schema = self.registry.schema(&record.key, Some(version))?;
+        let prepared = PreparedQuery::new(
+            &self.catalog,
+            &self.storage,
+            record,
+            &schema,
+            version,
+            &request,
+            cap,
+        )?;
+        Ok((prepared, version))
+    }
+
+    /// Runs the query `body` (JSON; empty: every row) and renders the result in `format`:
+    /// (content type, bytes). Admitted to the sync pool (503 when full), then bounded by the
+    /// sync time limit; more than [`SYNC_ROW_LIMIT`] rows is a 400 pointing at large queries.
+    pub async fn query(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        body: Bytes,
+        format: OutputFormat,
+    ) -> Result<(&'static str, Vec<u8>)> {
+        let record = pass.record().clone();
+        let engine = engine();
+        let slot = engine.admit(QueryKind::Sync).await?;
+        let limit = engine.settings().timeout;
+        let key = record.key.clone();
+        let this = self.clone();
+        let work = async move {
+            let (prepared, _) = this.prepare(&record, version, &body, Some(SYNC_ROW_LIMIT + 1))?;
+            let (arrow_schema, batches) = prepared.collect().await?;
+            drop(prepared);
+            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            if rows as u64 > SYNC_ROW_LIMIT {
+                return Err(too_many_rows(&record));
+            }
+            let names: Vec<String> = arrow_schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect();
+            Ok(match format {
+                OutputFormat::Json => ("application/json", to_json(&batches)),
+                OutputFormat::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)?),
+                OutputFormat::Arrow => (
+                    "application/vnd.apache.arrow.stream",
+                    to_arrow_stream(arrow_schema, &batches)?,
+                ),
+                OutputFormat::Parquet => (
+                    "application/vnd.apache.parquet",
+                    to_parquet(arrow_schema, &batches)?,
+                ),
+            })
+        };
+        let timed_out = Error::invalid(format!(
+            "The query ran longer than the limit of {} seconds for synchronous queries \
+                 (RAPID_QUERY_TIMEOUT_SECONDS) and was stopped: run it with POST \
+                 /api/datasets/{}/{}/{}/query/large, or narrow it (filter, limit)",
+            limit.as_secs(),
+            key.layer,
+            key.domain,
+            key.dataset
+        ));
+        engine.run(Some(slot), limit, work, timed_out).await
+    }
+
+    /// Checks the query `body` and starts a QUERY job writing its whole result as CSV; returns
+    /// the job id. The job's slot is taken now: when every one is busy the answer is 503, not a
+    /// queued job. When the job succeeds its `result_url` (under `base_url`) downloads the file.
+    pub async fn start_large_query(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        body: Bytes,
+        base_url: &str,
+    ) -> Result<String> {
+        let record = pass.record().clone();
+        let engine = engine();
+        let slot = engine.admit(QueryKind::Large).await?;
+        let check_limit = engine.settings().timeout;
+        let (this, checked_record) = (self.clone(), record.clone());
+        let check = async move { this.prepare(&checked_record, version, &body, None) };
+        let timed_out = Error::invalid(format!(
+            "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
+            check_limit.as_secs()
+        ));
+        let (prepared, version) = engine.run(None, check_limit, check, timed_out).await?;
+        let job_id = self.jobs.create(NewJob {
+            kind: JobKind::Query,
+            key: &record.key,
+            version,
+            subject_id: &pass.subject().id,
+            filename: None,
+            raw_filename: None,
+        })?;
+        let span = tracing::info_span!("job", job_id = %job_id, kind = "QUERY");
+        self.spawn_large_query(job_id.clone(), prepared, slot, base_url.to_string(), span);
+        Ok(job_id)
+    }
+
+    fn spawn_large_query(
+        &self,
+        id: String,
+        prepared: PreparedQuery,
+        slot: crate::query::Slot,
+        base_url: String,
+        span: tracing::Span,
+    ) {
+        let engine = engine();
+        let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
+        let ttl = self.settings.result_ttl_seconds;
+        let limit = engine.settings().large_timeout;
+        actix::spawn(async move {
+            let (job, jobs_for_run) = (id.clone(), jobs.clone());
+            let work = async move {
+                crate::query::large::write_csv_result(prepared, &jobs_for_run, &job, &storage).await
+            };
+            let timed_out = Error::invalid(format!(
+                "The query ran longer than the limit of {} seconds for large-query jobs \
+                     (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped: narrow it (filter, \
+                     fewer columns)",
+                limit.as_secs()
+            ));
+            let recorded = match engine.run(Some(slot), limit, work, timed_out).await {
+                Ok(_) => {
+                    let name = format!("{id}.csv");
+                    let expires = crate::auth::now_seconds() + ttl;
+                    let signature = auth.sign_link(&name, expires);
+                    let url = format!(
+                        "{base_url}/api/results/{name}?expires={expires}&signature={signature}"
+                    );
+                    jobs.succeed_with_url(&id, &url)
+                }
+                Err(e) => jobs.fail(&id, &crate::ingest::messages(&e)),
+            };
+            if let Err(e) = recorded {
+                tracing::error!(job_id = id, error = %e.report(), "could not record a query job's outcome");
+            }
+        }.instrument(span));
+    }
+}
+
+fn too_many_rows(record: &DatasetRecord) -> Error {
+    Error::invalid(format!(
+        "The result has more than {SYNC_ROW_LIMIT} rows: use POST /api/datasets/{}/{}/{}/query/large, \
+         or narrow the query (filter, limit)",
+        record.key.layer, record.key.domain, record.key.dataset
+    ))
+}

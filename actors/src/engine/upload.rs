@@ -1,0 +1,281 @@
+//! The upload use case, `POST /datasets/{layer}/{domain}/{dataset}`. The commit path:
+//! 1. the version and its schema are resolved ([`Engine::upload_target`], 404 before any body);
+//! 2. the file's kind comes from its name; the job is created (UPLOAD, step VALIDATION);
+//! 3. the body streams through a bounded channel into the ingest on a blocking thread, which keeps
+//!    the raw file and writes validated Parquet into the job's staging folder;
+//! 4. unique columns are checked against stored rows (a clash is a 422 now, not a failed job);
+//! 5. the answer is 202 with the job; the job moves to step COMMIT;
+//! 6. the dataset's actor commits: files moved into place, manifest rows in one transaction, job
+//!    SUCCESS (or FAILED with the reason); staging is removed either way.
+
+use std::path::PathBuf;
+
+use bytes::Bytes;
+use futures_util::{Stream, StreamExt};
+use serde::Serialize;
+use tracing::Instrument;
+
+use super::{pick_version, Engine};
+use crate::auth::pass::{DatasetPass, Write};
+use crate::dataset::{check_before_answer, CommitUpload, StagedUpload};
+use crate::error::{Error, ErrorKind, Result};
+use crate::file_kind::FileKind;
+use crate::ingest::{ingest_stream, messages, Chunk, IngestPlan, StagedOutput};
+use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
+use crate::key::DatasetRecord;
+use crate::schema::ValidSchema;
+
+/// A checked upload destination: the dataset, the version and its schema.
+pub struct UploadTarget {
+    engine: Engine,
+    pass: DatasetPass<Write>,
+    version: i64,
+    schema: ValidSchema,
+}
+
+/// The 202 answer's details (docs/API.md, Uploads and jobs).
+#[derive(Debug, Clone, Serialize)]
+pub struct UploadAccepted {
+    pub original_filename: String,
+    pub raw_filename: String,
+    pub dataset_version: i64,
+    pub status: &'static str,
+    pub job_id: String,
+}
+
+impl Engine {
+    /// Step 1: the version to upload to (the latest when absent or 0) and its schema (404).
+    pub fn upload_target(
+        &self,
+        pass: DatasetPass<Write>,
+        version: Option<i64>,
+    ) -> Result<UploadTarget> {
+        let version = pick_version(version, pass.record().latest_version);
+        let schema = self.registry.schema(&pass.record().key, Some(version))?;
+        Ok(UploadTarget {
+            engine: self.clone(),
+            pass,
+            version,
+            schema,
+        })
+    }
+}
+
+impl UploadTarget {
+    /// Steps 2 to 6: receives the file `filename` from `body`, validates it, answers with the
+    /// job that commits it. A body over the upload limit is 413, invalid data 422 (every error).
+    pub async fn receive<S>(self, filename: &str, body: S) -> Result<UploadAccepted>
+    where
+        S: Stream<Item = Result<Bytes>> + Unpin,
+    {
+        let kind = FileKind::from_filename(filename)?;
+        let raw_filename = new_raw_filename(filename, kind);
+        let engine = &self.engine;
+        let record = self.pass.record().clone();
+        let job_id = engine.jobs.create(NewJob {
+            kind: JobKind::Upload,
+            key: &record.key,
+            version: self.version,
+            subject_id: &self.pass.subject().id,
+            filename: Some(filename),
+            raw_filename: Some(&raw_filename),
+        })?;
+        // The job's span is a child of the request's, so its lines carry the request id too.
+        let span = tracing::info_span!("job", job_id = %job_id, kind = "UPLOAD");
+        let staging = engine.storage.staging_dir(&job_id);
+        let raw_staged = engine.storage.staged_raw(&job_id);
+        let received = self
+            .validate(&record, &job_id, kind, &staging, &raw_staged, body)
+            .instrument(span.clone())
+            .await;
+        let (output, raw_bytes) = match received {
+            Ok(done) => done,
+            Err(e) => {
+                engine.jobs.fail(&job_id, &messages(&e))?;
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e);
+            }
+        };
+        engine.jobs.advance(&job_id, JobStep::Commit)?;
+        let upload = StagedUpload {
+            job_id: job_id.clone(),
+            version: self.version,
+            behaviour: self.schema.update_behaviour(),
+            raw_staged,
+            raw_filename: raw_filename.clone(),
+            original_filename: filename.to_string(),
+            uploaded_by: self.pass.subject().name.clone(),
+            raw_bytes,
+            output,
+        };
+        engine.spawn_commit(record, staging, upload, span);
+        Ok(UploadAccepted {
+            original_filename: filename.to_string(),
+            raw_filename,
+            dataset_version: self.version,
+            status: "Data processing",
+            job_id,
+        })
+    }
+
+    /// Steps 3 and 4: the staged, valid output and the raw file's size.
+    async fn validate<S>(
+        &self,
+        record: &DatasetRecord,
+        job_id: &str,
+        kind: FileKind,
+        staging: &std::path::Path,
+        raw_staged: &std::path::Path,
+        body: S,
+    ) -> Result<(StagedOutput, u64)>
+    where
+        S: Stream<Item = Result<Bytes>> + Unpin,
+    {
+        let engine = &self.engine;
+        let (jobs, job) = (engine.jobs.clone(), job_id.to_string());
+        let (staging, raw_staged) = (staging.to_path_buf(), raw_staged.to_path_buf());
+        let staged_data = engine.storage.staged_data(job_id);
+        let schema = self.schema.clone();
+        let max_value_bytes = engine.settings.max_value_bytes;
+        let ingest = move |rx| {
+            std::fs::create_dir_all(&staging)?;
+            let progress = move |rows: u64| {
+                let _ = jobs.set_progress(&job, rows);
+            };
+            let plan = IngestPlan {
+                schema: &schema,
+                staging: &staged_data,
+                progress: &progress,
+                max_value_bytes,
+            };
+            ingest_stream(kind, rx, &raw_staged, &plan)
+        };
+        let (output, raw_bytes) =
+            stream_to_ingest(body, engine.settings.max_upload_bytes, ingest).await?;
+        let (catalog, storage) = (engine.catalog.clone(), engine.storage.clone());
+        let (dataset_id, version) = (record.id, self.version);
+        let behaviour = self.schema.update_behaviour();
+        tokio::task::spawn_blocking(move || {
+            check_before_answer(&catalog, &storage, dataset_id, version, behaviour, &output)
+                .map(|()| (output, raw_bytes))
+        })
+        .await
+        .map_err(|e| Error::internal(format!("unique check task: {e}")))?
+    }
+}
+
+impl Engine {
+    /// Step 6: hands the staged upload to the dataset's actor; the job records the outcome.
+    fn spawn_commit(
+        &self,
+        record: DatasetRecord,
+        staging: PathBuf,
+        upload: StagedUpload,
+        span: tracing::Span,
+    ) {
+        let (registry, jobs) = (self.registry.clone(), self.jobs.clone());
+        actix::spawn(
+            async move {
+                let job_id = upload.job_id.clone();
+                let outcome = match registry.dataset_actor(&record.key).await {
+                    Ok(actor) => actor
+                        .send(CommitUpload(upload))
+                        .await
+                        .map_err(Error::from)
+                        .and_then(|r| r),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = outcome {
+                    tracing::warn!(job_id, error = %e.report(), "upload commit failed");
+                    // The actor records its own failures; this covers it being unreachable.
+                    if let Ok(job) = jobs.get(&job_id) {
+                        if job.status == JobStatus::InProgress {
+                            let _ = jobs.fail(&job_id, &messages(&e));
+                        }
+                    }
+                }
+                let _ = tokio::fs::remove_dir_all(&staging).await;
+            }
+            .instrument(span),
+        );
+    }
+}
+
+fn too_large(limit: u64) -> Error {
+    Error::new(
+        ErrorKind::TooLarge,
+        format!("The file is larger than the upload limit of {limit} bytes"),
+    )
+}
+
+/// Streams `body` into the blocking `ingest` through a bounded channel. Returns what the ingest
+/// returned; a body that breaks off or exceeds `limit` fails with that reason instead.
+async fn stream_to_ingest<T: Send + 'static, S>(
+    mut body: S,
+    limit: u64,
+    ingest: impl FnOnce(tokio::sync::mpsc::Receiver<Chunk>) -> Result<T> + Send + 'static,
+) -> Result<T>
+where
+    S: Stream<Item = Result<Bytes>> + Unpin,
+{
+    let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(8);
+    let task = tokio::task::spawn_blocking(move || ingest(rx));
+    let mut received: u64 = 0;
+    let mut body_error: Option<Error> = None;
+    let mut parser_gone = false;
+    while let Some(chunk) = body.next().await {
+        let chunk = match chunk {
+            Ok(c) => c,
+            Err(e) => {
+                body_error = Some(e);
+                break;
+            }
+        };
+        received += chunk.len() as u64;
+        if received > limit {
+            body_error = Some(too_large(limit));
+            break;
+        }
+        // Once the parser has stopped (it found the header wrong, say), the rest of the body is
+        // still read, and dropped, so the client gets the answer instead of a broken pipe.
+        if !parser_gone && tx.send(Chunk::Data(chunk)).await.is_err() {
+            parser_gone = true;
+        }
+    }
+    if let Some(e) = &body_error {
+        let _ = tx.send(Chunk::Abort(e.to_string())).await;
+    }
+    drop(tx);
+    let outcome = task
+        .await
+        .map_err(|e| Error::internal(format!("ingest task: {e}")))?;
+    match body_error {
+        Some(e) => Err(e),
+        None => outcome,
+    }
+}
+
+/// A raw file name: UTC timestamp, a random part, the original name made path-safe, its extension.
+fn new_raw_filename(original: &str, kind: FileKind) -> String {
+    let stem = std::path::Path::new(original)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("upload");
+    let mut safe: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    if safe.is_empty() {
+        safe.push_str("upload");
+    }
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%3fZ");
+    let random = &uuid::Uuid::new_v4().simple().to_string()[..8];
+    format!("{stamp}-{random}-{safe}.{}", kind.extension())
+}

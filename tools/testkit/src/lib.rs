@@ -1,0 +1,91 @@
+//! What the HTTP integration tests (`tests/api/support.rs`) and the benchmarks (`benches/`)
+//! share: starting a `rapid-rs` process and reading its address, fetching a token the way the
+//! rAPId SDK does, and waiting for a job to finish. Blocking, for test and bench threads.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+/// Starts `cmd` (a `rapid-rs serve` with its stdout piped) and waits for its
+/// `listening on http://...` line; returns the child and that base address. Stdout keeps being
+/// drained, so the server never blocks on a full pipe. `Err` if the process ends first.
+pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
+    let mut child = cmd.spawn().map_err(|e| format!("start rapid-rs: {e}"))?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or("rapid-rs must be started with its stdout piped")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let base = loop {
+        match lines.next() {
+            Some(Ok(line)) => {
+                if let Some(addr) = line.strip_prefix("listening on ") {
+                    break addr.trim().to_string();
+                }
+            }
+            _ => {
+                let _ = child.wait();
+                return Err("rapid-rs exited before listening".into());
+            }
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Ok((child, base))
+}
+
+/// `POST /api/oauth2/token` with client credentials as HTTP Basic, exactly as the rAPId SDK asks
+/// for it; the status and the JSON answer.
+pub fn try_token(http: &Client, base: &str, id: &str, secret: &str) -> (StatusCode, Value) {
+    let res = http
+        .post(format!("{base}/api/oauth2/token"))
+        .basic_auth(id, Some(secret))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(json!({"grant_type": "client_credentials", "client_id": id}).to_string())
+        .send()
+        .expect("token request");
+    let status = res.status();
+    let text = res.text().unwrap_or_default();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// A bearer token for the client; panics unless the service grants one.
+pub fn token(http: &Client, base: &str, id: &str, secret: &str) -> String {
+    let (status, body) = try_token(http, base, id, secret);
+    assert_eq!(status, StatusCode::OK, "token for {id}: {body}");
+    body["access_token"]
+        .as_str()
+        .expect("access_token")
+        .to_string()
+}
+
+/// Polls `GET /api/jobs/{job_id}` every `poll` until the job is no longer IN PROGRESS, and returns
+/// it. Panics on an answer other than 200, or when the job still runs after `deadline`.
+pub fn wait_job(
+    http: &Client,
+    base: &str,
+    token: &str,
+    job_id: &str,
+    deadline: Duration,
+    poll: Duration,
+) -> Value {
+    let until = Instant::now() + deadline;
+    loop {
+        let res = http
+            .get(format!("{base}/api/jobs/{job_id}"))
+            .bearer_auth(token)
+            .send()
+            .expect("job request");
+        let status = res.status();
+        let job: Value = res.json().unwrap_or(Value::Null);
+        assert_eq!(status, StatusCode::OK, "{job}");
+        if job["status"] != "IN PROGRESS" {
+            return job;
+        }
+        assert!(Instant::now() < until, "job {job_id} still running: {job}");
+        std::thread::sleep(poll);
+    }
+}
