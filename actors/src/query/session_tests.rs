@@ -117,3 +117,17 @@ fn negative_zero_is_zero_in_comparisons_distinct_and_groups() {
         Some(2)
     );
 }
+
+#[test]
+fn negative_zero_ties_with_zero_when_sorting() {
+    // Sorted by f, the zeros are one value: the second key alone orders them (DESC).
+    let sql = "SELECT k FROM (VALUES (CAST(-0.0 AS DOUBLE), 1), (CAST(0.0 AS DOUBLE), 3), \
+               (CAST(-0.0 AS DOUBLE), 2), (CAST(-1.0 AS DOUBLE), 0)) AS v(f, k) \
+               ORDER BY f ASC, k DESC";
+    let batches = run(sql).unwrap();
+    let keys: Vec<i64> = batches
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    assert_eq!(keys, vec![0, 3, 2, 1]);
+}

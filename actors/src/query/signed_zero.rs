@@ -1,8 +1,8 @@
 //! `-0.0` equals `0.0` in SQL, but arrow compares, hashes and groups doubles by their bits
 //! (IEEE total order), so `ceil(-0.5) = 0`, `count(DISTINCT ceil(x))` and `GROUP BY` would tell
 //! the two zeros apart where DuckDB and PostgreSQL do not. This analyzer rule passes every
-//! floating-point operand of a comparison, IN list or BETWEEN, every float grouping key and the
-//! float argument of a DISTINCT aggregate through [`positive_zero`], which turns `-0.0` into
+//! floating-point operand of a comparison, IN list or BETWEEN, every float grouping or sort key
+//! and the float argument of a DISTINCT aggregate through [`positive_zero`], which turns `-0.0` into
 //! `0.0` (a function, because the simplifier would drop the `x + 0.0` that does the same).
 
 use std::sync::Arc;
@@ -79,9 +79,11 @@ impl AnalyzerRule for SignedZero {
                 LogicalPlan::Aggregate(agg) => agg.group_expr.clone(),
                 _ => Vec::new(),
             };
+            // A sort key too: the zeros are one value, so ties go on to the next key.
+            let sorting = matches!(node, LogicalPlan::Sort(_));
             node.map_expressions(|expr| {
                 let name = names.save(&expr);
-                let top = if grouping.contains(&expr) {
+                let top = if sorting || grouping.contains(&expr) {
                     positive_zero(expr, &schema)?
                 } else {
                     expr
