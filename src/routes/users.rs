@@ -50,6 +50,8 @@ pub async fn create_user(
         .auth
         .create_user(b.username, b.email, b.permissions)
         .await?;
+    // The web pages make its first sign-in replace the temporary password.
+    crate::web::backend::mark_temporary_password(&state, &user.user_id)?;
     Ok(HttpResponse::Created().json(user))
 }
 
@@ -96,5 +98,6 @@ pub async fn change_password(
             addr,
         )
         .await?;
+    crate::web::backend::clear_temporary_password(&state, &caller.subject.id)?;
     Ok(HttpResponse::Ok().json(json!({ "details": "The password has been changed" })))
 }

@@ -1,0 +1,228 @@
+//! The web pages' one door into the engine: every call the pages make into auth, the registry and
+//! jobs is here, so the engine facade can take them over in one place. The permission checks are
+//! the API's own (`crate::auth` policies, `Permission::grants`).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use rapid_actors::auth::permission::{Access, Permission};
+use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
+use rapid_actors::jobs::JobView;
+use rapid_actors::registry::DatasetFilter;
+use rapid_actors::Result;
+use serde_json::Value;
+
+use crate::auth::{DataAdmin, Policy, UserAdmin};
+use crate::state::AppState;
+
+pub fn subject(state: &AppState, subject_id: &str) -> Option<Arc<Subject>> {
+    state.auth.snapshot().subjects.get(subject_id).cloned()
+}
+
+pub fn is_user_admin(s: &Subject) -> bool {
+    UserAdmin::check(s).is_ok()
+}
+
+pub fn is_data_admin(s: &Subject) -> bool {
+    DataAdmin::check(s).is_ok()
+}
+
+/// Whether the subject may write any dataset at all (the upload page is offered only then).
+pub fn can_write_any(s: &Subject) -> bool {
+    s.permissions.iter().any(|p| p.is_access(Access::Write))
+}
+
+/// Policy `P` or its refusal in the API's words.
+pub fn require<P: Policy>(s: &Subject) -> std::result::Result<(), String> {
+    P::check(s)
+}
+
+// ---- sign-in -------------------------------------------------------------------------------
+
+/// A user's sign-in through the API's throttle and hash pool; the user id and whether the
+/// temporary password must be replaced first.
+pub async fn sign_in_user(
+    state: &AppState,
+    username: &str,
+    password: &str,
+    addr: IpAddr,
+) -> Result<(String, bool)> {
+    let token = state.auth.password_token(username, password, addr).await?;
+    let subject = state.auth.authenticate(&token.access_token)?;
+    let temporary = has_temporary_password(state, &subject.id)?;
+    Ok((subject.id.clone(), temporary))
+}
+
+/// A client's sign-in through the API's throttle; the client id.
+pub fn sign_in_client(state: &AppState, id: &str, secret: &str, addr: IpAddr) -> Result<String> {
+    let token = state.auth.client_token(id, secret, addr)?;
+    Ok(state.auth.authenticate(&token.access_token)?.id.clone())
+}
+
+pub async fn change_password(
+    state: &AppState,
+    user_id: &str,
+    current: &str,
+    new: &str,
+    addr: IpAddr,
+) -> Result<()> {
+    state
+        .auth
+        .change_password(user_id, current, new, addr)
+        .await?;
+    clear_temporary_password(state, user_id)
+}
+
+// ---- temporary passwords -------------------------------------------------------------------
+// Users created with a temporary password that they have not replaced yet. The table is the web
+// layer's own; it is created when first needed, so the catalog's migrations are untouched.
+
+const TEMPORARY_TABLE: &str = "CREATE TABLE IF NOT EXISTS web_temporary_passwords (
+    subject_id TEXT PRIMARY KEY, created_at TEXT NOT NULL)";
+
+fn with_temporary<R>(
+    state: &AppState,
+    f: impl FnOnce(&rusqlite::Connection) -> rusqlite::Result<R>,
+) -> Result<R> {
+    state.registry.catalog().with(|c| {
+        c.execute(TEMPORARY_TABLE, [])?;
+        Ok(f(c)?)
+    })
+}
+
+/// Called when a user is created (API or page): its first sign-in must replace the password.
+pub fn mark_temporary_password(state: &AppState, user_id: &str) -> Result<()> {
+    let now = chrono::Utc::now().to_rfc3339();
+    with_temporary(state, |c| {
+        c.execute(
+            "INSERT OR REPLACE INTO web_temporary_passwords (subject_id, created_at) VALUES (?1, ?2)",
+            rusqlite::params![user_id, now],
+        )
+        .map(|_| ())
+    })
+}
+
+/// Called when a user replaces their password (API or page).
+pub fn clear_temporary_password(state: &AppState, user_id: &str) -> Result<()> {
+    with_temporary(state, |c| {
+        c.execute(
+            "DELETE FROM web_temporary_passwords WHERE subject_id = ?1",
+            [user_id],
+        )
+        .map(|_| ())
+    })
+}
+
+fn has_temporary_password(state: &AppState, user_id: &str) -> Result<bool> {
+    with_temporary(state, |c| {
+        c.query_row(
+            "SELECT COUNT(*) FROM web_temporary_passwords WHERE subject_id = ?1",
+            [user_id],
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n > 0)
+    })
+}
+
+// ---- catalogue and jobs ----------------------------------------------------------------------
+
+pub fn layers(state: &AppState) -> Vec<String> {
+    state.registry.layers().to_vec()
+}
+
+/// The enriched listing the API gives this subject (`POST /api/datasets?enriched=true`).
+pub fn list_datasets(
+    state: &AppState,
+    subject: &Subject,
+    filter: &DatasetFilter,
+) -> Result<Vec<Value>> {
+    rapid_actors::registry::list_datasets(
+        state.registry.catalog(),
+        &subject.permissions,
+        filter,
+        true,
+    )
+}
+
+/// The subject's jobs; every job for DATA_ADMIN (as `GET /api/jobs`).
+pub fn list_jobs(state: &AppState, subject: &Subject) -> Result<Vec<JobView>> {
+    let all = subject.has(&Permission::DataAdmin);
+    state.jobs.list((!all).then_some(subject.id.as_str()))
+}
+
+/// One job, for its owner or a DATA_ADMIN (as `GET /api/jobs/{id}`).
+pub fn job(state: &AppState, subject: &Subject, job_id: &str) -> Result<JobView> {
+    let job = state.jobs.get(job_id)?;
+    if job.subject_id != subject.id && !subject.has(&Permission::DataAdmin) {
+        return Err(rapid_actors::Error::forbidden(format!(
+            "The job {} belongs to another subject",
+            job.job_id
+        )));
+    }
+    Ok(job)
+}
+
+// ---- subjects and protected domains (callers check USER_ADMIN / DATA_ADMIN first) -------------
+
+pub fn list_subjects(state: &AppState) -> Vec<SubjectView> {
+    state.auth.list_subjects()
+}
+
+pub fn permission_names(state: &AppState) -> Vec<String> {
+    state.auth.permission_names()
+}
+
+pub async fn create_user(
+    state: &AppState,
+    username: String,
+    email: String,
+    permissions: Vec<String>,
+) -> Result<NewUser> {
+    let user = state.auth.create_user(username, email, permissions).await?;
+    mark_temporary_password(state, &user.user_id)?;
+    Ok(user)
+}
+
+pub async fn create_client(
+    state: &AppState,
+    name: String,
+    permissions: Vec<String>,
+) -> Result<NewClient> {
+    state.auth.create_client(name, permissions).await
+}
+
+pub async fn delete_subject(state: &AppState, subject_id: &str) -> Result<String> {
+    let s = subject(state, subject_id).ok_or_else(|| {
+        rapid_actors::Error::not_found(format!("Subject with ID {subject_id} does not exist"))
+    })?;
+    match s.kind {
+        rapid_actors::auth::SubjectKind::User => {
+            state.auth.delete_user(s.name.clone(), s.id.clone()).await?
+        }
+        rapid_actors::auth::SubjectKind::Client => state.auth.delete_client(s.id.clone()).await?,
+    }
+    Ok(s.name.clone())
+}
+
+pub async fn set_permissions(
+    state: &AppState,
+    subject_id: &str,
+    permissions: Vec<String>,
+) -> Result<Vec<String>> {
+    state
+        .auth
+        .set_permissions(subject_id.to_string(), permissions)
+        .await
+}
+
+pub fn protected_domains(state: &AppState) -> Vec<String> {
+    state.auth.protected_domains()
+}
+
+pub async fn create_protected_domain(state: &AppState, domain: &str) -> Result<String> {
+    state.auth.create_protected_domain(domain).await
+}
+
+pub async fn delete_protected_domain(state: &AppState, domain: &str) -> Result<String> {
+    state.auth.delete_protected_domain(domain).await
+}
