@@ -258,7 +258,8 @@ impl<A: DatasetAccessKind> FromRequest for DatasetAccess<A> {
     }
 }
 
-fn resolve_dataset_access<A: DatasetAccessKind>(
+/// Also used by the web pages (src/web/backend.rs), so both check datasets alike.
+pub(crate) fn resolve_dataset_access<A: DatasetAccessKind>(
     req: &HttpRequest,
 ) -> Result<DatasetAccess<A>, Error> {
     let subject = req

@@ -2,12 +2,13 @@
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
+use rapid_actors::auth::Subject;
 use rapid_actors::dataset::manifest::raw_files;
 use rapid_actors::dataset::{check_before_answer, CommitUpload, DeleteRawFile, StagedUpload};
 use rapid_actors::file_kind::FileKind;
 use rapid_actors::ingest::{ingest_stream, messages, IngestPlan};
 use rapid_actors::jobs::{JobKind, NewJob};
-use rapid_actors::registry::{DatasetKey, Registry};
+use rapid_actors::registry::{DatasetKey, DatasetRecord, Registry};
 use rapid_actors::storage::safe_segment;
 use rapid_actors::Error;
 use serde::Deserialize;
@@ -69,10 +70,46 @@ pub async fn upload_dataset(
     query: web::Query<VersionQuery>,
     mut payload: Multipart,
 ) -> ApiResult<HttpResponse> {
-    let record = access.record;
-    let version = pick_version(query.version, record.latest_version);
+    let accepted = accept_upload(
+        &state,
+        access.record,
+        &access.subject,
+        query.version,
+        &mut payload,
+    )
+    .await?;
+    Ok(HttpResponse::Accepted().json(json!({
+        "details": {
+            "original_filename": accepted.filename,
+            "raw_filename": accepted.raw_filename,
+            "dataset_version": accepted.version,
+            "status": "Data processing",
+            "job_id": accepted.job_id,
+        }
+    })))
+}
+
+/// An upload validated and handed to its commit job.
+pub(crate) struct AcceptedUpload {
+    pub filename: String,
+    pub raw_filename: String,
+    pub version: i64,
+    pub job_id: String,
+}
+
+/// Validates the multipart's `file` against the version's schema (the caller checked WRITE
+/// access) and starts the job that commits it; a 422 lists every validation error. Shared with
+/// the web pages.
+pub(crate) async fn accept_upload(
+    state: &AppState,
+    record: DatasetRecord,
+    subject: &Subject,
+    asked_version: Option<i64>,
+    payload: &mut Multipart,
+) -> Result<AcceptedUpload, Error> {
+    let version = pick_version(asked_version, record.latest_version);
     let schema = state.registry.schema(&record.key, Some(version))?;
-    let (field, filename) = file_field(&mut payload).await?;
+    let (field, filename) = file_field(payload).await?;
     let kind = FileKind::from_filename(&filename)?;
     let raw_filename = new_raw_filename(&filename, kind);
     let job_id = state.jobs.create(NewJob {
@@ -80,7 +117,7 @@ pub async fn upload_dataset(
         step: "VALIDATION",
         key: &record.key,
         version,
-        subject_id: &access.subject.id,
+        subject_id: &subject.id,
         filename: Some(&filename),
         raw_filename: Some(&raw_filename),
     })?;
@@ -134,7 +171,7 @@ pub async fn upload_dataset(
         Err(e) => {
             state.jobs.fail(&job_id, &messages(&e))?;
             let _ = std::fs::remove_dir_all(&staging);
-            return Err(e.into());
+            return Err(e);
         }
     };
 
@@ -146,7 +183,7 @@ pub async fn upload_dataset(
         raw_staged,
         raw_filename: raw_filename.clone(),
         original_filename: filename.clone(),
-        uploaded_by: access.subject.name.clone(),
+        uploaded_by: subject.name.clone(),
         raw_bytes,
         output,
     };
@@ -157,15 +194,12 @@ pub async fn upload_dataset(
         staging,
         upload,
     );
-    Ok(HttpResponse::Accepted().json(json!({
-        "details": {
-            "original_filename": filename,
-            "raw_filename": raw_filename,
-            "dataset_version": version,
-            "status": "Data processing",
-            "job_id": job_id,
-        }
-    })))
+    Ok(AcceptedUpload {
+        filename,
+        raw_filename,
+        version,
+        job_id,
+    })
 }
 
 /// Hands the staged upload to the dataset's actor; the job records the outcome.
@@ -251,18 +285,29 @@ pub async fn delete_raw_file(
     path: web::Path<(String, String, String, i64, String)>,
 ) -> ApiResult<HttpResponse> {
     let (_, _, _, version, filename) = path.into_inner();
-    if !safe_segment(&filename) {
-        return Err(Error::invalid(format!("Invalid file name [{filename}]")).into());
+    remove_raw_file(&state, &access.record.key, version, &filename).await?;
+    Ok(HttpResponse::Ok().json(json!({ "details": format!("{filename} has been deleted.") })))
+}
+
+/// Deletes one raw file of a version and its rows (the caller checked WRITE access). Shared with
+/// the web pages.
+pub(crate) async fn remove_raw_file(
+    state: &AppState,
+    key: &DatasetKey,
+    version: i64,
+    filename: &str,
+) -> Result<(), Error> {
+    if !safe_segment(filename) {
+        return Err(Error::invalid(format!("Invalid file name [{filename}]")));
     }
-    let actor = state.registry.dataset_actor(&access.record.key).await?;
+    let actor = state.registry.dataset_actor(key).await?;
     actor
         .send(DeleteRawFile {
             version,
-            raw_filename: filename.clone(),
+            raw_filename: filename.to_string(),
         })
         .await
-        .map_err(Error::from)??;
-    Ok(HttpResponse::Ok().json(json!({ "details": format!("{filename} has been deleted.") })))
+        .map_err(Error::from)?
 }
 
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",

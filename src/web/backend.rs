@@ -5,14 +5,16 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use actix_web::{HttpMessage, HttpRequest};
 use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
+use rapid_actors::dataset::manifest::{data_files, raw_files, RawFile};
 use rapid_actors::jobs::JobView;
-use rapid_actors::registry::DatasetFilter;
+use rapid_actors::registry::{DatasetFilter, DatasetRecord};
 use rapid_actors::Result;
 use serde_json::Value;
 
-use crate::auth::{DataAdmin, Policy, UserAdmin};
+use crate::auth::{DataAdmin, DatasetAccessKind, Policy, UserAdmin};
 use crate::state::AppState;
 
 pub fn subject(state: &AppState, subject_id: &str) -> Option<Arc<Subject>> {
@@ -225,4 +227,104 @@ pub async fn create_protected_domain(state: &AppState, domain: &str) -> Result<S
 
 pub async fn delete_protected_domain(state: &AppState, domain: &str) -> Result<String> {
     state.auth.delete_protected_domain(domain).await
+}
+
+// ---- datasets ----------------------------------------------------------------------------------
+
+/// The dataset named by the request path's `layer`, `domain` and `dataset`, if `subject` may
+/// read (or write) it: the API's own check (`crate::auth::resolve_dataset_access`).
+pub fn dataset_access<A: DatasetAccessKind>(
+    req: &HttpRequest,
+    subject: &Arc<Subject>,
+) -> Result<DatasetRecord> {
+    req.extensions_mut()
+        .insert(crate::auth::Authenticated(subject.clone()));
+    crate::auth::resolve_dataset_access::<A>(req).map(|a| a.record)
+}
+
+/// Whether `subject` may `access` the dataset (for showing or hiding controls).
+pub fn may(subject: &Subject, access: Access, record: &DatasetRecord) -> bool {
+    subject.permissions.iter().any(|p| {
+        p.grants(
+            access,
+            record.sensitivity,
+            &record.key.layer,
+            &record.key.domain,
+        )
+    })
+}
+
+/// The version's schema as the API shows it (rAPId's JSON form).
+pub fn schema_json(state: &AppState, record: &DatasetRecord, version: i64) -> Result<Value> {
+    let schema = state.registry.schema(&record.key, Some(version))?;
+    serde_json::to_value(&schema)
+        .map_err(|e| rapid_actors::Error::internal(format!("schema to JSON: {e}")))
+}
+
+/// `GET /api/datasets/.../info` for a version: rows, date ranges, last update.
+pub async fn dataset_info(state: &AppState, record: &DatasetRecord, version: i64) -> Result<Value> {
+    let schema = state.registry.schema(&record.key, Some(version))?;
+    rapid_actors::query::info::dataset_info(
+        state.registry.catalog(),
+        state.registry.storage(),
+        record,
+        &schema,
+        version,
+    )
+    .await
+}
+
+/// The version's raw files (oldest first) and its rows per partition.
+pub fn files_and_partitions(
+    state: &AppState,
+    record: &DatasetRecord,
+    version: i64,
+) -> Result<(Vec<RawFile>, Vec<(String, i64)>)> {
+    state.registry.catalog().with(|c| {
+        let raw = raw_files(c, record.id, version)?;
+        let mut parts: std::collections::BTreeMap<String, i64> = Default::default();
+        for f in data_files(c, record.id, version)? {
+            *parts.entry(f.partition_path).or_default() += f.rows;
+        }
+        Ok((raw, parts.into_iter().collect()))
+    })
+}
+
+pub async fn delete_raw_file(
+    state: &AppState,
+    record: &DatasetRecord,
+    version: i64,
+    filename: &str,
+) -> Result<()> {
+    crate::routes::datasets::remove_raw_file(state, &record.key, version, filename).await
+}
+
+/// Deletes the dataset: callers check DATA_ADMIN first.
+pub async fn delete_dataset(state: &AppState, record: &DatasetRecord) -> Result<()> {
+    state.registry.delete_dataset(&record.key).await.map(|_| ())
+}
+
+/// An upload from the page: the API's own validation and commit job.
+pub(crate) async fn upload(
+    state: &AppState,
+    record: DatasetRecord,
+    subject: &Subject,
+    version: Option<i64>,
+    payload: &mut actix_multipart::Multipart,
+) -> Result<crate::routes::datasets::AcceptedUpload> {
+    crate::routes::datasets::accept_upload(state, record, subject, version, payload).await
+}
+
+/// A dataset by name, without an access check (callers check DATA_ADMIN).
+pub fn find_dataset(
+    state: &AppState,
+    layer: &str,
+    domain: &str,
+    dataset: &str,
+) -> Result<DatasetRecord> {
+    state
+        .registry
+        .find(&rapid_actors::registry::DatasetKey::new(
+            layer, domain, dataset,
+        ))
 }

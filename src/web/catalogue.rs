@@ -30,6 +30,8 @@ pub struct Search {
     tags: String,
     #[serde(default)]
     password: String,
+    #[serde(default)]
+    done: String,
 }
 
 fn text<'a>(v: &'a Value, key: &str) -> &'a str {
@@ -76,6 +78,7 @@ pub async fn get_catalogue(
     let layers = backend::layers(&state);
     let body = html! {
         @if search.password == "changed" { (notice("Your password has been changed.")) }
+        @if !search.done.is_empty() { (notice(&search.done)) }
         form.filters method="get" action="/" role="search" {
             div { label for="q" { "Name" } input id="q" name="q" type="search" value=(search.q); }
             div {

@@ -10,13 +10,16 @@
 
 pub mod backend;
 mod catalogue;
+mod chart;
+mod dataset;
 mod domains;
 mod jobs;
 mod layout;
 pub mod page;
 pub mod session;
 mod signin;
-mod subjects;
+pub(crate) mod subjects;
+mod upload;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
@@ -88,5 +91,22 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route(
             "/protected-domains/{domain}/delete",
             web::post().to(domains::post_delete),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}",
+            web::get().to(dataset::get_dataset),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/delete",
+            web::post().to(dataset::post_delete_dataset),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/files/{version}/{filename}/delete",
+            web::post().to(dataset::post_delete_file),
+        )
+        .route("/upload", web::get().to(upload::get_upload))
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/upload",
+            web::post().to(upload::post_upload),
         );
 }

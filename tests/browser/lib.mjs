@@ -78,3 +78,23 @@ export async function postFrom(page, url, fields) {
     return { status: r.status, text: await r.text() };
   }, [url, fields]);
 }
+
+/// An admin token from the API, for setting up data the pages then show.
+export async function adminToken() {
+  const r = await fetch(`${BASE}/api/oauth2/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: ADMIN_ID, client_secret: ADMIN_SECRET }),
+  });
+  if (r.status !== 200) throw new Error(`token: ${r.status}`);
+  return (await r.json()).access_token;
+}
+
+export async function api(token, method, path, body) {
+  const r = await fetch(`${BASE}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: r.status, body: await r.json().catch(() => null) };
+}
