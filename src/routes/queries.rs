@@ -101,13 +101,26 @@ pub async fn query_dataset(
             .and_then(|v| v.to_str().ok()),
     )?;
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
-    let record = access.record;
+    let (content_type, bytes) =
+        run_sync_query(state, access.record, version.version, body, format).await?;
+    Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
+}
+
+/// A synchronous query (the caller checked READ access): admitted to the sync pool, then
+/// everything (parse, check, plan, run, render) on the query threads within the sync time limit.
+/// Shared with the web pages.
+pub(crate) async fn run_sync_query(
+    state: web::Data<AppState>,
+    record: DatasetRecord,
+    asked: Option<i64>,
+    body: web::Bytes,
+    format: Format,
+) -> Result<(&'static str, Vec<u8>), Error> {
     let engine = engine();
     let slot = engine.admit(QueryKind::Sync).await?;
     let limit = engine.settings().timeout;
     let key = record.key.clone();
-    let asked = version.version;
-    let (content_type, bytes) = engine
+    engine
         .run(
             Some(slot),
             limit,
@@ -148,8 +161,7 @@ pub async fn query_dataset(
                 key.dataset
             )),
         )
-        .await?;
-    Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
+        .await
 }
 
 fn too_many_rows(record: &DatasetRecord) -> Error {
@@ -242,13 +254,38 @@ pub async fn query_dataset_large(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
-    let record = access.record;
+    let base = {
+        let info = req.connection_info();
+        format!("{}://{}", info.scheme(), info.host())
+    };
+    let job_id = start_large_query(
+        state,
+        access.record,
+        &access.subject,
+        version.version,
+        body,
+        base,
+    )
+    .await?;
+    Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
+}
+
+/// A large-query job (the caller checked READ access): checked now, run in the background into
+/// a CSV whose signed link (under `base`) the finished job holds. Shared with the web pages.
+pub(crate) async fn start_large_query(
+    state: web::Data<AppState>,
+    record: DatasetRecord,
+    subject: &rapid_actors::auth::Subject,
+    asked: Option<i64>,
+    body: web::Bytes,
+    base: String,
+) -> Result<String, Error> {
     let engine = engine();
     // The job's slot is taken now: when every one is busy the answer is 503, not a queued job.
     let slot = engine.admit(QueryKind::Large).await?;
     let check_limit = engine.settings().timeout;
     let (prepared, version) = {
-        let (state, record, asked) = (state.clone(), record.clone(), version.version);
+        let (state, record, asked) = (state.clone(), record.clone(), asked);
         engine
             .run(
                 None,
@@ -266,12 +303,10 @@ pub async fn query_dataset_large(
         step: "RUNNING",
         key: &record.key,
         version,
-        subject_id: &access.subject.id,
+        subject_id: &subject.id,
         filename: None,
         raw_filename: None,
     })?;
-    let info = req.connection_info();
-    let base = format!("{}://{}", info.scheme(), info.host());
     let (jobs, auth, results) = (
         state.jobs.clone(),
         state.auth.clone(),
@@ -319,7 +354,7 @@ pub async fn query_dataset_large(
             tracing::error!(job_id = id, error = %e, "could not record a query job's outcome");
         }
     });
-    Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
+    Ok(job_id)
 }
 
 /// The query body, at most `limit` bytes (413 beyond, told from Content-Length when it is sent).

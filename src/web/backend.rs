@@ -328,3 +328,28 @@ pub fn find_dataset(
             layer, domain, dataset,
         ))
 }
+
+/// A synchronous query as the API runs it, in `format`.
+pub(crate) async fn run_query(
+    state: actix_web::web::Data<AppState>,
+    record: DatasetRecord,
+    version: Option<i64>,
+    body: Value,
+    format: crate::routes::queries::Format,
+) -> Result<(&'static str, Vec<u8>)> {
+    let bytes = actix_web::web::Bytes::from(body.to_string());
+    crate::routes::queries::run_sync_query(state, record, version, bytes, format).await
+}
+
+/// A large-query job as the API starts it; its id.
+pub async fn start_large_query(
+    state: actix_web::web::Data<AppState>,
+    record: DatasetRecord,
+    subject: &Subject,
+    version: Option<i64>,
+    body: Value,
+    base: String,
+) -> Result<String> {
+    let bytes = actix_web::web::Bytes::from(body.to_string());
+    crate::routes::queries::start_large_query(state, record, subject, version, bytes, base).await
+}

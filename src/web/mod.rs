@@ -16,6 +16,7 @@ mod domains;
 mod jobs;
 mod layout;
 pub mod page;
+mod query;
 pub mod session;
 mod signin;
 pub(crate) mod subjects;
@@ -103,6 +104,14 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route(
             "/datasets/{layer}/{domain}/{dataset}/files/{version}/{filename}/delete",
             web::post().to(dataset::post_delete_file),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/query",
+            web::get().to(query::get_query),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/query/job",
+            web::post().to(query::post_query_job),
         )
         .route("/upload", web::get().to(upload::get_upload))
         .route(

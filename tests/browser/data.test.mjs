@@ -68,6 +68,42 @@ test("a refused upload lists every validation error in a table", async () => {
   await shoot(page, "upload-422");
 });
 
+test("the query builder previews rows, downloads CSV and runs a large query job to its download link", async () => {
+  await page.goto(`${BASE}/datasets/default/web/visits/query`);
+  await page.check("#col-city");
+  await page.fill("#expressions", "sum(visits) AS total");
+  await page.check("#grp-city");
+  await page.selectOption("#order", "city");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=preview]")]);
+  assert.equal(await page.locator("#preview tbody tr").count(), 3);
+  assert.equal(await page.textContent("#preview tbody tr:first-child td:first-child"), "Hull");
+  await shoot(page, "query");
+
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("button[value=csv]")]);
+  const file = await download.path();
+  const { readFileSync } = await import("node:fs");
+  const text = readFileSync(file, "utf8");
+  assert.match(download.suggestedFilename(), /\.csv$/);
+  assert.equal(text.trim().split("\n")[0], ",city,total", "the API's CSV, index column first");
+  assert.equal(text.trim().split("\n").length, 4);
+
+  // A filter the engine refuses is shown in words, with the form kept.
+  await page.fill("#filter", "no_such_column = 1");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=preview]")]);
+  assert.match(await page.textContent("[role=alert]"), /no_such_column/);
+  assert.equal(await page.inputValue("#filter"), "no_such_column = 1");
+
+  await page.goto(`${BASE}/datasets/default/web/visits/query?action=preview&limit=5`);
+  await Promise.all([page.waitForNavigation(), page.click("form.job button")]);
+  assert.match(page.url(), /\/jobs\//);
+  await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 60000 });
+  await page.waitForSelector("a.download");
+  const [big] = await Promise.all([page.waitForEvent("download"), page.click("a.download")]);
+  const rows = readFileSync(await big.path(), "utf8").trim().split("\n");
+  assert.equal(rows.length, 6, "header and the 5 limited rows");
+  await shoot(page, "job");
+});
+
 test("the dataset page shows schema, info, charts and files, and deletes a file after confirmation", async () => {
   await page.goto(`${BASE}/`);
   await page.click("text=visits");
