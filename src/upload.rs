@@ -57,8 +57,20 @@ pub async fn read_sample(
     limit: u64,
     max_value: usize,
 ) -> Result<Sample, Error> {
-    let (mut field, filename) = file_field(&mut payload).await?;
-    let kind = FileKind::from_filename(&filename)?;
+    let (field, filename) = file_field(&mut payload).await?;
+    read_sample_field(field, &filename, staging, limit, max_value).await
+}
+
+/// [`read_sample`] from its `file` part, found by the caller. Shared with the web pages, whose
+/// form sends other fields (the CSRF token) first.
+pub async fn read_sample_field(
+    mut field: Field,
+    filename: &str,
+    staging: &Path,
+    limit: u64,
+    max_value: usize,
+) -> Result<Sample, Error> {
+    let kind = FileKind::from_filename(filename)?;
     let path = staging.join(format!(
         "sample-{}.{}",
         uuid::Uuid::new_v4(),

@@ -157,6 +157,29 @@ async fn generate(
         state.max_value_bytes,
     )
     .await?;
+    Ok(draft_from_sample(
+        state,
+        layer,
+        sensitivity,
+        domain,
+        dataset,
+        description,
+        sample,
+    )
+    .await?)
+}
+
+/// The draft schema inferred from a received sample (the caller holds a generation permit).
+/// Shared with the web pages.
+pub(crate) async fn draft_from_sample(
+    state: &AppState,
+    layer: String,
+    sensitivity: String,
+    domain: String,
+    dataset: String,
+    description: Option<String>,
+    sample: rapid_actors::infer::Sample,
+) -> Result<Schema, rapid_actors::Error> {
     let protected = state.auth.snapshot().protected_domains.clone();
     let layers = state.registry.layers().to_vec();
     let draft = web::block(move || {

@@ -353,3 +353,54 @@ pub async fn start_large_query(
     let bytes = actix_web::web::Bytes::from(body.to_string());
     crate::routes::queries::start_large_query(state, record, subject, version, bytes, base).await
 }
+
+// ---- schemas (callers check DATA_ADMIN first) --------------------------------------------------
+
+/// A place among the schema generations running at once, taken before the sample is read.
+pub async fn generation_permit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit> {
+    state.generations.acquire().await
+}
+
+/// Receives the sample from the page's `file` part and drafts its schema, as the API does.
+pub async fn draft_schema(
+    state: &AppState,
+    target: [String; 4],
+    field: actix_multipart::Field,
+    filename: &str,
+) -> Result<Value> {
+    let sample = crate::upload::read_sample_field(
+        field,
+        filename,
+        &state.staging_dir(),
+        state.max_upload_bytes,
+        state.max_value_bytes,
+    )
+    .await?;
+    let [layer, sensitivity, domain, dataset] = target;
+    let draft = crate::routes::schemas::draft_from_sample(
+        state,
+        layer,
+        sensitivity,
+        domain,
+        dataset,
+        None,
+        sample,
+    )
+    .await?;
+    serde_json::to_value(&draft)
+        .map_err(|e| rapid_actors::Error::internal(format!("schema to JSON: {e}")))
+}
+
+/// Stores a schema: version 1 of a new dataset, or (`update`) the next version of an existing one.
+pub async fn save_schema(state: &AppState, schema: Value, update: bool) -> Result<i64> {
+    let schema: rapid_actors::schema::Schema = serde_json::from_value(schema)
+        .map_err(|e| rapid_actors::Error::invalid(format!("Invalid schema: {e}")))?;
+    let protected = state.auth.snapshot().protected_domains.clone();
+    if update {
+        let stored = state.registry.update_schema(&schema, &protected).await?;
+        Ok(stored.version().unwrap_or_default())
+    } else {
+        state.registry.create_schema(&schema, &protected).await?;
+        Ok(1)
+    }
+}

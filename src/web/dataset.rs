@@ -119,6 +119,9 @@ pub async fn get_dataset(
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Upload data" } " · " }
             a href={ (url) "/query?version=" (version) } { "Query this dataset" }
+            @if backend::is_data_admin(&viewer.subject) {
+                " · " a href={ "/schema/edit/" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Edit the schema (new version)" }
+            }
         }
         nav aria-label="Versions" {
             "Version: "

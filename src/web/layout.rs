@@ -40,6 +40,7 @@ pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
                             @if backend::can_write_any(s) { li { a href="/upload" { "Upload" } } }
                             li { a href="/jobs" { "Jobs" } }
                             @if backend::is_data_admin(s) {
+                                li { a href="/schema/new" { "New schema" } }
                                 li { a href="/protected-domains" { "Protected domains" } }
                             }
                             @if backend::is_user_admin(s) { li { a href="/subjects" { "Subjects" } } }

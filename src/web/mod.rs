@@ -17,6 +17,7 @@ mod jobs;
 mod layout;
 pub mod page;
 mod query;
+mod schema_edit;
 pub mod session;
 mod signin;
 pub(crate) mod subjects;
@@ -112,6 +113,16 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .route(
             "/datasets/{layer}/{domain}/{dataset}/query/job",
             web::post().to(query::post_query_job),
+        )
+        .route("/schema/new", web::get().to(schema_edit::get_new))
+        .route(
+            "/schema/generate",
+            web::post().to(schema_edit::post_generate),
+        )
+        .route("/schema/save", web::post().to(schema_edit::post_save))
+        .route(
+            "/schema/edit/{layer}/{domain}/{dataset}",
+            web::get().to(schema_edit::get_edit),
         )
         .route("/upload", web::get().to(upload::get_upload))
         .route(
