@@ -274,12 +274,15 @@ pub async fn dataset_info(state: &AppState, record: &DatasetRecord, version: i64
     .await
 }
 
+/// Rows per partition path, in path order.
+pub type PartitionRows = Vec<(String, i64)>;
+
 /// The version's raw files (oldest first) and its rows per partition.
 pub fn files_and_partitions(
     state: &AppState,
     record: &DatasetRecord,
     version: i64,
-) -> Result<(Vec<RawFile>, Vec<(String, i64)>)> {
+) -> Result<(Vec<RawFile>, PartitionRows)> {
     state.registry.catalog().with(|c| {
         let raw = raw_files(c, record.id, version)?;
         let mut parts: std::collections::BTreeMap<String, i64> = Default::default();

@@ -36,6 +36,18 @@ pub fn words(v: &Value) -> String {
         Value::String(s) => s.clone(),
         Value::Bool(true) => "yes".into(),
         Value::Bool(false) => "no".into(),
+        // Owners: "Name <email>"; tags: "key=value"; lists comma separated.
+        Value::Object(o) if o.contains_key("email") => {
+            format!("{} <{}>", words(&o["name"]), words(&o["email"]))
+        }
+        Value::Object(o) if o.is_empty() => "—".into(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{k}={}", words(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Array(a) if a.is_empty() => "—".into(),
+        Value::Array(a) => a.iter().map(words).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
     }
 }
