@@ -3,10 +3,18 @@
 // view and its forged posts, CSRF, sign out.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { BASE, ADMIN_ID, ADMIN_SECRET, launch, newPage, signInClient, signInUser, signOut, shoot, postFrom } from "./lib.mjs";
+import { BASE, ADMIN_ID, ADMIN_SECRET, launch, newPage, signInClient, signInUser, signOut, shoot, postFrom, adminToken, api } from "./lib.mjs";
 
 let browser;
-before(async () => { browser = await launch(); });
+before(async () => {
+  browser = await launch();
+  // A PUBLIC dataset the READ-only user may read but not change.
+  const created = await api(await adminToken(), "POST", "/api/schema", {
+    metadata: { domain: "journey", dataset: "readable", sensitivity: "PUBLIC", owners: [{ name: "O", email: "o@example.com" }] },
+    columns: [{ name: "n", data_type: "int", allow_null: false }],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+});
 after(async () => { await browser?.close(); });
 
 const shared = {};
@@ -119,6 +127,14 @@ test("a user's first sign-in replaces the temporary password; a READ-only user s
   assert.equal(denied.status(), 403);
   assert.match(await page.textContent("[role=alert]"), /USER_ADMIN/);
 
+  // The dataset page offers a reader no upload, schema edit or delete.
+  await page.goto(`${BASE}/datasets/default/journey/readable`);
+  assert.equal(await page.textContent("h1"), "default / journey / readable");
+  for (const text of ["Upload data", "Edit the schema", "Delete"]) {
+    assert.equal(await page.locator(`main >> text=${text}`).count(), 0, `no ${text}`);
+  }
+  assert.equal(await page.locator("main a", { hasText: "Query this dataset" }).count(), 1);
+
   // Forged posts with the user's own valid CSRF token: refused by the permission check.
   await page.goto(`${BASE}/jobs`);
   const csrf = await page.getAttribute("form.signout input[name=csrf]", "value");
@@ -128,6 +144,15 @@ test("a user's first sign-in replaces the temporary password; a READ-only user s
   assert.equal(perms.status, 403);
   const domain = await postFrom(page, "/protected-domains", { csrf, domain: "forged" });
   assert.equal(domain.status, 403);
+  const drop = await postFrom(page, "/datasets/default/journey/readable/delete", { csrf, confirm: "yes" });
+  assert.equal(drop.status, 403);
+  const up = await page.evaluate(async (csrf) => {
+    const body = new FormData();
+    body.append("file", new Blob(["n\n1\n"]), "n.csv");
+    const r = await fetch("/datasets/default/journey/readable/upload", { method: "POST", body, headers: { "X-CSRF-Token": csrf } });
+    return r.status;
+  }, csrf);
+  assert.equal(up, 403, "a forged upload");
 
   await signOut(page);
   assert.match(page.url(), /\/signin$/);
