@@ -4,7 +4,7 @@
 
 use actix_web::{web, HttpRequest};
 use maud::{html, Markup};
-use rapid_actors::engine::pick_version;
+use rapid_actors::engine::{pick_version, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use serde_json::Value;
 
@@ -98,6 +98,56 @@ fn info_section(info: &Result<Value, rapid_actors::Error>) -> Markup {
     }
 }
 
+/// Rows per upload, labelled by when (to the second), oldest first.
+fn uploads_over_time(files: &[RawFile]) -> Vec<(String, i64)> {
+    files
+        .iter()
+        .map(|f| {
+            let when: String = f.uploaded_at.chars().take(19).collect();
+            (when.replace('T', " "), f.rows)
+        })
+        .collect()
+}
+
+/// The version's raw files, each with its delete button for a writer.
+fn files_table(
+    viewer: &Viewer,
+    url: &str,
+    version: i64,
+    files: &[RawFile],
+    can_write: bool,
+) -> Markup {
+    html! {
+    @if files.is_empty() { p.empty { "No files uploaded to this version." } }
+    @else {
+        div.table-wrap {
+            table.files {
+                thead { tr { th scope="col" { "File" } th scope="col" { "Uploaded as" } th scope="col" { "Rows" } th scope="col" { "Bytes" } th scope="col" { "Uploaded" } @if can_write { th scope="col" { span.hidden { "Actions" } } } } }
+                tbody {
+                    @for f in files {
+                        tr {
+                            td { code { (f.raw_filename) } }
+                            td { (f.original_filename) }
+                            td { (f.rows) }
+                            td { (f.bytes) }
+                            td { (f.uploaded_at) }
+                            @if can_write {
+                                td {
+                                    form.inline method="post" action={ (url) "/files/" (version) "/" (f.raw_filename) "/delete" } {
+                                        (csrf_field(&viewer))
+                                        button.danger type="submit" aria-label={ "Delete " (f.raw_filename) } { "Delete…" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    }
+}
+
 pub async fn get_dataset(
     req: HttpRequest,
     state: web::Data<AppState>,
@@ -112,19 +162,7 @@ pub async fn get_dataset(
     let listed = backend::version_files(&state, &pass, version)?;
     let (files, partitions) = (listed.raw, listed.partitions);
     let can_write = backend::may::<Write>(&state, &viewer.subject, &record.key);
-    let uploads: Vec<(String, i64)> = files
-        .iter()
-        .map(|f| {
-            (
-                f.uploaded_at
-                    .chars()
-                    .take(19)
-                    .collect::<String>()
-                    .replace('T', " "),
-                f.rows,
-            )
-        })
-        .collect();
+    let uploads = uploads_over_time(&files);
     let url = base(&record);
     let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
     let body = html! {
@@ -154,33 +192,7 @@ pub async fn get_dataset(
             (bars("Rows per upload, oldest first", &uploads))
         }
         h2 { "Files" }
-        @if files.is_empty() { p.empty { "No files uploaded to this version." } }
-        @else {
-            div.table-wrap {
-                table.files {
-                    thead { tr { th scope="col" { "File" } th scope="col" { "Uploaded as" } th scope="col" { "Rows" } th scope="col" { "Bytes" } th scope="col" { "Uploaded" } @if can_write { th scope="col" { span.hidden { "Actions" } } } } }
-                    tbody {
-                        @for f in &files {
-                            tr {
-                                td { code { (f.raw_filename) } }
-                                td { (f.original_filename) }
-                                td { (f.rows) }
-                                td { (f.bytes) }
-                                td { (f.uploaded_at) }
-                                @if can_write {
-                                    td {
-                                        form.inline method="post" action={ (url) "/files/" (version) "/" (f.raw_filename) "/delete" } {
-                                            (csrf_field(&viewer))
-                                            button.danger type="submit" aria-label={ "Delete " (f.raw_filename) } { "Delete…" }
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        (files_table(&viewer, &url, version, &files, can_write))
         @if backend::is_data_admin(&viewer.subject) {
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {

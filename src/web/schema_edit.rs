@@ -151,6 +151,31 @@ fn checks_text(v: &Value) -> String {
     }
 }
 
+/// The editor's table of columns, one row of inputs each.
+fn columns_editor(columns: &[Value]) -> Markup {
+    html! {
+    div.table-wrap {
+        table.editor {
+            thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks (JSON)" } } }
+            tbody {
+                @for (i, c) in columns.iter().enumerate() {
+                    @let f = |k: &str| format!("c{i}_{k}");
+                    tr {
+                        td { input name=(f("name")) value=(text(&c["name"])) aria-label={ "Column " (i + 1) " name" }; }
+                        td { input name=(f("data_type")) list="types" value=(text(&c["data_type"])) aria-label={ "Column " (i + 1) " type" }; }
+                        td { input type="checkbox" name=(f("allow_null")) checked[c["allow_null"] == true] aria-label={ "Column " (i + 1) " nullable" }; }
+                        td { input type="checkbox" name=(f("unique")) checked[c["unique"] == true] aria-label={ "Column " (i + 1) " unique" }; }
+                        td { input name=(f("format")) list="date-formats" value=(text(&c["format"])) aria-label={ "Column " (i + 1) " date format" }; }
+                        td { input name=(f("partition_index")) type="number" min="0" value=(text(&c["partition_index"])) aria-label={ "Column " (i + 1) " partition order" }; }
+                        td { input name=(f("checks")) value=(checks_text(&c["checks"])) aria-label={ "Column " (i + 1) " checks" }; }
+                    }
+                }
+            }
+        }
+    }
+    }
+}
+
 /// The editor of every field of `schema`; `update` stores it as a new version.
 fn editor(viewer: &Viewer, schema: &Value, update: bool, messages: &[String]) -> Markup {
     let m = &schema["metadata"];
@@ -212,29 +237,49 @@ fn editor(viewer: &Viewer, schema: &Value, update: bool, messages: &[String]) ->
                 h2 { "Columns" }
                 datalist id="types" { @for t in TYPES { option value=(t) {} } }
                 datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
-                div.table-wrap {
-                    table.editor {
-                        thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks (JSON)" } } }
-                        tbody {
-                            @for (i, c) in columns.iter().enumerate() {
-                                @let f = |k: &str| format!("c{i}_{k}");
-                                tr {
-                                    td { input name=(f("name")) value=(text(&c["name"])) aria-label={ "Column " (i + 1) " name" }; }
-                                    td { input name=(f("data_type")) list="types" value=(text(&c["data_type"])) aria-label={ "Column " (i + 1) " type" }; }
-                                    td { input type="checkbox" name=(f("allow_null")) checked[c["allow_null"] == true] aria-label={ "Column " (i + 1) " nullable" }; }
-                                    td { input type="checkbox" name=(f("unique")) checked[c["unique"] == true] aria-label={ "Column " (i + 1) " unique" }; }
-                                    td { input name=(f("format")) list="date-formats" value=(text(&c["format"])) aria-label={ "Column " (i + 1) " date format" }; }
-                                    td { input name=(f("partition_index")) type="number" min="0" value=(text(&c["partition_index"])) aria-label={ "Column " (i + 1) " partition order" }; }
-                                    td { input name=(f("checks")) value=(checks_text(&c["checks"])) aria-label={ "Column " (i + 1) " checks" }; }
-                                }
-                            }
-                        }
-                    }
-                }
+                (columns_editor(&columns))
                 button type="submit" { @if update { "Save as a new version" } @else { "Save the schema" } }
             }
         },
     )
+}
+
+/// Column `i` from the editor's fields; what could not be read goes to `problems`, kept as typed.
+fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> Value {
+    let c = |k: &str| f.get(&format!("c{i}_{k}")).unwrap_or("").trim().to_string();
+    let mut col = json!({
+        "name": c("name"), "data_type": c("data_type"),
+        "allow_null": f.get(&format!("c{i}_allow_null")).is_some(),
+        "unique": f.get(&format!("c{i}_unique")).is_some(),
+    });
+    if !c("format").is_empty() {
+        col["format"] = json!(c("format"));
+    }
+    if !c("partition_index").is_empty() {
+        col["partition_index"] = match c("partition_index").parse::<i64>() {
+            Ok(p) => json!(p),
+            Err(_) => {
+                problems.push(format!(
+                    "The partition order of column {} is not a whole number.",
+                    c("name")
+                ));
+                json!(c("partition_index"))
+            }
+        };
+    }
+    if !c("checks").is_empty() {
+        col["checks"] = match serde_json::from_str::<Value>(&c("checks")) {
+            Ok(checks) => checks,
+            Err(e) => {
+                problems.push(format!(
+                    "The checks of column {} are not valid JSON: {e}",
+                    c("name")
+                ));
+                json!(c("checks"))
+            }
+        };
+    }
+    col
 }
 
 /// The schema JSON from the editor's fields (the API validates it when it is stored), and what
@@ -277,40 +322,7 @@ fn schema_of(f: &FormData) -> Result<(Value, Vec<String>), PageError> {
         .map_err(|_| PageError::invalid("The number of columns is missing."))?;
     let mut columns = vec![];
     for i in 0..n.min(10_000) {
-        let c = |k: &str| get(&format!("c{i}_{k}"));
-        let mut col = json!({
-            "name": c("name"), "data_type": c("data_type"),
-            "allow_null": f.get(&format!("c{i}_allow_null")).is_some(),
-            "unique": f.get(&format!("c{i}_unique")).is_some(),
-        });
-        if !c("format").is_empty() {
-            col["format"] = json!(c("format"));
-        }
-        if !c("partition_index").is_empty() {
-            col["partition_index"] = match c("partition_index").parse::<i64>() {
-                Ok(p) => json!(p),
-                Err(_) => {
-                    problems.push(format!(
-                        "The partition order of column {} is not a whole number.",
-                        c("name")
-                    ));
-                    json!(c("partition_index"))
-                }
-            };
-        }
-        if !c("checks").is_empty() {
-            col["checks"] = match serde_json::from_str::<Value>(&c("checks")) {
-                Ok(checks) => checks,
-                Err(e) => {
-                    problems.push(format!(
-                        "The checks of column {} are not valid JSON: {e}",
-                        c("name")
-                    ));
-                    json!(c("checks"))
-                }
-            };
-        }
-        columns.push(col);
+        columns.push(column_of(f, i, &mut problems));
     }
     let schema = json!({
         "metadata": {
