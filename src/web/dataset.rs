@@ -134,7 +134,7 @@ fn files_table(
                             @if can_write {
                                 td {
                                     form.inline method="post" action={ (url) "/files/" (version) "/" (f.raw_filename) "/delete" } {
-                                        (csrf_field(&viewer))
+                                        (csrf_field(viewer))
                                         button.danger type="submit" aria-label={ "Delete " (f.raw_filename) } { "Delete…" }
                                     }
                                 }
