@@ -297,3 +297,46 @@ fn a_new_user_must_replace_the_temporary_password_first() {
     let (_, _, location) = again.post("/signin", &form);
     assert_eq!(location.as_deref(), Some("/"));
 }
+
+/// The must-replace flag is the engine's (kept in the catalog): it survives a restart, and a
+/// password changed through the API clears it for the pages too.
+#[test]
+fn the_temporary_password_flag_survives_a_restart_and_clears_through_the_api() {
+    let server = TestServer::start();
+    let (status, user) = server.call(
+        "POST",
+        "/api/user",
+        Some(&server.admin_token()),
+        Some(&json!({"username": "later", "email": "later@example.com", "permissions": ["READ_PUBLIC"]})),
+    );
+    assert_eq!(status, StatusCode::CREATED, "{user}");
+    let temporary = user["temporary_password"].as_str().unwrap().to_string();
+    let server = TestServer::start_in(server.stop(), Options::default());
+    let web_signin = |password: &str| {
+        let mut v = Visitor::new(&server);
+        let csrf = v.csrf_of("/signin");
+        let form = [
+            ("csrf", csrf.as_str()),
+            ("kind", "user"),
+            ("username", "later"),
+            ("password", password),
+        ];
+        v.post("/signin", &form).2
+    };
+    assert_eq!(web_signin(&temporary).as_deref(), Some("/password"));
+    let (status, token) = server.call(
+        "POST",
+        "/api/oauth2/token",
+        None,
+        Some(&json!({"grant_type": "password", "username": "later", "password": temporary})),
+    );
+    assert_eq!(status, StatusCode::OK, "{token}");
+    let (status, body) = server.call(
+        "PUT",
+        "/api/user/password",
+        token["access_token"].as_str(),
+        Some(&json!({"current_password": temporary, "new_password": "a-fresh-password-9"})),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(web_signin("a-fresh-password-9").as_deref(), Some("/"));
+}
