@@ -36,6 +36,8 @@ fn is_public(path: &str) -> bool {
     matches!(path, "/api/status" | "/api/oauth2/token" | "/")
         || path.starts_with("/api/results/")
         || crate::openapi::is_public(path)
+        // The web pages authenticate by their own session cookie (src/web/session.rs).
+        || crate::web::is_page(path)
 }
 
 /// The authenticated subject, attached to the request by the middleware.

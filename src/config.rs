@@ -185,6 +185,15 @@ pub struct ServeArgs {
     #[arg(long, env = "RAPID_QUERY_THREADS",
           value_parser = clap::value_parser!(u64).range(1..=256))]
     pub query_threads: Option<u64>,
+
+    /// How long a web page session lasts after sign-in, in seconds (server-side expiry).
+    #[arg(long, env = "RAPID_WEB_SESSION_TTL_SECONDS", default_value_t = 28_800,
+          value_parser = clap::value_parser!(i64).range(60..=2_592_000))]
+    pub web_session_ttl_seconds: i64,
+
+    /// Mark the web session cookie `Secure` (set it when the pages are served over HTTPS).
+    #[arg(long, env = "RAPID_WEB_SECURE_COOKIE", default_value_t = false)]
+    pub web_secure_cookie: bool,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
 }

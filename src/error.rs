@@ -105,7 +105,13 @@ pub async fn json_errors(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+    // The web pages render their own errors in words (src/web/layout.rs).
+    let is_page = res
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json || is_page {
         return Ok(res);
     }
     let message = match status {

@@ -18,6 +18,7 @@
 //! - [`routes`]: one module per resource, one thin handler per endpoint.
 //! - [`state`]: what handlers share.
 //! - [`upload`]: reading multipart file parts (bounded samples, streamed uploads).
+//! - [`web`]: the web pages at `/` (sessions, CSRF, server-rendered HTML).
 
 pub mod auth;
 pub mod bench;
@@ -32,3 +33,4 @@ pub mod routes;
 pub mod server;
 pub mod state;
 pub mod upload;
+pub mod web;

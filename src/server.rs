@@ -79,6 +79,7 @@ fn build_app(
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(crate::openapi::configure)
         .configure(routes::configure)
+        .configure(crate::web::configure)
         .wrap(from_fn(authenticate))
         .wrap(from_fn(json_errors))
         .wrap(NormalizePath::new(TrailingSlash::Trim))
@@ -164,6 +165,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
             "schema generations",
         ),
         max_value_bytes: args.limits.max_value_bytes as usize,
+        web: crate::web::WebState::new(args.web_session_ttl_seconds, args.web_secure_cookie),
     })
 }
 

@@ -18,6 +18,8 @@ pub struct AppState {
     pub generations: WorkPermits,
     /// The longest single value in an upload or sample.
     pub max_value_bytes: usize,
+    /// The web pages' sessions (src/web).
+    pub web: crate::web::WebState,
 }
 
 impl AppState {

@@ -47,17 +47,18 @@ pub async fn file_field(payload: &mut Multipart) -> Result<(Field, String), Erro
     ))
 }
 
-/// Reads the sample a schema is generated from into staging: the first 50 MB of a CSV, cut at
+/// Reads the sample a schema is generated from (the multipart's `file` part, found by the
+/// caller) into staging: the first 50 MB of a CSV, cut at
 /// its last line end (the rest is read and discarded, so the client gets its answer), or a whole
 /// Parquet file. Nothing is held in memory beyond one chunk.
-pub async fn read_sample(
-    mut payload: Multipart,
+pub async fn read_sample_field(
+    mut field: Field,
+    filename: &str,
     sample_path: impl FnOnce(FileKind) -> PathBuf,
     limit: u64,
     max_value: usize,
 ) -> Result<Sample, Error> {
-    let (mut field, filename) = file_field(&mut payload).await?;
-    let kind = FileKind::from_filename(&filename)?;
+    let kind = FileKind::from_filename(filename)?;
     let staged = StagedFile::new(sample_path(kind));
     let mut file = tokio::fs::File::create(staged.path()).await?;
     let room = match kind {

@@ -3,7 +3,9 @@
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
 use futures_util::StreamExt;
+use rapid_actors::engine::{UploadAccepted, UploadTarget};
 use rapid_actors::key::DatasetKey;
+use rapid_actors::Error;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -35,10 +37,19 @@ pub async fn upload_dataset(
 ) -> ApiResult<HttpResponse> {
     // The version is checked (404) before the body is read.
     let target = state.engine.upload_target(access.pass, query.version)?;
-    let (field, filename) = file_field(&mut payload).await?;
-    let body = field.map(|chunk| chunk.map_err(multipart_error));
-    let accepted = target.receive(&filename, body).await?;
+    let accepted = receive_upload(target, &mut payload).await?;
     Ok(HttpResponse::Accepted().json(json!({ "details": accepted })))
+}
+
+/// Streams the multipart's `file` part (other parts skipped) into the checked upload target.
+/// Shared with the web pages (src/web/backend.rs), whose form sends its CSRF token first.
+pub(crate) async fn receive_upload(
+    target: UploadTarget,
+    payload: &mut Multipart,
+) -> Result<UploadAccepted, Error> {
+    let (field, filename) = file_field(payload).await?;
+    let body = field.map(|chunk| chunk.map_err(multipart_error));
+    target.receive(&filename, body).await
 }
 
 #[derive(Debug, Deserialize)]

@@ -34,3 +34,4 @@ mod uploads_concurrency;
 mod uploads_recovery;
 mod uploads_unique;
 mod uploads_validation;
+mod web_pages;

@@ -41,6 +41,8 @@ pub struct Subject {
     pub name: String,
     pub email: Option<String>,
     pub permissions: Vec<Permission>,
+    /// A user still holding the temporary password it was created with.
+    pub must_change_password: bool,
     pub(crate) credential: Credential,
 }
 
@@ -100,7 +102,8 @@ impl AuthSnapshot {
         }
 
         let mut stmt = conn.prepare(
-            "SELECT subject_id, kind, name, email, secret_digest, password_hash FROM subjects",
+            "SELECT subject_id, kind, name, email, secret_digest, password_hash, must_change_password
+             FROM subjects",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
@@ -110,10 +113,11 @@ impl AuthSnapshot {
                 r.get::<_, Option<String>>(3)?,
                 r.get::<_, Option<Vec<u8>>>(4)?,
                 r.get::<_, Option<String>>(5)?,
+                r.get::<_, bool>(6)?,
             ))
         })?;
         for row in rows {
-            let (id, kind, name, email, digest, hash) = row?;
+            let (id, kind, name, email, digest, hash, must_change_password) = row?;
             let (kind, credential) = match kind.as_str() {
                 "CLIENT" => (
                     SubjectKind::Client,
@@ -135,6 +139,7 @@ impl AuthSnapshot {
                 kind,
                 name,
                 email,
+                must_change_password,
                 credential,
             };
             snapshot.subjects.insert(id, Arc::new(subject));

@@ -104,8 +104,9 @@ impl Auth {
             .apply(move |tx, snap| {
                 let perms = validate_permissions(&permissions, snap.permission_context(), false)?;
                 tx.execute(
-                    "INSERT INTO subjects (subject_id, kind, name, name_key, email, password_hash, created_at)
-                     VALUES (?1, 'USER', ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO subjects (subject_id, kind, name, name_key, email, password_hash, created_at,
+                                           must_change_password)
+                     VALUES (?1, 'USER', ?2, ?3, ?4, ?5, ?6, 1)",
                     params![id, name, name.to_ascii_lowercase(), mail, hash, now_text()],
                 )
                 .map_err(|e| {
@@ -178,7 +179,7 @@ impl Auth {
         let id = user_id.to_string();
         self.apply(move |tx, _| {
             tx.execute(
-                "UPDATE subjects SET password_hash = ?1 WHERE subject_id = ?2",
+                "UPDATE subjects SET password_hash = ?1, must_change_password = 0 WHERE subject_id = ?2",
                 params![hash, id],
             )?;
             Ok(())

@@ -104,6 +104,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE raw_files ADD COLUMN uploaded_by TEXT;
     "#,
+    // 4: a user created with a temporary password must replace it at the first sign-in on the web
+    // pages. Set when a user is created, cleared when its password is changed.
+    r#"
+    ALTER TABLE subjects ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -6,6 +6,7 @@
 //! Handles inside are cheap clones (actor addresses, the catalog's shared connection), so
 //! `Engine` is `Clone` and can be held by every worker.
 
+mod browse;
 mod query;
 mod upload;
 
@@ -17,6 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use crate::registry::DatasetFilter;
+pub use browse::{RawFile, VersionFiles};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 

@@ -1,0 +1,61 @@
+//! What the web pages show of a dataset beyond the API's answers: the schema of a version, its
+//! raw files with their figures and its rows per partition, and (for a DATA_ADMIN) any dataset's
+//! record and latest schema, readable by it or not, as the API's admin routes reach any dataset.
+
+use super::{pick_version, Engine};
+use crate::auth::pass::{AccessKind, AdminPass, DatasetPass};
+use crate::error::Result;
+use crate::key::{DatasetKey, DatasetRecord};
+use crate::manifest::{data_files, raw_files};
+use crate::schema::ValidSchema;
+
+pub use crate::manifest::RawFile;
+
+/// A version's raw files (oldest first) and its rows per partition path (in path order).
+pub struct VersionFiles {
+    pub raw: Vec<RawFile>,
+    pub partitions: Vec<(String, i64)>,
+}
+
+impl Engine {
+    /// The schema of a version (the latest when absent or 0); 404 for an unknown version.
+    pub fn schema<A: AccessKind>(
+        &self,
+        pass: &DatasetPass<A>,
+        version: Option<i64>,
+    ) -> Result<ValidSchema> {
+        let record = pass.record();
+        let version = pick_version(version, record.latest_version);
+        self.registry.schema(&record.key, Some(version))
+    }
+
+    /// A version's raw files and rows per partition (both empty for a version with no upload).
+    pub fn version_files<A: AccessKind>(
+        &self,
+        pass: &DatasetPass<A>,
+        version: i64,
+    ) -> Result<VersionFiles> {
+        let id = pass.record().id;
+        self.catalog.with(|c| {
+            let raw = raw_files(c, id, version)?;
+            let mut parts: std::collections::BTreeMap<String, i64> = Default::default();
+            for f in data_files(c, id, version)? {
+                *parts.entry(f.partition_path).or_default() += f.rows;
+            }
+            Ok(VersionFiles {
+                raw,
+                partitions: parts.into_iter().collect(),
+            })
+        })
+    }
+
+    /// Any dataset's record, for a DATA_ADMIN (404 if unknown).
+    pub fn dataset(&self, _: &AdminPass, key: &DatasetKey) -> Result<DatasetRecord> {
+        self.registry.find(key)
+    }
+
+    /// Any dataset's latest schema, for a DATA_ADMIN to edit into its next version.
+    pub fn latest_schema(&self, _: &AdminPass, key: &DatasetKey) -> Result<ValidSchema> {
+        self.registry.schema(key, None)
+    }
+}

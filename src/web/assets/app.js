@@ -1,0 +1,134 @@
+// rapid-rs web pages: progressive enhancement only; every page works without this script.
+"use strict";
+
+// Running jobs: refresh their row until they end.
+function watchJobs() {
+  document.querySelectorAll("tr[data-job]").forEach(function (row) {
+    var id = row.getAttribute("data-job");
+    var tick = function () {
+      fetch("/jobs/" + encodeURIComponent(id) + "/status", { credentials: "same-origin" })
+        .then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+        .then(function (job) {
+          var status = row.querySelector('[data-field="status"] .status');
+          status.textContent = job.status;
+          status.setAttribute("data-status", job.status);
+          row.querySelector('[data-field="step"]').textContent = job.step;
+          row.querySelector('[data-field="rows"]').textContent = job.rows_processed;
+          // Server-rendered, escaped markup of our own (errors list, download link).
+          row.querySelector('[data-field="errors"]').innerHTML = job.errors_html;
+          if (job.done) {
+            row.removeAttribute("data-job");
+            var bar = document.getElementById("job-progress");
+            if (bar) { bar.value = 1; bar.max = 1; }
+          } else {
+            setTimeout(tick, 1000);
+          }
+        })
+        .catch(function () { setTimeout(tick, 3000); });
+    };
+    tick();
+  });
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  watchJobs();
+});
+
+// Upload: send the file with a progress bar, then follow the job; a refusal lists every error.
+function setupUpload() {
+  var form = document.getElementById("upload-form");
+  if (!form) return;
+  var status = document.getElementById("upload-status");
+  var bar = document.getElementById("upload-progress");
+  var message = document.getElementById("upload-message");
+  var jobLink = document.getElementById("job-link");
+  var errorBox = document.getElementById("upload-errors");
+  var errorRows = document.getElementById("upload-error-rows");
+  var summary = document.getElementById("upload-error-summary");
+  var button = document.getElementById("upload-button");
+
+  function showErrors(httpStatus, errors) {
+    errorRows.textContent = "";
+    summary.textContent = errors.length + (errors.length === 1 ? " problem" : " problems") +
+      " (status " + httpStatus + "). Nothing was stored.";
+    errors.forEach(function (text, i) {
+      var tr = document.createElement("tr");
+      var n = document.createElement("td"); n.textContent = String(i + 1);
+      var t = document.createElement("td"); t.textContent = text;
+      tr.appendChild(n); tr.appendChild(t); errorRows.appendChild(tr);
+    });
+    errorBox.classList.remove("hidden");
+    errorBox.setAttribute("tabindex", "-1");
+    errorBox.focus();
+  }
+
+  function followJob(jobId) {
+    var tick = function () {
+      fetch("/jobs/" + encodeURIComponent(jobId) + "/status", { credentials: "same-origin" })
+        .then(function (r) { return r.json(); })
+        .then(function (job) {
+          message.textContent = "Job " + job.status + " (" + job.step + ", " + job.rows_processed + " rows)";
+          message.setAttribute("data-status", job.status);
+          if (job.done) {
+            button.disabled = false;
+            bar.value = 100;
+          } else {
+            setTimeout(tick, 500);
+          }
+        })
+        .catch(function () { setTimeout(tick, 2000); });
+    };
+    tick();
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var file = document.getElementById("file").files[0];
+    if (!file) return;
+    var dataset = document.getElementById("dataset").value;
+    var version = document.getElementById("version").value;
+    var url = "/datasets/" + dataset.split("/").map(encodeURIComponent).join("/") + "/upload" +
+      (version ? "?version=" + encodeURIComponent(version) : "");
+    var body = new FormData();
+    body.append("file", file, file.name);
+    errorBox.classList.add("hidden");
+    status.classList.remove("hidden");
+    bar.value = 0;
+    message.textContent = "Sending " + file.name + "…";
+    message.removeAttribute("data-status");
+    jobLink.textContent = "";
+    button.disabled = true;
+    var xhr = new XMLHttpRequest();
+    xhr.open("POST", url);
+    xhr.setRequestHeader("X-CSRF-Token", form.getAttribute("data-csrf"));
+    xhr.upload.addEventListener("progress", function (e) {
+      if (e.lengthComputable) bar.value = Math.round((e.loaded / e.total) * 100);
+    });
+    xhr.addEventListener("load", function () {
+      var answer = {};
+      try { answer = JSON.parse(xhr.responseText); } catch (e) { answer = { errors: ["The server answered " + xhr.status] }; }
+      if (xhr.status === 202) {
+        bar.value = 100;
+        message.textContent = "Received; validating and storing…";
+        var a = document.createElement("a");
+        a.href = "/jobs/" + encodeURIComponent(answer.job_id);
+        a.textContent = "Job " + answer.job_id;
+        jobLink.appendChild(a);
+        followJob(answer.job_id);
+      } else {
+        button.disabled = false;
+        status.classList.add("hidden");
+        showErrors(xhr.status, answer.errors || ["The server answered " + xhr.status]);
+      }
+    });
+    xhr.addEventListener("error", function () {
+      button.disabled = false;
+      showErrors(0, ["The connection failed while sending the file."]);
+    });
+    xhr.send(body);
+  });
+}
+
+document.addEventListener("DOMContentLoaded", function () {
+  setupUpload();
+});

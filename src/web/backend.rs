@@ -1,0 +1,352 @@
+//! The web pages' one door into the engine: every call the pages make goes through the engine
+//! facade (`state.engine`) with the permission passes the API's handlers use, minted here from the
+//! session's subject by the engine itself; where a handler does more than one engine call, the
+//! page shares the handler's helper (`routes::datasets::receive_upload`,
+//! `routes::schemas::draft_from_field`).
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use actix_web::HttpRequest;
+use rapid_actors::auth::pass::{AccessKind, AdminPass, DatasetPass, Read, SubjectPass};
+use rapid_actors::auth::permission::{Access, Permission};
+use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
+use rapid_actors::engine::{DatasetFilter, OutputFormat, UploadAccepted, VersionFiles};
+use rapid_actors::infer::DraftTarget;
+use rapid_actors::jobs::JobView;
+use rapid_actors::key::{DatasetKey, DatasetRecord};
+use rapid_actors::Result;
+use serde_json::Value;
+
+use crate::auth::Policy;
+use crate::state::AppState;
+
+pub fn subject(state: &AppState, subject_id: &str) -> Option<Arc<Subject>> {
+    state.auth().snapshot().subjects.get(subject_id).cloned()
+}
+
+pub fn is_user_admin(s: &Subject) -> bool {
+    s.has(&Permission::UserAdmin)
+}
+
+pub fn is_data_admin(s: &Subject) -> bool {
+    s.has(&Permission::DataAdmin)
+}
+
+/// Whether the subject may write any dataset at all (the upload page is offered only then).
+pub fn can_write_any(s: &Subject) -> bool {
+    s.permissions.iter().any(|p| p.is_access(Access::Write))
+}
+
+/// The pass of policy `P` for `s`, or its refusal in the API's words (minted by the engine).
+pub fn require<P: Policy>(state: &AppState, s: &Arc<Subject>) -> Result<P::Pass> {
+    P::mint(&state.engine, s.clone())
+}
+
+fn subject_pass(state: &AppState, s: &Arc<Subject>) -> SubjectPass {
+    state.engine.subject_pass(s.clone())
+}
+
+// ---- sign-in -------------------------------------------------------------------------------
+
+/// A user's sign-in through the API's throttle and hash pool; the user id and whether the
+/// temporary password must be replaced first.
+pub async fn sign_in_user(
+    state: &AppState,
+    username: &str,
+    password: &str,
+    addr: IpAddr,
+) -> Result<(String, bool)> {
+    let auth = state.auth();
+    let token = auth.password_token(username, password, addr).await?;
+    let subject = auth.authenticate(&token.access_token)?;
+    Ok((subject.id.clone(), subject.must_change_password))
+}
+
+/// A client's sign-in through the API's throttle; the client id.
+pub fn sign_in_client(state: &AppState, id: &str, secret: &str, addr: IpAddr) -> Result<String> {
+    let auth = state.auth();
+    let token = auth.client_token(id, secret, addr)?;
+    Ok(auth.authenticate(&token.access_token)?.id.clone())
+}
+
+/// Replaces the password (which also clears the must-change flag of a temporary one).
+pub async fn change_password(
+    state: &AppState,
+    user_id: &str,
+    current: &str,
+    new: &str,
+    addr: IpAddr,
+) -> Result<()> {
+    state
+        .auth()
+        .change_password(user_id, current, new, addr)
+        .await
+}
+
+// ---- catalogue and jobs ----------------------------------------------------------------------
+
+pub fn layers(state: &AppState) -> Vec<String> {
+    state.engine.layers().to_vec()
+}
+
+/// The enriched listing the API gives this subject (`POST /api/datasets?enriched=true`).
+pub fn list_datasets(
+    state: &AppState,
+    subject: &Arc<Subject>,
+    filter: &DatasetFilter,
+) -> Result<Vec<Value>> {
+    state
+        .engine
+        .list(&subject_pass(state, subject), filter, true)
+}
+
+/// The subject's jobs; every job for DATA_ADMIN (as `GET /api/jobs`).
+pub fn list_jobs(state: &AppState, subject: &Arc<Subject>) -> Result<Vec<JobView>> {
+    state.engine.jobs(&subject_pass(state, subject))
+}
+
+/// One job, for its owner or a DATA_ADMIN (as `GET /api/jobs/{id}`).
+pub fn job(state: &AppState, subject: &Arc<Subject>, job_id: &str) -> Result<JobView> {
+    state.engine.job(&subject_pass(state, subject), job_id)
+}
+
+// ---- subjects and protected domains (callers mint USER_ADMIN / DATA_ADMIN first) --------------
+
+pub fn list_subjects(state: &AppState) -> Vec<SubjectView> {
+    state.auth().list_subjects()
+}
+
+pub fn permission_names(state: &AppState) -> Vec<String> {
+    state.auth().permission_names()
+}
+
+/// A new user; its first sign-in must replace the temporary password (the engine records it).
+pub async fn create_user(
+    state: &AppState,
+    username: String,
+    email: String,
+    permissions: Vec<String>,
+) -> Result<NewUser> {
+    state.auth().create_user(username, email, permissions).await
+}
+
+pub async fn create_client(
+    state: &AppState,
+    name: String,
+    permissions: Vec<String>,
+) -> Result<NewClient> {
+    state.auth().create_client(name, permissions).await
+}
+
+pub async fn delete_subject(state: &AppState, subject_id: &str) -> Result<String> {
+    let s = subject(state, subject_id).ok_or_else(|| {
+        rapid_actors::Error::not_found(format!("Subject with ID {subject_id} does not exist"))
+    })?;
+    match s.kind {
+        rapid_actors::auth::SubjectKind::User => {
+            state
+                .auth()
+                .delete_user(s.name.clone(), s.id.clone())
+                .await?
+        }
+        rapid_actors::auth::SubjectKind::Client => state.auth().delete_client(s.id.clone()).await?,
+    }
+    Ok(s.name.clone())
+}
+
+pub async fn set_permissions(
+    state: &AppState,
+    subject_id: &str,
+    permissions: Vec<String>,
+) -> Result<Vec<String>> {
+    state
+        .auth()
+        .set_permissions(subject_id.to_string(), permissions)
+        .await
+}
+
+pub fn protected_domains(state: &AppState) -> Vec<String> {
+    state.auth().protected_domains()
+}
+
+pub async fn create_protected_domain(state: &AppState, domain: &str) -> Result<String> {
+    state.auth().create_protected_domain(domain).await
+}
+
+pub async fn delete_protected_domain(state: &AppState, domain: &str) -> Result<String> {
+    state.auth().delete_protected_domain(domain).await
+}
+
+// ---- datasets ----------------------------------------------------------------------------------
+
+/// The dataset named by the request path's `layer`, `domain` and `dataset`: the pass to read (or
+/// write) it, minted by the engine as for the API (`crate::auth::DatasetAccess`).
+pub fn dataset_access<A: AccessKind>(
+    state: &AppState,
+    req: &HttpRequest,
+    subject: &Arc<Subject>,
+) -> Result<DatasetPass<A>> {
+    let info = req.match_info();
+    let key = DatasetKey::new(
+        info.get("layer").unwrap_or_default(),
+        info.get("domain").unwrap_or_default(),
+        info.get("dataset").unwrap_or_default(),
+    );
+    dataset_access_to(state, subject, &key)
+}
+
+/// The pass to read (or write) the dataset `key`, or why not.
+pub fn dataset_access_to<A: AccessKind>(
+    state: &AppState,
+    subject: &Arc<Subject>,
+    key: &DatasetKey,
+) -> Result<DatasetPass<A>> {
+    state.engine.dataset_pass::<A>(subject.clone(), key)
+}
+
+/// Whether `subject` may have `A` access to the dataset `key` (for showing or hiding controls).
+pub fn may<A: AccessKind>(state: &AppState, subject: &Arc<Subject>, key: &DatasetKey) -> bool {
+    dataset_access_to::<A>(state, subject, key).is_ok()
+}
+
+fn schema_to_json(schema: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(schema)
+        .map_err(|e| rapid_actors::Error::internal(format!("schema to JSON: {e}")))
+}
+
+/// The version's schema as the API shows it (rAPId's JSON form).
+pub fn schema_json<A: AccessKind>(
+    state: &AppState,
+    pass: &DatasetPass<A>,
+    version: i64,
+) -> Result<Value> {
+    schema_to_json(state.engine.schema(pass, Some(version))?)
+}
+
+/// `GET /api/datasets/.../info` for a version: rows, date ranges, last update.
+pub async fn dataset_info(
+    state: &AppState,
+    pass: &DatasetPass<Read>,
+    version: i64,
+) -> Result<Value> {
+    state.engine.info(pass, Some(version)).await
+}
+
+/// The version's raw files (oldest first) and its rows per partition.
+pub fn version_files<A: AccessKind>(
+    state: &AppState,
+    pass: &DatasetPass<A>,
+    version: i64,
+) -> Result<VersionFiles> {
+    state.engine.version_files(pass, version)
+}
+
+pub async fn delete_raw_file(
+    state: &AppState,
+    pass: &DatasetPass<rapid_actors::auth::pass::Write>,
+    version: i64,
+    filename: &str,
+) -> Result<()> {
+    state.engine.delete_file(pass, version, filename).await
+}
+
+/// Any dataset's record for a DATA_ADMIN (as the API's dataset deletion reaches any dataset).
+pub fn find_dataset(state: &AppState, pass: &AdminPass, key: &DatasetKey) -> Result<DatasetRecord> {
+    state.engine.dataset(pass, key)
+}
+
+/// Deletes the dataset, for a DATA_ADMIN.
+pub async fn delete_dataset(state: &AppState, pass: &AdminPass, key: &DatasetKey) -> Result<()> {
+    state.engine.delete_dataset(pass, key).await.map(|_| ())
+}
+
+/// An upload from the page: the API's own target check, validation and commit job.
+pub(crate) async fn upload(
+    state: &AppState,
+    pass: DatasetPass<rapid_actors::auth::pass::Write>,
+    version: Option<i64>,
+    payload: &mut actix_multipart::Multipart,
+) -> Result<UploadAccepted> {
+    let target = state.engine.upload_target(pass, version)?;
+    crate::routes::datasets::receive_upload(target, payload).await
+}
+
+/// A synchronous query as the API runs it, in `format`.
+pub(crate) async fn run_query(
+    state: &AppState,
+    pass: DatasetPass<Read>,
+    version: Option<i64>,
+    body: Value,
+    format: OutputFormat,
+) -> Result<(&'static str, Vec<u8>)> {
+    let bytes = actix_web::web::Bytes::from(body.to_string());
+    state.engine.query(pass, version, bytes, format).await
+}
+
+/// A large-query job as the API starts it; its id.
+pub async fn start_large_query(
+    state: &AppState,
+    pass: DatasetPass<Read>,
+    version: Option<i64>,
+    body: Value,
+    base: &str,
+) -> Result<String> {
+    let bytes = actix_web::web::Bytes::from(body.to_string());
+    state
+        .engine
+        .start_large_query(pass, version, bytes, base)
+        .await
+}
+
+// ---- schemas (callers mint DATA_ADMIN first) ---------------------------------------------------
+
+/// A place among the schema generations running at once, taken before the sample is read.
+pub async fn generation_permit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit> {
+    state.generations.acquire().await
+}
+
+/// Receives the sample from the page's `file` part and drafts its schema, as the API does.
+pub async fn draft_schema(
+    state: &AppState,
+    subject: &Arc<Subject>,
+    target: [String; 4],
+    field: actix_multipart::Field,
+    filename: &str,
+) -> Result<Value> {
+    let [layer, sensitivity, domain, dataset] = target;
+    let target = DraftTarget {
+        layer,
+        sensitivity,
+        domain,
+        dataset,
+        description: None,
+    };
+    let pass = subject_pass(state, subject);
+    let draft =
+        crate::routes::schemas::draft_from_field(state, &pass, target, field, filename).await?;
+    schema_to_json(draft)
+}
+
+/// The latest schema of any dataset, for a DATA_ADMIN to edit into its next version.
+pub fn latest_schema_json(state: &AppState, pass: &AdminPass, key: &DatasetKey) -> Result<Value> {
+    schema_to_json(state.engine.latest_schema(pass, key)?)
+}
+
+/// Stores a schema: version 1 of a new dataset, or (`update`) the next version of an existing one.
+pub async fn save_schema(
+    state: &AppState,
+    pass: &AdminPass,
+    schema: Value,
+    update: bool,
+) -> Result<i64> {
+    let schema: rapid_actors::schema::Schema = serde_json::from_value(schema)
+        .map_err(|e| rapid_actors::Error::invalid(format!("Invalid schema: {e}")))?;
+    if update {
+        let stored = state.engine.update_schema(pass, &schema).await?;
+        Ok(stored.version().unwrap_or_default())
+    } else {
+        state.engine.create_schema(pass, &schema).await?;
+        Ok(1)
+    }
+}

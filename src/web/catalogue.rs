@@ -1,0 +1,133 @@
+//! The catalogue (`/`): every dataset the viewer may see, searched by name and filtered by layer,
+//! domain, sensitivity and tags; one line each with its description, versions and last update.
+
+use std::collections::BTreeMap;
+
+use actix_web::{web, HttpRequest};
+use maud::html;
+use rapid_actors::engine::DatasetFilter;
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::layout::{notice, page};
+use crate::web::page::{ok, PageError, PageResult};
+use crate::web::session;
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Search {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    layer: String,
+    #[serde(default)]
+    domain: String,
+    #[serde(default)]
+    sensitivity: String,
+    /// `key` or `key=value`, comma separated.
+    #[serde(default)]
+    tags: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    done: String,
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> &'a str {
+    v.get(key).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The API's own filter, built as its JSON body would be.
+fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
+    let mut kv = BTreeMap::new();
+    for tag in search
+        .tags
+        .split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+    {
+        match tag.split_once('=') {
+            Some((k, v)) => kv.insert(k.trim().to_string(), Some(v.trim().to_string())),
+            None => kv.insert(tag.to_string(), None),
+        };
+    }
+    let mut body = serde_json::json!({ "key_value_tags": kv });
+    if !search.sensitivity.is_empty() {
+        body["sensitivity"] = serde_json::json!(search.sensitivity);
+    }
+    serde_json::from_value(body).map_err(|e| PageError::invalid(format!("Invalid filter: {e}")))
+}
+
+pub async fn get_catalogue(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    search: web::Query<Search>,
+) -> PageResult {
+    let viewer = session::viewer(&req, &state)?;
+    let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
+    let q = search.q.trim().to_ascii_lowercase();
+    let rows: Vec<&Value> = all
+        .iter()
+        .filter(|d| q.is_empty() || text(d, "dataset").to_ascii_lowercase().contains(&q))
+        .filter(|d| search.layer.is_empty() || text(d, "layer") == search.layer)
+        .filter(|d| {
+            search.domain.is_empty() || text(d, "domain").eq_ignore_ascii_case(&search.domain)
+        })
+        .collect();
+    let layers = backend::layers(&state);
+    let body = html! {
+        @if search.password == "changed" { (notice("Your password has been changed.")) }
+        @if !search.done.is_empty() { (notice(&search.done)) }
+        form.filters method="get" action="/" role="search" {
+            div { label for="q" { "Name" } input id="q" name="q" type="search" value=(search.q); }
+            div {
+                label for="layer" { "Layer" }
+                select id="layer" name="layer" {
+                    option value="" { "Any" }
+                    @for l in &layers { option value=(l) selected[*l == search.layer] { (l) } }
+                }
+            }
+            div { label for="domain" { "Domain" } input id="domain" name="domain" value=(search.domain); }
+            div {
+                label for="sensitivity" { "Sensitivity" }
+                select id="sensitivity" name="sensitivity" {
+                    option value="" { "Any" }
+                    @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] {
+                        option value=(s) selected[s == search.sensitivity] { (s) }
+                    }
+                }
+            }
+            div {
+                label for="tags" { "Tags" }
+                input id="tags" name="tags" value=(search.tags) placeholder="owner=ops, draft" aria-describedby="tags-help";
+                small id="tags-help" { "key or key=value, comma separated" }
+            }
+            div.actions { button type="submit" { "Search" } }
+        }
+        p.count aria-live="polite" { (rows.len()) " of " (all.len()) " datasets" }
+        @if rows.is_empty() {
+            p.empty { "No dataset matches." }
+        } @else {
+            div.table-wrap {
+                table.datasets {
+                    thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
+                    tbody {
+                        @for d in &rows {
+                            @let (layer, domain, name) = (text(d, "layer"), text(d, "domain"), text(d, "dataset"));
+                            tr {
+                                td { a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) } }
+                                td { (layer) " / " (domain) }
+                                td { span.badge { (d["tags"]["sensitivity"].as_str().unwrap_or("")) } }
+                                td { (d["version"]) }
+                                td { (text(d, "last_updated_date")) }
+                                td { (text(d, "description")) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    Ok(ok(page(&viewer, "Catalogue", body)))
+}

@@ -1,0 +1,273 @@
+//! The dataset page: schema per version, info (rows, date ranges), charts of rows per partition
+//! and of uploads over time, raw files with delete (confirmation step), delete the dataset
+//! (DATA_ADMIN). Reading it needs the API's READ access to the dataset.
+
+use actix_web::{web, HttpRequest};
+use maud::{html, Markup};
+use rapid_actors::engine::{pick_version, RawFile};
+use rapid_actors::key::{DatasetKey, DatasetRecord};
+use serde_json::Value;
+
+use crate::auth::{DataAdmin, Read, Write};
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::chart::bars;
+use crate::web::layout::{csrf_field, notice, page};
+use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
+use crate::web::session::{self, Viewer};
+
+#[derive(serde::Deserialize)]
+pub struct Params {
+    version: Option<i64>,
+    #[serde(default)]
+    done: String,
+}
+
+pub fn base(record: &DatasetRecord) -> String {
+    let k = &record.key;
+    format!("/datasets/{}/{}/{}", k.layer, k.domain, k.dataset)
+}
+
+/// A JSON value in words: strings bare, null as a dash.
+pub fn words(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::String(s) => s.clone(),
+        Value::Bool(true) => "yes".into(),
+        Value::Bool(false) => "no".into(),
+        // Owners: "Name <email>"; tags: "key=value"; lists comma separated.
+        Value::Object(o) if o.contains_key("email") => {
+            format!("{} <{}>", words(&o["name"]), words(&o["email"]))
+        }
+        Value::Object(o) if o.is_empty() => "—".into(),
+        Value::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{k}={}", words(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Array(a) if a.is_empty() => "—".into(),
+        Value::Array(a) => a.iter().map(words).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
+}
+
+/// Every column with every property the schema gives it.
+fn columns_table(columns: &[Value]) -> Markup {
+    let mut keys: Vec<String> = vec![];
+    for c in columns {
+        for k in c.as_object().into_iter().flat_map(|o| o.keys()) {
+            if !keys.contains(k) && k != "statistics" {
+                keys.push(k.clone());
+            }
+        }
+    }
+    html! {
+        div.table-wrap {
+            table.columns {
+                thead { tr { @for k in &keys { th scope="col" { (k.replace('_', " ")) } } } }
+                tbody { @for c in columns { tr { @for k in &keys { td { (words(&c[k.as_str()])) } } } } }
+            }
+        }
+    }
+}
+
+fn info_section(info: &Result<Value, rapid_actors::Error>) -> Markup {
+    match info {
+        Err(e) => html! { p.empty { (PageError::from(e.clone()).messages().join(" ")) } },
+        Ok(info) => {
+            let m = &info["metadata"];
+            let ranges: Vec<(&str, &Value)> = info["columns"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| !c["statistics"].is_null())
+                .map(|c| (c["name"].as_str().unwrap_or(""), &c["statistics"]))
+                .collect();
+            html! {
+                dl.facts {
+                    dt { "Rows" } dd id="row-count" { (words(&m["number_of_rows"])) }
+                    dt { "Columns" } dd { (words(&m["number_of_columns"])) }
+                    dt { "Last updated" } dd { (words(&m["last_updated"])) }
+                    @if !m["last_uploaded_by"].is_null() { dt { "Last uploaded by" } dd { (words(&m["last_uploaded_by"])) } }
+                    @for (name, s) in ranges {
+                        dt { (name) " range" } dd { (words(&s["min"])) " to " (words(&s["max"])) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Rows per upload, labelled by when (to the second), oldest first.
+fn uploads_over_time(files: &[RawFile]) -> Vec<(String, i64)> {
+    files
+        .iter()
+        .map(|f| {
+            let when: String = f.uploaded_at.chars().take(19).collect();
+            (when.replace('T', " "), f.rows)
+        })
+        .collect()
+}
+
+/// The version's raw files, each with its delete button for a writer.
+fn files_table(
+    viewer: &Viewer,
+    url: &str,
+    version: i64,
+    files: &[RawFile],
+    can_write: bool,
+) -> Markup {
+    html! {
+    @if files.is_empty() { p.empty { "No files uploaded to this version." } }
+    @else {
+        div.table-wrap {
+            table.files {
+                thead { tr { th scope="col" { "File" } th scope="col" { "Uploaded as" } th scope="col" { "Rows" } th scope="col" { "Bytes" } th scope="col" { "Uploaded" } @if can_write { th scope="col" { span.hidden { "Actions" } } } } }
+                tbody {
+                    @for f in files {
+                        tr {
+                            td { code { (f.raw_filename) } }
+                            td { (f.original_filename) }
+                            td { (f.rows) }
+                            td { (f.bytes) }
+                            td { (f.uploaded_at) }
+                            @if can_write {
+                                td {
+                                    form.inline method="post" action={ (url) "/files/" (version) "/" (f.raw_filename) "/delete" } {
+                                        (csrf_field(viewer))
+                                        button.danger type="submit" aria-label={ "Delete " (f.raw_filename) } { "Delete…" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    }
+}
+
+pub async fn get_dataset(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    params: web::Query<Params>,
+) -> PageResult {
+    let viewer = session::viewer(&req, &state)?;
+    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
+    let record = pass.record().clone();
+    let version = pick_version(params.version, record.latest_version);
+    let schema = backend::schema_json(&state, &pass, version)?;
+    let info = backend::dataset_info(&state, &pass, version).await;
+    let listed = backend::version_files(&state, &pass, version)?;
+    let (files, partitions) = (listed.raw, listed.partitions);
+    let can_write = backend::may::<Write>(&state, &viewer.subject, &record.key);
+    let uploads = uploads_over_time(&files);
+    let url = base(&record);
+    let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
+    let body = html! {
+        @if !params.done.is_empty() { (notice(&params.done)) }
+        p.actions {
+            @if can_write { a.button href={ "/upload?dataset=" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Upload data" } " · " }
+            a href={ (url) "/query?version=" (version) } { "Query this dataset" }
+            @if backend::is_data_admin(&viewer.subject) {
+                " · " a href={ "/schema/edit/" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Edit the schema (new version)" }
+            }
+        }
+        nav aria-label="Versions" {
+            "Version: "
+            @for v in (1..=record.latest_version).rev() {
+                @if v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
+                " "
+            }
+        }
+        h2 { "Information" }
+        (info_section(&info))
+        h2 { "Schema (version " (version) ")" }
+        dl.facts { @for (k, v) in &meta { dt { (k.replace('_', " ")) } dd { (words(v)) } } }
+        (columns_table(schema["columns"].as_array().map(Vec::as_slice).unwrap_or(&[])))
+        @if !partitions.is_empty() {
+            h2 { "Charts" }
+            (bars("Rows per partition", &partitions))
+            (bars("Rows per upload, oldest first", &uploads))
+        }
+        h2 { "Files" }
+        (files_table(&viewer, &url, version, &files, can_write))
+        @if backend::is_data_admin(&viewer.subject) {
+            h2 { "Delete the dataset" }
+            form method="post" action={ (url) "/delete" } {
+                (csrf_field(&viewer))
+                button.danger type="submit" { "Delete " (record.name) "…" }
+            }
+        }
+    };
+    let title = format!(
+        "{} / {} / {}",
+        record.key.layer, record.key.domain, record.name
+    );
+    Ok(ok(page(&viewer, &title, body)))
+}
+
+fn confirm(viewer: &Viewer, title: &str, question: Markup, action: &str, back: &str) -> PageResult {
+    let body = html! {
+        p { (question) }
+        form.inline method="post" action=(action) {
+            (csrf_field(viewer))
+            input type="hidden" name="confirm" value="yes";
+            button.danger type="submit" { "Yes, delete" }
+        }
+        " " a href=(back) { "Cancel" }
+    };
+    Ok(ok(page(viewer, title, body)))
+}
+
+pub async fn post_delete_file(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String, String, i64, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    let pass = backend::dataset_access::<Write>(&state, &req, &viewer.subject)?;
+    let record = pass.record().clone();
+    let (_, _, _, version, filename) = path.into_inner();
+    let url = base(&record);
+    if form.get("confirm") != Some("yes") {
+        let q = html! { "Delete the file " code { (filename) } " and all its rows from version " (version) "?" };
+        let action = format!("{url}/files/{version}/{filename}/delete");
+        return confirm(&viewer, "Delete a file?", q, &action, &url);
+    }
+    backend::delete_raw_file(&state, &pass, version, &filename).await?;
+    let done = crate::web::subjects::url_word(&format!("{filename} has been deleted."));
+    Ok(see_other(&format!("{url}?version={version}&done={done}")))
+}
+
+pub async fn post_delete_dataset(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String, String)>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    let admin = backend::require::<DataAdmin>(&state, &viewer.subject)?;
+    // As the API: DATA_ADMIN deletes any dataset, readable by it or not.
+    let (layer, domain, dataset) = path.into_inner();
+    let key = DatasetKey::new(&layer, &domain, &dataset);
+    let record = backend::find_dataset(&state, &admin, &key)?;
+    let url = base(&record);
+    if form.get("confirm") != Some("yes") {
+        let q = html! { "Delete " strong { (record.name) } " with every version, file and schema? This cannot be undone." };
+        return confirm(
+            &viewer,
+            "Delete the dataset?",
+            q,
+            &format!("{url}/delete"),
+            &url,
+        );
+    }
+    backend::delete_dataset(&state, &admin, &record.key).await?;
+    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name));
+    Ok(see_other(&format!("/?done={done}")))
+}

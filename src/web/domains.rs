@@ -1,0 +1,101 @@
+//! Protected domains (DATA_ADMIN): list, create, delete with a confirmation step.
+
+use actix_web::{web, HttpRequest};
+use maud::html;
+
+use crate::auth::DataAdmin;
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::layout::{csrf_field, notice, page};
+use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
+use crate::web::session::{self, Viewer};
+
+/// The viewer's DataAdmin pass (403 otherwise), minted by the engine.
+fn admin(
+    state: &AppState,
+    viewer: &Viewer,
+) -> Result<rapid_actors::auth::pass::AdminPass, PageError> {
+    Ok(backend::require::<DataAdmin>(state, &viewer.subject)?)
+}
+
+#[derive(serde::Deserialize)]
+pub struct Done {
+    #[serde(default)]
+    done: String,
+}
+
+pub async fn get_domains(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    done: web::Query<Done>,
+) -> PageResult {
+    let viewer = session::viewer(&req, &state)?;
+    admin(&state, &viewer)?;
+    let domains = backend::protected_domains(&state);
+    let body = html! {
+        @if !done.done.is_empty() { (notice(&done.done)) }
+        p { "Datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission." }
+        @if domains.is_empty() { p.empty { "No protected domains." } }
+        ul.plain {
+            @for d in &domains {
+                li {
+                    code { (d) } " "
+                    form.inline method="post" action={ "/protected-domains/" (d) "/delete" } {
+                        (csrf_field(&viewer))
+                        button.danger type="submit" { "Delete " (d) "…" }
+                    }
+                }
+            }
+        }
+        h2 { "Add a protected domain" }
+        form.narrow method="post" action="/protected-domains" {
+            (csrf_field(&viewer))
+            label for="domain" { "Domain" }
+            input id="domain" name="domain" required;
+            button type="submit" { "Add" }
+        }
+    };
+    Ok(ok(page(&viewer, "Protected domains", body)))
+}
+
+pub async fn post_domain(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    admin(&state, &viewer)?;
+    let domain = form.required("domain", "the domain")?;
+    let d = backend::create_protected_domain(&state, &domain).await?;
+    Ok(see_other(&format!(
+        "/protected-domains?done=Protected+domain+{d}+created"
+    )))
+}
+
+pub async fn post_delete(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    admin(&state, &viewer)?;
+    if form.get("confirm") != Some("yes") {
+        let body = html! {
+            p { "Delete the protected domain " strong { (path) } "? Its permissions are removed from every subject." }
+            form.inline method="post" action={ "/protected-domains/" (path) "/delete" } {
+                (csrf_field(&viewer))
+                input type="hidden" name="confirm" value="yes";
+                button.danger type="submit" { "Yes, delete " (path) }
+            }
+            " " a href="/protected-domains" { "Cancel" }
+        };
+        return Ok(ok(page(&viewer, "Delete a protected domain?", body)));
+    }
+    let d = backend::delete_protected_domain(&state, &path).await?;
+    Ok(see_other(&format!(
+        "/protected-domains?done=Protected+domain+{d}+deleted"
+    )))
+}

@@ -1,0 +1,113 @@
+//! The page shell: head, navigation by permission, messages, the sign-out form.
+
+use actix_web::http::StatusCode;
+use maud::{html, Markup, DOCTYPE};
+
+use crate::web::backend;
+use crate::web::session::Viewer;
+
+/// A hidden field carrying the session's CSRF token; every changing form has one.
+pub fn csrf_field(viewer: &Viewer) -> Markup {
+    html! { input type="hidden" name="csrf" value=(viewer.csrf); }
+}
+
+fn head(title: &str) -> Markup {
+    html! {
+        head {
+            meta charset="utf-8";
+            meta name="viewport" content="width=device-width, initial-scale=1";
+            title { (title) " · rapid-rs" }
+            link rel="stylesheet" href="/static/app.css";
+            script src="/static/app.js" defer {}
+        }
+    }
+}
+
+/// A page for a signed-in viewer: the navigation shows only what it may do.
+pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
+    let s = &viewer.subject;
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                a.skip href="#main" { "Skip to content" }
+                header.top {
+                    a.brand href="/" { "rapid-rs" }
+                    nav aria-label="Main" {
+                        ul {
+                            li { a href="/" { "Catalogue" } }
+                            @if backend::can_write_any(s) { li { a href="/upload" { "Upload" } } }
+                            li { a href="/jobs" { "Jobs" } }
+                            @if backend::is_data_admin(s) {
+                                li { a href="/schema/new" { "New schema" } }
+                                li { a href="/protected-domains" { "Protected domains" } }
+                            }
+                            @if backend::is_user_admin(s) { li { a href="/subjects" { "Subjects" } } }
+                        }
+                    }
+                    form.signout method="post" action="/signout" {
+                        (csrf_field(viewer))
+                        span.who { (s.name) }
+                        button type="submit" { "Sign out" }
+                    }
+                }
+                main id="main" tabindex="-1" {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// A page with no navigation (sign-in, password change, errors).
+pub fn bare(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            (head(title))
+            body {
+                header.top { a.brand href="/" { "rapid-rs" } }
+                main id="main" tabindex="-1" {
+                    h1 { (title) }
+                    (body)
+                }
+            }
+        }
+    }
+}
+
+/// Messages for the viewer: errors in a `role=alert` box, so screen readers announce them.
+pub fn errors(messages: &[String]) -> Markup {
+    html! {
+        @if !messages.is_empty() {
+            div.alert.error role="alert" {
+                @if messages.len() == 1 { p { (messages[0]) } }
+                @else { ul { @for m in messages { li { (m) } } } }
+            }
+        }
+    }
+}
+
+pub fn notice(message: &str) -> Markup {
+    html! { div.alert.ok role="status" { p { (message) } } }
+}
+
+pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
+    let title = match status {
+        StatusCode::FORBIDDEN => "Not allowed",
+        StatusCode::NOT_FOUND => "Not found",
+        StatusCode::UNAUTHORIZED => "Not signed in",
+        StatusCode::TOO_MANY_REQUESTS => "Too many attempts",
+        s if s.is_server_error() => "Server error",
+        _ => "That did not work",
+    };
+    bare(
+        title,
+        html! {
+            (errors(messages))
+            p { "Status " (status.as_u16()) ". " a href="/" { "Back to the catalogue" } }
+        },
+    )
+}

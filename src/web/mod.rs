@@ -1,0 +1,132 @@
+//! The web pages at `/`: the service usable from a browser.
+//!
+//! Server-rendered HTML (maud templates, checked at compile time), one stylesheet and one small
+//! script, both embedded in the binary. Sessions are server-side ([`session`]); every changing form
+//! carries a CSRF token; the Content-Security-Policy allows no inline script or style ([`page`]).
+//! Every engine call goes through [`backend`], with the API's permission checks.
+//!
+//! Pages: [`catalogue`], [`signin`] (and password, sign-out), [`jobs`], [`subjects`]
+//! (USER_ADMIN), [`domains`] (DATA_ADMIN).
+
+pub mod backend;
+mod catalogue;
+mod chart;
+mod dataset;
+mod domains;
+mod jobs;
+mod layout;
+pub mod page;
+mod query;
+mod schema_edit;
+pub mod session;
+mod signin;
+pub(crate) mod subjects;
+mod upload;
+
+use actix_web::http::header;
+use actix_web::{web, HttpResponse};
+
+pub use session::WebState;
+
+/// Paths served by the pages (everything outside `/api`): the bearer-token middleware lets
+/// them through, and each page checks its session cookie itself.
+pub fn is_page(path: &str) -> bool {
+    path != "/api" && !path.starts_with("/api/")
+}
+
+const APP_CSS: &str = include_str!("assets/app.css");
+const APP_JS: &str = include_str!("assets/app.js");
+
+fn asset(content_type: &'static str, body: &'static str) -> HttpResponse {
+    page::secure(
+        HttpResponse::Ok()
+            .content_type(content_type)
+            .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+            .body(body),
+    )
+}
+
+async fn app_css() -> HttpResponse {
+    let mut res = asset("text/css; charset=utf-8", APP_CSS);
+    // `secure` sets no-store for pages; assets may be cached.
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("public, max-age=3600"),
+    );
+    res
+}
+
+async fn app_js() -> HttpResponse {
+    let mut res = asset("text/javascript; charset=utf-8", APP_JS);
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("public, max-age=3600"),
+    );
+    res
+}
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.route("/", web::get().to(catalogue::get_catalogue))
+        .route("/static/app.css", web::get().to(app_css))
+        .route("/static/app.js", web::get().to(app_js))
+        .route("/signin", web::get().to(signin::get_signin))
+        .route("/signin", web::post().to(signin::post_signin))
+        .route("/signout", web::post().to(signin::post_signout))
+        .route("/password", web::get().to(signin::get_password))
+        .route("/password", web::post().to(signin::post_password))
+        .route("/jobs", web::get().to(jobs::get_jobs))
+        .route("/jobs/{job_id}", web::get().to(jobs::get_job))
+        .route("/jobs/{job_id}/status", web::get().to(jobs::job_status))
+        .route("/subjects", web::get().to(subjects::get_subjects))
+        .route("/subjects/new", web::post().to(subjects::post_new))
+        .route("/subjects/{id}", web::get().to(subjects::get_subject))
+        .route(
+            "/subjects/{id}/permissions",
+            web::post().to(subjects::post_permissions),
+        )
+        .route(
+            "/subjects/{id}/delete",
+            web::post().to(subjects::post_delete),
+        )
+        .route("/protected-domains", web::get().to(domains::get_domains))
+        .route("/protected-domains", web::post().to(domains::post_domain))
+        .route(
+            "/protected-domains/{domain}/delete",
+            web::post().to(domains::post_delete),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}",
+            web::get().to(dataset::get_dataset),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/delete",
+            web::post().to(dataset::post_delete_dataset),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/files/{version}/{filename}/delete",
+            web::post().to(dataset::post_delete_file),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/query",
+            web::get().to(query::get_query),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/query/job",
+            web::post().to(query::post_query_job),
+        )
+        .route("/schema/new", web::get().to(schema_edit::get_new))
+        .route(
+            "/schema/generate",
+            web::post().to(schema_edit::post_generate),
+        )
+        .route("/schema/save", web::post().to(schema_edit::post_save))
+        .route(
+            "/schema/edit/{layer}/{domain}/{dataset}",
+            web::get().to(schema_edit::get_edit),
+        )
+        .route("/upload", web::get().to(upload::get_upload))
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/upload",
+            web::post().to(upload::post_upload),
+        );
+}

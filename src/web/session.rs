@@ -1,0 +1,199 @@
+//! Web sessions: an opaque id in an HttpOnly, SameSite=Strict cookie; everything else (who, until
+//! when, the CSRF token, whether the password must first be replaced) stays on the server.
+//!
+//! Sessions live in memory: a restart signs everyone out, which is the safe failure. Expiry is
+//! checked on every request and expired entries are swept when sessions are created.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use actix_web::cookie::{Cookie, SameSite};
+use actix_web::HttpRequest;
+use rapid_actors::auth::{now_seconds, Subject};
+use subtle_eq::constant_time_eq;
+
+use crate::state::AppState;
+use crate::web::page::PageError;
+
+pub const SESSION_COOKIE: &str = "rapid_session";
+/// Before sign-in there is no session: the sign-in form's CSRF token is also set in this cookie
+/// (double submit), so a cross-site page cannot sign a victim into the attacker's account.
+pub const SIGNIN_COOKIE: &str = "rapid_signin";
+
+#[derive(Clone)]
+struct Session {
+    subject_id: String,
+    csrf: String,
+    expires: i64,
+    must_change_password: bool,
+}
+
+pub struct WebState {
+    sessions: Mutex<HashMap<String, Session>>,
+    ttl_seconds: i64,
+    secure_cookie: bool,
+}
+
+/// The signed-in subject of a page request.
+pub struct Viewer {
+    pub subject: Arc<Subject>,
+    /// The token every changing form of this session carries.
+    pub csrf: String,
+    pub session_id: String,
+}
+
+/// A random token: two v4 UUIDs, 244 random bits.
+pub fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+mod subtle_eq {
+    /// Equal lengths and equal bytes, without an early exit on the first difference.
+    pub fn constant_time_eq(a: &str, b: &str) -> bool {
+        a.len() == b.len()
+            && a.bytes()
+                .zip(b.bytes())
+                .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+                == 0
+    }
+}
+
+impl WebState {
+    pub fn new(ttl_seconds: i64, secure_cookie: bool) -> WebState {
+        WebState {
+            sessions: Mutex::new(HashMap::new()),
+            ttl_seconds,
+            secure_cookie,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        // A panic while holding this lock leaves only plain data behind: keep using it.
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new session for `subject_id`; its cookie.
+    pub fn create(&self, subject_id: &str, must_change_password: bool) -> Cookie<'static> {
+        let id = random_token();
+        let now = now_seconds();
+        let mut map = self.lock();
+        map.retain(|_, s| s.expires > now);
+        map.insert(
+            id.clone(),
+            Session {
+                subject_id: subject_id.to_string(),
+                csrf: random_token(),
+                expires: now + self.ttl_seconds,
+                must_change_password,
+            },
+        );
+        self.cookie(SESSION_COOKIE, id, self.ttl_seconds)
+    }
+
+    pub fn remove(&self, session_id: &str) {
+        self.lock().remove(session_id);
+    }
+
+    pub fn password_changed(&self, session_id: &str) {
+        if let Some(s) = self.lock().get_mut(session_id) {
+            s.must_change_password = false;
+        }
+    }
+
+    /// A cookie of ours: HttpOnly, SameSite=Strict, the whole site.
+    pub fn cookie(&self, name: &'static str, value: String, max_age: i64) -> Cookie<'static> {
+        Cookie::build(name, value)
+            .path("/")
+            .http_only(true)
+            .same_site(SameSite::Strict)
+            .secure(self.secure_cookie)
+            .max_age(actix_web::cookie::time::Duration::seconds(max_age))
+            .finish()
+    }
+
+    /// The cookie that removes `name` from the browser.
+    pub fn expired_cookie(&self, name: &'static str) -> Cookie<'static> {
+        self.cookie(name, String::new(), 0)
+    }
+}
+
+/// What a request's session cookie says.
+pub enum Found {
+    None,
+    MustChangePassword(Viewer),
+    Ready(Viewer),
+}
+
+pub fn find(req: &HttpRequest, state: &AppState) -> Found {
+    let Some(id) = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string()) else {
+        return Found::None;
+    };
+    let session = {
+        let mut map = state.web.lock();
+        match map.get(&id) {
+            Some(s) if s.expires > now_seconds() => s.clone(),
+            Some(_) => {
+                map.remove(&id);
+                return Found::None;
+            }
+            None => return Found::None,
+        }
+    };
+    // The subject as it is now: deleted subjects are signed out, permission changes apply at once.
+    let Some(subject) = crate::web::backend::subject(state, &session.subject_id) else {
+        state.web.remove(&id);
+        return Found::None;
+    };
+    let viewer = Viewer {
+        subject,
+        csrf: session.csrf,
+        session_id: id,
+    };
+    if session.must_change_password {
+        Found::MustChangePassword(viewer)
+    } else {
+        Found::Ready(viewer)
+    }
+}
+
+/// The signed-in viewer of a page, or a redirect to sign in (or to replace the password first).
+pub fn viewer(req: &HttpRequest, state: &AppState) -> Result<Viewer, PageError> {
+    match find(req, state) {
+        Found::Ready(v) => Ok(v),
+        Found::MustChangePassword(_) => Err(PageError::Redirect("/password".into())),
+        Found::None => Err(PageError::Redirect("/signin".into())),
+    }
+}
+
+/// The viewer of a form post whose CSRF token matches the session's; 403 otherwise.
+pub fn poster(
+    req: &HttpRequest,
+    state: &AppState,
+    form: &crate::web::page::FormData,
+) -> Result<Viewer, PageError> {
+    let viewer = match find(req, state) {
+        Found::Ready(v) => v,
+        Found::MustChangePassword(_) | Found::None => {
+            return Err(PageError::forbidden(
+                "You are not signed in (or your session expired): sign in again, then retry.",
+            ))
+        }
+    };
+    check_csrf(&viewer.csrf, form)?;
+    Ok(viewer)
+}
+
+/// 403 unless the form's `csrf` field equals `expected`.
+pub fn check_csrf(expected: &str, form: &crate::web::page::FormData) -> Result<(), PageError> {
+    match form.get("csrf") {
+        Some(sent) if constant_time_eq(sent, expected) => Ok(()),
+        _ => Err(PageError::forbidden(
+            "This form was refused: its security token is missing or out of date. \
+             Reload the page and try again.",
+        )),
+    }
+}

@@ -1,0 +1,209 @@
+//! Sign-in (a user's name and password, or a client's id and secret), the forced replacement of a
+//! temporary password, and sign-out. Failed sign-ins go through the API's sign-in throttle.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use maud::{html, Markup};
+
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::layout::{bare, errors, notice};
+use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
+use crate::web::session::{self, check_csrf, random_token, Found, SIGNIN_COOKIE};
+
+/// Ten minutes to fill in the sign-in form.
+const SIGNIN_FORM_SECONDS: i64 = 600;
+
+fn signin_form(token: &str, messages: &[String], username: &str, client_id: &str) -> Markup {
+    bare(
+        "Sign in",
+        html! {
+            (errors(messages))
+            div.cards {
+                section.card aria-labelledby="as-user" {
+                    h2 id="as-user" { "As a user" }
+                    form method="post" action="/signin" {
+                        input type="hidden" name="csrf" value=(token);
+                        input type="hidden" name="kind" value="user";
+                        label for="username" { "User name" }
+                        input id="username" name="username" autocomplete="username" required value=(username);
+                        label for="password" { "Password" }
+                        input id="password" name="password" type="password" autocomplete="current-password" required;
+                        button type="submit" { "Sign in" }
+                    }
+                }
+                section.card aria-labelledby="as-client" {
+                    h2 id="as-client" { "As a client" }
+                    form method="post" action="/signin" {
+                        input type="hidden" name="csrf" value=(token);
+                        input type="hidden" name="kind" value="client";
+                        label for="client_id" { "Client id" }
+                        input id="client_id" name="client_id" autocomplete="off" required value=(client_id);
+                        label for="client_secret" { "Client secret" }
+                        input id="client_secret" name="client_secret" type="password" autocomplete="off" required;
+                        button type="submit" { "Sign in" }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// The form with a fresh double-submit token in a cookie.
+fn show_signin(
+    state: &AppState,
+    status: StatusCode,
+    messages: &[String],
+    form: Option<&FormData>,
+) -> HttpResponse {
+    let token = random_token();
+    let username = form.and_then(|f| f.get("username")).unwrap_or("");
+    let client_id = form.and_then(|f| f.get("client_id")).unwrap_or("");
+    let mut res = render(status, signin_form(&token, messages, username, client_id));
+    // unwrap-free: adding a cookie only fails for a malformed one, and ours is built by us.
+    let _ = res.add_cookie(&state.web.cookie(SIGNIN_COOKIE, token, SIGNIN_FORM_SECONDS));
+    res
+}
+
+pub async fn get_signin(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    match session::find(&req, &state) {
+        Found::Ready(_) => see_other("/"),
+        Found::MustChangePassword(_) => see_other("/password"),
+        Found::None => show_signin(&state, StatusCode::OK, &[], None),
+    }
+}
+
+pub async fn post_signin(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let expected = req
+        .cookie(SIGNIN_COOKIE)
+        .map(|c| c.value().to_string())
+        .unwrap_or_default();
+    if expected.is_empty() {
+        return Err(PageError::forbidden(
+            "The sign-in form expired or cookies are blocked: reload the page and try again.",
+        ));
+    }
+    check_csrf(&expected, &form)?;
+    let addr = crate::routes::token::client_addr(&req, &state).map_err(|e| PageError::from(e.0))?;
+    let outcome = match form.get("kind") {
+        Some("client") => {
+            let id = form.required("client_id", "the client id")?;
+            let secret = form.required("client_secret", "the client secret")?;
+            backend::sign_in_client(&state, &id, &secret, addr).map(|id| (id, false))
+        }
+        _ => {
+            let user = form.required("username", "the user name")?;
+            let password = form.required("password", "the password")?;
+            backend::sign_in_user(&state, &user, &password, addr).await
+        }
+    };
+    match outcome {
+        Ok((subject_id, must_change)) => {
+            let cookie = state.web.create(&subject_id, must_change);
+            let mut res = see_other(if must_change { "/password" } else { "/" });
+            let _ = res.add_cookie(&cookie);
+            let _ = res.add_cookie(&state.web.expired_cookie(SIGNIN_COOKIE));
+            Ok(res)
+        }
+        Err(e) => {
+            let status = crate::error::status_of(e.kind);
+            let messages = PageError::from(e).messages();
+            Ok(show_signin(&state, status, &messages, Some(&form)))
+        }
+    }
+}
+
+pub async fn post_signout(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = match session::find(&req, &state) {
+        Found::Ready(v) | Found::MustChangePassword(v) => v,
+        Found::None => return Ok(see_other("/signin")),
+    };
+    check_csrf(&viewer.csrf, &form)?;
+    state.web.remove(&viewer.session_id);
+    let mut res = see_other("/signin");
+    let _ = res.add_cookie(&state.web.expired_cookie(session::SESSION_COOKIE));
+    Ok(res)
+}
+
+fn password_form(viewer: &session::Viewer, forced: bool, messages: &[String]) -> Markup {
+    bare(
+        if forced {
+            "Choose your password"
+        } else {
+            "Change your password"
+        },
+        html! {
+            @if forced {
+                (notice("This is your first sign-in: replace the temporary password you were given."))
+            }
+            (errors(messages))
+            form.narrow method="post" action="/password" {
+                (crate::web::layout::csrf_field(viewer))
+                label for="current_password" { @if forced { "Temporary password" } @else { "Current password" } }
+                input id="current_password" name="current_password" type="password" autocomplete="current-password" required;
+                label for="new_password" { "New password" }
+                input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="8";
+                label for="confirm_password" { "New password again" }
+                input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required;
+                button type="submit" { "Save password" }
+            }
+            form.narrow method="post" action="/signout" {
+                (crate::web::layout::csrf_field(viewer))
+                button.secondary type="submit" { "Sign out" }
+            }
+        },
+    )
+}
+
+pub async fn get_password(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
+    match session::find(&req, &state) {
+        Found::Ready(v) => Ok(ok(password_form(&v, false, &[]))),
+        Found::MustChangePassword(v) => Ok(ok(password_form(&v, true, &[]))),
+        Found::None => Err(PageError::Redirect("/signin".into())),
+    }
+}
+
+pub async fn post_password(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let (viewer, forced) = match session::find(&req, &state) {
+        Found::Ready(v) => (v, false),
+        Found::MustChangePassword(v) => (v, true),
+        Found::None => return Err(PageError::forbidden("You are not signed in.")),
+    };
+    check_csrf(&viewer.csrf, &form)?;
+    let current = form.get("current_password").unwrap_or("");
+    let new = form.get("new_password").unwrap_or("");
+    if Some(new) != form.get("confirm_password") {
+        let m = vec!["The two new passwords differ: type the same password twice.".to_string()];
+        return Ok(render(
+            StatusCode::BAD_REQUEST,
+            password_form(&viewer, forced, &m),
+        ));
+    }
+    let addr = crate::routes::token::client_addr(&req, &state).map_err(|e| PageError::from(e.0))?;
+    match backend::change_password(&state, &viewer.subject.id, current, new, addr).await {
+        Ok(()) => {
+            state.web.password_changed(&viewer.session_id);
+            Ok(see_other("/?password=changed"))
+        }
+        Err(e) => {
+            let status = crate::error::status_of(e.kind);
+            let m = PageError::from(e).messages();
+            Ok(render(status, password_form(&viewer, forced, &m)))
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Subjects (USER_ADMIN): users and clients, their permissions as grouped checkboxes, creation
+//! (the temporary password or client secret shown once) and deletion with a confirmation step.
+
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest};
+use maud::{html, Markup};
+
+use crate::auth::UserAdmin;
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::layout::{csrf_field, errors, notice, page};
+use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
+use crate::web::session::{self, Viewer};
+
+/// The viewer's UserAdmin pass (403 otherwise), minted by the engine.
+fn admin(
+    state: &AppState,
+    viewer: &Viewer,
+) -> Result<rapid_actors::auth::pass::UserAdminPass, PageError> {
+    Ok(backend::require::<UserAdmin>(state, &viewer.subject)?)
+}
+
+/// rAPId's grouping: administration, then read, then write permissions.
+fn groups(names: &[String]) -> Vec<(&'static str, Vec<&String>)> {
+    let pick = |f: &dyn Fn(&str) -> bool| names.iter().filter(|n| f(n)).collect::<Vec<_>>();
+    vec![
+        ("Administration", pick(&|n| n.ends_with("_ADMIN"))),
+        ("Read", pick(&|n| n.starts_with("READ_"))),
+        ("Write", pick(&|n| n.starts_with("WRITE_"))),
+    ]
+}
+
+/// Checkbox groups named `permissions`, `held` ticked.
+fn permission_boxes(state: &AppState, prefix: &str, held: &[String]) -> Markup {
+    let names = backend::permission_names(state);
+    html! {
+        div.perm-groups {
+            @for (title, list) in groups(&names) {
+                fieldset.perms {
+                    legend { (title) }
+                    @for n in list {
+                        @let id = format!("{prefix}-{n}");
+                        div.check {
+                            input type="checkbox" id=(id) name="permissions" value=(n) checked[held.contains(n)];
+                            label for=(id) { (n) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[derive(serde::Deserialize)]
+pub struct Done {
+    #[serde(default)]
+    done: String,
+}
+
+fn subjects_page(state: &AppState, viewer: &Viewer, messages: &[String], done: &str) -> Markup {
+    let subjects = backend::list_subjects(state);
+    let default = vec!["READ_PUBLIC".to_string()];
+    let body = html! {
+        @if !done.is_empty() { (notice(done)) }
+        (errors(messages))
+        div.table-wrap {
+            table.subjects {
+                thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Email" } th scope="col" { "Id" } } }
+                tbody {
+                    @for s in &subjects {
+                        tr {
+                            td { a href={ "/subjects/" (s.subject_id) } { (s.subject_name) } }
+                            td { (s.kind.as_str()) }
+                            td { (s.email.clone().unwrap_or_default()) }
+                            td { code { (s.subject_id) } }
+                        }
+                    }
+                }
+            }
+        }
+        div.cards {
+            section.card aria-labelledby="new-user" {
+                h2 id="new-user" { "New user" }
+                form method="post" action="/subjects/new" {
+                    (csrf_field(viewer))
+                    input type="hidden" name="kind" value="user";
+                    label for="user-name" { "User name" }
+                    input id="user-name" name="name" required;
+                    label for="user-email" { "Email" }
+                    input id="user-email" name="email" type="email" required;
+                    (permission_boxes(state, "user", &default))
+                    button type="submit" { "Create user" }
+                }
+            }
+            section.card aria-labelledby="new-client" {
+                h2 id="new-client" { "New client" }
+                form method="post" action="/subjects/new" {
+                    (csrf_field(viewer))
+                    input type="hidden" name="kind" value="client";
+                    label for="client-name" { "Client name" }
+                    input id="client-name" name="name" required;
+                    (permission_boxes(state, "client", &default))
+                    button type="submit" { "Create client" }
+                }
+            }
+        }
+    };
+    page(viewer, "Subjects", body)
+}
+
+pub async fn get_subjects(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    done: web::Query<Done>,
+) -> PageResult {
+    let viewer = session::viewer(&req, &state)?;
+    admin(&state, &viewer)?;
+    Ok(ok(subjects_page(&state, &viewer, &[], &done.done)))
+}
+
+pub async fn post_new(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    admin(&state, &viewer)?;
+    let permissions = form.all("permissions");
+    let created = match form.get("kind") {
+        Some("client") => {
+            let name = form.required("name", "the client name")?;
+            backend::create_client(&state, name, permissions)
+                .await
+                .map(|c| {
+                    (
+                        "client",
+                        c.client_name,
+                        c.client_id,
+                        "Client secret",
+                        c.client_secret,
+                    )
+                })
+        }
+        _ => {
+            let name = form.required("name", "the user name")?;
+            let email = form.required("email", "the email")?;
+            backend::create_user(&state, name, email, permissions)
+                .await
+                .map(|u| {
+                    (
+                        "user",
+                        u.username,
+                        u.user_id,
+                        "Temporary password",
+                        u.temporary_password,
+                    )
+                })
+        }
+    };
+    let (kind, name, id, secret_label, secret) = match created {
+        Ok(c) => c,
+        Err(e) => {
+            let status = crate::error::status_of(e.kind);
+            let m = PageError::from(e).messages();
+            return Ok(render(status, subjects_page(&state, &viewer, &m, "")));
+        }
+    };
+    let body = html! {
+        (notice(&format!("The {kind} {name} has been created.")))
+        p.warning { "Copy the " (secret_label.to_lowercase()) " now: it is shown only once." }
+        dl.facts.secret {
+            dt { @if kind == "client" { "Client id" } @else { "User id" } }
+            dd { code id="new-id" { (id) } }
+            dt { (secret_label) }
+            dd { code id="new-secret" { (secret) } }
+        }
+        p { a href={ "/subjects/" (id) } { "Edit its permissions" } " · " a href="/subjects" { "Back to subjects" } }
+    };
+    Ok(render(
+        StatusCode::CREATED,
+        page(&viewer, "Subject created", body),
+    ))
+}
+
+pub async fn get_subject(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    done: web::Query<Done>,
+) -> PageResult {
+    let viewer = session::viewer(&req, &state)?;
+    admin(&state, &viewer)?;
+    let subject = backend::subject(&state, &path).ok_or_else(|| {
+        PageError::Shown(
+            StatusCode::NOT_FOUND,
+            vec![format!("Subject with ID {path} does not exist")],
+        )
+    })?;
+    let held = subject.permission_names();
+    let body = html! {
+        @if !done.done.is_empty() { (notice(&done.done)) }
+        dl.facts {
+            dt { "Type" } dd { (subject.kind.as_str()) }
+            dt { "Id" } dd { code { (subject.id) } }
+            @if let Some(e) = &subject.email { dt { "Email" } dd { (e) } }
+        }
+        h2 { "Permissions" }
+        form method="post" action={ "/subjects/" (subject.id) "/permissions" } {
+            (csrf_field(&viewer))
+            (permission_boxes(&state, "perm", &held))
+            button type="submit" { "Save permissions" }
+        }
+        h2 { "Delete" }
+        form method="post" action={ "/subjects/" (subject.id) "/delete" } {
+            (csrf_field(&viewer))
+            button.danger type="submit" { "Delete " (subject.name) "…" }
+        }
+    };
+    Ok(ok(page(&viewer, &subject.name, body)))
+}
+
+pub async fn post_permissions(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    admin(&state, &viewer)?;
+    let saved = backend::set_permissions(&state, &path, form.all("permissions")).await?;
+    let list = if saved.is_empty() {
+        "none".to_string()
+    } else {
+        saved.join(", ")
+    };
+    Ok(see_other(&format!(
+        "/subjects/{path}?done={}",
+        url_word(&format!("Permissions saved: {list}"))
+    )))
+}
+
+pub async fn post_delete(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> PageResult {
+    let form = FormData::parse(&body)?;
+    let viewer = session::poster(&req, &state, &form)?;
+    admin(&state, &viewer)?;
+    if form.get("confirm") != Some("yes") {
+        let name = backend::subject(&state, &path)
+            .map(|s| s.name.clone())
+            .unwrap_or_default();
+        let body = html! {
+            p { "Delete " strong { (name) } " (" code { (path) } ")? It can no longer sign in or use its tokens." }
+            form.inline method="post" action={ "/subjects/" (path) "/delete" } {
+                (csrf_field(&viewer))
+                input type="hidden" name="confirm" value="yes";
+                button.danger type="submit" { "Yes, delete " (name) }
+            }
+            " " a href={ "/subjects/" (path) } { "Cancel" }
+        };
+        return Ok(ok(page(&viewer, "Delete a subject?", body)));
+    }
+    let name = backend::delete_subject(&state, &path).await?;
+    Ok(see_other(&format!(
+        "/subjects?done={}",
+        url_word(&format!("{name} has been deleted"))
+    )))
+}
+
+/// A query-string value.
+pub fn url_word(s: &str) -> String {
+    serde_urlencoded::to_string([("", s)])
+        .map(|e| e.trim_start_matches('=').to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,139 @@
+//! Upload: pick a dataset the viewer may write and a version; the script sends the file with a
+//! progress bar (XHR upload events), then follows the job until it ends. A 422 lists every
+//! validation error in a table. The post carries the session's CSRF token in `X-CSRF-Token`.
+
+use actix_multipart::Multipart;
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use maud::html;
+use rapid_actors::engine::DatasetFilter;
+use rapid_actors::key::DatasetKey;
+use serde_json::json;
+
+use crate::auth::Write;
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::layout::page;
+use crate::web::page::{ok, secure, PageError, PageResult};
+use crate::web::session::{self, Found};
+
+#[derive(serde::Deserialize)]
+pub struct Pick {
+    #[serde(default)]
+    dataset: String,
+}
+
+pub async fn get_upload(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    pick: web::Query<Pick>,
+) -> PageResult {
+    let viewer = session::viewer(&req, &state)?;
+    if !backend::can_write_any(&viewer.subject) {
+        return Err(PageError::forbidden(&format!(
+            "Subject {} has no permission to write any dataset",
+            viewer.subject.name
+        )));
+    }
+    let listed = backend::list_datasets(&state, &viewer.subject, &DatasetFilter::default())?;
+    let mut writable = vec![];
+    for d in &listed {
+        let (l, dm, ds) = (
+            d["layer"].as_str(),
+            d["domain"].as_str(),
+            d["dataset"].as_str(),
+        );
+        let (Some(l), Some(dm), Some(ds)) = (l, dm, ds) else {
+            continue;
+        };
+        let key = DatasetKey::new(l, dm, ds);
+        if let Ok(pass) = backend::dataset_access_to::<Write>(&state, &viewer.subject, &key) {
+            writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version));
+        }
+    }
+    let body = html! {
+        @if writable.is_empty() { p.empty { "There is no dataset you may write to yet." } }
+        @else {
+            form #upload-form.narrow method="post" enctype="multipart/form-data" data-csrf=(viewer.csrf) {
+                label for="dataset" { "Dataset" }
+                select #dataset name="dataset" required {
+                    @for (name, latest) in &writable {
+                        option value=(name) data-latest=(latest) selected[*name == pick.dataset] { (name) " (latest version " (latest) ")" }
+                    }
+                }
+                label for="version" { "Schema version" }
+                input #version name="version" type="number" min="1" placeholder="latest" aria-describedby="version-help";
+                small #version-help { "Empty: the latest version. Whether rows are appended or replaced is the schema's update behaviour (APPEND or OVERWRITE)." }
+                label for="file" { "File (CSV or Parquet)" }
+                input #file name="file" type="file" accept=".csv,.parquet" required;
+                button #upload-button type="submit" { "Upload" }
+            }
+            div #upload-status.hidden aria-live="polite" {
+                label for="upload-progress" { "Sending the file" }
+                progress #upload-progress max="100" value="0" {}
+                p #upload-message {}
+                p #job-link {}
+            }
+            div #upload-errors.hidden role="alert" {
+                h2 { "The file was refused" }
+                p #upload-error-summary {}
+                div.table-wrap { table { thead { tr { th scope="col" { "#" } th scope="col" { "Problem" } } } tbody #upload-error-rows {} } }
+            }
+            noscript { p.warning { "Uploading from this page needs JavaScript (for the progress bar)." } }
+        }
+    };
+    Ok(ok(page(&viewer, "Upload", body)))
+}
+
+fn json_answer(status: StatusCode, body: serde_json::Value) -> HttpResponse {
+    secure(HttpResponse::build(status).json(body))
+}
+
+/// The script's upload: JSON answers (202 with the job, or the errors in words).
+pub async fn post_upload(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    version: web::Query<crate::routes::datasets::VersionQuery>,
+    mut payload: Multipart,
+) -> HttpResponse {
+    let refuse = |status: StatusCode, messages: Vec<String>| {
+        json_answer(status, json!({ "errors": messages }))
+    };
+    let viewer = match session::find(&req, &state) {
+        Found::Ready(v) => v,
+        _ => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                vec!["You are not signed in: sign in again.".into()],
+            )
+        }
+    };
+    let sent = req
+        .headers()
+        .get("x-csrf-token")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let form = crate::web::page::FormData(vec![("csrf".into(), sent.to_string())]);
+    if let Err(e) = session::check_csrf(&viewer.csrf, &form) {
+        return refuse(StatusCode::FORBIDDEN, e.messages());
+    }
+    let pass = match backend::dataset_access::<Write>(&state, &req, &viewer.subject) {
+        Ok(r) => r,
+        Err(e) => {
+            return refuse(
+                crate::error::status_of(e.kind),
+                PageError::from(e).messages(),
+            )
+        }
+    };
+    match backend::upload(&state, pass, version.version, &mut payload).await {
+        Ok(a) => json_answer(
+            StatusCode::ACCEPTED,
+            json!({ "job_id": a.job_id, "raw_filename": a.raw_filename, "version": a.dataset_version }),
+        ),
+        Err(e) => refuse(
+            crate::error::status_of(e.kind),
+            PageError::from(e).messages(),
+        ),
+    }
+}

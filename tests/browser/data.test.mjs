@@ -1,0 +1,123 @@
+// Data through the pages in headless Chromium: upload with progress to SUCCESS, a 422's errors
+// in a table, the dataset page (schema, info, charts, files, delete with confirmation).
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync, mkdtempSync } from "node:fs";
+import path from "node:path";
+import os from "node:os";
+import { BASE, ADMIN_ID, ADMIN_SECRET, launch, newPage, signInClient, shoot, adminToken, api } from "./lib.mjs";
+
+let browser, page, dir;
+before(async () => {
+  browser = await launch();
+  dir = mkdtempSync(path.join(os.tmpdir(), "rapid-browser-data-"));
+  const token = await adminToken();
+  const created = await api(token, "POST", "/api/schema", {
+    metadata: {
+      layer: "default", domain: "web", dataset: "visits", sensitivity: "PUBLIC",
+      update_behaviour: "APPEND", description: "Daily visits per city",
+      owners: [{ name: "Owner", email: "owner@example.com" }],
+      key_value_tags: { owner: "ops" },
+    },
+    columns: [
+      { name: "city", data_type: "string", allow_null: false, partition_index: 0 },
+      { name: "day", data_type: "date", allow_null: false, format: "%Y-%m-%d" },
+      { name: "visits", data_type: "int", allow_null: false },
+    ],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  page = await newPage(browser);
+  await signInClient(page, ADMIN_ID, ADMIN_SECRET);
+});
+after(async () => { await browser?.close(); });
+
+function csv(name, text) {
+  const p = path.join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+async function upload(file) {
+  await page.goto(`${BASE}/upload?dataset=default/web/visits`);
+  await page.setInputFiles("#file", file);
+  await page.click("#upload-button");
+}
+
+test("an upload shows its progress and follows its job to SUCCESS", async () => {
+  let rows = "city,day,visits\n";
+  for (let i = 0; i < 3000; i++) rows += `${["Leeds", "York", "Hull"][i % 3]},2024-0${1 + (i % 9)}-1${i % 10},${i}\n`;
+  await upload(csv("visits.csv", rows));
+  await page.waitForSelector('#upload-message[data-status="SUCCESS"]', { timeout: 60000 });
+  assert.equal(await page.getAttribute("#upload-progress", "value"), "100");
+  assert.match(await page.textContent("#upload-message"), /SUCCESS.*3000 rows/);
+  await shoot(page, "upload");
+  await page.click("#job-link a");
+  assert.equal(await page.textContent("h1"), "Job");
+  assert.equal(await page.textContent(".status"), "SUCCESS");
+});
+
+test("a refused upload lists every validation error in a table", async () => {
+  await upload(csv("bad.csv", "city,day,visits\nLeeds,not-a-date,1\nYork,2024-01-01,many\n"));
+  await page.waitForSelector("#upload-errors:not(.hidden)");
+  assert.match(await page.textContent("#upload-error-summary"), /status 422/);
+  const problems = await page.locator("#upload-error-rows tr").count();
+  assert.ok(problems >= 2, `every error listed (${problems})`);
+  const text = await page.textContent("#upload-error-rows");
+  assert.match(text, /day/);
+  assert.match(text, /visits/);
+  await shoot(page, "upload-422");
+});
+
+test("the query builder previews rows, downloads CSV and runs a large query job to its download link", async () => {
+  await page.goto(`${BASE}/datasets/default/web/visits/query`);
+  await page.check("#col-city");
+  await page.fill("#expressions", "sum(visits) AS total");
+  await page.check("#grp-city");
+  await page.selectOption("#order", "city");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=preview]")]);
+  assert.equal(await page.locator("#preview tbody tr").count(), 3);
+  assert.equal(await page.textContent("#preview tbody tr:first-child td:first-child"), "Hull");
+  await shoot(page, "query");
+
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("button[value=csv]")]);
+  const file = await download.path();
+  const { readFileSync } = await import("node:fs");
+  const text = readFileSync(file, "utf8");
+  assert.match(download.suggestedFilename(), /\.csv$/);
+  assert.equal(text.trim().split("\n")[0], ",city,total", "the API's CSV, index column first");
+  assert.equal(text.trim().split("\n").length, 4);
+
+  // A filter the engine refuses is shown in words, with the form kept.
+  await page.fill("#filter", "no_such_column = 1");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=preview]")]);
+  assert.match(await page.textContent("[role=alert]"), /no_such_column/);
+  assert.equal(await page.inputValue("#filter"), "no_such_column = 1");
+
+  await page.goto(`${BASE}/datasets/default/web/visits/query?action=preview&limit=5`);
+  await Promise.all([page.waitForNavigation(), page.click("form.job button")]);
+  assert.match(page.url(), /\/jobs\//);
+  await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 60000 });
+  await page.waitForSelector("a.download");
+  const [big] = await Promise.all([page.waitForEvent("download"), page.click("a.download")]);
+  const rows = readFileSync(await big.path(), "utf8").trim().split("\n");
+  assert.equal(rows.length, 6, "header and the 5 limited rows");
+  await shoot(page, "job");
+});
+
+test("the dataset page shows schema, info, charts and files, and deletes a file after confirmation", async () => {
+  await page.goto(`${BASE}/`);
+  await page.click("text=visits");
+  assert.equal(await page.textContent("h1"), "default / web / visits");
+  assert.equal(await page.textContent("#row-count"), "3000");
+  assert.match(await page.textContent("table.columns"), /city.*string/s);
+  assert.equal(await page.locator("svg.chart").count(), 2);
+  assert.equal(await page.locator("svg.chart rect.bar").count() >= 3, true);
+  assert.equal(await page.locator("table.files tbody tr").count(), 1);
+  await shoot(page, "dataset");
+  await page.click("table.files button.danger");
+  assert.equal(await page.textContent("h1"), "Delete a file?");
+  await Promise.all([page.waitForNavigation(), page.click("text=Yes, delete")]);
+  assert.match(await page.textContent("[role=status]"), /has been deleted/);
+  assert.equal(await page.locator("table.files").count(), 0);
+  assert.deepEqual(page.problems, []);
+});

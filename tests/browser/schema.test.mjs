@@ -1,0 +1,62 @@
+// New schema from a sample in headless Chromium: generate, edit fields, save; then a new version.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync, mkdtempSync } from "node:fs";
+import path from "node:path";
+import os from "node:os";
+import { BASE, ADMIN_ID, ADMIN_SECRET, launch, newPage, signInClient, shoot } from "./lib.mjs";
+
+let browser, page, dir;
+before(async () => {
+  browser = await launch();
+  dir = mkdtempSync(path.join(os.tmpdir(), "rapid-browser-schema-"));
+  page = await newPage(browser);
+  await signInClient(page, ADMIN_ID, ADMIN_SECRET);
+});
+after(async () => { await browser?.close(); });
+
+test("a schema is generated from a sample, edited and saved, then edited into version 2", async () => {
+  const sample = path.join(dir, "orders.csv");
+  writeFileSync(sample, "Order Id,Placed On,Amount,Region\n1,2024/12/31,9.5,north\n2,2023/01/02,3.25,south\n");
+  await page.goto(`${BASE}/schema/new`);
+  await shoot(page, "schema-new");
+  await page.fill("#domain", "shop");
+  await page.fill("#dataset", "orders");
+  await page.setInputFiles("#file", sample);
+  await Promise.all([page.waitForNavigation(), page.click("text=Generate the schema")]);
+  assert.equal(await page.textContent("h1"), "Edit and save the schema");
+  assert.equal(await page.inputValue("[name=c0_name]"), "order_id");
+  assert.equal(await page.inputValue("[name=c0_data_type]"), "int");
+  assert.equal(await page.inputValue("[name=c1_data_type]"), "date");
+  assert.equal(await page.inputValue("[name=c1_format]"), "%Y/%m/%d");
+  assert.equal(await page.inputValue("[name=c2_data_type]"), "double");
+
+  // Edit: description, tags, a unique id that may not be null, region as the partition, a check.
+  await page.fill("#m_description", "Orders by region");
+  await page.fill("#m_tags", "owner=sales");
+  await page.fill("#m_owners", "Sales <sales@example.com>");
+  await page.uncheck("[name=c0_allow_null]");
+  await page.check("[name=c0_unique]");
+  await page.fill("[name=c3_partition_index]", "0");
+  await page.uncheck("[name=c3_allow_null]");
+  await shoot(page, "schema-edit");
+  // A bad check is refused in words, and the editor keeps every edit.
+  await page.fill("[name=c2_checks]", "{not json");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
+  assert.match(await page.textContent("[role=alert]"), /not valid JSON/);
+  assert.equal(await page.inputValue("#m_description"), "Orders by region");
+  assert.equal(await page.inputValue("[name=c2_checks]"), "{not json");
+  await page.fill("[name=c2_checks]", "");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
+  assert.match(page.url(), /\/datasets\/default\/shop\/orders/, await page.textContent("main"));
+  assert.match(await page.textContent("[role=status]"), /version 1/);
+  assert.match(await page.textContent("table.columns"), /region.*0/s);
+
+  await page.click("text=Edit the schema (new version)");
+  assert.equal(await page.inputValue("#m_description"), "Orders by region");
+  await page.fill("#m_description", "Orders by region, version 2");
+  await Promise.all([page.waitForNavigation(), page.click("text=Save as a new version")]);
+  assert.match(await page.textContent("[role=status]"), /version 2/);
+  assert.equal(await page.textContent("nav[aria-label=Versions] strong"), "2");
+  assert.deepEqual(page.problems, []);
+});
