@@ -49,6 +49,8 @@ fuzz_target!(|data: &[u8]| {
         schema: &SCHEMA,
         staging: &dir.path().join("data"),
         progress: &progress,
+        // Small, so that short inputs reach the value-length refusal too.
+        max_value_bytes: 256,
     };
     let _ = ingest_stream(kind, rx, &dir.path().join("raw"), &plan);
     let _ = sender.join();

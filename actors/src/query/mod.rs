@@ -26,7 +26,7 @@ mod yielding;
 
 pub use engine::on_query_runtime;
 pub use engine::{configure, engine, QueryKind, QuerySettings, Slot};
-pub use limits::QueryLimits;
+pub use limits::{check_request, QueryLimits};
 pub use limits_json::parse_request;
 pub use request::{CheckedQuery, QueryRequest};
 pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};
