@@ -5,6 +5,7 @@
 //! dependencies point one way, and nothing here knows about actix-web.
 //!
 //! ## Layout
+//! - [`admin`]: what `rapid-rs admin` does to a data folder (keys, backup, restore, check).
 //! - [`error`]: the one engine error, with a closed set of kinds the edge maps to HTTP statuses.
 //! - [`catalog`]: the SQLite catalog (opened once, WAL, versioned migrations).
 //! - [`auth`]: subjects, credentials, tokens, permissions, protected domains. One writer, the
@@ -21,6 +22,7 @@
 //! - [`sensitivity`]: PUBLIC / PRIVATE / PROTECTED.
 //! - [`work_permits`]: bounded pools for heavy per-request work (503 when full).
 
+pub mod admin;
 pub mod auth;
 pub mod catalog;
 pub mod dataset;

@@ -176,7 +176,12 @@ fn spawn_commit(
     staging: std::path::PathBuf,
     upload: StagedUpload,
 ) {
-    actix_web::rt::spawn(async move {
+    // Graceful shutdown waits for this commit (ops::inflight); its logs keep the request's id.
+    let pending = crate::ops::inflight::commit_started();
+    let stored = (upload.output.rows, upload.raw_bytes);
+    let span = tracing::Span::current();
+    let commit = async move {
+        let _pending = pending;
         let job_id = upload.job_id.clone();
         let outcome = match registry.dataset_actor(&key).await {
             Ok(actor) => actor
@@ -186,6 +191,9 @@ fn spawn_commit(
                 .and_then(|r| r),
             Err(e) => Err(e),
         };
+        if outcome.is_ok() {
+            crate::ops::metrics::observe_stored_upload(stored.0, stored.1);
+        }
         if let Err(e) = outcome {
             tracing::warn!(job_id, error = %e, "upload commit failed");
             // The actor records its own failures; this covers it being unreachable.
@@ -196,7 +204,8 @@ fn spawn_commit(
             }
         }
         let _ = tokio::fs::remove_dir_all(&staging).await;
-    });
+    };
+    actix_web::rt::spawn(tracing::Instrument::instrument(commit, span));
 }
 
 #[derive(Debug, Deserialize)]

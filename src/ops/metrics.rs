@@ -1,0 +1,275 @@
+//! Prometheus metrics (the `prometheus` crate writes the text format). Counted as things happen:
+//! requests and their latency by route template and status, uploads stored (rows, bytes),
+//! uploads refused by validation. Read at each scrape: jobs by kind and status, query pools
+//! (running, waiting, refused), upload commits pending in dataset actors' mailboxes, catalog size.
+//!
+//! Who may read them: `/api/metrics` needs a token of a subject holding any permission; with
+//! `RAPID_METRICS_BIND` they are also served without a token on that separate address.
+
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+
+use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
+    Registry, TextEncoder,
+};
+use rapid_actors::Error;
+
+use crate::auth::Authenticated;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// The upload route, whose 202s and 422s are counted on their own.
+const UPLOAD_ROUTE: &str = "/api/datasets/{layer}/{domain}/{dataset}";
+
+struct Metrics {
+    registry: Registry,
+    requests: IntCounterVec,
+    latency: HistogramVec,
+    upload_rows: IntCounter,
+    upload_bytes: IntCounter,
+    validation_failures: IntCounter,
+    jobs: IntGaugeVec,
+    queries_running: IntGaugeVec,
+    queries_waiting: IntGaugeVec,
+    queries_refused: IntCounterVec,
+    /// Refusals already added to `queries_refused`, per pool (the engine keeps the totals).
+    refused_seen: Mutex<[u64; 2]>,
+    commit_queue: IntGauge,
+    catalog: IntGaugeVec,
+    catalog_file_bytes: IntGauge,
+}
+
+fn build() -> prometheus::Result<Metrics> {
+    let registry = Registry::new_custom(Some("rapid".into()), None)?;
+    let by_route = ["method", "route", "status"];
+    let m = Metrics {
+        requests: IntCounterVec::new(
+            Opts::new(
+                "http_requests_total",
+                "HTTP requests answered, by route template and status",
+            ),
+            &by_route,
+        )?,
+        latency: HistogramVec::new(
+            HistogramOpts::new(
+                "http_request_duration_seconds",
+                "Time from a request's arrival to its answer's head, by route template and status",
+            )
+            .buckets(vec![
+                0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+                300.0,
+            ]),
+            &by_route,
+        )?,
+        upload_rows: IntCounter::new("upload_rows_total", "Rows of uploads stored (job SUCCESS)")?,
+        upload_bytes: IntCounter::new(
+            "upload_bytes_total",
+            "Bytes of uploaded files stored (job SUCCESS), as uploaded",
+        )?,
+        validation_failures: IntCounter::new(
+            "upload_validation_failures_total",
+            "Uploads refused because the file breaks the schema (422)",
+        )?,
+        jobs: IntGaugeVec::new(
+            Opts::new(
+                "jobs",
+                "Jobs in the catalog by kind (UPLOAD, QUERY) and status",
+            ),
+            &["kind", "status"],
+        )?,
+        queries_running: IntGaugeVec::new(
+            Opts::new(
+                "queries_running",
+                "Queries holding a slot, by pool (sync, large)",
+            ),
+            &["pool"],
+        )?,
+        queries_waiting: IntGaugeVec::new(
+            Opts::new("queries_waiting", "Queries waiting for a slot, by pool"),
+            &["pool"],
+        )?,
+        queries_refused: IntCounterVec::new(
+            Opts::new(
+                "queries_refused_total",
+                "Queries refused (503) for want of a slot, by pool",
+            ),
+            &["pool"],
+        )?,
+        refused_seen: Mutex::new([0; 2]),
+        commit_queue: IntGauge::new(
+            "upload_commits_pending",
+            "Uploads handed to dataset actors and not yet committed (their mailboxes' depth)",
+        )?,
+        catalog: IntGaugeVec::new(
+            Opts::new(
+                "catalog_objects",
+                "Catalog size: datasets, schema_versions, data_files, raw_files, stored_rows, \
+                 stored_bytes (Parquet), subjects",
+            ),
+            &["object"],
+        )?,
+        catalog_file_bytes: IntGauge::new(
+            "catalog_file_bytes",
+            "Size of catalog.sqlite and its WAL on disk",
+        )?,
+        registry,
+    };
+    m.registry.register(Box::new(m.requests.clone()))?;
+    m.registry.register(Box::new(m.latency.clone()))?;
+    m.registry.register(Box::new(m.upload_rows.clone()))?;
+    m.registry.register(Box::new(m.upload_bytes.clone()))?;
+    m.registry
+        .register(Box::new(m.validation_failures.clone()))?;
+    m.registry.register(Box::new(m.jobs.clone()))?;
+    m.registry.register(Box::new(m.queries_running.clone()))?;
+    m.registry.register(Box::new(m.queries_waiting.clone()))?;
+    m.registry.register(Box::new(m.queries_refused.clone()))?;
+    m.registry.register(Box::new(m.commit_queue.clone()))?;
+    m.registry.register(Box::new(m.catalog.clone()))?;
+    m.registry
+        .register(Box::new(m.catalog_file_bytes.clone()))?;
+    Ok(m)
+}
+
+// expect: the names and labels above are fixed and valid; a mistake fails every test at once.
+static METRICS: LazyLock<Metrics> = LazyLock::new(|| build().expect("metric definitions"));
+
+/// Counts one answered request (called by the request log middleware).
+pub fn observe_request(method: &str, route: &str, status: u16, took: Duration, _bytes_in: u64) {
+    let status_text = status.to_string();
+    let labels = [method, route, status_text.as_str()];
+    METRICS.requests.with_label_values(&labels).inc();
+    METRICS
+        .latency
+        .with_label_values(&labels)
+        .observe(took.as_secs_f64());
+    if route == UPLOAD_ROUTE && method == "POST" && status == 422 {
+        METRICS.validation_failures.inc();
+    }
+}
+
+/// Counts an upload whose commit succeeded.
+pub fn observe_stored_upload(rows: u64, bytes: u64) {
+    METRICS.upload_rows.inc_by(rows);
+    METRICS.upload_bytes.inc_by(bytes);
+}
+
+/// Reads the catalog and the query pools, then writes every metric in the text format.
+pub fn render(state: &AppState) -> Result<String, Error> {
+    let m = &*METRICS;
+    let catalog = state.registry.catalog();
+    let (jobs, counts) = catalog.with(|c| {
+        let mut stmt =
+            c.prepare("SELECT kind, status, count(*) FROM jobs GROUP BY kind, status")?;
+        let jobs = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let counts = c.query_row(
+            "SELECT (SELECT count(*) FROM datasets), (SELECT count(*) FROM schema_versions),
+                    (SELECT count(*) FROM data_files), (SELECT count(*) FROM raw_files),
+                    (SELECT coalesce(sum(rows), 0) FROM data_files),
+                    (SELECT coalesce(sum(bytes), 0) FROM data_files),
+                    (SELECT count(*) FROM subjects)",
+            [],
+            |r| {
+                let mut v = [0i64; 7];
+                for (i, slot) in v.iter_mut().enumerate() {
+                    *slot = r.get(i)?;
+                }
+                Ok(v)
+            },
+        )?;
+        Ok((jobs, counts))
+    })?;
+    m.jobs.reset();
+    for kind in ["UPLOAD", "QUERY"] {
+        for status in ["IN PROGRESS", "SUCCESS", "FAILED"] {
+            m.jobs.with_label_values(&[kind, status]).set(0);
+        }
+    }
+    for (kind, status, n) in jobs {
+        m.jobs.with_label_values(&[&kind, &status]).set(n);
+    }
+    let names = [
+        "datasets",
+        "schema_versions",
+        "data_files",
+        "raw_files",
+        "stored_rows",
+        "stored_bytes",
+        "subjects",
+    ];
+    for (name, n) in names.iter().zip(counts) {
+        m.catalog.with_label_values(&[name]).set(n);
+    }
+    let root = state.registry.storage().root();
+    let file_bytes: u64 = ["catalog.sqlite", "catalog.sqlite-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(root.join(f)).ok())
+        .map(|meta| meta.len())
+        .sum();
+    m.catalog_file_bytes.set(file_bytes as i64);
+    m.commit_queue.set(super::inflight::pending_commits());
+
+    let load = rapid_actors::query::engine().load();
+    {
+        // A poisoned lock still holds valid totals.
+        let mut seen = m.refused_seen.lock().unwrap_or_else(|p| p.into_inner());
+        for (i, (pool, l)) in [("sync", load.sync), ("large", load.large)]
+            .into_iter()
+            .enumerate()
+        {
+            m.queries_running
+                .with_label_values(&[pool])
+                .set(l.running as i64);
+            m.queries_waiting
+                .with_label_values(&[pool])
+                .set(l.waiting as i64);
+            let refused = m.queries_refused.with_label_values(&[pool]);
+            refused.inc_by(l.refused.saturating_sub(seen[i]));
+            seen[i] = seen[i].max(l.refused);
+        }
+    }
+
+    let mut out = Vec::new();
+    TextEncoder::new()
+        .encode(&m.registry.gather(), &mut out)
+        .map_err(|e| Error::internal(format!("writing metrics: {e}")))?;
+    String::from_utf8(out).map_err(|e| Error::internal(format!("writing metrics: {e}")))
+}
+
+async fn respond(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
+    let text = web::block(move || render(&state))
+        .await
+        .map_err(|e| Error::internal(format!("metrics task: {e}")))??;
+    Ok(HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4; charset=utf-8")
+        .body(text))
+}
+
+/// `GET /api/metrics`: any subject holding at least one permission.
+pub async fn get_metrics(req: HttpRequest, state: web::Data<AppState>) -> ApiResult<HttpResponse> {
+    let allowed = req
+        .extensions()
+        .get::<Authenticated>()
+        .is_some_and(|a| !a.0.permissions.is_empty());
+    if !allowed {
+        return Err(ApiError(Error::forbidden(
+            "Reading metrics needs a token of a subject holding at least one permission",
+        )));
+    }
+    respond(state).await
+}
+
+/// `GET /metrics` on `RAPID_METRICS_BIND`: no token (that address is the operator's choice).
+pub async fn get_open_metrics(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
+    respond(state).await
+}
