@@ -15,6 +15,7 @@ mod large_queries;
 mod layered_permissions;
 mod listing_info;
 mod openapi;
+mod ops_admin;
 mod ops_logs;
 mod ops_metrics;
 mod ops_shutdown;
