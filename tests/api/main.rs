@@ -16,6 +16,7 @@ mod layered_permissions;
 mod listing_info;
 mod openapi;
 mod ops_admin;
+mod ops_backup;
 mod ops_logs;
 mod ops_metrics;
 mod ops_shutdown;
