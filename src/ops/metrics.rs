@@ -137,7 +137,7 @@ fn build() -> prometheus::Result<Metrics> {
 static METRICS: LazyLock<Metrics> = LazyLock::new(|| build().expect("metric definitions"));
 
 /// Counts one answered request (called by the request log middleware).
-pub fn observe_request(method: &str, route: &str, status: u16, took: Duration, _bytes_in: u64) {
+pub fn observe_request(method: &str, route: &str, status: u16, took: Duration) {
     let status_text = status.to_string();
     let labels = [method, route, status_text.as_str()];
     METRICS.requests.with_label_values(&labels).inc();

@@ -77,7 +77,7 @@ pub async fn log_requests(
         _ => 0,
     };
     let elapsed = started.elapsed();
-    super::metrics::observe_request(method.as_str(), &route, status, elapsed, bytes_in);
+    super::metrics::observe_request(method.as_str(), &route, status, elapsed);
     span.in_scope(|| {
         tracing::info!(
             request_id = %id,
