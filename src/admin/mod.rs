@@ -5,6 +5,7 @@
 //! Exit codes: 0 done; 1 failed (the message says why); 3 `check` found drift; 4 the service (or
 //! another admin command) is using the data folder; 2 a usage error (clap).
 
+pub mod archive;
 pub mod lock;
 
 use std::path::{Path, PathBuf};
@@ -46,9 +47,11 @@ pub enum AdminCommand {
     },
     /// Replace the token signing key: every token issued before is refused (service stopped).
     RotateKey,
-    /// Copy the store into DEST, a new or empty folder (works while the service runs).
+    /// Copy the store into DEST, a new or empty folder, or a new archive if DEST ends in `.tar`
+    /// (works while the service runs).
     Backup { dest: PathBuf },
-    /// Restore a backup into the data folder, which must hold no store (service stopped).
+    /// Restore a backup (folder or `.tar`) into the data folder, which must hold no store
+    /// (service stopped).
     Restore { src: PathBuf },
     /// Compare the catalog with the files and report drift (works while the service runs).
     Check {
@@ -142,12 +145,20 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             eprintln!("rapid-admin: new signing key written; tokens issued before are refused from the next start");
         }
         AdminCommand::Backup { dest } => {
-            let summary = backup::backup(dir, dest)?;
+            let summary = if archive::is_archive(dest) {
+                archive::backup_to_archive(dir, dest).map_err(Failure::Other)?
+            } else {
+                backup::backup(dir, dest)?
+            };
             print(json!({"backup": dest, "summary": summary}));
         }
         AdminCommand::Restore { src } => {
             let _lock = stopped(dir)?;
-            let files = backup::restore(src, dir)?;
+            let files = if archive::is_archive(src) {
+                archive::restore_from_archive(src, dir).map_err(Failure::Other)?
+            } else {
+                backup::restore(src, dir)?
+            };
             let report = check::check(dir, false, false)?;
             print(json!({"restored_files": files, "check": report}));
             if !report.clean() {

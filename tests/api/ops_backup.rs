@@ -173,6 +173,33 @@ fn check_reports_missing_damaged_and_unlisted_files_and_repairs_what_it_can() {
     let clean = stdout_json(&admin(&data, &["check"]));
     assert_eq!(clean["online"], false);
     assert_eq!(clean["report"]["listed"], 4, "{clean}");
+    // A backup as one archive restores to the same store.
+    let archive = dir.path().join("backup.tar");
+    let made = stdout_json(&admin(&data, &["backup", archive.to_str().unwrap()]));
+    assert_eq!(made["summary"]["files"], 4, "{made}");
+    assert!(!dir.path().join("backup.tar.partial").exists());
+    let again = admin(&data, &["backup", archive.to_str().unwrap()]);
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "an existing archive is not overwritten"
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let restored = stdout_json(&admin(
+        &elsewhere.path().join("data"),
+        &["restore", archive.to_str().unwrap()],
+    ));
+    assert_eq!(restored["restored_files"], 4, "{restored}");
+    assert_eq!(restored["check"]["listed"], 4, "{restored}");
+    let refused = admin(
+        &elsewhere.path().join("data"),
+        &["restore", archive.to_str().unwrap()],
+    );
+    assert_eq!(
+        refused.status.code(),
+        Some(1),
+        "a folder holding a store is not restored over"
+    );
 
     let parquet: Vec<_> = walk(&data.join("data"));
     assert_eq!(parquet.len(), 2);
