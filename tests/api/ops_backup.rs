@@ -244,3 +244,53 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+#[test]
+fn backups_during_overwrites_hold_one_whole_upload_and_pass_check() {
+    const ROWS: usize = 200;
+    let s = TestServer::start();
+    let mut over = schema();
+    over["metadata"]["update_behaviour"] = json!("OVERWRITE");
+    s.create_schema(&over);
+    let token = s.admin_token();
+    s.upload_and_wait(&token, UPLOAD, "first.csv", csv("first", ROWS));
+    let backups = tempfile::tempdir().unwrap();
+    let done = AtomicBool::new(false);
+    let summaries: Vec<Value> = std::thread::scope(|scope| {
+        let (s, token, done) = (&s, &token, &done);
+        // Each OVERWRITE commit removes the files the one before it stored.
+        scope.spawn(move || {
+            let mut i = 0;
+            while !done.load(Ordering::SeqCst) {
+                let name = format!("o{i}");
+                s.upload_and_wait(token, UPLOAD, &format!("{name}.csv"), csv(&name, ROWS));
+                i += 1;
+            }
+        });
+        let taken = (0..5)
+            .map(|k| {
+                let dest = backups.path().join(format!("b{k}"));
+                stdout_json(&admin(&s.data_dir(), &["backup", dest.to_str().unwrap()]))["summary"]
+                    .clone()
+            })
+            .collect();
+        done.store(true, Ordering::SeqCst);
+        taken
+    });
+    eprintln!("backups during overwrites: {summaries:?}");
+    for k in 0..5 {
+        let copy = backups.path().join(format!("b{k}"));
+        // A backup folder is laid out as a data folder: check runs on it directly.
+        let report = stdout_json(&admin(&copy, &["check"]));
+        assert_eq!(report["report"]["missing"], json!([]), "{report}");
+        let target = tempfile::tempdir().unwrap();
+        stdout_json(&admin(
+            &target.path().join("data"),
+            &["restore", copy.to_str().unwrap()],
+        ));
+        let restored = TestServer::start_in(target, Options::default());
+        let batches = stored_batches(&restored, &restored.admin_token());
+        assert_eq!(batches.len(), 1, "backup {k}: {batches:?}");
+        assert_eq!(batches.iter().next().unwrap().1, ROWS as i64);
+    }
+}
