@@ -31,6 +31,12 @@ use crate::state::AppState;
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
 
 pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    // First, so a folder of another account is refused with its own reason; and before the
+    // catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
+    let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(std::io::Error::other)?;
+    for change in &tightened {
+        tracing::warn!(change, "tightened a file mode in the data folder");
+    }
     // One process per data folder: a second service, or an admin command needing the service
     // stopped, is refused while this one runs (the kernel releases the lock on exit).
     let _lock = crate::admin::lock::DataLock::acquire(&args.data_dir).map_err(|e| {
@@ -142,11 +148,6 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     rapid_actors::storage::set_durability(args.durability);
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
-    }
-    // Before the catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
-    let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(Error::invalid)?;
-    for change in &tightened {
-        tracing::warn!(change, "tightened a file mode in the data folder");
     }
     let catalog = Catalog::open(&args.data_dir)?;
     let settings = auth_settings(args)?;

@@ -35,9 +35,8 @@ impl std::fmt::Display for LockError {
 }
 
 impl DataLock {
-    /// Takes the lock at once or fails with [`LockError::Busy`].
+    /// Takes the lock at once or fails with [`LockError::Busy`]. The folder must exist.
     pub fn acquire(data_dir: &Path) -> Result<DataLock, LockError> {
-        std::fs::create_dir_all(data_dir).map_err(LockError::Io)?;
         let file = File::options()
             .create(true)
             .truncate(false)

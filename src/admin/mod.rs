@@ -89,7 +89,10 @@ enum Failure {
 
 impl From<rapid_actors::Error> for Failure {
     fn from(e: rapid_actors::Error) -> Self {
-        Failure::Other(e.to_string())
+        Failure::Other(match e.details {
+            rapid_actors::Details::One(m) => m,
+            rapid_actors::Details::Many(ms) => ms.join("; "),
+        })
     }
 }
 
@@ -103,6 +106,12 @@ impl From<LockError> for Failure {
 }
 
 fn stopped(data_dir: &Path) -> Result<DataLock, Failure> {
+    if !data_dir.is_dir() {
+        return Err(Failure::Other(format!(
+            "no data folder at {}",
+            data_dir.display()
+        )));
+    }
     Ok(DataLock::acquire(data_dir)?)
 }
 
@@ -153,6 +162,8 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             print(json!({"backup": dest, "summary": summary}));
         }
         AdminCommand::Restore { src } => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
             let _lock = stopped(dir)?;
             let files = if archive::is_archive(src) {
                 archive::restore_from_archive(src, dir).map_err(Failure::Other)?
@@ -167,6 +178,12 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
         }
         AdminCommand::Check { repair } => {
             // Online unless the lock can be taken; a repair needs it.
+            if !dir.is_dir() {
+                return Err(Failure::Other(format!(
+                    "no data folder at {}",
+                    dir.display()
+                )));
+            }
             let lock = DataLock::acquire(dir);
             let online = matches!(lock, Err(LockError::Busy));
             if *repair && online {

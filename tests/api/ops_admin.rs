@@ -148,3 +148,19 @@ fn a_lost_admin_secret_is_reset_and_clients_are_created_offline() {
         StatusCode::OK
     );
 }
+
+#[test]
+fn a_second_service_on_the_same_data_folder_refuses_to_start() {
+    let s = TestServer::start();
+    let out = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+        .arg(s.data_dir())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("another rapid-rs process"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("listening on"));
+    // The first one is unaffected.
+    assert_eq!(s.call("GET", "/api/ready", None, None).0, StatusCode::OK);
+}
