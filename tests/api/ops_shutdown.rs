@@ -70,7 +70,7 @@ fn jobs(s: &TestServer, token: &str) -> Vec<Value> {
 #[test]
 fn sigterm_lets_running_uploads_finish_until_the_timeout_and_fails_the_rest_cleanly() {
     let s = TestServer::start_with(Options {
-        args: vec!["--shutdown-timeout-seconds".into(), "3".into()],
+        args: vec!["--shutdown-timeout-seconds".into(), "8".into()],
         ..Options::default()
     });
     s.create_schema(&schema_json(
@@ -102,7 +102,7 @@ fn sigterm_lets_running_uploads_finish_until_the_timeout_and_fails_the_rest_clea
     std::thread::sleep(Duration::from_millis(300));
     let answer = finishing.finish();
     assert!(answer.starts_with("HTTP/1.1 202"), "{answer}");
-    let logs_dir = s.stop(); // waits for the exit (after the 3 s timeout)
+    let logs_dir = s.stop(); // waits for the exit (after the 8 s timeout)
     drop(stalled);
 
     let s = TestServer::start_in(logs_dir, Options::default());

@@ -66,3 +66,30 @@ impl Drop for Waiting<'_> {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn waiting_counts_while_held_and_refusals_add_up_per_pool() {
+        let counters = Counters::default();
+        let first = counters.wait(QueryKind::Sync);
+        let second = counters.wait(QueryKind::Sync);
+        counters.refuse(QueryKind::Large);
+        let sync = counters.pool(QueryKind::Sync, 4, 1);
+        assert_eq!(
+            sync,
+            PoolLoad {
+                running: 3,
+                waiting: 2,
+                refused: 0,
+                slots: 4
+            }
+        );
+        drop(first);
+        drop(second);
+        assert_eq!(counters.pool(QueryKind::Sync, 4, 4).waiting, 0);
+        assert_eq!(counters.pool(QueryKind::Large, 1, 1).refused, 1);
+    }
+}
