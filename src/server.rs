@@ -98,7 +98,6 @@ fn build_app(
         )
         .app_data(web::PathConfig::default().error_handler(path_error))
         .app_data(web::QueryConfig::default().error_handler(query_error))
-        .configure(crate::ops::configure)
         .configure(crate::openapi::configure)
         .configure(routes::configure)
         .wrap(from_fn(authenticate))

@@ -256,6 +256,10 @@ async fn respond(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
 }
 
 /// `GET /api/metrics`: any subject holding at least one permission.
+#[utoipa::path(get, path = "/api/metrics", tag = "service",
+    responses(
+        (status = 200, description = "Prometheus text format (docs/install.md lists the metrics)", content_type = "text/plain", body = String),
+    ))]
 pub async fn get_metrics(req: HttpRequest, state: web::Data<AppState>) -> ApiResult<HttpResponse> {
     let allowed = req
         .extensions()

@@ -10,11 +10,5 @@ pub mod ready;
 pub mod request_log;
 pub mod shutdown;
 
-use actix_web::web;
-
-/// `/api/ready` and `/api/metrics`. Registered before the `/api` scope: actix gives a request to
-/// the first service whose prefix matches, and the scope would answer 404 for paths it lacks.
-pub fn configure(cfg: &mut web::ServiceConfig) {
-    cfg.service(web::resource("/api/ready").route(web::get().to(ready::get_ready)))
-        .service(web::resource("/api/metrics").route(web::get().to(metrics::get_metrics)));
-}
+// `/api/ready` and `/api/metrics` are routed in `crate::routes` (its one table) and documented in
+// the OpenAPI document like every route.
