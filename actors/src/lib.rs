@@ -57,6 +57,7 @@
 //! Documents cited in comments are in the repository: `docs/API.md` (the API contract),
 //! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
+pub mod admin;
 pub mod auth;
 pub(crate) mod catalog;
 pub(crate) mod dataset;

@@ -6,6 +6,7 @@
 //! Handles inside are cheap clones (actor addresses, the catalog's shared connection), so
 //! `Engine` is `Clone` and can be held by every worker.
 
+mod ops;
 mod query;
 mod upload;
 
@@ -17,6 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use crate::registry::DatasetFilter;
+pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 
@@ -59,6 +61,7 @@ pub struct Engine {
     catalog: Catalog,
     storage: Storage,
     settings: Arc<Settings>,
+    commits: Arc<ops::CommitCounters>,
 }
 
 struct Settings {
@@ -92,6 +95,7 @@ impl Engine {
             catalog,
             storage,
             settings,
+            commits: Arc::default(),
         };
         Ok((engine, bootstrap))
     }

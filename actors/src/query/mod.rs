@@ -13,6 +13,7 @@ pub mod info;
 pub mod large;
 pub mod limits;
 mod limits_json;
+pub mod load;
 mod naming;
 pub mod output;
 pub mod request;
