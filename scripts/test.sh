@@ -6,7 +6,8 @@
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
 # 4. the differential query test (DuckDB as the reference engine);
-# 5. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh).
+# 5. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh);
+# 6. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,3 +21,4 @@ RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m 
 DIFF_SEED=21 DIFF_CASES=300 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" \
   .venv/bin/python -m pytest -q tests/differential
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-openapi.sh
+scripts/verify-systemd.sh
