@@ -116,21 +116,29 @@ fn build() -> prometheus::Result<Metrics> {
         )?,
         registry,
     };
-    m.registry.register(Box::new(m.requests.clone()))?;
-    m.registry.register(Box::new(m.latency.clone()))?;
-    m.registry.register(Box::new(m.upload_rows.clone()))?;
-    m.registry.register(Box::new(m.upload_bytes.clone()))?;
-    m.registry
-        .register(Box::new(m.validation_failures.clone()))?;
-    m.registry.register(Box::new(m.jobs.clone()))?;
-    m.registry.register(Box::new(m.queries_running.clone()))?;
-    m.registry.register(Box::new(m.queries_waiting.clone()))?;
-    m.registry.register(Box::new(m.queries_refused.clone()))?;
-    m.registry.register(Box::new(m.commit_queue.clone()))?;
-    m.registry.register(Box::new(m.catalog.clone()))?;
-    m.registry
-        .register(Box::new(m.catalog_file_bytes.clone()))?;
+    register(&m)?;
     Ok(m)
+}
+
+fn register(m: &Metrics) -> prometheus::Result<()> {
+    let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
+        Box::new(m.requests.clone()),
+        Box::new(m.latency.clone()),
+        Box::new(m.upload_rows.clone()),
+        Box::new(m.upload_bytes.clone()),
+        Box::new(m.validation_failures.clone()),
+        Box::new(m.jobs.clone()),
+        Box::new(m.queries_running.clone()),
+        Box::new(m.queries_waiting.clone()),
+        Box::new(m.queries_refused.clone()),
+        Box::new(m.commit_queue.clone()),
+        Box::new(m.catalog.clone()),
+        Box::new(m.catalog_file_bytes.clone()),
+    ];
+    for c in collectors {
+        m.registry.register(c)?;
+    }
+    Ok(())
 }
 
 // expect: the names and labels above are fixed and valid; a mistake fails every test at once.

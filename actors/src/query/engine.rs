@@ -27,6 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::limits::QueryLimits;
+pub use super::load::QueryKind;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The settings of the query engine (README, Limits).
@@ -83,13 +84,6 @@ impl Default for QuerySettings {
 /// up. Stacks are address space until used, and the admission slots bound the count.
 pub fn default_threads(concurrency: usize, large_concurrency: usize) -> usize {
     concurrency + large_concurrency
-}
-
-/// Which admission pool a query takes its slot from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryKind {
-    Sync,
-    Large,
 }
 
 /// A query's place in its pool, given back when dropped.

@@ -1,9 +1,15 @@
 //! How busy the query pools are, for metrics: queries waiting for a slot and queries refused
-//! (503) since start, per pool. Running queries are read off the pools' semaphores.
+//! (503) since start, per pool. Running queries are read off the pools' semaphores. The pools'
+//! kinds are named here, below the engine that admits to them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::engine::QueryKind;
+/// Which admission pool a query takes its slot from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryKind {
+    Sync,
+    Large,
+}
 
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
