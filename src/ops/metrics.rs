@@ -9,14 +9,14 @@
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
-use actix_web::{web, HttpMessage, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts,
     Registry, TextEncoder,
 };
 use rapid_actors::Error;
 
-use crate::auth::Authenticated;
+use crate::auth::{AnySubject, Authorized};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -224,12 +224,11 @@ async fn respond(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
     responses(
         (status = 200, description = "Prometheus text format (docs/install.md lists the metrics)", content_type = "text/plain", body = String),
     ))]
-pub async fn get_metrics(req: HttpRequest, state: web::Data<AppState>) -> ApiResult<HttpResponse> {
-    let allowed = req
-        .extensions()
-        .get::<Authenticated>()
-        .is_some_and(|a| !a.0.permissions.is_empty());
-    if !allowed {
+pub async fn get_metrics(
+    auth: Authorized<AnySubject>,
+    state: web::Data<AppState>,
+) -> ApiResult<HttpResponse> {
+    if auth.subject.permissions.is_empty() {
         return Err(ApiError(Error::forbidden(
             "Reading metrics needs a token of a subject holding at least one permission",
         )));
