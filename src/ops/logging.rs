@@ -16,9 +16,10 @@ pub fn init(filter: &str, format: LogFormat) {
         LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
         LogFormat::Json => builder
             .json()
-            // The request span's fields (request_id) on every line logged inside it.
+            // The innermost span's fields in `span`; every enclosing span's in `spans`, so a
+            // line logged inside an upload's job span still carries its request's id.
             .with_current_span(true)
-            .with_span_list(false)
+            .with_span_list(true)
             .flatten_event(true)
             .init(),
     }

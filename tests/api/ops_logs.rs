@@ -178,3 +178,45 @@ fn sign_in_token(s: &TestServer, password: &str) -> String {
     assert_eq!(status, StatusCode::OK, "{body}");
     body["access_token"].as_str().unwrap().to_string()
 }
+
+#[test]
+fn an_uploads_commit_is_logged_under_its_requests_id() {
+    let s = json_server();
+    let admin = s.admin_token();
+    let columns = json!([{"name": "n", "data_type": "int", "allow_null": true}]);
+    s.create_schema(&crate::support::schema_json(
+        "logs", "commits", "PUBLIC", "APPEND", columns,
+    ));
+    let part = reqwest::blocking::multipart::Part::bytes(b"n\n1\n2\n3\n".to_vec())
+        .file_name("three.csv".to_string());
+    let res = s
+        .request("POST", "/api/datasets/default/logs/commits")
+        .bearer_auth(&admin)
+        .header("x-request-id", "upload-trace-7")
+        .multipart(reqwest::blocking::multipart::Form::new().part("file", part))
+        .send()
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::ACCEPTED);
+    let body: Value = res.json().unwrap();
+    let job_id = body["details"]["job_id"].as_str().unwrap().to_string();
+    assert_eq!(s.wait_job(&admin, &job_id)["status"], "SUCCESS");
+    // The line follows the job's SUCCESS closely; a generous bound for a loaded machine.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let committed = loop {
+        let found = log_lines(&s)
+            .into_iter()
+            .find(|l| l["message"] == "upload committed");
+        if let Some(line) = found {
+            break line;
+        }
+        assert!(std::time::Instant::now() < deadline, "no commit line");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(committed["rows"], 3, "{committed}");
+    assert_eq!(committed["span"]["job_id"], job_id.as_str(), "{committed}");
+    let spans = committed["spans"].as_array().expect("the enclosing spans");
+    assert!(
+        spans.iter().any(|sp| sp["request_id"] == "upload-trace-7"),
+        "{committed}"
+    );
+}

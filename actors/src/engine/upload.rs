@@ -191,6 +191,8 @@ impl Engine {
                 };
                 if outcome.is_ok() {
                     commits.stored(stored.0, stored.1);
+                    // Inside the job's span, itself inside the request's: carries its id.
+                    tracing::info!(rows = stored.0, bytes = stored.1, "upload committed");
                 }
                 if let Err(e) = outcome {
                     tracing::warn!(job_id, error = %e.report(), "upload commit failed");
