@@ -7,7 +7,8 @@
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
 # 4. the differential query test (DuckDB as the reference engine);
 # 5. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh);
-# 6. the web pages' headless Chromium journey (scripts/test-browser.sh, tests/browser).
+# 6. the web pages' headless Chromium journey (scripts/test-browser.sh, tests/browser);
+# 7. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,3 +23,4 @@ DIFF_SEED=21 DIFF_CASES=300 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/ra
   .venv/bin/python -m pytest -q tests/differential
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-openapi.sh
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-browser.sh
+scripts/verify-systemd.sh

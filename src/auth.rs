@@ -10,7 +10,6 @@
 //! passes them stops there with `PreflightPassed`, before any handler runs.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -24,7 +23,6 @@ use rapid_actors::auth::Subject;
 use rapid_actors::engine::Engine;
 use rapid_actors::key::DatasetKey;
 use rapid_actors::Error;
-use tracing::Instrument;
 
 use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
@@ -33,8 +31,10 @@ use crate::state::AppState;
 /// Routes anyone may call without a token.
 fn is_public(path: &str) -> bool {
     // Result downloads carry their own signed, expiring authorisation in the link.
-    matches!(path, "/api/status" | "/api/oauth2/token" | "/")
-        || path.starts_with("/api/results/")
+    matches!(
+        path,
+        "/api/status" | "/api/ready" | "/api/oauth2/token" | "/"
+    ) || path.starts_with("/api/results/")
         || crate::openapi::is_public(path)
         // The web pages authenticate by their own session cookie (src/web/session.rs).
         || crate::web::is_page(path)
@@ -50,33 +50,12 @@ fn bearer_token(req: &ServiceRequest) -> Option<&str> {
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
-/// Runs each request inside a `request` span carrying its id (the client's `X-Request-Id` when it
-/// sends a plausible one, otherwise a new one), so every line logged for it, by the engine's
-/// jobs too, can be found together.
+/// Authenticates: attaches the subject, or answers 401 before any body is read.
 pub async fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let request_id = req
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map(str::to_string)
-        .unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
-    let span = tracing::info_span!("request", request_id = %request_id);
-    authenticate_in_span(req, next).instrument(span).await
-}
-
-/// Authenticates, then logs one line per request: method, path, status, subject, duration.
-async fn authenticate_in_span(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let started = Instant::now();
-    let method = req.method().clone();
     let path = req.path().to_string();
-    let mut subject_name = String::from("-");
     let preflight = is_preflight(req.request());
     if preflight && is_public(&path) {
         // Public routes check nothing before their body: `100 Continue` at once.
@@ -96,38 +75,17 @@ async fn authenticate_in_span(
         };
         match verdict {
             Ok(subject) => {
-                subject_name = subject.name.clone();
                 req.extensions_mut().insert(Authenticated(subject));
                 if let Some(refusal) = body_over_limit(&req, state.max_upload_bytes) {
                     return Ok(req.into_response(ApiError(refusal).error_response()));
                 }
             }
-            Err(e) => {
-                let res = req.into_response(ApiError(e).error_response());
-                log_request(
-                    &method,
-                    &path,
-                    res.status().as_u16(),
-                    &subject_name,
-                    started,
-                );
-                return Ok(res);
-            }
+            Err(e) => return Ok(req.into_response(ApiError(e).error_response())),
         }
     }
 
-    let res = next.call(req).await?.map_into_boxed_body();
-    if preflight {
-        return Ok(res);
-    }
-    log_request(
-        &method,
-        &path,
-        res.status().as_u16(),
-        &subject_name,
-        started,
-    );
-    Ok(res)
+    // The request log (`ops::request_log`, outermost) logs it, with the subject set here.
+    Ok(next.call(req).await?.map_into_boxed_body())
 }
 
 /// Multipart framing around an upload's file, allowed on top of the upload limit.
@@ -153,23 +111,6 @@ fn body_over_limit(req: &ServiceRequest, max_upload_bytes: u64) -> Option<Error>
 
 fn is_preflight(req: &HttpRequest) -> bool {
     req.extensions().get::<Preflight>().is_some()
-}
-
-fn log_request(
-    method: &actix_web::http::Method,
-    path: &str,
-    status: u16,
-    subject: &str,
-    started: Instant,
-) {
-    tracing::info!(
-        %method,
-        path,
-        status,
-        subject,
-        ms = format_args!("{:.1}", started.elapsed().as_secs_f64() * 1000.0),
-        "request"
-    );
 }
 
 /// A rule about which subjects may call a route: which permission pass it mints (only the

@@ -25,6 +25,8 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Benchmark concurrent uploads against a running service, and check every row is stored once.
     Bench(crate::bench::BenchArgs),
+    /// Operate on a data folder: clients, admin secret, signing key, backup, restore, check.
+    Admin(crate::admin::AdminArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -196,6 +198,8 @@ pub struct ServeArgs {
     pub web_secure_cookie: bool,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
+    #[command(flatten)]
+    pub ops: crate::config_ops::OpsArgs,
 }
 
 impl ServeArgs {
@@ -218,6 +222,7 @@ impl ServeArgs {
             keep_alive: Duration::from_secs(self.keep_alive_seconds),
             linger: Duration::from_millis(self.close_linger_ms),
             max_connections: self.max_connections as usize,
+            shutdown_timeout: Duration::from_secs(self.ops.shutdown_timeout_seconds),
             workers: workers.max(1),
         }
     }

@@ -4,6 +4,7 @@
 //! middleware, permission extractors and error rendering.
 //!
 //! ## Layout
+//! - [`admin`]: `rapid-rs admin`, commands on a data folder ([`admin_client`]: create-client).
 //! - [`bench`]: `rapid-rs bench`, the concurrent-upload load tool.
 //! - [`config`]: flags and environment variables (clap).
 //! - [`connection`]: the HTTP/1 server: connection front (protocol errors, limits, timeouts),
@@ -17,18 +18,24 @@
 //! - [`openapi`]: the OpenAPI document (`/api/openapi.json`) and the docs page (`/api/docs`).
 //! - [`routes`]: one module per resource, one thin handler per endpoint.
 //! - [`state`]: what handlers share.
+//! - [`ops`]: operations: request ids and request logs, `/api/metrics`, `/api/ready`, graceful
+//!   shutdown; [`config_ops`] their settings.
 //! - [`upload`]: reading multipart file parts (bounded samples, streamed uploads).
 //! - [`web`]: the web pages at `/` (sessions, CSRF, server-rendered HTML).
 
+pub mod admin;
+pub mod admin_client;
 pub mod auth;
 pub mod bench;
 pub mod client_addr;
 pub mod config;
 pub mod config_limits;
+pub mod config_ops;
 pub mod connection;
 pub mod error;
 pub mod file_modes;
 pub mod openapi;
+pub mod ops;
 pub mod routes;
 pub mod server;
 pub mod state;

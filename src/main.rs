@@ -1,8 +1,5 @@
-use std::io::IsTerminal;
-
 use clap::Parser;
 use rapid_rs::config::{Cli, Command};
-use tracing_subscriber::EnvFilter;
 
 fn main() -> std::process::ExitCode {
     // Before any thread or file exists: everything created from here on is private.
@@ -11,15 +8,13 @@ fn main() -> std::process::ExitCode {
     let args = match cli.command {
         Some(Command::Serve(args)) => *args,
         Some(Command::Bench(args)) => return run_bench(args),
+        Some(Command::Admin(args)) => {
+            rapid_rs::ops::logging::init("warn", rapid_rs::config_ops::LogFormat::Text);
+            return rapid_rs::admin::run(args);
+        }
         None => cli.serve,
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_new(&args.log_level).unwrap_or_else(|_| EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+    rapid_rs::ops::logging::init(&args.log_level, args.ops.log_format);
     // actix's own runtime: the actors and the HTTP server share its System.
     let result = actix_web::rt::System::new().block_on(rapid_rs::server::serve(args));
     match result {

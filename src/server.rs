@@ -28,6 +28,17 @@ use crate::state::AppState;
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
 
 pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    // First, so a folder of another account is refused with its own reason; and before the
+    // catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
+    let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(std::io::Error::other)?;
+    for change in &tightened {
+        tracing::warn!(change, "tightened a file mode in the data folder");
+    }
+    // One process per data folder: a second service, or an admin command needing the service
+    // stopped, is refused while this one runs (the kernel releases the lock on exit).
+    let _lock = crate::admin::lock::DataLock::acquire(&args.data_dir).map_err(|e| {
+        std::io::Error::other(format!("data folder {}: {e}", args.data_dir.display()))
+    })?;
     let state = build_state(&args).map_err(|e| std::io::Error::other(e.to_string()))?;
     let state = web::Data::from(Arc::new(state));
     spawn_result_cleanup(state.clone());
@@ -37,23 +48,31 @@ pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
         .iter()
         .map(|l| l.local_addr())
         .collect::<std::io::Result<_>>()?;
+    let app_state = state.clone();
     let server = connection::server(listeners, args.connection_settings(), move || {
-        build_app(state.clone())
+        build_app(app_state.clone())
     })?;
+    let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
     // Signal handlers are registered before the ready line is printed, so a SIGTERM sent the
     // moment a script sees that line still shuts down gracefully.
     let shutdown = shutdown_signal()?;
     let handle = server.handle();
+    let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
+    let engine = state.engine.clone();
     actix_web::rt::spawn(async move {
         shutdown.await;
-        tracing::info!("shutdown signal received: finishing in-flight requests");
-        handle.stop(true).await;
+        if let Some(metrics) = metrics_server {
+            metrics.stop(false).await;
+        }
+        crate::ops::shutdown::drain(handle, engine, timeout).await;
     });
     for addr in addrs {
         // Scripts and tests wait for this exact line.
         println!("listening on http://{addr}");
     }
-    server.await
+    server.await?;
+    crate::ops::shutdown::fail_unfinished(&state);
+    Ok(())
 }
 
 /// The application: routes, body limits, and the middleware (outermost last).
@@ -84,6 +103,7 @@ fn build_app(
         .wrap(from_fn(json_errors))
         .wrap(NormalizePath::new(TrailingSlash::Trim))
         .wrap(from_fn(hold_unread_body))
+        .wrap(from_fn(crate::ops::request_log::log_requests))
 }
 
 /// Resolves on SIGINT or SIGTERM. The handlers exist once this returns.
@@ -99,18 +119,8 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
-    let layers = args.layer_list().map_err(Error::invalid)?;
-    // Before the catalog opens: its SQLite sync level follows this setting.
-    rapid_actors::storage::set_durability(args.durability);
-    if args.durability == rapid_actors::storage::Durability::Off {
-        tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
-    }
-    // Before the catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
-    let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(Error::invalid)?;
-    for change in &tightened {
-        tracing::warn!(change, "tightened a file mode in the data folder");
-    }
+/// What auth needs from the settings (also used by `rapid-rs admin create-client`).
+pub fn auth_settings(args: &ServeArgs) -> Result<AuthSettings, Error> {
     let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
         (Some(id), Some(secret)) => Some(AdminCredentials {
             client_id: id.clone(),
@@ -119,16 +129,26 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         _ => None,
     };
     let data = Storage::new(&args.data_dir);
-    let settings = AuthSettings {
+    Ok(AuthSettings {
         token_ttl_seconds: args.token_ttl_seconds,
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
         credentials_file: data.admin_credentials_file(),
         key_file: data.key_file(),
-        layers: layers.clone(),
+        layers: args.layer_list().map_err(Error::invalid)?,
         hash_pool: args.limits.hash_pool(),
         throttle: args.limits.throttle(),
-    };
+    })
+}
+
+fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
+    let layers = args.layer_list().map_err(Error::invalid)?;
+    // Before the catalog opens: its SQLite sync level follows this setting.
+    rapid_actors::storage::set_durability(args.durability);
+    if args.durability == rapid_actors::storage::Durability::Off {
+        tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
+    }
+    let settings = auth_settings(args)?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
     let (engine, bootstrap) = Engine::open(EngineConfig {

@@ -27,6 +27,10 @@
 //!    time in arrival order).
 //! 6. The facade: [`engine`], opened once ([`engine::Engine::open`]: catalog, auth, recovery,
 //!    query threads, registry); its methods are the use cases and take a permission pass.
+//!    Beside it, [`admin`]: what `rapid-rs admin` does to a data folder (keys, client creation,
+//!    backup, restore, check), the operator's door for work outside the HTTP API. Operations
+//!    (readiness, metrics figures, the upload commits graceful shutdown waits for, failing what
+//!    a shutdown left unfinished) are engine methods too (`engine/ops.rs`).
 //!
 //! ## The upload commit path
 //! 1. The HTTP extractor mints a `DatasetPass<Write>` (403 before the dataset is looked up when
@@ -57,6 +61,7 @@
 //! Documents cited in comments are in the repository: `docs/API.md` (the API contract),
 //! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
+pub mod admin;
 pub mod auth;
 pub(crate) mod catalog;
 pub(crate) mod dataset;

@@ -20,8 +20,9 @@ const LAYERS: &[&[&str]] = &[
     &["ingest", "infer", "query"],
     // The actors that serialise changes.
     &["dataset", "registry"],
-    // The facade the edges (HTTP, web pages, CLI) call.
-    &["engine"],
+    // The facade the edges (HTTP, web pages, CLI) call, and the admin CLI's commands on a
+    // stopped (or backed-up) data folder.
+    &["engine", "admin"],
 ];
 
 fn src_dir() -> PathBuf {

@@ -33,6 +33,8 @@ use front::{FrontIo, FrontSettings};
 #[derive(Debug, Clone)]
 pub struct ConnectionSettings {
     pub front: FrontSettings,
+    /// On shutdown, how long running requests may take to finish (RAPID_SHUTDOWN_TIMEOUT_SECONDS).
+    pub shutdown_timeout: Duration,
     /// An idle connection is closed after this long between requests.
     pub keep_alive: Duration,
     /// After an answer given without reading the body, how long unread bytes are discarded
@@ -84,7 +86,7 @@ where
     let mut builder = Server::build()
         .workers(workers)
         .max_concurrent_connections(per_worker)
-        .shutdown_timeout(30)
+        .shutdown_timeout(settings.shutdown_timeout.as_secs())
         .disable_signals();
     for listener in listeners {
         let local = listener.local_addr()?;

@@ -32,6 +32,8 @@ use modifiers::{Aliases, CommonErrors, SecuritySchemes};
     paths(
         status::get_status,
         status::list_layers,
+        crate::ops::ready::get_ready,
+        crate::ops::metrics::get_metrics,
         token::issue_token,
         subjects::list_permissions,
         subjects::get_subject_permissions,

@@ -34,6 +34,8 @@ macro_rules! route_table {
 route_table! {
     "/status" => { get: status::get_status },
     "/layers" => { get: status::list_layers },
+    "/ready" => { get: crate::ops::ready::get_ready },
+    "/metrics" => { get: crate::ops::metrics::get_metrics },
     "/oauth2/token" => { post: token::issue_token },
     "/permissions" => { get: subjects::list_permissions },
     "/permissions/{subject_id}" => { get: subjects::get_subject_permissions },

@@ -52,6 +52,11 @@ pub fn load_or_create(catalog: &Catalog, path: &Path) -> Result<Vec<u8>> {
     Ok(key)
 }
 
+/// Writes a new random key to `path` (rotation: tokens signed with the old key stop verifying).
+pub fn replace(path: &Path) -> Result<()> {
+    write(path, &secrets::random_bytes::<KEY_BYTES>())
+}
+
 fn read(path: &Path) -> Result<Option<Vec<u8>>> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,

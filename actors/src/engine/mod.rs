@@ -7,6 +7,7 @@
 //! `Engine` is `Clone` and can be held by every worker.
 
 mod browse;
+mod ops;
 mod query;
 mod upload;
 
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 pub use crate::registry::DatasetFilter;
 pub use browse::{RawFile, VersionFiles};
+pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 
@@ -61,6 +63,7 @@ pub struct Engine {
     catalog: Catalog,
     storage: Storage,
     settings: Arc<Settings>,
+    commits: Arc<ops::CommitCounters>,
 }
 
 struct Settings {
@@ -94,6 +97,7 @@ impl Engine {
             catalog,
             storage,
             settings,
+            commits: Arc::default(),
         };
         Ok((engine, bootstrap))
     }

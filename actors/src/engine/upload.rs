@@ -174,8 +174,12 @@ impl Engine {
         span: tracing::Span,
     ) {
         let (registry, jobs) = (self.registry.clone(), self.jobs.clone());
+        // Graceful shutdown waits while commits are pending; metrics count what they stored.
+        let (pending, commits) = (self.commits.started(), self.commits.clone());
+        let stored = (upload.output.rows, upload.raw_bytes);
         actix::spawn(
             async move {
+                let _pending = pending;
                 let job_id = upload.job_id.clone();
                 let outcome = match registry.dataset_actor(&record.key).await {
                     Ok(actor) => actor
@@ -185,6 +189,11 @@ impl Engine {
                         .and_then(|r| r),
                     Err(e) => Err(e),
                 };
+                if outcome.is_ok() {
+                    commits.stored(stored.0, stored.1);
+                    // Inside the job's span, itself inside the request's: carries its id.
+                    tracing::info!(rows = stored.0, bytes = stored.1, "upload committed");
+                }
                 if let Err(e) = outcome {
                     tracing::warn!(job_id, error = %e.report(), "upload commit failed");
                     // The actor records its own failures; this covers it being unreachable.

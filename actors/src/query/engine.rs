@@ -27,6 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::limits::QueryLimits;
+pub use super::load::QueryKind;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The settings of the query engine (README, Limits).
@@ -85,13 +86,6 @@ pub fn default_threads(concurrency: usize, large_concurrency: usize) -> usize {
     concurrency + large_concurrency
 }
 
-/// Which admission pool a query takes its slot from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueryKind {
-    Sync,
-    Large,
-}
-
 /// A query's place in its pool, given back when dropped.
 #[derive(Debug)]
 pub struct Slot {
@@ -104,6 +98,7 @@ pub struct QueryEngine {
     runtime: tokio::runtime::Runtime,
     sync_slots: Arc<Semaphore>,
     large_slots: Arc<Semaphore>,
+    load: super::load::Counters,
 }
 
 static ENGINE: OnceLock<QueryEngine> = OnceLock::new();
@@ -151,6 +146,7 @@ impl QueryEngine {
         Ok(QueryEngine {
             sync_slots: Arc::new(Semaphore::new(settings.concurrency.max(1))),
             large_slots: Arc::new(Semaphore::new(settings.large_concurrency.max(1))),
+            load: super::load::Counters::default(),
             settings,
             env,
             runtime,
@@ -174,6 +170,21 @@ impl QueryEngine {
         super::session::new_context(config, self.env.clone())
     }
 
+    /// Running, waiting and refused queries of both pools (for metrics).
+    pub fn load(&self) -> super::load::QueryLoad {
+        let pool = |kind, slots: &Semaphore, size: usize| {
+            self.load.pool(kind, size.max(1), slots.available_permits())
+        };
+        super::load::QueryLoad {
+            sync: pool(QueryKind::Sync, &self.sync_slots, self.settings.concurrency),
+            large: pool(
+                QueryKind::Large,
+                &self.large_slots,
+                self.settings.large_concurrency,
+            ),
+        }
+    }
+
     /// A slot in `kind`'s pool: at once, or after at most the queue wait; else `Busy` (503).
     pub async fn admit(&self, kind: QueryKind) -> Result<Slot> {
         let (slots, size, setting) = match kind {
@@ -190,11 +201,17 @@ impl QueryEngine {
         };
         let permit = match slots.clone().try_acquire_owned() {
             Ok(p) => Some(p),
-            Err(_) => tokio::time::timeout(self.settings.queue_wait, slots.clone().acquire_owned())
-                .await
-                .ok()
-                .and_then(|r| r.ok()),
+            Err(_) => {
+                let _waiting = self.load.wait(kind);
+                tokio::time::timeout(self.settings.queue_wait, slots.clone().acquire_owned())
+                    .await
+                    .ok()
+                    .and_then(|r| r.ok())
+            }
         };
+        if permit.is_none() {
+            self.load.refuse(kind);
+        }
         permit.map(|p| Slot { _permit: p }).ok_or_else(|| {
             let what = match kind {
                 QueryKind::Sync => "queries",

@@ -13,6 +13,7 @@ pub mod info;
 pub mod large;
 pub mod limits;
 mod limits_json;
+pub mod load;
 mod naming;
 pub mod output;
 pub mod request;
@@ -25,8 +26,9 @@ mod three_valued;
 mod yielding;
 
 pub use engine::on_query_runtime;
-pub use engine::{configure, engine, QueryKind, QuerySettings, Slot};
+pub use engine::{configure, engine, QuerySettings, Slot};
 pub use limits::{check_request, QueryLimits};
 pub use limits_json::parse_request;
+pub use load::QueryKind;
 pub use request::{CheckedQuery, QueryRequest};
 pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};

@@ -1,0 +1,189 @@
+//! Online backup and restore.
+//!
+//! Backup, while the service runs:
+//! 1. the catalog is copied with SQLite's online backup API in one step: one read transaction,
+//!    so the copy is one committed state, and the service's writers (WAL) are not blocked;
+//! 2. every file that copy lists is copied. Data and raw files are immutable once in place (a
+//!    commit writes new names; OVERWRITE and deletions remove files only after their
+//!    transaction), so a file that can be opened is copied whole. A file the copy lists may
+//!    be gone by then, removed by a commit that came after the catalog copy: the catalog is then
+//!    copied again and the missing files fetched, until one catalog copy has all its files;
+//! 3. files copied for an earlier catalog copy but not listed in the last one are removed, so the
+//!    backup holds exactly the last copy's files; everything is fsynced; `backup.json` last.
+//!
+//! Files outside the manifest (uploads still committing) are never copied, so a restored store
+//! holds exactly the uploads whose commit came before the catalog copy. The signing key and the
+//! admin credentials file are left out: a restore starts with a new key (tokens issued before
+//! stop working; client secrets and user passwords are in the catalog and keep working).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use rusqlite::backup::Backup;
+use rusqlite::Connection;
+
+use super::{listed_files, open_existing, ListedFile, CATALOG_FILE};
+use crate::error::{Error, Result};
+
+/// Rounds of "copy the catalog, copy its files" before giving up (a store rewritten faster than
+/// it can be copied).
+const ROUNDS: usize = 20;
+
+/// What a backup holds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct BackupSummary {
+    pub files: usize,
+    pub bytes: u64,
+    pub rounds: usize,
+    pub created_at: String,
+}
+
+/// Copies the store in `data_dir` (running or not) into `dest`, a new or empty folder.
+pub fn backup(data_dir: &Path, dest: &Path) -> Result<BackupSummary> {
+    prepare_empty(dest)?;
+    let source = open_existing(data_dir)?;
+    let mut copied: HashSet<String> = HashSet::new();
+    for round in 1..=ROUNDS {
+        copy_catalog(&source, &dest.join(CATALOG_FILE))?;
+        let listed = listed_files(&Connection::open(dest.join(CATALOG_FILE))?)?;
+        let mut missing = 0;
+        for file in &listed {
+            if copied.contains(&file.rel) {
+                continue;
+            }
+            match copy_file(&data_dir.join(&file.rel), &dest.join(&file.rel)) {
+                Ok(()) => {
+                    copied.insert(file.rel.clone());
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing += 1,
+                Err(e) => return Err(Error::internal(format!("copying {}: {e}", file.rel))),
+            }
+        }
+        if missing == 0 {
+            return finish(dest, &listed, &copied, round);
+        }
+        tracing::info!(
+            round,
+            missing,
+            "files removed during the backup: copying the catalog again"
+        );
+    }
+    Err(Error::internal(format!(
+        "the store changed faster than it could be copied ({ROUNDS} rounds); try again when it is quieter"
+    )))
+}
+
+fn finish(
+    dest: &Path,
+    listed: &[ListedFile],
+    copied: &HashSet<String>,
+    rounds: usize,
+) -> Result<BackupSummary> {
+    let keep: HashSet<&str> = listed.iter().map(|f| f.rel.as_str()).collect();
+    for rel in copied.iter().filter(|r| !keep.contains(r.as_str())) {
+        crate::storage::remove_file_if_exists(&dest.join(rel))?;
+    }
+    let mut dirs: HashSet<PathBuf> = HashSet::new();
+    for file in listed {
+        let path = dest.join(&file.rel);
+        std::fs::File::open(&path)?.sync_all()?;
+        let mut dir = path.parent();
+        while let Some(d) = dir.filter(|d| d.starts_with(dest)) {
+            dirs.insert(d.to_path_buf());
+            dir = d.parent();
+        }
+    }
+    for d in dirs {
+        std::fs::File::open(&d)?.sync_all()?;
+    }
+    let summary = BackupSummary {
+        files: listed.len(),
+        bytes: listed.iter().map(|f| f.bytes).sum(),
+        rounds,
+        created_at: crate::catalog::now_text(),
+    };
+    let body = serde_json::json!({"rapid_rs_backup": 1, "summary": summary});
+    std::fs::write(dest.join("backup.json"), format!("{body:#}\n"))?;
+    std::fs::File::open(dest.join("backup.json"))?.sync_all()?;
+    std::fs::File::open(dest)?.sync_all()?;
+    Ok(summary)
+}
+
+/// One consistent copy of the catalog (all pages in one step, one read transaction).
+fn copy_catalog(source: &Connection, dest: &Path) -> Result<()> {
+    crate::storage::remove_file_if_exists(dest)?;
+    let mut copy = Connection::open(dest)?;
+    {
+        let backup = Backup::new(source, &mut copy)?;
+        backup.step(-1)?;
+    }
+    // A plain file (no WAL beside it), complete on disk.
+    copy.pragma_update(None, "journal_mode", "DELETE")?;
+    drop(copy);
+    std::fs::File::open(dest)?.sync_all()?;
+    Ok(())
+}
+
+fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut src = std::fs::File::open(from)?;
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut out = std::fs::File::create(to)?;
+    std::io::copy(&mut src, &mut out)?;
+    Ok(())
+}
+
+fn prepare_empty(dest: &Path) -> Result<()> {
+    if dest.exists() {
+        let mut entries = std::fs::read_dir(dest)?;
+        if entries.next().is_some() {
+            return Err(Error::conflict(format!(
+                "{} is not empty: back up into a new or empty folder",
+                dest.display()
+            )));
+        }
+    } else {
+        std::fs::create_dir_all(dest)?;
+    }
+    Ok(())
+}
+
+/// Restores a backup made by [`backup`] into `data_dir` (the service stopped): the folder must be
+/// new or hold no catalog and no data (a signing key and credentials file there are kept).
+/// The backup is checked first: every file its catalog lists, with its recorded size.
+pub fn restore(src: &Path, data_dir: &Path) -> Result<usize> {
+    if !src.join("backup.json").is_file() || !src.join(CATALOG_FILE).is_file() {
+        return Err(Error::invalid(format!(
+            "{} is not a finished rapid-rs backup (no backup.json or catalog.sqlite)",
+            src.display()
+        )));
+    }
+    let listed = listed_files(&Connection::open(src.join(CATALOG_FILE))?)?;
+    for f in &listed {
+        let len = std::fs::metadata(src.join(&f.rel)).map(|m| m.len()).ok();
+        if len.is_none() {
+            return Err(Error::invalid(format!("the backup lacks {}", f.rel)));
+        }
+    }
+    std::fs::create_dir_all(data_dir)?;
+    for name in [CATALOG_FILE, "data", "raw"] {
+        if data_dir.join(name).exists() {
+            return Err(Error::conflict(format!(
+                "{} already holds a store ({name}): restore into a new folder, or move it away first",
+                data_dir.display()
+            )));
+        }
+    }
+    for f in &listed {
+        copy_file(&src.join(&f.rel), &data_dir.join(&f.rel))?;
+        std::fs::File::open(data_dir.join(&f.rel))?.sync_all()?;
+    }
+    // The catalog last: a restore cut short leaves no catalog, so it cannot start half-restored.
+    let tmp = data_dir.join("catalog.sqlite.restoring");
+    copy_file(&src.join(CATALOG_FILE), &tmp)?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, data_dir.join(CATALOG_FILE))?;
+    std::fs::File::open(data_dir)?.sync_all()?;
+    Ok(listed.len())
+}

@@ -1,0 +1,131 @@
+//! `check`: the catalog against the files. Reported drift:
+//! - `missing`: a file the catalog lists is not there (data lost: restore a backup, or delete
+//!   that file or dataset through the API);
+//! - `damaged`: a listed file whose size differs from the recorded one, or a Parquet file whose
+//!   footer cannot be read or counts other rows than recorded;
+//! - `unlisted`: a file under `data/` or `raw/` no catalog row lists (left by an interrupted
+//!   commit; harmless, and removed by `--repair` or the next start).
+//!
+//! While the service runs, a commit can make a file briefly unlisted (moved into place, not yet
+//! recorded) or unlisted-then-gone (replaced): the check then looks twice, a second apart, and
+//! reports only what it saw both times.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use serde::Serialize;
+
+use super::{listed_files, open_existing};
+use crate::error::Result;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CheckReport {
+    /// Files the catalog lists.
+    pub listed: usize,
+    pub missing: BTreeSet<String>,
+    pub damaged: BTreeSet<String>,
+    pub unlisted: BTreeSet<String>,
+    /// Unlisted files removed by `--repair`.
+    pub removed: usize,
+}
+
+impl CheckReport {
+    pub fn clean(&self) -> bool {
+        self.missing.is_empty() && self.damaged.is_empty() && self.unlisted.is_empty()
+    }
+}
+
+/// Checks once (`online: false`, the service stopped) or twice keeping what both saw (online).
+/// `repair` (only with the service stopped) removes unlisted files and empty folders.
+pub fn check(data_dir: &Path, online: bool, repair: bool) -> Result<CheckReport> {
+    let mut report = look(data_dir)?;
+    if online {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let again = look(data_dir)?;
+        report.missing = report
+            .missing
+            .intersection(&again.missing)
+            .cloned()
+            .collect();
+        report.damaged = report
+            .damaged
+            .intersection(&again.damaged)
+            .cloned()
+            .collect();
+        report.unlisted = report
+            .unlisted
+            .intersection(&again.unlisted)
+            .cloned()
+            .collect();
+        report.listed = again.listed;
+    }
+    if repair && !report.unlisted.is_empty() {
+        let conn = open_existing(data_dir)?;
+        report.removed =
+            crate::manifest::remove_unlisted_files(&conn, &crate::storage::Storage::new(data_dir))?;
+        report.unlisted.clear();
+    }
+    Ok(report)
+}
+
+fn look(data_dir: &Path) -> Result<CheckReport> {
+    let mut conn = open_existing(data_dir)?;
+    // One read transaction: the list is one committed state.
+    let listed = {
+        let tx = conn.transaction()?;
+        let files = listed_files(&tx)?;
+        tx.commit()?;
+        files
+    };
+    let mut report = CheckReport {
+        listed: listed.len(),
+        ..CheckReport::default()
+    };
+    for file in &listed {
+        let path = data_dir.join(&file.rel);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            report.missing.insert(file.rel.clone());
+            continue;
+        };
+        let size_ok = meta.len() == file.bytes;
+        let rows_ok = match file.rows {
+            None => true,
+            Some(rows) => std::fs::File::open(&path)
+                .ok()
+                .and_then(|f| SerializedFileReader::new(f).ok())
+                .is_some_and(|r| r.metadata().file_metadata().num_rows() as u64 == rows),
+        };
+        if !(size_ok && rows_ok) {
+            report.damaged.insert(file.rel.clone());
+        }
+    }
+    let names: BTreeSet<&str> = listed.iter().map(|f| f.rel.as_str()).collect();
+    for top in ["data", "raw"] {
+        walk(data_dir, &data_dir.join(top), &names, &mut report.unlisted)?;
+    }
+    Ok(report)
+}
+
+fn walk(
+    root: &Path,
+    dir: &Path,
+    listed: &BTreeSet<&str>,
+    out: &mut BTreeSet<String>,
+) -> Result<()> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(root, &path, listed, out)?;
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            let rel = rel.to_string_lossy();
+            if !listed.contains(rel.as_ref()) {
+                out.insert(rel.into_owned());
+            }
+        }
+    }
+    Ok(())
+}

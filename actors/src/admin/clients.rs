@@ -1,0 +1,21 @@
+//! Creating a client offline (`rapid-admin create-client`), with the service stopped: through
+//! [`crate::auth::Auth`] itself, so the service's own permission and name rules apply.
+
+use std::path::Path;
+
+use crate::auth::{Auth, AuthSettings, NewClient};
+use crate::catalog::Catalog;
+use crate::error::Result;
+
+/// Opens the data folder's catalog, starts auth on it and creates the client `name` with
+/// `permissions`; its secret is in the answer, once. Call inside a running actix system.
+pub async fn create_client(
+    data_dir: &Path,
+    settings: AuthSettings,
+    name: String,
+    permissions: Vec<String>,
+) -> Result<NewClient> {
+    let catalog = Catalog::open(data_dir)?;
+    let (auth, _) = Auth::start(catalog, settings)?;
+    auth.create_client(name, permissions).await
+}

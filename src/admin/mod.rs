@@ -1,0 +1,200 @@
+//! `rapid-rs admin ...`: commands on a data folder. `backup` and `check` work while the service
+//! runs; the others change what the service keeps in memory (the signing key, subjects) or the
+//! whole store, so they need it stopped and refuse while it holds the folder's lock.
+//!
+//! Exit codes: 0 done; 1 failed (the message says why); 3 `check` found drift; 4 the service (or
+//! another admin command) is using the data folder; 2 a usage error (clap).
+
+pub mod archive;
+pub mod lock;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use rapid_actors::admin::{backup, check, keys};
+use serde_json::json;
+
+use lock::{DataLock, LockError};
+
+#[derive(Debug, Args)]
+pub struct AdminArgs {
+    /// The service's data folder.
+    #[arg(long, env = "RAPID_DATA_DIR", default_value = "./data", global = true)]
+    pub data_dir: PathBuf,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Create a client with permissions; prints its id and secret once (service stopped).
+    CreateClient {
+        /// The client's name.
+        name: String,
+        /// A permission (repeat the flag for more), e.g. --permission READ_ALL.
+        #[arg(long = "permission", required = true)]
+        permissions: Vec<String>,
+        /// The layers the service is configured with (for layered permission names).
+        #[arg(long, env = "RAPID_LAYERS", default_value = "default")]
+        layers: String,
+    },
+    /// Give the admin client a new secret; prints it once (service stopped).
+    ResetAdminSecret {
+        /// The client to re-key (default: the admin client created at first start).
+        #[arg(long)]
+        client_id: Option<String>,
+    },
+    /// Replace the token signing key: every token issued before is refused (service stopped).
+    RotateKey,
+    /// Copy the store into DEST, a new or empty folder, or a new archive if DEST ends in `.tar`
+    /// (works while the service runs).
+    Backup { dest: PathBuf },
+    /// Restore a backup (folder or `.tar`) into the data folder, which must hold no store
+    /// (service stopped).
+    Restore { src: PathBuf },
+    /// Compare the catalog with the files and report drift (works while the service runs).
+    Check {
+        /// Remove files no catalog row lists (service stopped).
+        #[arg(long)]
+        repair: bool,
+    },
+}
+
+const DRIFT: u8 = 3;
+const BUSY: u8 = 4;
+
+pub fn run(args: AdminArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(code) => code,
+        Err(Failure::Busy) => {
+            eprintln!(
+                "rapid-admin: the service (or another admin command) is using {}: stop it first \
+                 (systemctl stop rapid-rs)",
+                args.data_dir.display()
+            );
+            ExitCode::from(BUSY)
+        }
+        Err(Failure::Other(message)) => {
+            eprintln!("rapid-admin: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+enum Failure {
+    Busy,
+    Other(String),
+}
+
+impl From<rapid_actors::Error> for Failure {
+    fn from(e: rapid_actors::Error) -> Self {
+        Failure::Other(match e.details {
+            rapid_actors::Details::One(m) => m,
+            rapid_actors::Details::Many(ms) => ms.join("; "),
+        })
+    }
+}
+
+impl From<LockError> for Failure {
+    fn from(e: LockError) -> Self {
+        match e {
+            LockError::Busy => Failure::Busy,
+            other => Failure::Other(other.to_string()),
+        }
+    }
+}
+
+fn stopped(data_dir: &Path) -> Result<DataLock, Failure> {
+    if !data_dir.is_dir() {
+        return Err(Failure::Other(format!(
+            "no data folder at {}",
+            data_dir.display()
+        )));
+    }
+    Ok(DataLock::acquire(data_dir)?)
+}
+
+fn print(value: serde_json::Value) {
+    println!("{value:#}");
+}
+
+fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
+    let dir = &args.data_dir;
+    match &args.command {
+        AdminCommand::CreateClient {
+            name,
+            permissions,
+            layers,
+        } => {
+            let _lock = stopped(dir)?;
+            let client = crate::admin_client::create(dir, layers, name, permissions)?;
+            print(json!(client));
+        }
+        AdminCommand::ResetAdminSecret { client_id } => {
+            let _lock = stopped(dir)?;
+            let id = match client_id {
+                Some(id) => id.clone(),
+                None => keys::admin_client_id(dir)?.ok_or_else(|| {
+                    Failure::Other(
+                        "no admin client (rapid-admin) in this catalog: name one with --client-id"
+                            .into(),
+                    )
+                })?,
+            };
+            let secret = keys::reset_client_secret(dir, &id)?;
+            print(json!({"client_id": id, "client_secret": secret}));
+        }
+        AdminCommand::RotateKey => {
+            let _lock = stopped(dir)?;
+            if !dir.join(rapid_actors::admin::CATALOG_FILE).is_file() {
+                return Err(Failure::Other(format!("no store in {}", dir.display())));
+            }
+            keys::rotate_signing_key(&dir.join(crate::file_modes::KEY_FILE))?;
+            eprintln!("rapid-admin: new signing key written; tokens issued before are refused from the next start");
+        }
+        AdminCommand::Backup { dest } => {
+            let summary = if archive::is_archive(dest) {
+                archive::backup_to_archive(dir, dest).map_err(Failure::Other)?
+            } else {
+                backup::backup(dir, dest)?
+            };
+            print(json!({"backup": dest, "summary": summary}));
+        }
+        AdminCommand::Restore { src } => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
+            let _lock = stopped(dir)?;
+            let files = if archive::is_archive(src) {
+                archive::restore_from_archive(src, dir).map_err(Failure::Other)?
+            } else {
+                backup::restore(src, dir)?
+            };
+            let report = check::check(dir, false, false)?;
+            print(json!({"restored_files": files, "check": report}));
+            if !report.clean() {
+                return Ok(ExitCode::from(DRIFT));
+            }
+        }
+        AdminCommand::Check { repair } => {
+            // Online unless the lock can be taken; a repair needs it.
+            if !dir.is_dir() {
+                return Err(Failure::Other(format!(
+                    "no data folder at {}",
+                    dir.display()
+                )));
+            }
+            let lock = DataLock::acquire(dir);
+            let online = matches!(lock, Err(LockError::Busy));
+            if *repair && online {
+                return Err(Failure::Busy);
+            }
+            let report = check::check(dir, online, *repair)?;
+            print(json!({"online": online, "report": report}));
+            if !report.clean() {
+                return Ok(ExitCode::from(DRIFT));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,27 @@
+//! `rapid-rs admin create-client`: the service's own code path (the AuthActor, its permission and
+//! name rules) run on the data folder, inside a short-lived actix system.
+
+use std::path::Path;
+
+use clap::Parser;
+use rapid_actors::auth::NewClient;
+use rapid_actors::Error;
+
+pub fn create(
+    data_dir: &Path,
+    layers: &str,
+    name: &str,
+    permissions: &[String],
+) -> Result<NewClient, Error> {
+    let cli =
+        crate::config::Cli::try_parse_from(["rapid-rs", "--layers", layers, "--hash-workers", "1"])
+            .map_err(|e| Error::invalid(e.to_string()))?;
+    let mut args = cli.serve;
+    args.data_dir = data_dir.to_path_buf();
+    let (name, permissions) = (name.to_string(), permissions.to_vec());
+    actix_web::rt::System::new().block_on(async move {
+        let settings = crate::server::auth_settings(&args)?;
+        rapid_actors::admin::clients::create_client(&args.data_dir, settings, name, permissions)
+            .await
+    })
+}
