@@ -13,7 +13,8 @@ pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
     crate::ingest::parquet_guard::check_footer(path)
         .map_err(|e| Error::invalid(crate::ingest::messages(&e).join("; ")))?;
     let file = std::fs::File::open(path)?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+    let options = crate::ingest::untrusted_file_options();
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(file, options)
         .map_err(|e| Error::invalid(format!("The file is not a readable Parquet file: {e}")))?;
     if builder.metadata().file_metadata().num_rows() == 0 {
         return Err(Error::invalid(

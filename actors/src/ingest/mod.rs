@@ -25,7 +25,7 @@ use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, Sche
 use chrono::NaiveDate;
 
 pub use csv_input::ingest_csv;
-pub use parquet_input::ingest_parquet;
+pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::Problems;
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
