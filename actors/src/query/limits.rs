@@ -200,11 +200,20 @@ fn check_text(part: &str, text: &str, shape: Shape, budget: &mut Budget) -> Resu
     let (mut terms, mut depth, mut deepest) = (0usize, 0usize, 0usize);
     for token in &tokens {
         match token {
-            Token::LParen | Token::LBracket | Token::LBrace => {
+            // Outside the language (columns are plain names), and chains of them make sqlparser
+            // backtrack exponentially: `Z.y.Z.` repeated 18 times (108 bytes) parsed for over a
+            // minute (found by fuzzing). Refused before any parser sees them.
+            Token::Period | Token::LBracket | Token::RBracket | Token::LBrace | Token::RBrace => {
+                return Err(Error::invalid(format!(
+                    "Invalid {part}: `{token}` has no place in a query expression (columns are \
+                     named without qualifiers; there are no subscripts, arrays or maps)"
+                )));
+            }
+            Token::LParen => {
                 depth += 1;
                 deepest = deepest.max(depth);
             }
-            Token::RParen | Token::RBracket | Token::RBrace => depth = depth.saturating_sub(1),
+            Token::RParen => depth = depth.saturating_sub(1),
             Token::Whitespace(_) | Token::Comma | Token::EOF => {}
             _ => terms += 1,
         }

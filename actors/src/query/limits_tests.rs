@@ -213,3 +213,25 @@ fn strings_the_parser_refuses_are_left_to_the_checker() {
     assert!(check_request(&filter("a = 'unterminated"), &limits()).is_ok());
     assert!(check_request(&filter("a = = 1"), &limits()).is_ok());
 }
+
+/// Found by fuzzing: compound names and subscripts made sqlparser backtrack exponentially (the
+/// first of these parsed for over a minute). They are refused from the tokens, in every field.
+#[test]
+fn qualifiers_subscripts_and_braces_are_refused_before_parsing() {
+    for text in [
+        "Z.y.Z.".repeat(18),
+        "Z.y[".repeat(22),
+        "a[1]".into(),
+        "{a}".into(),
+    ] {
+        for request in [filter(&text), select(&[text.as_str()])] {
+            let err = refused(&request);
+            assert!(err.contains("has no place in a query expression"), "{err}");
+        }
+    }
+    // With the service's default limits too, where the term budget would let them through.
+    let err = check_request(&filter(&"Z.y.Z.".repeat(18)), &QueryLimits::default())
+        .expect_err("refused")
+        .to_string();
+    assert!(err.contains("`.` has no place"), "{err}");
+}
