@@ -97,13 +97,15 @@ echo "schemathesis: $MAX_EXAMPLES examples per operation, at most ${MAX_TIME}s, 
 lockout=(--operation-id set_subject_permissions --operation-id set_subject_permissions_alias
   --operation-id delete_client)
 status=0
+# One worker: with two, schemathesis 4.32 once failed with an internal KeyError in its own
+# generation cache (no request sent; our answers all conformed).
 schemathesis() {
   timeout "$MAX_TIME" "$PWD/.venv/bin/schemathesis" run "$base/api/openapi.json" "$@" \
   --header "Authorization: Bearer $token" \
   --checks all \
   --exclude-checks positive_data_acceptance,object_level_authorization,allow_header_conformance \
   --max-examples "$MAX_EXAMPLES" \
-  --workers 2 \
+  --workers 1 \
   --seed "${OPENAPI_SEED:-20261123}" \
   --request-timeout 30 \
   --suppress-health-check all \
