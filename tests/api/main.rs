@@ -21,6 +21,7 @@ mod ops_logs;
 mod ops_metrics;
 mod ops_shutdown;
 mod parity;
+mod permissions_every_kind;
 mod permissions_matrix;
 mod protected_domains;
 mod pyarrow_readback;
