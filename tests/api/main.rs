@@ -10,6 +10,7 @@ mod durability;
 mod errors;
 mod file_modes;
 mod generate;
+mod generate_refusals;
 mod hostile_http;
 mod large_queries;
 mod layered_permissions;
