@@ -20,29 +20,9 @@ if [ ! -d tests/browser/node_modules/playwright-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund)
 fi
 
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-admin_id="browser-admin"
-admin_secret="$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-RAPID_ADMIN_CLIENT_ID="$admin_id" RAPID_ADMIN_CLIENT_SECRET="$admin_secret" \
-  ALLOWED_EMAIL_DOMAINS=example.com \
-  "$BIN" serve --bind 127.0.0.1:0 --workers 2 --data-dir "$work/data" \
-  >"$work/stdout" 2>"$work/server.log" &
-server_pid=$!
-base=""
-for _ in $(seq 1 300); do
-  base="$(sed -n 's/^listening on //p' "$work/stdout" | head -n1)"
-  [ -n "$base" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; echo "rapid-rs did not start"; exit 1; }
-  sleep 0.1
-done
-[ -n "$base" ] || { echo "rapid-rs did not print its address"; exit 1; }
+# shellcheck source=scripts/lib-serve.sh
+. scripts/lib-serve.sh
+start_server browser-admin
 
 status=0
 RAPID_URL="$base" RAPID_ADMIN_ID="$admin_id" RAPID_ADMIN_SECRET="$admin_secret" \

@@ -27,29 +27,9 @@ MAX_EXAMPLES="${OPENAPI_MAX_EXAMPLES:-20}"
 MAX_TIME="${OPENAPI_MAX_TIME:-300}"
 [ -x "$BIN" ] || cargo build --locked --bin rapid-rs
 
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-admin_id="schemathesis-admin"
-admin_secret="$("$PY" -c 'import secrets; print(secrets.token_hex(32))')"
-RAPID_ADMIN_CLIENT_ID="$admin_id" RAPID_ADMIN_CLIENT_SECRET="$admin_secret" \
-  ALLOWED_EMAIL_DOMAINS=example.com \
-  "$BIN" serve --bind 127.0.0.1:0 --workers 2 --data-dir "$work/data" \
-  >"$work/stdout" 2>"$work/server.log" &
-server_pid=$!
-base=""
-for _ in $(seq 1 300); do
-  base="$(sed -n 's/^listening on //p' "$work/stdout" | head -n1)"
-  [ -n "$base" ] && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log"; echo "rapid-rs did not start"; exit 1; }
-  sleep 0.1
-done
-[ -n "$base" ] || { echo "rapid-rs did not print its address"; exit 1; }
+# shellcheck source=scripts/lib-serve.sh
+. scripts/lib-serve.sh
+start_server schemathesis-admin
 
 token="$("$PY" - "$base" "$admin_id" "$admin_secret" <<'PYEOF'
 import base64, json, sys, urllib.request
