@@ -1,39 +1,21 @@
 //! Inputs the fuzz targets (fuzz/) found crashing, kept as tests: each must now end in an error
 //! (the client's 422), never a panic.
 
+use rapid_actors::error::Error;
 use rapid_actors::file_kind::FileKind;
 use rapid_actors::ingest::{ingest_stream, messages, Chunk, IngestPlan};
-use rapid_actors::schema::{validate, Schema, SchemaContext, ValidSchema};
 
-fn schema() -> ValidSchema {
-    let schema: Schema = serde_json::from_value(serde_json::json!({
-        "metadata": {"domain": "fuzz", "dataset": "upload", "sensitivity": "PUBLIC",
-                     "owners": [{"name": "Fuzz", "email": "fuzz@example.com"}]},
-        "columns": [
-            {"name": "region", "partition_index": 0, "data_type": "string", "allow_null": false},
-            {"name": "id", "data_type": "int", "allow_null": false},
-            {"name": "score", "data_type": "double", "allow_null": true}
-        ]
-    }))
-    .unwrap();
-    let layers = vec!["default".to_string()];
-    let ctx = SchemaContext {
-        layers: &layers,
-        protected_domains: &Default::default(),
-    };
-    validate(&schema, &ctx).unwrap()
-}
+// The fuzz targets' schema (every type, check and `unique`), so an input replays as it crashed.
+#[path = "../../fuzz/fuzz_targets/common.rs"]
+mod common;
 
-/// upload_stream: a Parquet file whose embedded Arrow schema (footer metadata `ARROW:schema`)
-/// names an unknown type id made arrow-ipc panic (`not implemented: Type <UNKNOWN 109>`).
-#[test]
-fn a_parquet_file_with_a_malformed_embedded_arrow_schema_is_refused() {
-    let body = include_bytes!("data/parquet-bad-arrow-schema.parquet");
-    let schema = schema();
+/// `body` streamed in 33-byte chunks into a Parquet upload, as the fuzz target sent it.
+fn ingest_parquet_body(body: &'static [u8], max_value_bytes: usize) -> Result<(), Error> {
+    let schema = common::upload_schema();
     let dir = tempfile::tempdir().unwrap();
     let (tx, rx) = tokio::sync::mpsc::channel::<Chunk>(4);
     let sender = std::thread::spawn(move || {
-        for part in body.chunks(512) {
+        for part in body.chunks(33) {
             tx.blocking_send(Chunk::Data(bytes::Bytes::copy_from_slice(part)))
                 .unwrap();
         }
@@ -43,10 +25,28 @@ fn a_parquet_file_with_a_malformed_embedded_arrow_schema_is_refused() {
         schema: &schema,
         staging: &dir.path().join("data"),
         progress: &progress,
-        max_value_bytes: 1 << 20,
+        max_value_bytes,
     };
-    let err = ingest_stream(FileKind::Parquet, rx, &dir.path().join("raw"), &plan)
-        .expect_err("the file does not match the schema");
+    let result = ingest_stream(FileKind::Parquet, rx, &dir.path().join("raw"), &plan);
     sender.join().unwrap();
+    result.map(|_| ())
+}
+
+/// upload_stream: a Parquet file whose embedded Arrow schema (footer metadata `ARROW:schema`)
+/// names an unknown type id made arrow-ipc panic (`not implemented: Type <UNKNOWN 109>`).
+#[test]
+fn a_parquet_file_with_a_malformed_embedded_arrow_schema_is_refused() {
+    let err = ingest_parquet_body(include_bytes!("data/parquet-bad-arrow-schema.parquet"), 256)
+        .expect_err("the file does not match the schema");
     assert!(!messages(&err).is_empty(), "{err}");
+}
+
+/// upload_stream: a data page whose definition levels run past the page made the parquet
+/// crate panic while decoding (`offset + len out of bounds` in arrow-buffer's bit iterator).
+#[test]
+fn a_parquet_page_with_definition_levels_past_its_end_is_refused() {
+    let err = ingest_parquet_body(include_bytes!("data/parquet-bad-def-levels.parquet"), 256)
+        .expect_err("the file cannot be decoded");
+    let shown = messages(&err).join("; ");
+    assert!(shown.contains("cannot be read"), "{shown}");
 }

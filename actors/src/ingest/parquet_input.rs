@@ -12,7 +12,8 @@ use arrow::datatypes::{
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
 use parquet::arrow::arrow_reader::{
-    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
 };
 
 use super::checks::check_nulls;
@@ -67,7 +68,8 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
                 .with_batch_size(*batch_rows)
                 .build()
                 .map_err(not_readable)?;
-        for batch in reader {
+        let mut reader = reader;
+        while let Some(batch) = next_batch(&mut reader)? {
             let batch = batch.map_err(not_readable)?;
             let first_row = row + 1;
             // A value over the limit stops the file before anything copies it.
@@ -105,6 +107,23 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
             .add(|| "The file has no data rows, it cannot be processed".into());
     }
     validator.finish()
+}
+
+/// The reader's next batch. The parquet crate panics on some malformed pages instead of
+/// returning an error (found by fuzzing: definition levels longer than their page made
+/// arrow-buffer's bit iterator go out of bounds), so a panic while decoding a client's file is
+/// the client's 422, not a dead ingest thread. The reader is not used again after one.
+fn next_batch(
+    reader: &mut ParquetRecordBatchReader,
+) -> Result<Option<std::result::Result<RecordBatch, arrow::error::ArrowError>>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.next())).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a malformed page".into());
+        not_readable(format!("decoding failed ({why})"))
+    })
 }
 
 /// The metadata to read with: text columns flagged in `as_dictionary` are read as dictionaries,
