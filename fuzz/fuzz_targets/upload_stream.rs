@@ -15,7 +15,13 @@ mod common;
 
 static SCHEMA: LazyLock<ValidSchema> = LazyLock::new(common::upload_schema);
 
+static DEFAULT_PANIC_HOOK: std::sync::Once = std::sync::Once::new();
+
 fuzz_target!(|data: &[u8]| {
+    // libfuzzer-sys's panic hook aborts on every panic, even one the ingest catches (Parquet
+    // decoding runs under catch_unwind: the parquet crate panics on some malformed pages). The
+    // default hook lets a caught panic pass; an uncaught one still ends in libFuzzer's abort.
+    DEFAULT_PANIC_HOOK.call_once(|| drop(std::panic::take_hook()));
     // Byte 0: file kind and whether the body breaks off; byte 1: chunk size seed.
     let (Some(&mode), Some(&seed)) = (data.first(), data.get(1)) else {
         return;
