@@ -50,3 +50,16 @@ fn a_parquet_page_with_definition_levels_past_its_end_is_refused() {
     let shown = messages(&err).join("; ");
     assert!(shown.contains("cannot be read"), "{shown}");
 }
+
+/// upload_stream: a footer declaring a column chunk at a negative offset made the parquet
+/// crate's `byte_range` assert while the pages were being checked.
+#[test]
+fn a_parquet_column_chunk_at_a_negative_offset_is_refused() {
+    let err = ingest_parquet_body(
+        include_bytes!("data/parquet-negative-chunk-offset.parquet"),
+        256,
+    )
+    .expect_err("the file cannot be read");
+    let shown = messages(&err).join("; ");
+    assert!(shown.contains("negative offset"), "{shown}");
+}

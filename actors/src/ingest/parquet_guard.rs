@@ -189,8 +189,26 @@ impl Where {
     }
 }
 
+/// Where the column chunk lies in the file, refused unless inside it. The parquet crate's own
+/// `byte_range` asserts (panics) on a negative offset or size, which a client's footer can
+/// declare (found by fuzzing), and its readers use it, so this runs before any of them.
+fn chunk_range(file: &File, chunk: &ColumnChunkMetaData) -> Result<(u64, u64)> {
+    let start = chunk
+        .dictionary_page_offset()
+        .unwrap_or_else(|| chunk.data_page_offset());
+    let (Ok(start), Ok(len)) = (u64::try_from(start), u64::try_from(chunk.compressed_size()))
+    else {
+        return Err(unreadable("a column chunk has a negative offset or size"));
+    };
+    let file_len = file.metadata()?.len();
+    if start.checked_add(len).is_none_or(|end| end > file_len) {
+        return Err(unreadable("a column chunk lies past the end of the file"));
+    }
+    Ok((start, len))
+}
+
 fn scan_chunk(file: &File, chunk: &ColumnChunkMetaData, at: &Where) -> Result<Chunk> {
-    let (start, len) = chunk.byte_range();
+    let (start, len) = chunk_range(file, chunk)?;
     let mut input = file.try_clone()?;
     input.seek(SeekFrom::Start(start))?;
     let mut r = Counted {
