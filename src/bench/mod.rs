@@ -79,18 +79,9 @@ impl Client {
             .build()
             .map_err(|e| e.to_string())?;
         let base = args.url.trim_end_matches('/').to_string();
-        let res = http
-            .post(format!("{base}/oauth2/token"))
-            .basic_auth(&args.client_id, Some(&args.client_secret))
-            .send()
-            .await
-            .map_err(|e| format!("cannot reach {base}: {e}"))?;
-        let status = res.status();
-        let body: Value = res.json().await.map_err(|e| e.to_string())?;
-        let token = body["access_token"]
-            .as_str()
-            .ok_or_else(|| format!("token request refused ({status}): {body}"))?
-            .to_string();
+        let token =
+            rapid_testkit::nonblocking::token(&http, &base, &args.client_id, &args.client_secret)
+                .await?;
         Ok(Client { http, base, token })
     }
 
@@ -107,17 +98,9 @@ impl Client {
         Ok((status, res.json().await.unwrap_or(Value::Null)))
     }
 
-    async fn job(&self, id: &str) -> Result<Value, String> {
-        let res = self
-            .http
-            .get(format!("{}/jobs/{id}", self.base))
-            .bearer_auth(&self.token)
-            .send()
-            .await;
-        res.map_err(|e| e.to_string())?
-            .json()
-            .await
-            .map_err(|e| e.to_string())
+    async fn wait_job(&self, id: &str) -> Result<Value, String> {
+        let poll = Duration::from_millis(20);
+        rapid_testkit::nonblocking::wait_job(&self.http, &self.base, &self.token, id, poll).await
     }
 }
 
@@ -274,21 +257,14 @@ async fn upload_one(client: &Client, shape: &Shape, dataset: &str, index: u64) -
         .as_str()
         .unwrap_or_default()
         .to_string();
-    loop {
-        match client.job(&job_id).await {
-            Ok(job) if job["status"] == "IN PROGRESS" => {
-                tokio::time::sleep(Duration::from_millis(20)).await
-            }
-            Ok(job) if job["status"] == "SUCCESS" => {
-                outcome.done_after = Some(t0.elapsed());
-                outcome.stored = true;
-                return outcome;
-            }
-            Ok(job) => {
-                return outcome.failed(report::reason(200, &json!({"details": job["errors"]})))
-            }
-            Err(e) => return outcome.failed(format!("polling the job failed: {e}")),
+    match client.wait_job(&job_id).await {
+        Ok(job) if job["status"] == "SUCCESS" => {
+            outcome.done_after = Some(t0.elapsed());
+            outcome.stored = true;
+            outcome
         }
+        Ok(job) => outcome.failed(report::reason(200, &json!({"details": job["errors"]}))),
+        Err(e) => outcome.failed(format!("polling the job failed: {e}")),
     }
 }
 

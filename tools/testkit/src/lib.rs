@@ -1,6 +1,9 @@
 //! What the HTTP integration tests (`tests/api/support.rs`) and the benchmarks (`benches/`)
 //! share: starting a `rapid-rs` process and reading its address, fetching a token the way the
-//! rAPId SDK does, and waiting for a job to finish. Blocking, for test and bench threads.
+//! rAPId SDK does, and waiting for a job to finish. Blocking, for test and bench threads; the
+//! same requests asynchronously in [`nonblocking`], for `rapid-rs bench`.
+
+pub mod nonblocking;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command};
@@ -41,10 +44,10 @@ pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
 /// for it; the status and the JSON answer.
 pub fn try_token(http: &Client, base: &str, id: &str, secret: &str) -> (StatusCode, Value) {
     let res = http
-        .post(format!("{base}/api/oauth2/token"))
+        .post(format!("{base}/api{TOKEN_PATH}"))
         .basic_auth(id, Some(secret))
         .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(json!({"grant_type": "client_credentials", "client_id": id}).to_string())
+        .body(token_body(id))
         .send()
         .expect("token request");
     let status = res.status();
@@ -52,14 +55,32 @@ pub fn try_token(http: &Client, base: &str, id: &str, secret: &str) -> (StatusCo
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
 
+/// The token route, under the API's base (`/api`).
+pub const TOKEN_PATH: &str = "/oauth2/token";
+
+/// The token request's body as the SDK sends it (a JSON text under a form content type: the
+/// service reads the grant from the Basic credentials either way).
+pub fn token_body(id: &str) -> String {
+    json!({"grant_type": "client_credentials", "client_id": id}).to_string()
+}
+
+/// The access token in a token answer, or why there is none.
+pub fn access_token(status: StatusCode, body: &Value) -> Result<String, String> {
+    match body["access_token"].as_str() {
+        Some(token) if status == StatusCode::OK => Ok(token.to_string()),
+        _ => Err(format!("token request refused ({status}): {body}")),
+    }
+}
+
+/// Whether a job (`GET /api/jobs/{id}`'s answer) has ended, in success or failure.
+pub fn job_ended(job: &Value) -> bool {
+    job["status"] != "IN PROGRESS"
+}
+
 /// A bearer token for the client; panics unless the service grants one.
 pub fn token(http: &Client, base: &str, id: &str, secret: &str) -> String {
     let (status, body) = try_token(http, base, id, secret);
-    assert_eq!(status, StatusCode::OK, "token for {id}: {body}");
-    body["access_token"]
-        .as_str()
-        .expect("access_token")
-        .to_string()
+    access_token(status, &body).unwrap_or_else(|e| panic!("token for {id}: {e}"))
 }
 
 /// Polls `GET /api/jobs/{job_id}` every `poll` until the job is no longer IN PROGRESS, and returns
@@ -82,7 +103,7 @@ pub fn wait_job(
         let status = res.status();
         let job: Value = res.json().unwrap_or(Value::Null);
         assert_eq!(status, StatusCode::OK, "{job}");
-        if job["status"] != "IN PROGRESS" {
+        if job_ended(&job) {
             return job;
         }
         assert!(Instant::now() < until, "job {job_id} still running: {job}");
