@@ -4,6 +4,7 @@
 //! bounded in size and depth ([`limits`]); queries run on the [`engine`]'s own threads, through
 //! its admission slots, time limits and memory pool.
 
+mod cells;
 mod check;
 mod checked;
 mod checked_udf;

@@ -7,13 +7,14 @@ use arrow::datatypes::{
     Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
 use arrow::util::display::{ArrayFormatter, FormatOptions};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::cells::{Cells, Written};
 use crate::error::{Error, Result};
 use crate::ingest::date32_to_string;
 
 /// One cell as JSON. `None` means "null" for the caller to render (JSON: `null`, or `{}` for booleans).
-fn cell(array: &dyn Array, i: usize) -> Option<Value> {
+pub(super) fn cell(array: &dyn Array, i: usize) -> Option<Value> {
     if array.is_null(i) {
         return None;
     }
@@ -57,27 +58,78 @@ fn cell(array: &dyn Array, i: usize) -> Option<Value> {
 }
 
 /// `{"0": {"col": value, ...}, "1": ...}` with null booleans as `{}` (docs/SPEC.md 2.1).
+/// Written column-typed straight into the buffer; a large answer is written in two halves on
+/// two threads (each batch knows its first row index) and joined.
 pub fn to_json(batches: &[RecordBatch]) -> Vec<u8> {
-    let mut out = Map::new();
-    let mut index = 0usize;
-    for batch in batches {
-        let schema = batch.schema();
-        for i in 0..batch.num_rows() {
-            let mut row = Map::with_capacity(batch.num_columns());
-            for (field, column) in schema.fields().iter().zip(batch.columns()) {
-                let value = match cell(column.as_ref(), i) {
-                    Some(v) => v,
-                    None if field.data_type() == &ArrowType::Boolean => Value::Object(Map::new()),
-                    None => Value::Null,
-                };
-                row.insert(field.name().clone(), value);
-            }
-            out.insert(index.to_string(), Value::Object(row));
-            index += 1;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let mut firsts = Vec::with_capacity(batches.len());
+    let mut index = 0;
+    for b in batches {
+        firsts.push(index);
+        index += b.num_rows();
+    }
+    let write = |batches: &[RecordBatch], firsts: &[usize]| {
+        let mut out = Vec::new();
+        for (batch, first) in batches.iter().zip(firsts) {
+            json_rows(batch, *first, &mut out);
+        }
+        out
+    };
+    let split = batches.len() / 2;
+    let (head, tail) = if rows >= PARALLEL_ROWS && split > 0 {
+        std::thread::scope(|scope| {
+            let tail = scope.spawn(|| write(&batches[split..], &firsts[split..]));
+            let head = write(&batches[..split], &firsts[..split]);
+            // unwrap: formatting does not panic; if it did, the query task reports it.
+            (head, tail.join().unwrap())
+        })
+    } else {
+        (write(batches, &firsts), Vec::new())
+    };
+    let mut out = Vec::with_capacity(head.len() + tail.len() + 2);
+    out.push(b'{');
+    out.extend_from_slice(head.strip_prefix(b",").unwrap_or(&head));
+    out.extend_from_slice(&tail);
+    out.push(b'}');
+    out
+}
+
+/// Below this many rows an answer is formatted on one thread.
+const PARALLEL_ROWS: usize = 20_000;
+
+/// The batch's rows as `,"i":{...}` each (the caller drops the very first comma). A duplicated
+/// column name keeps its first place and its last value, as the JSON object built key by key did.
+fn json_rows(batch: &RecordBatch, first: usize, out: &mut Vec<u8>) {
+    let schema = batch.schema();
+    let mut columns: Vec<(Vec<u8>, Cells<'_>, bool)> = Vec::new();
+    for (field, array) in schema.fields().iter().zip(batch.columns()) {
+        let mut key = Vec::new();
+        // unwrap: serialising a string into a Vec cannot fail.
+        serde_json::to_writer(&mut key, field.name()).unwrap();
+        key.push(b':');
+        let is_bool = field.data_type() == &ArrowType::Boolean;
+        let cells = Cells::new(array.as_ref());
+        match columns.iter_mut().find(|(k, _, _)| *k == key) {
+            Some(same) => *same = (key, cells, is_bool),
+            None => columns.push((key, cells, is_bool)),
         }
     }
-    // unwrap: serialising a map of JSON values cannot fail.
-    serde_json::to_vec(&Value::Object(out)).unwrap()
+    let mut index = itoa::Buffer::new();
+    for i in 0..batch.num_rows() {
+        out.extend_from_slice(b",\"");
+        out.extend_from_slice(index.format(first + i).as_bytes());
+        out.extend_from_slice(b"\":{");
+        for (c, (key, cells, is_bool)) in columns.iter().enumerate() {
+            if c > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(key);
+            if let Written::Null = cells.json(i, out) {
+                out.extend_from_slice(if *is_bool { b"{}" } else { b"null" });
+            }
+        }
+        out.push(b'}');
+    }
 }
 
 /// CSV with an empty first header cell and each row's index first (docs/SPEC.md 4.2).
@@ -114,18 +166,19 @@ impl<W: std::io::Write> CsvRows<W> {
                 .collect();
             self.header(&names)?;
         }
-        let mut record: Vec<String> = Vec::with_capacity(batch.num_columns() + 1);
+        let columns: Vec<Cells<'_>> = batch.columns().iter().map(|c| Cells::new(c)).collect();
+        let mut index = itoa::Buffer::new();
+        let mut field = Vec::new();
         for i in 0..batch.num_rows() {
-            record.clear();
-            record.push(self.next_index.to_string());
-            for column in batch.columns() {
-                record.push(match cell(column.as_ref(), i) {
-                    None => String::new(),
-                    Some(Value::String(s)) => s,
-                    Some(v) => v.to_string(),
-                });
+            let w = &mut self.writer;
+            w.write_field(index.format(self.next_index))
+                .map_err(csv_error)?;
+            for cells in &columns {
+                field.clear();
+                cells.text(i, &mut field);
+                w.write_field(&field).map_err(csv_error)?;
             }
-            self.writer.write_record(&record).map_err(csv_error)?;
+            w.write_record(None::<&[u8]>).map_err(csv_error)?;
             self.next_index += 1;
         }
         Ok(())
@@ -185,3 +238,7 @@ pub fn to_arrow_stream(
     drop(w);
     Ok(buf)
 }
+
+#[cfg(test)]
+#[path = "output_tests.rs"]
+mod tests;

@@ -1,0 +1,154 @@
+//! One answer column's cells written straight into an output buffer: the column's type is matched
+//! once per batch, not once per cell, and no value is built on the way (no `serde_json::Value`,
+//! no `String` per cell). Numbers and strings are written by serde_json's own serializer, so the
+//! bytes are exactly what serialising a `Value` gave (`output::tests` compares the two).
+
+use arrow::array::{
+    Array, AsArray, BooleanArray, GenericStringArray, PrimitiveArray, StringArray, StringViewArray,
+};
+use arrow::datatypes::{
+    DataType as ArrowType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use serde_json::Value;
+
+use crate::ingest::date32_to_string;
+
+/// A column, typed once.
+pub(super) enum Cells<'a> {
+    I64(&'a PrimitiveArray<Int64Type>),
+    I32(&'a PrimitiveArray<Int32Type>),
+    I16(&'a PrimitiveArray<Int16Type>),
+    I8(&'a PrimitiveArray<Int8Type>),
+    U64(&'a PrimitiveArray<UInt64Type>),
+    U32(&'a PrimitiveArray<UInt32Type>),
+    U16(&'a PrimitiveArray<UInt16Type>),
+    U8(&'a PrimitiveArray<UInt8Type>),
+    F64(&'a PrimitiveArray<Float64Type>),
+    F32(&'a PrimitiveArray<Float32Type>),
+    Bool(&'a BooleanArray),
+    Utf8(&'a StringArray),
+    LargeUtf8(&'a GenericStringArray<i64>),
+    View(&'a StringViewArray),
+    Date(&'a PrimitiveArray<Date32Type>),
+    /// Anything else (decimals, timestamps...): through the general cell conversion.
+    Other(&'a dyn Array),
+}
+
+/// What one cell is, for the writers: absent (null, or a float that is not finite), a number or
+/// boolean written as its JSON text, or a string.
+pub(super) enum Written {
+    Null,
+    Bare,
+    Text,
+}
+
+// unwrap (below): serde_json writing a number or a string into a Vec cannot fail.
+fn json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
+    serde_json::to_writer(&mut *out, v).unwrap();
+}
+
+impl<'a> Cells<'a> {
+    pub(super) fn new(array: &'a dyn Array) -> Cells<'a> {
+        match array.data_type() {
+            ArrowType::Int64 => Cells::I64(array.as_primitive()),
+            ArrowType::Int32 => Cells::I32(array.as_primitive()),
+            ArrowType::Int16 => Cells::I16(array.as_primitive()),
+            ArrowType::Int8 => Cells::I8(array.as_primitive()),
+            ArrowType::UInt64 => Cells::U64(array.as_primitive()),
+            ArrowType::UInt32 => Cells::U32(array.as_primitive()),
+            ArrowType::UInt16 => Cells::U16(array.as_primitive()),
+            ArrowType::UInt8 => Cells::U8(array.as_primitive()),
+            ArrowType::Float64 => Cells::F64(array.as_primitive()),
+            ArrowType::Float32 => Cells::F32(array.as_primitive()),
+            ArrowType::Boolean => Cells::Bool(array.as_boolean()),
+            ArrowType::Utf8 => Cells::Utf8(array.as_string::<i32>()),
+            ArrowType::LargeUtf8 => Cells::LargeUtf8(array.as_string::<i64>()),
+            ArrowType::Utf8View => Cells::View(array.as_string_view()),
+            ArrowType::Date32 => Cells::Date(array.as_primitive()),
+            _ => Cells::Other(array),
+        }
+    }
+
+    /// Cell `i` as a JSON value: its JSON text appended to `out` (a string quoted and escaped)
+    /// unless it is null.
+    pub(super) fn json(&self, i: usize, out: &mut Vec<u8>) -> Written {
+        self.write(i, out, true)
+    }
+
+    /// Cell `i` as CSV field text, unquoted (the CSV writer quotes): a string's own bytes.
+    pub(super) fn text(&self, i: usize, out: &mut Vec<u8>) -> Written {
+        self.write(i, out, false)
+    }
+
+    fn write(&self, i: usize, out: &mut Vec<u8>, quoted: bool) -> Written {
+        let float = |out: &mut Vec<u8>, f: f64| {
+            if f.is_finite() {
+                json(out, &f);
+                Written::Bare
+            } else {
+                Written::Null
+            }
+        };
+        let text = |out: &mut Vec<u8>, s: &str| {
+            if quoted {
+                json(out, s);
+            } else {
+                out.extend_from_slice(s.as_bytes());
+            }
+            Written::Text
+        };
+        macro_rules! bare {
+            ($a:expr) => {{
+                json(out, &$a.value(i));
+                Written::Bare
+            }};
+        }
+        let array: &dyn Array = match self {
+            Cells::I64(a) => a,
+            Cells::I32(a) => a,
+            Cells::I16(a) => a,
+            Cells::I8(a) => a,
+            Cells::U64(a) => a,
+            Cells::U32(a) => a,
+            Cells::U16(a) => a,
+            Cells::U8(a) => a,
+            Cells::F64(a) => a,
+            Cells::F32(a) => a,
+            Cells::Bool(a) => a,
+            Cells::Utf8(a) => a,
+            Cells::LargeUtf8(a) => a,
+            Cells::View(a) => a,
+            Cells::Date(a) => a,
+            Cells::Other(a) => *a,
+        };
+        if array.is_null(i) {
+            return Written::Null;
+        }
+        match self {
+            Cells::I64(a) => bare!(a),
+            Cells::I32(a) => bare!(a),
+            Cells::I16(a) => bare!(a),
+            Cells::I8(a) => bare!(a),
+            Cells::U64(a) => bare!(a),
+            Cells::U32(a) => bare!(a),
+            Cells::U16(a) => bare!(a),
+            Cells::U8(a) => bare!(a),
+            Cells::Bool(a) => bare!(a),
+            Cells::F64(a) => float(out, a.value(i)),
+            Cells::F32(a) => float(out, a.value(i) as f64),
+            Cells::Utf8(a) => text(out, a.value(i)),
+            Cells::LargeUtf8(a) => text(out, a.value(i)),
+            Cells::View(a) => text(out, a.value(i)),
+            Cells::Date(a) => text(out, &date32_to_string(a.value(i))),
+            Cells::Other(a) => match super::output::cell(*a, i) {
+                None => Written::Null,
+                Some(Value::String(s)) => text(out, &s),
+                Some(v) => {
+                    json(out, &v);
+                    Written::Bare
+                }
+            },
+        }
+    }
+}
