@@ -76,12 +76,7 @@ fn skip<R: Read>(r: &mut R, t: u8, depth: usize) -> io::Result<()> {
             };
             let et = h & 0x0f;
             for _ in 0..n {
-                // Booleans in a list are one byte each.
-                if et == 1 || et == 2 {
-                    byte(r)?;
-                } else {
-                    skip(r, et, depth + 1)?;
-                }
+                skip_element(r, et, depth + 1)?;
             }
             Ok(())
         }
@@ -90,8 +85,8 @@ fn skip<R: Read>(r: &mut R, t: u8, depth: usize) -> io::Result<()> {
             if n > 0 {
                 let kv = byte(r)?;
                 for _ in 0..n {
-                    skip(r, kv >> 4, depth + 1)?;
-                    skip(r, kv & 0x0f, depth + 1)?;
+                    skip_element(r, kv >> 4, depth + 1)?;
+                    skip_element(r, kv & 0x0f, depth + 1)?;
                 }
             }
             Ok(())
@@ -99,6 +94,18 @@ fn skip<R: Read>(r: &mut R, t: u8, depth: usize) -> io::Result<()> {
         12 => read_struct(r, depth + 1, |r, _, t, d| skip(r, t, d)),
         13 => skip_bytes(r, 16),
         _ => Err(bad("an unknown type in a page header")),
+    }
+}
+
+/// Skips one element of a list, set or map. A boolean element is a byte of its own (only a
+/// struct field carries its boolean in the type nibble), so every element takes at least one
+/// byte and a declared count larger than the input ends at its end: a map of booleans skipped
+/// as zero bytes each looped for as long as its count said (2^63 times; found by fuzzing).
+fn skip_element<R: Read>(r: &mut R, t: u8, depth: usize) -> io::Result<()> {
+    if t == 1 || t == 2 {
+        byte(r).map(|_| ())
+    } else {
+        skip(r, t, depth)
     }
 }
 
@@ -162,5 +169,34 @@ fn int_if<R: Read>(wanted: bool, r: &mut R, t: u8, depth: usize) -> io::Result<O
         int(r, t, depth)
     } else {
         skip(r, t, depth).map(|_| None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_page_header;
+
+    /// A header whose unknown field 4 is a map of booleans declaring 2^63 entries, in 5 bytes
+    /// of input: each entry must consume input, so this ends at the input's end.
+    #[test]
+    fn a_huge_map_of_booleans_ends_at_the_end_of_the_input() {
+        let mut header = vec![0x4b]; // field 4 (delta), type 11 (map)
+        header.extend([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]); // 2^63 - 1
+        header.push(0x11); // key and value types: boolean
+        header.extend([1, 2, 1]); // three bytes of entries, then nothing
+        let err = read_page_header(&mut header.as_slice()).expect_err("truncated");
+        assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
+    }
+
+    /// The same for a list of booleans (already one byte each) and of structs.
+    #[test]
+    fn huge_lists_end_at_the_end_of_the_input() {
+        for element in [0x01u8, 0x0c] {
+            let mut header = vec![0x49, 0xf0 | element]; // field 4, list; count follows
+            header.extend([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+            header.extend([0, 0, 0]);
+            let err = read_page_header(&mut header.as_slice()).expect_err("truncated");
+            assert_eq!(err.kind(), std::io::ErrorKind::UnexpectedEof, "{err}");
+        }
     }
 }
