@@ -33,9 +33,14 @@ impl LocalFolder {
         LocalFolder { root: root.into() }
     }
 
-    fn path(&self, key: &str) -> Result<PathBuf> {
+    /// The file that keeps `key` (for copies into a local folder: backups).
+    pub fn file(&self, key: &str) -> Result<PathBuf> {
         check_key(key)?;
         Ok(self.root.join(key))
+    }
+
+    fn path(&self, key: &str) -> Result<PathBuf> {
+        self.file(key)
     }
 
     fn folder(&self, prefix: &str) -> Result<PathBuf> {

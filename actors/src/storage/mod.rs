@@ -63,6 +63,12 @@ pub use objects::{
 
 use crate::error::{Error, Result};
 
+/// The catalog's file name in the data folder.
+pub const CATALOG_FILE: &str = "catalog.sqlite";
+
+/// The file the service and admin commands lock so that one process at a time uses the folder.
+pub const LOCK_FILE: &str = "rapid-rs.lock";
+
 /// The token signing key's file name in the data folder.
 pub const KEY_FILE: &str = "token-signing.key";
 
@@ -120,7 +126,22 @@ impl Storage {
 
     /// The SQLite catalog.
     pub fn catalog_file(&self) -> PathBuf {
-        self.root.join("catalog.sqlite")
+        self.root.join(CATALOG_FILE)
+    }
+
+    /// Where a restore writes the catalog before renaming it into place.
+    pub fn restoring_catalog_file(&self) -> PathBuf {
+        self.catalog_with_suffix(".restoring")
+    }
+
+    /// The lock one process at a time holds on the folder (the service, admin commands).
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(LOCK_FILE)
+    }
+
+    /// A backup folder's summary, written last (a backup folder has a data folder's layout).
+    pub fn backup_summary_file(&self) -> PathBuf {
+        self.root.join("backup.json")
     }
 
     /// The catalog and its write-ahead log: what the catalog takes on disk.
