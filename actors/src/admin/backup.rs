@@ -215,7 +215,7 @@ fn restore_objects(from: &dyn ObjectStorage, listed: &[ListedFile], to: &Storage
     std::fs::create_dir_all(&staging)?;
     let mut group = Vec::with_capacity(listed.len());
     for (n, f) in listed.iter().enumerate() {
-        let staged = staging.join(n.to_string());
+        let staged = to.staged_copy(n);
         copy_object(from, &f.rel, &staged)?;
         crate::storage::sync_file(&std::fs::File::open(&staged)?)?;
         group.push(StagedObject {

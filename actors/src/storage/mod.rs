@@ -25,18 +25,20 @@
 //! 1. File contents are fsynced before they become reachable: each staged Parquet file as its
 //!    writer closes it and the raw file as its writer thread finishes, on those threads, so the
 //!    syncs overlap the rest of the upload.
-//! 2. Files are renamed into place; every folder that received an entry is fsynced, with its
-//!    ancestors up to the data folder (one sync per folder per commit, [`DirSyncs`]), so each new
-//!    name and each new folder is durable.
+//! 2. The files are put under their final keys as one group ([`ObjectStorage::put`]). On the
+//!    local folder they are renamed into place and every folder that received an entry is
+//!    fsynced, with its ancestors up to the data folder (one sync per folder per commit,
+//!    [`DirSyncs`]), so each new name and each new folder is durable. An object store has no
+//!    rename: the keys are unique, and the object is durable once its upload is acknowledged.
 //! 3. The catalog transaction commits durably: SQLite in WAL mode with `synchronous=FULL` fsyncs
 //!    the WAL at every commit (and SQLite syncs the folder when it creates the WAL). Manifest rows
 //!    and the job's SUCCESS are one transaction: only now is the change acknowledged.
-//! 4. Only then are old files removed (OVERWRITE, deletions, dataset deletion). Their removal
+//! 4. Only then are old objects removed (OVERWRITE, deletions, dataset deletion). Their removal
 //!    needs no sync: a name that comes back after a cut is not in the catalog, and start-up
 //!    removes it again. Folders that only lost entries (staging) are not synced for the same
 //!    reason.
 //!
-//! Start-up recovery finishes whatever a cut interrupted: staging is wiped, files the catalog
+//! Start-up recovery finishes whatever a cut interrupted: staging is wiped, objects the catalog
 //! does not list are removed, jobs still IN PROGRESS become FAILED.
 //! Catalog-only changes (schemas, subjects, jobs) are durable by step 3 alone.
 //! `RAPID_DURABILITY=off` skips the syncs of steps 1-2 and runs SQLite with `synchronous=NORMAL`.
@@ -195,6 +197,11 @@ impl Storage {
     /// Where a large query's result is written before it is complete and kept.
     pub fn staged_result(&self, job_id: &str) -> PathBuf {
         self.staging_root().join(format!("{job_id}.csv.part"))
+    }
+
+    /// The `n`th object a restore copies in, in `staging/restore/`, before it is put in place.
+    pub fn staged_copy(&self, n: usize) -> PathBuf {
+        self.staging_dir("restore").join(n.to_string())
     }
 
     /// A new file in staging for a schema-generation sample with extension `ext`.
