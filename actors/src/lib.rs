@@ -12,8 +12,10 @@
 //!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`sensitivity`]
 //!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
 //!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full).
-//! 2. Where things are kept: [`storage`] (the data folder: every path in it is built there, and
-//!    the fsync discipline) and [`catalog`] (the SQLite file: opened once, WAL, migrations).
+//! 2. Where things are kept: [`storage`] (every path in the data folder and every object key is
+//!    built there; the kept objects, raw files, data Parquet and large-query results, are reached
+//!    only through its `ObjectStorage` interface, which `LocalFolder` implements with the fsync
+//!    discipline) and [`catalog`] (the SQLite file: opened once, WAL, migrations).
 //! 3. Rules and the catalog's tables: [`schema`] (the wire model, every schema rule, the
 //!    validated typed form), [`jobs`] (the job record and its state machine), [`auth`] (subjects,
 //!    credentials, tokens, permissions, protected domains, and the permission passes the engine
@@ -41,8 +43,9 @@
 //!    the raw file is kept in staging, rows are validated and written as Parquet per partition.
 //! 5. Unique columns are checked against stored rows on a blocking thread (a clash is a 422).
 //! 6. The answer is 202 with the job, now at step COMMIT.
-//! 7. The dataset's actor commits: files fsynced and moved into place, manifest rows and the job's
-//!    SUCCESS in one catalog transaction (or FAILED with the reason); staging is removed.
+//! 7. The dataset's actor commits: files fsynced and put under their keys
+//!    (`storage::ObjectStorage::put`), manifest rows and the job's SUCCESS in one catalog
+//!    transaction (or FAILED with the reason); staging is removed.
 //! 8. After a crash, start-up ([`engine::Engine::open`]) wipes staging, fails jobs left IN
 //!    PROGRESS and removes files the manifest does not list.
 //!

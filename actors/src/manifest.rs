@@ -3,21 +3,20 @@
 //! leftovers of an interrupted commit and are removed at start-up.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
 use crate::error::Result;
 use crate::key::DatasetKey;
-use crate::storage::Storage;
+use crate::storage::{keys, Storage};
 
 #[derive(Debug, Clone)]
 pub struct DataFile {
     pub id: i64,
     pub raw_filename: String,
     pub partition_path: String,
-    /// Relative to the data folder.
+    /// The object key (relative to the data folder on the local folder).
     pub path: String,
     pub rows: i64,
     pub bytes: i64,
@@ -89,13 +88,14 @@ pub fn raw_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec
     Ok(files)
 }
 
-/// Removes every file under `data/` and `raw/` that the manifest does not list, and returns how
-/// many. Run at start-up, before anything else writes.
+/// Removes every object under `data/` and `raw/` that the manifest does not list (and, on the
+/// local folder, the folders left empty), and returns how many. Run at start-up, before
+/// anything else writes.
 pub fn remove_unlisted_files(conn: &Connection, storage: &Storage) -> Result<usize> {
-    let mut listed: HashSet<std::path::PathBuf> = HashSet::new();
+    let mut listed: HashSet<String> = HashSet::new();
     let mut stmt = conn.prepare("SELECT path FROM data_files")?;
     for p in stmt.query_map([], |r| r.get::<_, String>(0))? {
-        listed.insert(storage.absolute(&p?));
+        listed.insert(p?);
     }
     let mut stmt = conn.prepare(
         "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename
@@ -107,33 +107,21 @@ pub fn remove_unlisted_files(conn: &Connection, storage: &Storage) -> Result<usi
             &r.get::<_, String>(1)?,
             &r.get::<_, String>(2)?,
         );
-        Ok(storage.raw_file(&key, r.get(3)?, &r.get::<_, String>(4)?))
+        Ok(keys::raw_key(&key, r.get(3)?, &r.get::<_, String>(4)?))
     })?;
     for p in rows {
         listed.insert(p?);
     }
+    let objects = storage.objects();
     let mut removed = 0;
-    for top in storage.listed_roots() {
-        removed += sweep(&top, &listed)?;
-    }
-    Ok(removed)
-}
-
-fn sweep(dir: &Path, listed: &HashSet<std::path::PathBuf>) -> Result<usize> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(0);
-    };
-    let mut removed = 0;
-    for entry in entries {
-        let path = entry?.path();
-        if path.is_dir() {
-            removed += sweep(&path, listed)?;
-            // Drop folders emptied by the sweep (or by deletions); a non-empty one stays.
-            let _ = std::fs::remove_dir(&path);
-        } else if !listed.contains(&path) {
-            std::fs::remove_file(&path)?;
-            removed += 1;
+    for prefix in keys::LISTED_PREFIXES {
+        for object in objects.list(prefix)? {
+            if !listed.contains(&object.key) {
+                objects.delete(&object.key)?;
+                removed += 1;
+            }
         }
+        objects.prune_empty(prefix)?;
     }
     Ok(removed)
 }

@@ -6,8 +6,6 @@
 use std::fs::File;
 use std::path::Path;
 
-pub const LOCK_FILE: &str = "rapid-rs.lock";
-
 /// Held for as long as this process owns the data folder.
 #[derive(Debug)]
 pub struct DataLock {
@@ -41,7 +39,7 @@ impl DataLock {
             .create(true)
             .truncate(false)
             .write(true)
-            .open(data_dir.join(LOCK_FILE))
+            .open(rapid_actors::storage::Storage::new(data_dir).lock_file())
             .map_err(LockError::Io)?;
         #[cfg(unix)]
         {

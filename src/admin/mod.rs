@@ -147,10 +147,11 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
         }
         AdminCommand::RotateKey => {
             let _lock = stopped(dir)?;
-            if !dir.join(rapid_actors::admin::CATALOG_FILE).is_file() {
+            let store = rapid_actors::storage::Storage::new(dir);
+            if !store.catalog_file().is_file() {
                 return Err(Failure::Other(format!("no store in {}", dir.display())));
             }
-            keys::rotate_signing_key(&dir.join(crate::file_modes::KEY_FILE))?;
+            keys::rotate_signing_key(&store.key_file())?;
             eprintln!("rapid-admin: new signing key written; tokens issued before are refused from the next start");
         }
         AdminCommand::Backup { dest } => {

@@ -203,22 +203,15 @@ pub async fn download_result(
     link: web::Query<LinkQuery>,
 ) -> ApiResult<HttpResponse> {
     let name = path.into_inner();
-    let file_path = state
+    let stream = state
         .engine
-        .result_file(&name, link.expires, &link.signature)?;
-    let file = tokio::fs::File::open(&file_path).await.map_err(|_| {
-        Error::not_found(format!(
-            "The result [{name}] is no longer available: run the query again"
-        ))
-    })?;
+        .result(&name, link.expires, &link.signature)
+        .await?;
     Ok(HttpResponse::Ok()
         .content_type("text/csv; charset=utf-8")
         .insert_header((
             header::CONTENT_DISPOSITION,
             format!("attachment; filename=\"{name}\""),
         ))
-        .streaming(tokio_util::io::ReaderStream::with_capacity(
-            file,
-            256 * 1024,
-        )))
+        .streaming(stream))
 }

@@ -22,8 +22,11 @@ use std::path::{Path, PathBuf};
 use rusqlite::backup::Backup;
 use rusqlite::Connection;
 
-use super::{listed_files, open_existing, ListedFile, CATALOG_FILE};
+use super::{listed_files, open_existing, ListedFile};
 use crate::error::{Error, Result};
+use crate::storage::{
+    is_missing, keys, LocalFolder, ObjectStorage, StagedObject, Storage, CATALOG_FILE,
+};
 
 /// Rounds of "copy the catalog, copy its files" before giving up (a store rewritten faster than
 /// it can be copied).
@@ -42,21 +45,23 @@ pub struct BackupSummary {
 pub fn backup(data_dir: &Path, dest: &Path) -> Result<BackupSummary> {
     prepare_empty(dest)?;
     let source = open_existing(data_dir)?;
+    let objects = Storage::new(data_dir).objects().clone();
+    let (copy, folder) = (Storage::new(dest), LocalFolder::new(dest));
     let mut copied: HashSet<String> = HashSet::new();
     for round in 1..=ROUNDS {
-        copy_catalog(&source, &dest.join(CATALOG_FILE))?;
-        let listed = listed_files(&Connection::open(dest.join(CATALOG_FILE))?)?;
+        copy_catalog(&source, &copy.catalog_file())?;
+        let listed = listed_files(&Connection::open(copy.catalog_file())?)?;
         let mut missing = 0;
         for file in &listed {
             if copied.contains(&file.rel) {
                 continue;
             }
-            match copy_file(&data_dir.join(&file.rel), &dest.join(&file.rel)) {
+            match copy_object(objects.as_ref(), &file.rel, &folder.file(&file.rel)?) {
                 Ok(()) => {
                     copied.insert(file.rel.clone());
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing += 1,
-                Err(e) => return Err(Error::internal(format!("copying {}: {e}", file.rel))),
+                Err(e) if is_missing(&e) => missing += 1,
+                Err(e) => return Err(e.context(format!("copying {}", file.rel))),
             }
         }
         if missing == 0 {
@@ -80,12 +85,13 @@ fn finish(
     rounds: usize,
 ) -> Result<BackupSummary> {
     let keep: HashSet<&str> = listed.iter().map(|f| f.rel.as_str()).collect();
+    let folder = LocalFolder::new(dest);
     for rel in copied.iter().filter(|r| !keep.contains(r.as_str())) {
-        crate::storage::remove_file_if_exists(&dest.join(rel))?;
+        folder.delete(rel)?;
     }
     let mut dirs: HashSet<PathBuf> = HashSet::new();
     for file in listed {
-        let path = dest.join(&file.rel);
+        let path = folder.file(&file.rel)?;
         std::fs::File::open(&path)?.sync_all()?;
         let mut dir = path.parent();
         while let Some(d) = dir.filter(|d| d.starts_with(dest)) {
@@ -103,8 +109,9 @@ fn finish(
         created_at: crate::catalog::now_text(),
     };
     let body = serde_json::json!({"rapid_rs_backup": 1, "summary": summary});
-    std::fs::write(dest.join("backup.json"), format!("{body:#}\n"))?;
-    std::fs::File::open(dest.join("backup.json"))?.sync_all()?;
+    let summary_file = Storage::new(dest).backup_summary_file();
+    std::fs::write(&summary_file, format!("{body:#}\n"))?;
+    std::fs::File::open(&summary_file)?.sync_all()?;
     std::fs::File::open(dest)?.sync_all()?;
     Ok(summary)
 }
@@ -124,13 +131,23 @@ fn copy_catalog(source: &Connection, dest: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Copies the object `key` into the local file `to` (NotFound when the object is gone).
+fn copy_object(from: &dyn ObjectStorage, key: &str, to: &Path) -> Result<()> {
+    let mut src = from.open(key)?;
+    copy_into(&mut src, to)?;
+    Ok(())
+}
+
 fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut src = std::fs::File::open(from)?;
+    copy_into(&mut std::fs::File::open(from)?, to)
+}
+
+fn copy_into(src: &mut impl std::io::Read, to: &Path) -> std::io::Result<()> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent)?;
     }
     let mut out = std::fs::File::create(to)?;
-    std::io::copy(&mut src, &mut out)?;
+    std::io::copy(src, &mut out)?;
     Ok(())
 }
 
@@ -153,37 +170,60 @@ fn prepare_empty(dest: &Path) -> Result<()> {
 /// new or hold no catalog and no data (a signing key and credentials file there are kept).
 /// The backup is checked first: every file its catalog lists, with its recorded size.
 pub fn restore(src: &Path, data_dir: &Path) -> Result<usize> {
-    if !src.join("backup.json").is_file() || !src.join(CATALOG_FILE).is_file() {
+    let backup = Storage::new(src);
+    if !backup.backup_summary_file().is_file() || !backup.catalog_file().is_file() {
         return Err(Error::invalid(format!(
             "{} is not a finished rapid-rs backup (no backup.json or catalog.sqlite)",
             src.display()
         )));
     }
-    let listed = listed_files(&Connection::open(src.join(CATALOG_FILE))?)?;
+    let listed = listed_files(&Connection::open(backup.catalog_file())?)?;
     for f in &listed {
-        let len = std::fs::metadata(src.join(&f.rel)).map(|m| m.len()).ok();
-        if len.is_none() {
+        if backup.objects().size(&f.rel).is_err() {
             return Err(Error::invalid(format!("the backup lacks {}", f.rel)));
         }
     }
     std::fs::create_dir_all(data_dir)?;
-    for name in [CATALOG_FILE, "data", "raw"] {
-        if data_dir.join(name).exists() {
-            return Err(Error::conflict(format!(
-                "{} already holds a store ({name}): restore into a new folder, or move it away first",
-                data_dir.display()
-            )));
-        }
+    let target = Storage::new(data_dir);
+    let taken = std::iter::once(CATALOG_FILE)
+        .filter(|_| target.catalog_file().exists())
+        .chain(
+            keys::LISTED_PREFIXES
+                .into_iter()
+                .filter(|p| target.objects().list(p).map_or(true, |o| !o.is_empty())),
+        )
+        .next();
+    if let Some(name) = taken {
+        return Err(Error::conflict(format!(
+            "{} already holds a store ({name}): restore into a new folder, or move it away first",
+            data_dir.display()
+        )));
     }
-    for f in &listed {
-        copy_file(&src.join(&f.rel), &data_dir.join(&f.rel))?;
-        std::fs::File::open(data_dir.join(&f.rel))?.sync_all()?;
-    }
+    restore_objects(backup.objects().as_ref(), &listed, &target)?;
     // The catalog last: a restore cut short leaves no catalog, so it cannot start half-restored.
-    let tmp = data_dir.join("catalog.sqlite.restoring");
-    copy_file(&src.join(CATALOG_FILE), &tmp)?;
+    let tmp = target.restoring_catalog_file();
+    copy_file(&backup.catalog_file(), &tmp)?;
     std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, data_dir.join(CATALOG_FILE))?;
+    std::fs::rename(&tmp, target.catalog_file())?;
     std::fs::File::open(data_dir)?.sync_all()?;
     Ok(listed.len())
+}
+
+/// Copies every listed object into staging (each synced), then puts them all as one group.
+fn restore_objects(from: &dyn ObjectStorage, listed: &[ListedFile], to: &Storage) -> Result<()> {
+    let staging = to.staging_dir("restore");
+    std::fs::create_dir_all(&staging)?;
+    let mut group = Vec::with_capacity(listed.len());
+    for (n, f) in listed.iter().enumerate() {
+        let staged = to.staged_copy(n);
+        copy_object(from, &f.rel, &staged)?;
+        crate::storage::sync_file(&std::fs::File::open(&staged)?)?;
+        group.push(StagedObject {
+            staged,
+            key: f.rel.clone(),
+        });
+    }
+    to.objects().put(&group)?;
+    let _ = std::fs::remove_dir_all(&staging);
+    Ok(())
 }

@@ -18,6 +18,7 @@ use serde::Serialize;
 
 use super::{listed_files, open_existing};
 use crate::error::Result;
+use crate::storage::{keys, ObjectReader, Storage};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct CheckReport {
@@ -62,8 +63,7 @@ pub fn check(data_dir: &Path, online: bool, repair: bool) -> Result<CheckReport>
     }
     if repair && !report.unlisted.is_empty() {
         let conn = open_existing(data_dir)?;
-        report.removed =
-            crate::manifest::remove_unlisted_files(&conn, &crate::storage::Storage::new(data_dir))?;
+        report.removed = crate::manifest::remove_unlisted_files(&conn, &Storage::new(data_dir))?;
         report.unlisted.clear();
     }
     Ok(report)
@@ -82,18 +82,18 @@ fn look(data_dir: &Path) -> Result<CheckReport> {
         listed: listed.len(),
         ..CheckReport::default()
     };
+    let objects = Storage::new(data_dir).objects().clone();
     for file in &listed {
-        let path = data_dir.join(&file.rel);
-        let Ok(meta) = std::fs::metadata(&path) else {
+        let Ok(size) = objects.size(&file.rel) else {
             report.missing.insert(file.rel.clone());
             continue;
         };
-        let size_ok = meta.len() == file.bytes;
+        let size_ok = size == file.bytes;
         let rows_ok = match file.rows {
             None => true,
-            Some(rows) => std::fs::File::open(&path)
+            Some(rows) => ObjectReader::new(objects.clone(), &file.rel)
                 .ok()
-                .and_then(|f| SerializedFileReader::new(f).ok())
+                .and_then(|r| SerializedFileReader::new(r).ok())
                 .is_some_and(|r| r.metadata().file_metadata().num_rows() as u64 == rows),
         };
         if !(size_ok && rows_ok) {
@@ -101,31 +101,12 @@ fn look(data_dir: &Path) -> Result<CheckReport> {
         }
     }
     let names: BTreeSet<&str> = listed.iter().map(|f| f.rel.as_str()).collect();
-    for top in ["data", "raw"] {
-        walk(data_dir, &data_dir.join(top), &names, &mut report.unlisted)?;
-    }
-    Ok(report)
-}
-
-fn walk(
-    root: &Path,
-    dir: &Path,
-    listed: &BTreeSet<&str>,
-    out: &mut BTreeSet<String>,
-) -> Result<()> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
-    };
-    for entry in entries {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(root, &path, listed, out)?;
-        } else if let Ok(rel) = path.strip_prefix(root) {
-            let rel = rel.to_string_lossy();
-            if !listed.contains(rel.as_ref()) {
-                out.insert(rel.into_owned());
+    for prefix in keys::LISTED_PREFIXES {
+        for object in objects.list(prefix)? {
+            if !names.contains(object.key.as_str()) {
+                report.unlisted.insert(object.key);
             }
         }
     }
-    Ok(())
+    Ok(report)
 }

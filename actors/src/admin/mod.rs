@@ -19,11 +19,11 @@ use rusqlite::{Connection, OpenFlags};
 use crate::error::{Error, Result};
 
 /// The catalog file of a data folder.
-pub const CATALOG_FILE: &str = "catalog.sqlite";
+pub use crate::storage::CATALOG_FILE;
 
 /// A connection to an existing catalog (never creating one), waiting for the service's writers.
 pub(crate) fn open_existing(data_dir: &Path) -> Result<Connection> {
-    let path = data_dir.join(CATALOG_FILE);
+    let path = crate::storage::Storage::new(data_dir).catalog_file();
     if !path.is_file() {
         return Err(Error::not_found(format!(
             "no catalog at {}: is this a rapid-rs data folder?",
@@ -66,14 +66,12 @@ pub fn listed_files(conn: &Connection) -> Result<Vec<ListedFile>> {
          FROM raw_files r JOIN datasets d ON d.id = r.dataset_id ORDER BY 1, 2, 3, 4, 5",
     )?;
     for row in stmt.query_map([], |r| {
-        let rel = format!(
-            "raw/{}/{}/{}/{}/{}",
-            r.get::<_, String>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, i64>(3)?,
-            r.get::<_, String>(4)?
+        let key = crate::key::DatasetKey::new(
+            &r.get::<_, String>(0)?,
+            &r.get::<_, String>(1)?,
+            &r.get::<_, String>(2)?,
         );
+        let rel = crate::storage::keys::raw_key(&key, r.get(3)?, &r.get::<_, String>(4)?);
         Ok(ListedFile {
             rel,
             bytes: r.get::<_, i64>(5)? as u64,

@@ -14,7 +14,7 @@ use crate::jobs;
 use crate::key::DatasetRecord;
 use crate::manifest::{data_files, DataFile};
 use crate::schema::UpdateBehaviour;
-use crate::storage::{move_into_place, remove_file_if_exists, DirSyncs, Storage};
+use crate::storage::{keys, StagedObject, Storage};
 
 /// A validated upload waiting in staging.
 #[derive(Debug)]
@@ -34,8 +34,8 @@ pub struct StagedUpload {
 /// 1. For OVERWRITE, the files of the partitions present in the upload (every file when
 ///    unpartitioned) are to be replaced.
 /// 2. `unique` columns are checked against the files that stay.
-/// 3. Staged Parquet files and the raw file (fsynced by the threads that wrote them) move into
-///    place, and the folders that received them are fsynced.
+/// 3. Staged Parquet files and the raw file (fsynced by the threads that wrote them) are put
+///    under their keys, durably (on the local folder: renamed into place, folders fsynced).
 /// 4. One durable transaction records them, drops the replaced files from the manifest, and marks
 ///    the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
 /// 5. Replaced files are deleted (see the storage module's durability discipline).
@@ -61,14 +61,16 @@ pub(super) fn commit(
         }
     }
 
-    let mut placed: Vec<PathBuf> = Vec::new();
-    let recorded = place_files(storage, record, &upload, &mut placed).and_then(|rels| {
+    let objects = staged_objects(record, &upload);
+    let recorded = storage.objects().put(&objects).and_then(|()| {
+        let data = &objects[..upload.output.files.len()];
+        let rels: Vec<String> = data.iter().map(|o| o.key.clone()).collect();
         catalog.transaction(|tx| record_commit(tx, record, &upload, &rels, &replaced_ids))
     });
     if let Err(e) = recorded {
-        // Nothing refers to the placed files; remove them now (start-up would, too).
-        for path in &placed {
-            let _ = remove_file_if_exists(path);
+        // Nothing refers to the placed objects; remove them now (start-up would, too).
+        for object in &objects {
+            let _ = storage.objects().delete(&object.key);
         }
         return Err(e);
     }
@@ -98,39 +100,33 @@ fn replaced_files<'a>(current: &'a [DataFile], upload: &StagedUpload) -> Vec<&'a
     }
 }
 
-/// Step 3: moves the staged files into place (each one pushed to `placed` as it lands) and
-/// fsyncs the folders; returns the manifest path of each data file, in the upload's order.
-fn place_files(
-    storage: &Storage,
-    record: &DatasetRecord,
-    upload: &StagedUpload,
-    placed: &mut Vec<PathBuf>,
-) -> Result<Vec<String>> {
+/// Step 3's objects: each staged data file under its manifest key, in the upload's order, then
+/// the raw file.
+fn staged_objects(record: &DatasetRecord, upload: &StagedUpload) -> Vec<StagedObject> {
     let raw_id = upload
         .raw_filename
         .rsplit_once('.')
         .map_or(upload.raw_filename.as_str(), |(stem, _)| stem);
-    let mut rels = Vec::new();
-    let mut folders = DirSyncs::new(storage.root());
-    for (n, file) in upload.output.files.iter().enumerate() {
-        let rel = Storage::data_file_rel(
-            &record.key,
-            upload.version,
-            &file.partition_path,
-            &format!("{raw_id}-{n}.parquet"),
-        );
-        let target = storage.absolute(&rel);
-        move_into_place(&file.staged_path, &target)?;
-        folders.received(target.parent().unwrap_or(storage.root()));
-        placed.push(target);
-        rels.push(rel);
-    }
-    let raw_target = storage.raw_file(&record.key, upload.version, &upload.raw_filename);
-    move_into_place(&upload.raw_staged, &raw_target)?;
-    folders.received(raw_target.parent().unwrap_or(storage.root()));
-    placed.push(raw_target);
-    folders.sync()?;
-    Ok(rels)
+    let mut objects: Vec<StagedObject> = upload
+        .output
+        .files
+        .iter()
+        .enumerate()
+        .map(|(n, file)| StagedObject {
+            staged: file.staged_path.clone(),
+            key: keys::data_key(
+                &record.key,
+                upload.version,
+                &file.partition_path,
+                &format!("{raw_id}-{n}.parquet"),
+            ),
+        })
+        .collect();
+    objects.push(StagedObject {
+        staged: upload.raw_staged.clone(),
+        key: keys::raw_key(&record.key, upload.version, &upload.raw_filename),
+    });
+    objects
 }
 
 /// Step 4, inside the commit's transaction: the raw file, the data files, the replaced files
@@ -214,7 +210,9 @@ pub(super) fn delete_raw_file(
     for rel in paths {
         storage.leases().retire(&rel);
     }
-    remove_file_if_exists(&storage.raw_file(&record.key, version, raw_filename))
+    storage
+        .objects()
+        .delete(&keys::raw_key(&record.key, version, raw_filename))
 }
 
 /// Removes the dataset's catalog rows (every version, schema, manifest entry) and its folders.
@@ -227,14 +225,11 @@ pub(super) fn delete_dataset(
         c.execute("DELETE FROM datasets WHERE id = ?1", [record.id])?;
         Ok(())
     })?;
-    for dir in [
-        storage.data_dataset_dir(&record.key),
-        storage.raw_dataset_dir(&record.key),
+    for prefix in [
+        keys::data_dataset_prefix(&record.key),
+        keys::raw_dataset_prefix(&record.key),
     ] {
-        match std::fs::remove_dir_all(&dir) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
-            _ => {}
-        }
+        storage.objects().delete_prefix(&prefix)?;
     }
     Ok(())
 }

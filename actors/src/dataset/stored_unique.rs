@@ -5,8 +5,6 @@
 //! rather than a 202 and a failed job), and again at commit, which also catches an upload
 //! committed in between.
 
-use std::fs::File;
-
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
@@ -16,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::ingest::{value_at, Problems, StagedOutput, UniqueColumn, UniqueValue};
 use crate::manifest::{snapshot, DataFile};
 use crate::schema::UpdateBehaviour;
-use crate::storage::{encode_partition_value, Storage};
+use crate::storage::{encode_partition_value, ObjectReader, Storage};
 
 /// The files that stay after an upload commits: all of them for APPEND; for OVERWRITE, those of
 /// the partitions the upload does not replace (none when unpartitioned).
@@ -118,7 +116,9 @@ fn file_duplicates(
 ) -> Result<()> {
     let read_error =
         |e: &dyn std::fmt::Display| Error::internal(format!("reading {}: {e}", file.path));
-    let handle = File::open(storage.absolute(&file.path))?;
+    // A listed file that is missing is a fault of ours, not a 404.
+    let handle = ObjectReader::new(storage.objects().clone(), &file.path)
+        .map_err(|e| e.with_kind(crate::error::ErrorKind::Internal))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|e| read_error(&e))?;
     let Some(index) = builder
         .schema()

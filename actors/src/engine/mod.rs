@@ -249,20 +249,32 @@ impl Engine {
         Ok(job)
     }
 
-    /// The file of a large query's result, when the link's signature and expiry hold (the link
-    /// is the authorisation: no pass). 404 for a name that is not a result, 403 for a bad link.
-    pub fn result_file(&self, name: &str, expires: i64, signature: &str) -> Result<PathBuf> {
+    /// The bytes of a large query's result, when the link's signature and expiry hold (the link
+    /// is the authorisation: no pass). 404 for a name that is not a result or one no longer kept,
+    /// 403 for a bad link.
+    pub async fn result(
+        &self,
+        name: &str,
+        expires: i64,
+        signature: &str,
+    ) -> Result<crate::storage::ByteStream> {
         if !safe_segment(name) || !name.ends_with(".csv") {
             return Err(Error::not_found(format!("No result [{name}]")));
         }
         self.auth.verify_link(name, expires, signature)?;
-        Ok(self.storage.result_file(name))
+        let key = crate::storage::keys::result_key(name);
+        self.storage.objects().stream(&key).await.map_err(|e| {
+            Error::not_found(format!(
+                "The result [{name}] is no longer available: run the query again"
+            ))
+            .context(e.report())
+        })
     }
 
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.
     pub fn remove_expired_results(&self) -> usize {
         let ttl = Duration::from_secs(self.settings.result_ttl_seconds.max(0) as u64);
-        crate::query::large::remove_expired_results(&self.storage.results_dir(), ttl)
+        crate::query::large::remove_expired_results(&self.storage, ttl)
     }
 }
 

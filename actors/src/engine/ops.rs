@@ -91,7 +91,7 @@ impl Engine {
             .with(|c| Ok(c.query_row("SELECT count(*) FROM datasets", [], |r| r.get::<_, i64>(0))?))
             .map_err(|e| format!("the catalog does not answer: {e}"))?;
         let staging = self.storage.staging_root();
-        let probe = staging.join(format!(".ready-{}", uuid::Uuid::new_v4().simple()));
+        let probe = self.storage.readiness_probe();
         std::fs::create_dir_all(&staging)
             .and_then(|()| std::fs::write(&probe, b"ready"))
             .and_then(|()| std::fs::remove_file(&probe))
@@ -133,10 +133,11 @@ impl Engine {
             )?;
             Ok((jobs, counts))
         })?;
-        let root = self.storage.root();
-        let file_bytes = ["catalog.sqlite", "catalog.sqlite-wal"]
+        let file_bytes = self
+            .storage
+            .catalog_files()
             .iter()
-            .filter_map(|f| std::fs::metadata(root.join(f)).ok())
+            .filter_map(|f| std::fs::metadata(f).ok())
             .map(|meta| meta.len())
             .sum();
         Ok(CatalogFigures {

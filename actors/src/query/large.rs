@@ -1,30 +1,29 @@
-//! Large queries: the result streams as CSV into `results/{job_id}.csv` (written as `.part`
-//! and renamed when complete, so a half-written result is never served), with progress on the job.
+//! Large queries: the result streams as CSV into a part file in staging, which is kept as the
+//! object `results/{job_id}.csv` when complete (so a half-written result is never served), with
+//! progress on the job.
 
 use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use futures_util::StreamExt;
 
 use super::output::CsvRows;
 use super::run::{engine_error, PreparedQuery};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::jobs::Jobs;
-use crate::storage::Storage;
+use crate::storage::{keys, StagedObject, Storage};
 
-/// Runs `query` to `results/{job_id}.csv`; returns the file and the number of rows. If the run
-/// fails or is dropped (its time limit), the partial `.part` file is removed.
+/// Runs `query` to the object `results/{job_id}.csv`; returns its key and the number of rows. If
+/// the run fails or is dropped (its time limit), the partial file is removed.
 pub async fn write_csv_result(
     query: PreparedQuery,
     jobs: &Jobs,
     job_id: &str,
     storage: &Storage,
-) -> Result<(PathBuf, u64)> {
-    let results = &storage.results_dir();
-    std::fs::create_dir_all(results)?;
-    let done = storage.result_file(&format!("{job_id}.csv"));
-    let part = PartFile(crate::storage::part_file(&done));
+) -> Result<(String, u64)> {
+    std::fs::create_dir_all(storage.staging_root())?;
+    let part = PartFile(storage.staged_result(job_id));
     let mut stream = query.stream().await?;
     let names: Vec<String> = stream
         .schema()
@@ -50,16 +49,20 @@ pub async fn write_csv_result(
     std::io::Write::flush(&mut file)?;
     crate::storage::sync_file(file.get_ref())?;
     let _ = jobs.set_progress(job_id, count);
-    std::fs::rename(&part.0, &done)?;
-    // SUCCESS promises the file: its name (and the folder's, which may be new) synced.
-    crate::storage::sync_dir(results)?;
-    if let Some(root) = results.parent() {
-        crate::storage::sync_dir(root)?;
-    }
-    Ok((done, count))
+    // SUCCESS promises the result: kept durably (off the async workers: it syncs).
+    let object = StagedObject {
+        staged: part.0.clone(),
+        key: keys::result_key(&format!("{job_id}.csv")),
+    };
+    let objects = storage.objects().clone();
+    let key = object.key.clone();
+    tokio::task::spawn_blocking(move || objects.put(&[object]))
+        .await
+        .map_err(|e| Error::internal(format!("keeping a query result: {e}")))??;
+    Ok((key, count))
 }
 
-/// A result being written: removed when dropped, which is a no-op once renamed into place.
+/// A result being written: removed when dropped, which is a no-op once kept.
 struct PartFile(PathBuf);
 
 impl Drop for PartFile {
@@ -68,27 +71,24 @@ impl Drop for PartFile {
     }
 }
 
-/// Removes results older than `ttl` and unfinished `.part` files older than a day; returns how many.
-pub fn remove_expired_results(results: &Path, ttl: Duration) -> usize {
-    let Ok(entries) = std::fs::read_dir(results) else {
+/// Removes results older than `ttl` (unfinished ones are in staging, removed with it); returns how
+/// many.
+pub fn remove_expired_results(storage: &Storage, ttl: Duration) -> usize {
+    let objects = storage.objects();
+    let Ok(results) = objects.list(keys::RESULTS) else {
         return 0;
     };
     let now = SystemTime::now();
     let mut removed = 0;
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let age = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .unwrap_or_default();
-        let limit = if path.extension().is_some_and(|e| e == "part") {
+    for result in results {
+        let age = now.duration_since(result.modified).unwrap_or_default();
+        // Part files of a version that wrote them here, beside the results.
+        let limit = if result.key.ends_with(".part") {
             ttl.max(Duration::from_secs(86_400))
         } else {
             ttl
         };
-        if age > limit && std::fs::remove_file(&path).is_ok() {
+        if age > limit && objects.delete(&result.key).is_ok() {
             removed += 1;
         }
     }

@@ -14,7 +14,6 @@ use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, Pa
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DfResult;
-use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::ObjectMeta;
@@ -24,12 +23,12 @@ use crate::error::{Error, Result};
 use crate::ingest::arrow_type;
 use crate::manifest::DataFile;
 use crate::schema::{DataType, ValidSchema};
-use crate::storage::{decode_partition_value, Storage};
+use crate::storage::{decode_partition_value, DataFusionStore, Storage};
 
 #[derive(Debug)]
 struct ManifestFile {
-    /// The file under the local file system root, its encoded partition folders as they are on
-    /// disk (`PartitionedFile::new` would percent-encode them a second time: `%` -> `%25`).
+    /// The object in the storage's DataFusion store, its encoded partition folders as they are
+    /// kept (`PartitionedFile::new` would percent-encode them a second time: `%` -> `%25`).
     location: Path,
     size: u64,
     partition_values: Vec<ScalarValue>,
@@ -42,6 +41,8 @@ pub struct ManifestTable {
     file_schema: SchemaRef,
     partition_fields: Vec<FieldRef>,
     files: Vec<ManifestFile>,
+    /// Where the files are read from; registered with the session when it lacks it.
+    store: DataFusionStore,
 }
 
 impl ManifestTable {
@@ -61,10 +62,7 @@ impl ManifestTable {
         all.extend(partition_fields.iter().cloned());
         let mut manifest_files = Vec::with_capacity(files.len());
         for f in files {
-            let absolute = storage.absolute(&f.path);
-            let location = Path::parse(absolute.to_string_lossy()).map_err(|e| {
-                Error::internal(format!("data file [{}] is not a valid path: {e}", f.path))
-            })?;
+            let location = storage.objects().location(&f.path)?;
             let values = partition_values(&f.partition_path, &partitions)?;
             manifest_files.push(ManifestFile {
                 location,
@@ -77,6 +75,7 @@ impl ManifestTable {
             file_schema,
             partition_fields,
             files: manifest_files,
+            store: storage.objects().datafusion_store(),
         })
     }
 
@@ -178,7 +177,11 @@ impl TableProvider for ManifestTable {
             .with_table_partition_cols(self.partition_fields.clone())
             .build();
         let source = Arc::new(ParquetSource::new(table_schema));
-        let config = FileScanConfigBuilder::new(ObjectStoreUrl::local_filesystem(), source)
+        let env = state.runtime_env();
+        if env.object_store(&self.store.url).is_err() {
+            env.register_object_store(self.store.url.as_ref(), self.store.store.clone());
+        }
+        let config = FileScanConfigBuilder::new(self.store.url.clone(), source)
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
             .with_projection_indices(projection.cloned())?
             .with_limit(limit)

@@ -4,8 +4,9 @@
 //! still ends up holding exactly the manifest's files.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+
+use super::ObjectStorage;
 
 #[derive(Debug, Default)]
 struct State {
@@ -15,7 +16,7 @@ struct State {
 
 #[derive(Debug, Clone)]
 pub struct Leases {
-    root: PathBuf,
+    objects: Arc<dyn ObjectStorage>,
     state: Arc<Mutex<State>>,
 }
 
@@ -27,9 +28,9 @@ pub struct LeaseGuard {
 }
 
 impl Leases {
-    pub fn new(root: PathBuf) -> Leases {
+    pub fn new(objects: Arc<dyn ObjectStorage>) -> Leases {
         Leases {
-            root,
+            objects,
             state: Arc::default(),
         }
     }
@@ -39,7 +40,7 @@ impl Leases {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Leases `paths` (relative to the data folder).
+    /// Leases `paths` (object keys).
     pub fn lease(&self, paths: Vec<String>) -> LeaseGuard {
         let mut state = self.lock();
         for p in &paths {
@@ -63,7 +64,7 @@ impl Leases {
     }
 
     fn delete(&self, path: &str) {
-        if let Err(e) = super::remove_file_if_exists(&self.root.join(path)) {
+        if let Err(e) = self.objects.delete(path) {
             tracing::warn!(path, error = %e, "could not delete a retired file; start-up will");
         }
     }
@@ -101,7 +102,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a"), b"x").unwrap();
         std::fs::write(dir.path().join("b"), b"x").unwrap();
-        let leases = Leases::new(dir.path().to_path_buf());
+        let leases = Leases::new(Arc::new(super::super::LocalFolder::new(dir.path())));
         let first = leases.lease(vec!["a".into()]);
         let second = leases.lease(vec!["a".into()]);
         leases.retire("a");

@@ -1,15 +1,23 @@
-//! Where things live in the data folder, and the only place paths are built from names.
+//! Where things live, and the only place paths and keys are built from names.
 //!
+//! The kept objects (raw uploads, data Parquet files, large-query results) are reached only
+//! through the [`ObjectStorage`] interface, by key ([`keys`]); [`LocalFolder`] keeps them as files
+//! in the data folder, and an object store can keep them instead. The rest stays local, as paths
+//! from [`Storage`]:
 //! ```text
-//! catalog.sqlite
+//! catalog.sqlite, token-signing.key, admin-credentials.json
+//! staging/{job_id}/            an upload being received and validated
+//! staging/{job_id}.csv.part    a large query's result being written
+//! spill/                       query sorts and aggregations
+//! ```
+//! and on the local folder the objects are
+//! ```text
 //! raw/{layer}/{domain}/{dataset}/{version}/{raw_filename}
 //! data/{layer}/{domain}/{dataset}/{version}/{p0}={v}/{p1}={v}/{raw_id}-{n}.parquet
-//! staging/{job_id}/
 //! results/{job_id}.csv
 //! ```
 //! Every segment built from user input is checked ([`safe_segment`]) or encoded
-//! ([`encode_partition_value`]), so no path can leave the data folder. Keeping all of this in one
-//! module is what will let object storage replace the local folder later.
+//! ([`encode_partition_value`]), so no path can leave the data folder.
 //!
 //! # Durability discipline
 //! A change is acknowledged (job SUCCESS, 200, 202, 201) only once it survives a power cut, and a
@@ -17,34 +25,51 @@
 //! 1. File contents are fsynced before they become reachable: each staged Parquet file as its
 //!    writer closes it and the raw file as its writer thread finishes, on those threads, so the
 //!    syncs overlap the rest of the upload.
-//! 2. Files are renamed into place; every folder that received an entry is fsynced, with its
-//!    ancestors up to the data folder (one sync per folder per commit, [`DirSyncs`]), so each new
-//!    name and each new folder is durable.
+//! 2. The files are put under their final keys as one group ([`ObjectStorage::put`]). On the
+//!    local folder they are renamed into place and every folder that received an entry is
+//!    fsynced, with its ancestors up to the data folder (one sync per folder per commit,
+//!    [`DirSyncs`]), so each new name and each new folder is durable. An object store has no
+//!    rename: the keys are unique, and the object is durable once its upload is acknowledged.
 //! 3. The catalog transaction commits durably: SQLite in WAL mode with `synchronous=FULL` fsyncs
 //!    the WAL at every commit (and SQLite syncs the folder when it creates the WAL). Manifest rows
 //!    and the job's SUCCESS are one transaction: only now is the change acknowledged.
-//! 4. Only then are old files removed (OVERWRITE, deletions, dataset deletion). Their removal
+//! 4. Only then are old objects removed (OVERWRITE, deletions, dataset deletion). Their removal
 //!    needs no sync: a name that comes back after a cut is not in the catalog, and start-up
 //!    removes it again. Folders that only lost entries (staging) are not synced for the same
 //!    reason.
 //!
-//! Start-up recovery finishes whatever a cut interrupted: staging is wiped, files the catalog
+//! Start-up recovery finishes whatever a cut interrupted: staging is wiped, objects the catalog
 //! does not list are removed, jobs still IN PROGRESS become FAILED.
 //! Catalog-only changes (schemas, subjects, jobs) are durable by step 3 alone.
 //! `RAPID_DURABILITY=off` skips the syncs of steps 1-2 and runs SQLite with `synchronous=NORMAL`.
 
 mod durability;
+pub mod keys;
 mod leases;
+mod local;
+mod objects;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use durability::{
     durability, set_durability, sync_dir, sync_file, sync_files, DirSyncs, Durability,
 };
+pub use keys::{decode_partition_value, encode_partition_value, safe_segment};
 pub use leases::{LeaseGuard, Leases};
+pub use local::LocalFolder;
+pub use objects::{
+    is_missing, ByteStream, DataFusionStore, ObjectMeta, ObjectRead, ObjectReader, ObjectStorage,
+    StagedObject,
+};
 
 use crate::error::{Error, Result};
-use crate::key::DatasetKey;
+
+/// The catalog's file name in the data folder.
+pub const CATALOG_FILE: &str = "catalog.sqlite";
+
+/// The file the service and admin commands lock so that one process at a time uses the folder.
+pub const LOCK_FILE: &str = "rapid-rs.lock";
 
 /// The token signing key's file name in the data folder.
 pub const KEY_FILE: &str = "token-signing.key";
@@ -54,29 +79,37 @@ pub fn staged_parquet(dir: &Path, n: usize) -> PathBuf {
     dir.join(format!("{n}.parquet"))
 }
 
-/// The part file a result is written to before it is complete.
-pub fn part_file(done: &Path) -> PathBuf {
-    let mut name = done.as_os_str().to_owned();
-    name.push(".part");
-    PathBuf::from(name)
-}
-
+/// The data folder's local paths, and the kept objects ([`ObjectStorage`]) with their read leases.
 #[derive(Debug, Clone)]
 pub struct Storage {
     root: PathBuf,
+    objects: Arc<dyn ObjectStorage>,
     leases: Leases,
 }
 
 impl Storage {
+    /// The data folder `root`, keeping its objects in it ([`LocalFolder`]).
     pub fn new(root: impl Into<PathBuf>) -> Storage {
         let root = root.into();
+        let objects = Arc::new(LocalFolder::new(root.clone()));
+        Storage::with_objects(root, objects)
+    }
+
+    /// The data folder `root` for the local files, with the objects kept in `objects`.
+    pub fn with_objects(root: impl Into<PathBuf>, objects: Arc<dyn ObjectStorage>) -> Storage {
         Storage {
-            leases: Leases::new(root.clone()),
-            root,
+            root: root.into(),
+            leases: Leases::new(objects.clone()),
+            objects,
         }
     }
 
-    /// Read leases on this folder's data files (see [`Leases`]).
+    /// The kept objects: raw files, data files, large-query results.
+    pub fn objects(&self) -> &Arc<dyn ObjectStorage> {
+        &self.objects
+    }
+
+    /// Read leases on the data files (see [`Leases`]).
     pub fn leases(&self) -> &Leases {
         &self.leases
     }
@@ -95,7 +128,33 @@ impl Storage {
 
     /// The SQLite catalog.
     pub fn catalog_file(&self) -> PathBuf {
-        self.root.join("catalog.sqlite")
+        self.root.join(CATALOG_FILE)
+    }
+
+    /// Where a restore writes the catalog before renaming it into place.
+    pub fn restoring_catalog_file(&self) -> PathBuf {
+        self.catalog_with_suffix(".restoring")
+    }
+
+    /// The lock one process at a time holds on the folder (the service, admin commands).
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(LOCK_FILE)
+    }
+
+    /// A backup folder's summary, written last (a backup folder has a data folder's layout).
+    pub fn backup_summary_file(&self) -> PathBuf {
+        self.root.join("backup.json")
+    }
+
+    /// The catalog and its write-ahead log: what the catalog takes on disk.
+    pub fn catalog_files(&self) -> [PathBuf; 2] {
+        [self.catalog_file(), self.catalog_with_suffix("-wal")]
+    }
+
+    fn catalog_with_suffix(&self, suffix: &str) -> PathBuf {
+        let mut name = self.catalog_file().into_os_string();
+        name.push(suffix);
+        PathBuf::from(name)
     }
 
     /// The token signing key's own file (0600), outside the catalog.
@@ -111,16 +170,10 @@ impl Storage {
     /// The files that hold secrets (the catalog with its WAL and SHM, the admin credentials, the
     /// signing key): kept 0600.
     pub fn secret_files(&self) -> Vec<PathBuf> {
-        let catalog = self.catalog_file();
-        let with_suffix = |suffix: &str| {
-            let mut name = catalog.as_os_str().to_owned();
-            name.push(suffix);
-            PathBuf::from(name)
-        };
         vec![
-            catalog.clone(),
-            with_suffix("-wal"),
-            with_suffix("-shm"),
+            self.catalog_file(),
+            self.catalog_with_suffix("-wal"),
+            self.catalog_with_suffix("-shm"),
             self.admin_credentials_file(),
             self.key_file(),
         ]
@@ -141,14 +194,14 @@ impl Storage {
         self.staging_dir(job_id).join("data")
     }
 
-    /// A large query's result file `name` (`{job_id}.csv`).
-    pub fn result_file(&self, name: &str) -> PathBuf {
-        self.results_dir().join(name)
+    /// Where a large query's result is written before it is complete and kept.
+    pub fn staged_result(&self, job_id: &str) -> PathBuf {
+        self.staging_root().join(format!("{job_id}.csv.part"))
     }
 
-    /// The folders whose files the manifest lists (`data`, `raw`).
-    pub fn listed_roots(&self) -> [PathBuf; 2] {
-        [self.root.join("data"), self.root.join("raw")]
+    /// The `n`th object a restore copies in, in `staging/restore/`, before it is put in place.
+    pub fn staged_copy(&self, n: usize) -> PathBuf {
+        self.staging_dir("restore").join(n.to_string())
     }
 
     /// A new file in staging for a schema-generation sample with extension `ext`.
@@ -157,121 +210,11 @@ impl Storage {
             .join(format!("sample-{}.{ext}", uuid::Uuid::new_v4()))
     }
 
-    pub fn results_dir(&self) -> PathBuf {
-        self.root.join("results")
+    /// A new file in staging that the readiness check writes and removes.
+    pub fn readiness_probe(&self) -> PathBuf {
+        self.staging_root()
+            .join(format!(".ready-{}", uuid::Uuid::new_v4().simple()))
     }
-
-    fn dataset_rel(kind: &str, key: &DatasetKey) -> PathBuf {
-        [kind, &key.layer, &key.domain, &key.dataset]
-            .iter()
-            .collect()
-    }
-
-    /// `raw/{layer}/{domain}/{dataset}`: every raw file of every version of the dataset.
-    pub fn raw_dataset_dir(&self, key: &DatasetKey) -> PathBuf {
-        self.root.join(Self::dataset_rel("raw", key))
-    }
-
-    /// `data/{layer}/{domain}/{dataset}`: every Parquet file of every version of the dataset.
-    pub fn data_dataset_dir(&self, key: &DatasetKey) -> PathBuf {
-        self.root.join(Self::dataset_rel("data", key))
-    }
-
-    pub fn raw_file(&self, key: &DatasetKey, version: i64, raw_filename: &str) -> PathBuf {
-        self.raw_dataset_dir(key)
-            .join(version.to_string())
-            .join(raw_filename)
-    }
-
-    /// The path of a data file relative to the root, as the manifest records it.
-    pub fn data_file_rel(
-        key: &DatasetKey,
-        version: i64,
-        partition_path: &str,
-        file_name: &str,
-    ) -> String {
-        let mut rel = Self::dataset_rel("data", key);
-        rel.push(version.to_string());
-        if !partition_path.is_empty() {
-            rel.push(partition_path);
-        }
-        rel.push(file_name);
-        rel.to_string_lossy().into_owned()
-    }
-
-    pub fn absolute(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-}
-
-/// Accepts a name usable as one path segment: letters, digits, `.`, `_`, `-`, not starting with a
-/// dot (so never `.` or `..`), at most 255 bytes.
-pub fn safe_segment(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 255
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-}
-
-/// A partition value as a path segment, the way Hive readers (pyarrow, DuckDB, Spark) decode it:
-/// kept when made of letters, digits, `_`, `-`, `.` (and not a dot-only name), otherwise
-/// percent-encoded byte by byte, once. The empty string is the empty segment (`region=`), which
-/// those readers give back as `''`; `__HIVE_DEFAULT_PARTITION__`, their name for NULL, is encoded
-/// so that the literal string is not read as NULL. Partition columns never hold NULL.
-pub fn encode_partition_value(value: &str) -> String {
-    let plain = !value.bytes().all(|b| b == b'.')
-        && value != HIVE_NULL
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    if plain || value.is_empty() {
-        return value.to_string();
-    }
-    if value == HIVE_NULL {
-        return value.replace('_', "%5F");
-    }
-    let mut out = String::with_capacity(value.len() * 3);
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// Hive's folder name for a NULL partition value. Stores written before the empty string had its
-/// own encoding used it for `''`, so [`decode_partition_value`] reads it back as `''`.
-const HIVE_NULL: &str = "__HIVE_DEFAULT_PARTITION__";
-
-/// The value a segment written by [`encode_partition_value`] stands for (percent-decoded once).
-pub fn decode_partition_value(segment: &str) -> String {
-    if segment == HIVE_NULL {
-        return String::new();
-    }
-    let bytes = segment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = (bytes[i] == b'%')
-            .then(|| segment.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match hex {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Creates the parent folder of `to` and renames `from` there (same file system: atomic).
@@ -293,78 +236,5 @@ pub fn remove_file_if_exists(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.into()),
         _ => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unsafe_segments_are_refused() {
-        for bad in [
-            "", ".", "..", "../x", "a/b", "a\\b", ".hidden", "a b", "x%2F",
-        ] {
-            assert!(!safe_segment(bad), "{bad}");
-        }
-        assert!(safe_segment("20261121T160000Z-ab12-file.csv"));
-    }
-
-    #[test]
-    fn partition_values_never_escape_their_folder() {
-        assert_eq!(encode_partition_value("north"), "north");
-        assert_eq!(encode_partition_value("2024-01-31"), "2024-01-31");
-        assert_eq!(encode_partition_value("1.5"), "1.5");
-        assert_eq!(encode_partition_value("a/b"), "a%2Fb");
-        assert_eq!(encode_partition_value(".."), "%2E%2E");
-        assert_eq!(encode_partition_value("São Paulo"), "S%C3%A3o%20Paulo");
-        for v in ["../../etc", "a/../b", "x=y"] {
-            let e = encode_partition_value(v);
-            assert!(!e.contains('/') && !e.contains('=') && e != "..", "{e}");
-        }
-    }
-
-    #[test]
-    fn partition_values_round_trip_once_encoded() {
-        for v in [
-            "",
-            "north",
-            "São Paulo",
-            "a/b",
-            "x y",
-            "100%",
-            "O'Brien",
-            "%41",
-            "..",
-            "a.b",
-            "__HIVE_DEFAULT_PARTITION__",
-            "tab\tnew\nline",
-            "ünï😀",
-            "-5",
-            "1e+20",
-        ] {
-            let encoded = encode_partition_value(v);
-            assert_eq!(decode_partition_value(&encoded), v, "{v} -> {encoded}");
-        }
-        assert_eq!(encode_partition_value(""), "");
-        assert_eq!(encode_partition_value("100%"), "100%25");
-        assert_eq!(
-            encode_partition_value("__HIVE_DEFAULT_PARTITION__"),
-            "%5F%5FHIVE%5FDEFAULT%5FPARTITION%5F%5F"
-        );
-        // Stores from before the empty string had its own segment.
-        assert_eq!(decode_partition_value("__HIVE_DEFAULT_PARTITION__"), "");
-    }
-
-    #[test]
-    fn similar_dataset_names_get_disjoint_folders() {
-        let s = Storage::new("/d");
-        let a = s.data_dataset_dir(&DatasetKey::new("default", "dom", "sales"));
-        let b = s.data_dataset_dir(&DatasetKey::new("default", "dom", "sales_2"));
-        assert!(!b.starts_with(&a));
-        assert_eq!(
-            Storage::data_file_rel(&DatasetKey::new("l", "d", "s"), 1, "p=x", "f.parquet"),
-            "data/l/d/s/1/p=x/f.parquet"
-        );
     }
 }
