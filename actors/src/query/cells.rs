@@ -10,6 +10,7 @@ use arrow::datatypes::{
     DataType as ArrowType, Date32Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
     Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
+use arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde_json::Value;
 
 use crate::ingest::date32_to_string;
@@ -141,7 +142,7 @@ impl<'a> Cells<'a> {
             Cells::LargeUtf8(a) => text(out, a.value(i)),
             Cells::View(a) => text(out, a.value(i)),
             Cells::Date(a) => text(out, &date32_to_string(a.value(i))),
-            Cells::Other(a) => match super::output::cell(*a, i) {
+            Cells::Other(a) => match cell(*a, i) {
                 None => Written::Null,
                 Some(Value::String(s)) => text(out, &s),
                 Some(v) => {
@@ -151,4 +152,48 @@ impl<'a> Cells<'a> {
             },
         }
     }
+}
+
+/// One cell as JSON. `None` means "null" for the caller to render (JSON: `null`, or `{}` for booleans).
+pub(super) fn cell(array: &dyn Array, i: usize) -> Option<Value> {
+    if array.is_null(i) {
+        return None;
+    }
+    let float = |f: f64| {
+        if f.is_finite() {
+            serde_json::Number::from_f64(f).map(Value::Number)
+        } else {
+            None
+        }
+    };
+    Some(match array.data_type() {
+        ArrowType::Int64 => Value::from(array.as_primitive::<Int64Type>().value(i)),
+        ArrowType::Int32 => Value::from(array.as_primitive::<Int32Type>().value(i)),
+        ArrowType::Int16 => Value::from(array.as_primitive::<Int16Type>().value(i)),
+        ArrowType::Int8 => Value::from(array.as_primitive::<Int8Type>().value(i)),
+        ArrowType::UInt64 => Value::from(array.as_primitive::<UInt64Type>().value(i)),
+        ArrowType::UInt32 => Value::from(array.as_primitive::<UInt32Type>().value(i)),
+        ArrowType::UInt16 => Value::from(array.as_primitive::<UInt16Type>().value(i)),
+        ArrowType::UInt8 => Value::from(array.as_primitive::<UInt8Type>().value(i)),
+        ArrowType::Float64 => return float(array.as_primitive::<Float64Type>().value(i)),
+        ArrowType::Float32 => return float(array.as_primitive::<Float32Type>().value(i) as f64),
+        ArrowType::Boolean => Value::from(array.as_boolean().value(i)),
+        ArrowType::Utf8 => Value::from(array.as_string::<i32>().value(i)),
+        ArrowType::LargeUtf8 => Value::from(array.as_string::<i64>().value(i)),
+        ArrowType::Utf8View => Value::from(array.as_string_view().value(i)),
+        ArrowType::Date32 => Value::from(date32_to_string(
+            array.as_primitive::<Date32Type>().value(i),
+        )),
+        _ => {
+            let options = FormatOptions::default();
+            let text = ArrayFormatter::try_new(array, &options)
+                .ok()?
+                .value(i)
+                .to_string();
+            if let Ok(n) = text.parse::<f64>() {
+                return float(n);
+            }
+            Value::from(text)
+        }
+    })
 }
