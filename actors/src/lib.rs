@@ -70,6 +70,7 @@ pub mod error;
 pub mod file_kind;
 pub mod infer;
 pub mod ingest;
+pub mod job_state;
 pub mod jobs;
 pub mod key;
 pub(crate) mod manifest;

@@ -19,10 +19,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rusqlite::backup::Backup;
-use rusqlite::Connection;
-
-use super::{listed_files, open_existing, ListedFile, CATALOG_FILE};
+use super::{listed_files, ListedFile, CATALOG_FILE};
+use crate::catalog::sqlite::SqliteCatalog;
 use crate::error::{Error, Result};
 
 /// Rounds of "copy the catalog, copy its files" before giving up (a store rewritten faster than
@@ -41,11 +39,11 @@ pub struct BackupSummary {
 /// Copies the store in `data_dir` (running or not) into `dest`, a new or empty folder.
 pub fn backup(data_dir: &Path, dest: &Path) -> Result<BackupSummary> {
     prepare_empty(dest)?;
-    let source = open_existing(data_dir)?;
+    let source = SqliteCatalog::open_existing(data_dir)?;
     let mut copied: HashSet<String> = HashSet::new();
     for round in 1..=ROUNDS {
-        copy_catalog(&source, &dest.join(CATALOG_FILE))?;
-        let listed = listed_files(&Connection::open(dest.join(CATALOG_FILE))?)?;
+        source.copy_to(&dest.join(CATALOG_FILE))?;
+        let listed = listed_files(&SqliteCatalog::open_existing(dest)?)?;
         let mut missing = 0;
         for file in &listed {
             if copied.contains(&file.rel) {
@@ -109,21 +107,6 @@ fn finish(
     Ok(summary)
 }
 
-/// One consistent copy of the catalog (all pages in one step, one read transaction).
-fn copy_catalog(source: &Connection, dest: &Path) -> Result<()> {
-    crate::storage::remove_file_if_exists(dest)?;
-    let mut copy = Connection::open(dest)?;
-    {
-        let backup = Backup::new(source, &mut copy)?;
-        backup.step(-1)?;
-    }
-    // A plain file (no WAL beside it), complete on disk.
-    copy.pragma_update(None, "journal_mode", "DELETE")?;
-    drop(copy);
-    std::fs::File::open(dest)?.sync_all()?;
-    Ok(())
-}
-
 fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
     let mut src = std::fs::File::open(from)?;
     if let Some(parent) = to.parent() {
@@ -159,7 +142,7 @@ pub fn restore(src: &Path, data_dir: &Path) -> Result<usize> {
             src.display()
         )));
     }
-    let listed = listed_files(&Connection::open(src.join(CATALOG_FILE))?)?;
+    let listed = listed_files(&SqliteCatalog::open_existing(src)?)?;
     for f in &listed {
         let len = std::fs::metadata(src.join(&f.rel)).map(|m| m.len()).ok();
         if len.is_none() {
