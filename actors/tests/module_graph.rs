@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, bottom layer first. A module may import from its own layer or any layer
 /// below; the import graph must still be acyclic (between files and between top-level modules).
 const LAYERS: &[&[&str]] = &[
-    // Shared types: the dataset key and records, errors, sensitivity, file kinds, permits.
+    // Shared types: the dataset key and records, errors, sensitivity, file kinds, permits, the
+    // job record and its states.
     &[
         "error",
         "key",

@@ -4,6 +4,8 @@
 //! holds SQL. The engine and `rapid-rs admin` open it through [`open`] and share it as
 //! [`SharedCatalog`].
 
+#[cfg(test)]
+pub(crate) mod conformance;
 mod interface;
 pub mod refusal;
 pub(crate) mod sqlite;

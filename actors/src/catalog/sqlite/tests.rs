@@ -42,3 +42,14 @@ fn catalog_uses_wal_journal() {
         .unwrap();
     assert_eq!(mode.to_lowercase(), "wal");
 }
+
+#[test]
+fn sqlite_passes_the_catalog_conformance_suite() {
+    let dirs = std::cell::RefCell::new(Vec::new());
+    crate::catalog::conformance::suite(&|| {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = SqliteCatalog::open(dir.path()).unwrap();
+        dirs.borrow_mut().push(dir);
+        std::sync::Arc::new(catalog)
+    });
+}
