@@ -6,7 +6,7 @@
 
 #[cfg(test)]
 pub(crate) mod conformance;
-mod interface;
+pub(crate) mod interface;
 pub mod refusal;
 pub(crate) mod sqlite;
 mod types;
@@ -14,10 +14,7 @@ mod types;
 use std::path::Path;
 use std::sync::Arc;
 
-#[allow(unused_imports)] // the sub-traits and callback type are the interface's names
-pub use interface::{
-    AfterFailing, Catalog, DatasetCatalog, JobCatalog, ManifestCatalog, SubjectCatalog,
-};
+pub use interface::Catalog;
 pub use types::*;
 
 use crate::error::Result;
