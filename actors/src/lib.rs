@@ -11,13 +11,17 @@
 //! 1. Shared types: [`error`] (the one engine error; its closed set of kinds maps to HTTP
 //!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`sensitivity`]
 //!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
-//!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full).
+//!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full),
+//!    [`job_state`] (a job's record and its state machine).
 //! 2. Where things are kept: [`storage`] (every path in the data folder and every object key is
 //!    built there; the kept objects, raw files, data Parquet and large-query results, are reached
 //!    only through its `ObjectStorage` interface, which `LocalFolder` implements with the fsync
-//!    discipline) and [`catalog`] (the SQLite file: opened once, WAL, migrations).
-//! 3. Rules and the catalog's tables: [`schema`] (the wire model, every schema rule, the
-//!    validated typed form), [`jobs`] (the job record and its state machine), [`auth`] (subjects,
+//!    discipline; one conformance suite for every implementation) and [`catalog`] (one
+//!    interface, `Catalog`, over subjects, datasets, schema versions, the manifest and jobs, in
+//!    plain types; every SQL statement is in its SQLite implementation: one file opened once,
+//!    WAL, migrations; one conformance suite for every implementation).
+//! 3. Rules over the catalog's rows: [`schema`] (the wire model, every schema rule, the
+//!    validated typed form), [`jobs`] (jobs driven through their states), [`auth`] (subjects,
 //!    credentials, tokens, permissions, protected domains, and the permission passes the engine
 //!    takes), [`records`] (datasets and schema versions), [`manifest`] (which files make up each
 //!    version).
@@ -73,6 +77,7 @@ pub mod error;
 pub mod file_kind;
 pub mod infer;
 pub mod ingest;
+pub mod job_state;
 pub mod jobs;
 pub mod key;
 pub(crate) mod manifest;

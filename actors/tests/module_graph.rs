@@ -9,8 +9,16 @@ use std::path::{Path, PathBuf};
 /// Top-level modules, bottom layer first. A module may import from its own layer or any layer
 /// below; the import graph must still be acyclic (between files and between top-level modules).
 const LAYERS: &[&[&str]] = &[
-    // Shared types: the dataset key and records, errors, sensitivity, file kinds, permits.
-    &["error", "key", "sensitivity", "file_kind", "work_permits"],
+    // Shared types: the dataset key and records, errors, sensitivity, file kinds, permits, the
+    // job record and its states.
+    &[
+        "error",
+        "key",
+        "sensitivity",
+        "file_kind",
+        "work_permits",
+        "job_state",
+    ],
     // Where things are kept: the data folder and the SQLite catalog, each behind one interface.
     &["storage", "catalog"],
     // Rules and the catalog's tables: schemas, jobs, subjects and permissions, dataset records

@@ -19,10 +19,8 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use rusqlite::backup::Backup;
-use rusqlite::Connection;
-
-use super::{listed_files, open_existing, ListedFile};
+use super::{listed_files, ListedFile};
+use crate::catalog::sqlite::SqliteCatalog;
 use crate::error::{Error, Result};
 use crate::storage::{
     is_missing, keys, LocalFolder, ObjectStorage, StagedObject, Storage, CATALOG_FILE,
@@ -44,13 +42,13 @@ pub struct BackupSummary {
 /// Copies the store in `data_dir` (running or not) into `dest`, a new or empty folder.
 pub fn backup(data_dir: &Path, dest: &Path) -> Result<BackupSummary> {
     prepare_empty(dest)?;
-    let source = open_existing(data_dir)?;
+    let source = SqliteCatalog::open_existing(data_dir)?;
     let objects = Storage::new(data_dir).objects().clone();
     let (copy, folder) = (Storage::new(dest), LocalFolder::new(dest));
     let mut copied: HashSet<String> = HashSet::new();
     for round in 1..=ROUNDS {
-        copy_catalog(&source, &copy.catalog_file())?;
-        let listed = listed_files(&Connection::open(copy.catalog_file())?)?;
+        source.copy_to(&copy.catalog_file())?;
+        let listed = listed_files(&SqliteCatalog::open_existing(dest)?)?;
         let mut missing = 0;
         for file in &listed {
             if copied.contains(&file.rel) {
@@ -116,21 +114,6 @@ fn finish(
     Ok(summary)
 }
 
-/// One consistent copy of the catalog (all pages in one step, one read transaction).
-fn copy_catalog(source: &Connection, dest: &Path) -> Result<()> {
-    crate::storage::remove_file_if_exists(dest)?;
-    let mut copy = Connection::open(dest)?;
-    {
-        let backup = Backup::new(source, &mut copy)?;
-        backup.step(-1)?;
-    }
-    // A plain file (no WAL beside it), complete on disk.
-    copy.pragma_update(None, "journal_mode", "DELETE")?;
-    drop(copy);
-    std::fs::File::open(dest)?.sync_all()?;
-    Ok(())
-}
-
 /// Copies the object `key` into the local file `to` (NotFound when the object is gone).
 fn copy_object(from: &dyn ObjectStorage, key: &str, to: &Path) -> Result<()> {
     let mut src = from.open(key)?;
@@ -177,7 +160,7 @@ pub fn restore(src: &Path, data_dir: &Path) -> Result<usize> {
             src.display()
         )));
     }
-    let listed = listed_files(&Connection::open(backup.catalog_file())?)?;
+    let listed = listed_files(&SqliteCatalog::open_existing(src)?)?;
     for f in &listed {
         if backup.objects().size(&f.rel).is_err() {
             return Err(Error::invalid(format!("the backup lacks {}", f.rel)));

@@ -16,7 +16,7 @@ use std::path::Path;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use serde::Serialize;
 
-use super::{listed_files, open_existing};
+use super::listed_files;
 use crate::error::Result;
 use crate::storage::{keys, ObjectReader, Storage};
 
@@ -62,22 +62,19 @@ pub fn check(data_dir: &Path, online: bool, repair: bool) -> Result<CheckReport>
         report.listed = again.listed;
     }
     if repair && !report.unlisted.is_empty() {
-        let conn = open_existing(data_dir)?;
-        report.removed = crate::manifest::remove_unlisted_files(&conn, &Storage::new(data_dir))?;
+        let catalog = crate::catalog::open_existing(data_dir)?;
+        report.removed = crate::manifest::remove_unlisted_files(
+            &catalog.stored_files()?,
+            &Storage::new(data_dir),
+        )?;
         report.unlisted.clear();
     }
     Ok(report)
 }
 
 fn look(data_dir: &Path) -> Result<CheckReport> {
-    let mut conn = open_existing(data_dir)?;
-    // One read transaction: the list is one committed state.
-    let listed = {
-        let tx = conn.transaction()?;
-        let files = listed_files(&tx)?;
-        tx.commit()?;
-        files
-    };
+    // One catalog read: the list is one committed state.
+    let listed = listed_files(crate::catalog::open_existing(data_dir)?.as_ref())?;
     let mut report = CheckReport {
         listed: listed.len(),
         ..CheckReport::default()

@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use crate::auth::{Auth, AuthSettings, NewClient};
-use crate::catalog::Catalog;
 use crate::error::Result;
 
 /// Opens the data folder's catalog, starts auth on it and creates the client `name` with
@@ -15,7 +14,7 @@ pub async fn create_client(
     name: String,
     permissions: Vec<String>,
 ) -> Result<NewClient> {
-    let catalog = Catalog::open(data_dir)?;
+    let catalog = crate::catalog::open(data_dir)?;
     let (auth, _) = Auth::start(catalog, settings)?;
     auth.create_client(name, permissions).await
 }

@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use rusqlite::{params, OptionalExtension};
-
 use crate::auth::secrets;
 use crate::error::{Error, Result};
 
@@ -16,26 +14,15 @@ pub fn rotate_signing_key(key_file: &Path) -> Result<()> {
 
 /// The admin client created at first start (`rapid-admin`), if there is one.
 pub fn admin_client_id(data_dir: &Path) -> Result<Option<String>> {
-    let conn = super::open_existing(data_dir)?;
-    Ok(conn
-        .query_row(
-            "SELECT subject_id FROM subjects WHERE kind = 'CLIENT' AND name_key LIKE 'rapid-admin%'
-             ORDER BY created_at LIMIT 1",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?)
+    let catalog = crate::catalog::open_existing(data_dir)?;
+    crate::auth::admin_client_id(catalog.as_ref())
 }
 
 /// Gives client `client_id` a new random secret, returned once; the old one stops working.
 pub fn reset_client_secret(data_dir: &Path, client_id: &str) -> Result<String> {
-    let conn = super::open_existing(data_dir)?;
+    let catalog = crate::catalog::open_existing(data_dir)?;
     let secret = secrets::new_client_secret();
-    let changed = conn.execute(
-        "UPDATE subjects SET secret_digest = ?1 WHERE subject_id = ?2 AND kind = 'CLIENT'",
-        params![secrets::secret_digest(&secret), client_id],
-    )?;
-    if changed == 0 {
+    if !catalog.set_client_secret(client_id, &secrets::secret_digest(&secret))? {
         return Err(Error::not_found(format!("no client with id [{client_id}]")));
     }
     Ok(secret)

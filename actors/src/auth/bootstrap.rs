@@ -2,12 +2,10 @@
 
 use std::io::Write;
 
-use rusqlite::params;
-
 use super::permission::{Access, Permission};
 use super::secrets;
 use super::AuthSettings;
-use crate::catalog::{now_text, Catalog};
+use crate::catalog::{AdminClient, Catalog};
 use crate::error::Result;
 
 #[derive(Debug, Clone)]
@@ -41,71 +39,46 @@ fn admin_permissions() -> [Permission; 4] {
     ]
 }
 
+fn admin_client(client_id: &str, secret: &str) -> AdminClient {
+    AdminClient {
+        client_id: client_id.to_string(),
+        secret_digest: secrets::secret_digest(secret),
+        // The name must be free; an earlier admin of the same name gets a suffixed one.
+        name: ADMIN_CLIENT_NAME.to_string(),
+        permissions: admin_permissions().iter().map(|p| p.to_string()).collect(),
+    }
+}
+
 /// Creates the admin client if needed; says what was done about it. (The signing key is
 /// `key_file`'s business.)
-pub(super) fn prepare(catalog: &Catalog, settings: &AuthSettings) -> Result<Bootstrap> {
-    catalog.transaction(|tx| {
-        let bootstrap = if let Some(creds) = &settings.admin_override {
-            let digest = secrets::secret_digest(&creds.client_secret);
-            let updated = tx.execute(
-                "UPDATE subjects SET secret_digest = ?1 WHERE subject_id = ?2 AND kind = 'CLIENT'",
-                params![digest, creds.client_id],
-            )?;
-            if updated == 0 {
-                insert_admin(tx, &creds.client_id, &digest)?;
-            }
-            Bootstrap::FromEnvironment {
-                client_id: creds.client_id.clone(),
-            }
-        } else {
-            let subjects: i64 = tx.query_row("SELECT count(*) FROM subjects", [], |r| r.get(0))?;
-            if subjects > 0 {
-                Bootstrap::Existing
-            } else {
-                let creds = AdminCredentials {
-                    client_id: secrets::new_client_id(),
-                    client_secret: secrets::new_client_secret(),
-                };
-                insert_admin(
-                    tx,
-                    &creds.client_id,
-                    &secrets::secret_digest(&creds.client_secret),
-                )?;
-                write_credentials_file(&settings.credentials_file, &creds)?;
-                Bootstrap::Generated {
-                    client_id: creds.client_id,
-                    file: settings.credentials_file.clone(),
-                }
-            }
-        };
-        Ok(bootstrap)
+pub(super) fn prepare(catalog: &dyn Catalog, settings: &AuthSettings) -> Result<Bootstrap> {
+    if let Some(creds) = &settings.admin_override {
+        catalog.put_admin_client(&admin_client(&creds.client_id, &creds.client_secret))?;
+        return Ok(Bootstrap::FromEnvironment {
+            client_id: creds.client_id.clone(),
+        });
+    }
+    let creds = AdminCredentials {
+        client_id: secrets::new_client_id(),
+        client_secret: secrets::new_client_secret(),
+    };
+    let admin = admin_client(&creds.client_id, &creds.client_secret);
+    let created = catalog.create_first_admin(&admin, &mut || {
+        write_credentials_file(&settings.credentials_file, &creds)
+    })?;
+    Ok(if created {
+        Bootstrap::Generated {
+            client_id: creds.client_id,
+            file: settings.credentials_file.clone(),
+        }
+    } else {
+        Bootstrap::Existing
     })
 }
 
-fn insert_admin(tx: &rusqlite::Transaction<'_>, client_id: &str, digest: &[u8]) -> Result<()> {
-    // The name must be free; an earlier admin of the same name gets a suffixed one.
-    let taken: i64 = tx.query_row(
-        "SELECT count(*) FROM subjects WHERE kind = 'CLIENT' AND name_key LIKE 'rapid-admin%'",
-        [],
-        |r| r.get(0),
-    )?;
-    let name = if taken == 0 {
-        ADMIN_CLIENT_NAME.to_string()
-    } else {
-        format!("{ADMIN_CLIENT_NAME}-{}", taken + 1)
-    };
-    tx.execute(
-        "INSERT INTO subjects (subject_id, kind, name, name_key, secret_digest, created_at)
-         VALUES (?1, 'CLIENT', ?2, ?2, ?3, ?4)",
-        params![client_id, name, digest, now_text()],
-    )?;
-    for p in admin_permissions() {
-        tx.execute(
-            "INSERT INTO subject_permissions (subject_id, permission) VALUES (?1, ?2)",
-            params![client_id, p.to_string()],
-        )?;
-    }
-    Ok(())
+/// The admin client created at first start, if there is one (the oldest of that name).
+pub fn admin_client_id(catalog: &dyn Catalog) -> Result<Option<String>> {
+    catalog.oldest_client_named(ADMIN_CLIENT_NAME)
 }
 
 /// Writes the generated credentials once, readable by the owner only.

@@ -10,7 +10,6 @@ use std::path::Path;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine;
-use rusqlite::OptionalExtension;
 
 use super::secrets;
 use crate::catalog::Catalog;
@@ -19,15 +18,8 @@ use crate::error::{Error, Result};
 const KEY_BYTES: usize = 32;
 
 /// The key: read from `path`; else moved there from the catalog; else created there.
-pub fn load_or_create(catalog: &Catalog, path: &Path) -> Result<Vec<u8>> {
-    let in_catalog: Option<Vec<u8>> = catalog.with(|c| {
-        Ok(c.query_row(
-            "SELECT value FROM settings WHERE key = 'token_key'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?)
-    })?;
+pub fn load_or_create(catalog: &dyn Catalog, path: &Path) -> Result<Vec<u8>> {
+    let in_catalog = catalog.legacy_signing_key()?;
     let key = match read(path)? {
         Some(key) => key,
         None => {
@@ -39,14 +31,7 @@ pub fn load_or_create(catalog: &Catalog, path: &Path) -> Result<Vec<u8>> {
         }
     };
     if in_catalog.is_some() {
-        catalog.with(|c| {
-            c.pragma_update(None, "secure_delete", "ON")?;
-            c.execute("DELETE FROM settings WHERE key = 'token_key'", [])?;
-            c.pragma_update(None, "secure_delete", "OFF")?;
-            // Copies the zeroed page into the main file and empties the WAL.
-            c.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
-            Ok(())
-        })?;
+        catalog.erase_legacy_signing_key()?;
         tracing::info!(file = %path.display(), "moved the token signing key out of the catalog");
     }
     Ok(key)
@@ -97,34 +82,18 @@ fn write(path: &Path, key: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::sqlite::SqliteCatalog;
 
-    fn key_in_catalog(catalog: &Catalog) -> Option<Vec<u8>> {
-        catalog
-            .with(|c| {
-                Ok(c.query_row(
-                    "SELECT value FROM settings WHERE key = 'token_key'",
-                    [],
-                    |r| r.get(0),
-                )
-                .optional()?)
-            })
-            .unwrap()
+    fn key_in_catalog(catalog: &dyn Catalog) -> Option<Vec<u8>> {
+        catalog.legacy_signing_key().unwrap()
     }
 
     #[test]
     fn a_key_in_the_catalog_moves_to_the_file_unchanged() {
         let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(dir.path()).unwrap();
+        let catalog = SqliteCatalog::open(dir.path()).unwrap();
         let old = vec![42u8; 32];
-        catalog
-            .with(|c| {
-                c.execute(
-                    "INSERT INTO settings (key, value) VALUES ('token_key', ?1)",
-                    [&old],
-                )?;
-                Ok(())
-            })
-            .unwrap();
+        catalog.store_legacy_signing_key(&old).unwrap();
         let path = dir.path().join("token-signing.key");
         assert_eq!(load_or_create(&catalog, &path).unwrap(), old);
         assert_eq!(key_in_catalog(&catalog), None);
@@ -145,7 +114,7 @@ mod tests {
     #[test]
     fn a_new_install_creates_a_key_once() {
         let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(dir.path()).unwrap();
+        let catalog = SqliteCatalog::open(dir.path()).unwrap();
         let path = dir.path().join("k");
         let first = load_or_create(&catalog, &path).unwrap();
         assert_eq!(first.len(), 32);

@@ -24,6 +24,7 @@ use std::sync::{Arc, RwLock};
 
 use actix::{Actor, Addr, Arbiter};
 
+pub(crate) use bootstrap::admin_client_id;
 pub use bootstrap::{AdminCredentials, Bootstrap};
 pub use snapshot::{AuthSnapshot, Subject, SubjectKind};
 pub use subjects::{NewClient, NewUser, SubjectView};
@@ -33,7 +34,7 @@ use crate::auth::hash_pool::{HashPool, HashPoolSettings};
 use crate::auth::signin_stats::{SignInCounts, SignInStats};
 use crate::auth::throttle::{SignInThrottle, ThrottleSettings};
 use crate::auth::token::TokenSigner;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, SharedCatalog};
 use crate::error::{Error, Result};
 
 /// Instance settings that auth needs.
@@ -77,12 +78,12 @@ pub struct Auth {
 
 impl Auth {
     /// Prepares the catalog (signing key, admin client) and starts the AuthActor on its own
-    /// arbiter, so its SQLite writes never block an HTTP worker. Call inside a running actix system.
-    pub fn start(catalog: Catalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
-        let key = key_file::load_or_create(&catalog, &settings.key_file)?;
-        let bootstrap = bootstrap::prepare(&catalog, &settings)?;
+    /// arbiter, so its catalog writes never block an HTTP worker. Call inside a running actix system.
+    pub fn start(catalog: SharedCatalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
+        let key = key_file::load_or_create(catalog.as_ref(), &settings.key_file)?;
+        let bootstrap = bootstrap::prepare(catalog.as_ref(), &settings)?;
         let layers: Arc<[String]> = settings.layers.clone().into();
-        let snapshot = catalog.with(|c| AuthSnapshot::load(c, layers))?;
+        let snapshot = AuthSnapshot::load(catalog.as_ref(), layers)?;
         let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));
         let actor = AuthActor {
             catalog,
@@ -156,7 +157,7 @@ impl Auth {
 
     async fn apply<R: Send + 'static>(
         &self,
-        change: impl FnOnce(&rusqlite::Transaction<'_>, &AuthSnapshot) -> Result<R> + Send + 'static,
+        change: impl FnOnce(&dyn Catalog, &AuthSnapshot) -> Result<R> + Send + 'static,
     ) -> Result<R> {
         self.addr.send(Apply(Box::new(change))).await?
     }

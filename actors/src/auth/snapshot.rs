@@ -5,10 +5,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::auth::permission::{Permission, PermissionContext, PermissionItem};
+use crate::catalog::Catalog;
+pub(crate) use crate::catalog::Credential;
 use crate::error::Result;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -25,12 +26,6 @@ impl SubjectKind {
             SubjectKind::User => "USER",
         }
     }
-}
-
-#[derive(Debug)]
-pub(crate) enum Credential {
-    SecretDigest(Vec<u8>),
-    PasswordHash(String),
 }
 
 /// One subject as the request path sees it. The credential stays private to the auth module.
@@ -78,22 +73,16 @@ impl AuthSnapshot {
         }
     }
 
-    pub fn load(conn: &Connection, layers: Arc<[String]>) -> Result<AuthSnapshot> {
+    pub fn load(catalog: &dyn Catalog, layers: Arc<[String]>) -> Result<AuthSnapshot> {
         let mut snapshot = AuthSnapshot {
             layers,
             ..AuthSnapshot::default()
         };
-        let mut stmt = conn.prepare("SELECT domain FROM protected_domains")?;
-        for d in stmt.query_map([], |r| r.get::<_, String>(0))? {
-            snapshot.protected_domains.insert(d?);
-        }
+        let rows = catalog.auth_rows()?;
+        snapshot.protected_domains.extend(rows.protected_domains);
 
         let mut perms: HashMap<String, Vec<Permission>> = HashMap::new();
-        let mut stmt =
-            conn.prepare("SELECT subject_id, permission FROM subject_permissions ORDER BY rowid")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-        for row in rows {
-            let (id, name) = row?;
+        for (id, name) in rows.permissions {
             // A stored name that no longer parses (a layer no longer configured, a future
             // format) is skipped, not fatal.
             if let Some(p) = Permission::parse(&name, snapshot.permission_context()) {
@@ -101,48 +90,26 @@ impl AuthSnapshot {
             }
         }
 
-        let mut stmt = conn.prepare(
-            "SELECT subject_id, kind, name, email, secret_digest, password_hash, must_change_password
-             FROM subjects",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, Option<String>>(3)?,
-                r.get::<_, Option<Vec<u8>>>(4)?,
-                r.get::<_, Option<String>>(5)?,
-                r.get::<_, bool>(6)?,
-            ))
-        })?;
-        for row in rows {
-            let (id, kind, name, email, digest, hash, must_change_password) = row?;
-            let (kind, credential) = match kind.as_str() {
-                "CLIENT" => (
-                    SubjectKind::Client,
-                    Credential::SecretDigest(digest.unwrap_or_default()),
-                ),
-                _ => (
-                    SubjectKind::User,
-                    Credential::PasswordHash(hash.unwrap_or_default()),
-                ),
+        for row in rows.subjects {
+            let kind = match row.credential {
+                Credential::SecretDigest(_) => SubjectKind::Client,
+                Credential::PasswordHash(_) => SubjectKind::User,
             };
             if kind == SubjectKind::User {
                 snapshot
                     .users_by_name
-                    .insert(name.to_ascii_lowercase(), id.clone());
+                    .insert(row.name.to_ascii_lowercase(), row.id.clone());
             }
             let subject = Subject {
-                permissions: perms.remove(&id).unwrap_or_default(),
-                id: id.clone(),
+                permissions: perms.remove(&row.id).unwrap_or_default(),
+                id: row.id.clone(),
                 kind,
-                name,
-                email,
-                must_change_password,
-                credential,
+                name: row.name,
+                email: row.email,
+                must_change_password: row.must_change_password,
+                credential: row.credential,
             };
-            snapshot.subjects.insert(id, Arc::new(subject));
+            snapshot.subjects.insert(row.id, Arc::new(subject));
         }
         Ok(snapshot)
     }

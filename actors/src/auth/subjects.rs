@@ -1,9 +1,7 @@
 //! Subject management: clients, users, permissions, protected domains.
 
-use rusqlite::{params, OptionalExtension, Transaction};
 use serde::Serialize;
 
-use super::actor::unique_violation;
 use super::names;
 use super::permission::{
     all_permission_names, protected_domain_permission_names, validate_permissions, Permission,
@@ -12,7 +10,7 @@ use super::permission::{
 use super::secrets;
 use super::snapshot::SubjectKind;
 use super::Auth;
-use crate::catalog::now_text;
+use crate::catalog::{Credential, DomainDeletion, SubjectRow};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Serialize)]
@@ -52,16 +50,23 @@ impl Auth {
         let id = client_id.clone();
         let client_name = name.clone();
         let permissions = self
-            .apply(move |tx, snap| {
+            .apply(move |catalog, snap| {
                 let perms = validate_permissions(&permissions, snap.permission_context(), false)?;
-                tx.execute(
-                    "INSERT INTO subjects (subject_id, kind, name, name_key, secret_digest, created_at)
-                     VALUES (?1, 'CLIENT', ?2, ?3, ?4, ?5)",
-                    params![id, name, name.to_ascii_lowercase(), digest, now_text()],
-                )
-                .map_err(|e| unique_violation(e, format!("Client name '{name}' already exists")))?;
-                insert_permissions(tx, &id, &perms)?;
-                Ok(names_of(&perms))
+                let row = SubjectRow {
+                    id,
+                    name: name.clone(),
+                    email: None,
+                    credential: Credential::SecretDigest(digest),
+                    must_change_password: false,
+                };
+                let names = names_of(&perms);
+                if !catalog.create_subject(&row, &names)? {
+                    // 400: the SDK reads it as "already exists".
+                    return Err(Error::invalid(format!(
+                        "Client name '{name}' already exists"
+                    )));
+                }
+                Ok(names)
             })
             .await?;
         Ok(NewClient {
@@ -73,12 +78,8 @@ impl Auth {
     }
 
     pub async fn delete_client(&self, client_id: String) -> Result<()> {
-        self.apply(move |tx, _| {
-            let n = tx.execute(
-                "DELETE FROM subjects WHERE subject_id = ?1 AND kind = 'CLIENT'",
-                [&client_id],
-            )?;
-            if n == 0 {
+        self.apply(move |catalog, _| {
+            if !catalog.delete_client(&client_id)? {
                 return Err(Error::not_found(format!(
                     "The client '{client_id}' does not exist"
                 )));
@@ -101,19 +102,22 @@ impl Auth {
         let user_id = uuid::Uuid::new_v4().to_string();
         let (id, name, mail) = (user_id.clone(), username.clone(), email.clone());
         let permissions = self
-            .apply(move |tx, snap| {
+            .apply(move |catalog, snap| {
                 let perms = validate_permissions(&permissions, snap.permission_context(), false)?;
-                tx.execute(
-                    "INSERT INTO subjects (subject_id, kind, name, name_key, email, password_hash, created_at,
-                                           must_change_password)
-                     VALUES (?1, 'USER', ?2, ?3, ?4, ?5, ?6, 1)",
-                    params![id, name, name.to_ascii_lowercase(), mail, hash, now_text()],
-                )
-                .map_err(|e| {
-                    unique_violation(e, format!("The user '{name}' or email '{mail}' already exist"))
-                })?;
-                insert_permissions(tx, &id, &perms)?;
-                Ok(names_of(&perms))
+                let row = SubjectRow {
+                    id,
+                    name: name.clone(),
+                    email: Some(mail.clone()),
+                    credential: Credential::PasswordHash(hash),
+                    must_change_password: true,
+                };
+                let names = names_of(&perms);
+                if !catalog.create_subject(&row, &names)? {
+                    return Err(Error::invalid(format!(
+                        "The user '{name}' or email '{mail}' already exist"
+                    )));
+                }
+                Ok(names)
             })
             .await?;
         Ok(NewUser {
@@ -127,12 +131,8 @@ impl Auth {
 
     /// Deletes the user only when `username` and `user_id` name the same user.
     pub async fn delete_user(&self, username: String, user_id: String) -> Result<()> {
-        self.apply(move |tx, _| {
-            let n = tx.execute(
-                "DELETE FROM subjects WHERE subject_id = ?1 AND kind = 'USER' AND name_key = ?2",
-                params![user_id, username.to_ascii_lowercase()],
-            )?;
-            if n == 0 {
+        self.apply(move |catalog, _| {
+            if !catalog.delete_user(&user_id, &username)? {
                 return Err(Error::not_found(format!(
                     "The user '{username}' with id '{user_id}' does not exist"
                 )));
@@ -177,14 +177,8 @@ impl Auth {
         }
         let hash = self.hash_new_password(new.to_string()).await?;
         let id = user_id.to_string();
-        self.apply(move |tx, _| {
-            tx.execute(
-                "UPDATE subjects SET password_hash = ?1, must_change_password = 0 WHERE subject_id = ?2",
-                params![hash, id],
-            )?;
-            Ok(())
-        })
-        .await
+        self.apply(move |catalog, _| catalog.set_password(&id, &hash))
+            .await
     }
 
     /// An argon2 hash of a new password, computed on the bounded hash pool.
@@ -220,26 +214,15 @@ impl Auth {
         subject_id: String,
         permissions: Vec<String>,
     ) -> Result<Vec<String>> {
-        self.apply(move |tx, snap| {
+        self.apply(move |catalog, snap| {
             let perms = validate_permissions(&permissions, snap.permission_context(), true)?;
-            let exists: Option<i64> = tx
-                .query_row(
-                    "SELECT 1 FROM subjects WHERE subject_id = ?1",
-                    [&subject_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if exists.is_none() {
+            let names = names_of(&perms);
+            if !catalog.replace_permissions(&subject_id, &names)? {
                 return Err(Error::not_found(format!(
                     "Subject with ID {subject_id} does not exist"
                 )));
             }
-            tx.execute(
-                "DELETE FROM subject_permissions WHERE subject_id = ?1",
-                [&subject_id],
-            )?;
-            insert_permissions(tx, &subject_id, &perms)?;
-            Ok(names_of(&perms))
+            Ok(names)
         })
         .await
     }
@@ -265,21 +248,13 @@ impl Auth {
     pub async fn create_protected_domain(&self, domain: &str) -> Result<String> {
         let domain = names::validate_protected_domain(domain)?;
         let d = domain.clone();
-        self.apply(move |tx, _| {
-            tx.execute(
-                "INSERT INTO protected_domains (domain, created_at) VALUES (?1, ?2)",
-                params![d, now_text()],
-            )
-            .map_err(|e| match unique_violation(e, String::new()) {
-                Error {
-                    kind: crate::error::ErrorKind::Invalid,
-                    ..
-                } => Error::conflict(format!(
+        self.apply(move |catalog, _| {
+            if !catalog.create_protected_domain(&d)? {
+                return Err(Error::conflict(format!(
                     "The protected domain, [{}] already exists",
                     d.to_ascii_uppercase()
-                )),
-                other => other,
-            })?;
+                )));
+            }
             Ok(())
         })
         .await?;
@@ -290,41 +265,23 @@ impl Auth {
     pub async fn delete_protected_domain(&self, domain: &str) -> Result<String> {
         let domain = names::validate_protected_domain(domain)?;
         let d = domain.clone();
-        self.apply(move |tx, snap| {
-            let mut stmt = tx.prepare(
-                "SELECT layer || '/' || domain || '/' || dataset FROM datasets
-                 WHERE sensitivity = 'PROTECTED' AND domain = ?1 ORDER BY 1",
-            )?;
-            let in_use: Vec<String> =
-                stmt.query_map([&d], |r| r.get(0))?.collect::<Result<_, _>>()?;
-            if !in_use.is_empty() {
-                return Err(Error::invalid(format!(
+        self.apply(move |catalog, snap| {
+            // Its permissions in every layer scope: docs/SPEC.md's names and rAPId's layered ones.
+            let revoke = protected_domain_permission_names(&d, &snap.layers);
+            match catalog.delete_protected_domain(&d, &revoke)? {
+                DomainDeletion::Deleted => Ok(()),
+                DomainDeletion::NotFound => Err(Error::not_found(format!(
+                    "The protected domain, [{d}] does not exist."
+                ))),
+                DomainDeletion::InUse(in_use) => Err(Error::invalid(format!(
                     "Cannot delete protected domain [{d}] as it is not empty. Please delete the datasets [{}]",
                     in_use.join(", ")
-                )));
+                ))),
             }
-            if tx.execute("DELETE FROM protected_domains WHERE domain = ?1", [&d])? == 0 {
-                return Err(Error::not_found(format!("The protected domain, [{d}] does not exist.")));
-            }
-            // Its permissions in every layer scope: docs/SPEC.md's names and rAPId's layered ones.
-            let mut revoke = tx.prepare("DELETE FROM subject_permissions WHERE permission = ?1")?;
-            for name in protected_domain_permission_names(&d, &snap.layers) {
-                revoke.execute([name])?;
-            }
-            Ok(())
         })
         .await?;
         Ok(domain)
     }
-}
-
-fn insert_permissions(tx: &Transaction<'_>, subject_id: &str, perms: &[Permission]) -> Result<()> {
-    let mut stmt =
-        tx.prepare("INSERT INTO subject_permissions (subject_id, permission) VALUES (?1, ?2)")?;
-    for p in perms {
-        stmt.execute(params![subject_id, p.to_string()])?;
-    }
-    Ok(())
 }
 
 fn names_of(perms: &[Permission]) -> Vec<String> {

@@ -4,15 +4,12 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use rusqlite::params;
-
 use super::stored_unique::find_duplicates;
-use crate::catalog::{now_text, Catalog};
+use crate::catalog::{Catalog, NewDataFile, UploadCommit};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput};
-use crate::jobs;
 use crate::key::DatasetRecord;
-use crate::manifest::{data_files, DataFile};
+use crate::manifest::DataFile;
 use crate::schema::UpdateBehaviour;
 use crate::storage::{keys, StagedObject, Storage};
 
@@ -40,12 +37,12 @@ pub struct StagedUpload {
 ///    the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
 /// 5. Replaced files are deleted (see the storage module's durability discipline).
 pub(super) fn commit(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
     upload: StagedUpload,
 ) -> Result<()> {
-    let current = catalog.with(|c| data_files(c, record.id, upload.version))?;
+    let current = catalog.data_files(record.id, upload.version)?;
     let replaced = replaced_files(&current, &upload);
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
 
@@ -65,7 +62,13 @@ pub(super) fn commit(
     let recorded = storage.objects().put(&objects).and_then(|()| {
         let data = &objects[..upload.output.files.len()];
         let rels: Vec<String> = data.iter().map(|o| o.key.clone()).collect();
-        catalog.transaction(|tx| record_commit(tx, record, &upload, &rels, &replaced_ids))
+        catalog.commit_upload(&upload_commit(
+            record,
+            &upload,
+            &current,
+            &rels,
+            &replaced_ids,
+        ))
     });
     if let Err(e) = recorded {
         // Nothing refers to the placed objects; remove them now (start-up would, too).
@@ -129,84 +132,57 @@ fn staged_objects(record: &DatasetRecord, upload: &StagedUpload) -> Vec<StagedOb
     objects
 }
 
-/// Step 4, inside the commit's transaction: the raw file, the data files, the replaced files
-/// dropped, the job SUCCESS.
-fn record_commit(
-    tx: &rusqlite::Transaction<'_>,
+/// Step 4's rows: the raw file, the data files, the replaced files dropped, the job SUCCESS,
+/// recorded by the catalog in one atomic step on top of the `current` files the checks saw.
+fn upload_commit(
     record: &DatasetRecord,
     upload: &StagedUpload,
+    current: &[DataFile],
     rels: &[String],
     replaced_ids: &HashSet<i64>,
-) -> Result<()> {
-    let now = now_text();
-    tx.execute(
-        "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at, uploaded_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![
-            record.id,
-            upload.version,
-            upload.raw_filename,
-            upload.original_filename,
-            upload.output.rows as i64,
-            upload.raw_bytes as i64,
-            upload.job_id,
-            now,
-            upload.uploaded_by
-        ],
-    )?;
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    for (file, rel) in upload.output.files.iter().zip(rels) {
-        insert.execute(params![
-            record.id,
-            upload.version,
-            upload.raw_filename,
-            file.partition_path,
-            rel,
-            file.rows as i64,
-            file.bytes as i64,
-            now
-        ])?;
+) -> UploadCommit {
+    UploadCommit {
+        dataset_id: record.id,
+        version: upload.version,
+        job_id: upload.job_id.clone(),
+        raw_filename: upload.raw_filename.clone(),
+        original_filename: upload.original_filename.clone(),
+        uploaded_by: upload.uploaded_by.clone(),
+        rows: upload.output.rows as i64,
+        raw_bytes: upload.raw_bytes as i64,
+        files: upload
+            .output
+            .files
+            .iter()
+            .zip(rels)
+            .map(|(file, rel)| NewDataFile {
+                partition_path: file.partition_path.clone(),
+                path: rel.clone(),
+                rows: file.rows as i64,
+                bytes: file.bytes as i64,
+            })
+            .collect(),
+        based_on: current.iter().map(|f| f.id).collect(),
+        replaced: replaced_ids.iter().copied().collect(),
     }
-    let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
-    for id in replaced_ids {
-        delete.execute([id])?;
-    }
-    jobs::succeed_in(tx, &upload.job_id)
 }
 
 /// Removes one raw file and every data file it contributed; 404 when there is no such file.
 pub(super) fn delete_raw_file(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
     version: i64,
     raw_filename: &str,
 ) -> Result<()> {
-    let paths = catalog.transaction(|tx| {
-        let n = tx.execute(
-            "DELETE FROM raw_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
-            params![record.id, version, raw_filename],
-        )?;
-        if n == 0 {
-            return Err(Error::not_found(format!(
+    let paths = catalog
+        .delete_raw_file(record.id, version, raw_filename)?
+        .ok_or_else(|| {
+            Error::not_found(format!(
                 "The file [{raw_filename}] does not exist in dataset layer [{}], domain [{}], dataset [{}] and version [{version}]",
                 record.key.layer, record.key.domain, record.key.dataset
-            )));
-        }
-        let files: Vec<String> = data_files(tx, record.id, version)?
-            .into_iter()
-            .filter(|f| f.raw_filename == raw_filename)
-            .map(|f| f.path)
-            .collect();
-        tx.execute(
-            "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
-            params![record.id, version, raw_filename],
-        )?;
-        Ok(files)
-    })?;
+            ))
+        })?;
     for rel in paths {
         storage.leases().retire(&rel);
     }
@@ -217,14 +193,11 @@ pub(super) fn delete_raw_file(
 
 /// Removes the dataset's catalog rows (every version, schema, manifest entry) and its folders.
 pub(super) fn delete_dataset(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
 ) -> Result<()> {
-    catalog.with(|c| {
-        c.execute("DELETE FROM datasets WHERE id = ?1", [record.id])?;
-        Ok(())
-    })?;
+    catalog.delete_dataset(record.id)?;
     for prefix in [
         keys::data_dataset_prefix(&record.key),
         keys::raw_dataset_prefix(&record.key),

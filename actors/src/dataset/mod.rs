@@ -11,23 +11,26 @@ use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
 pub use commit::StagedUpload;
 pub use stored_unique::check_before_answer;
 
-use crate::catalog::Catalog;
+use crate::catalog::SharedCatalog;
 use crate::error::{Error, Result};
-use crate::jobs;
 use crate::key::DatasetRecord;
-use crate::records::{find_dataset, insert_version as records_insert_version};
+use crate::records::stored_version;
 use crate::schema::ValidSchema;
 use crate::storage::Storage;
 
 pub struct DatasetActor {
-    catalog: Catalog,
+    catalog: SharedCatalog,
     storage: Storage,
     record: DatasetRecord,
     deleted: bool,
 }
 
 impl DatasetActor {
-    pub(crate) fn new(catalog: Catalog, storage: Storage, record: DatasetRecord) -> DatasetActor {
+    pub(crate) fn new(
+        catalog: SharedCatalog,
+        storage: Storage,
+        record: DatasetRecord,
+    ) -> DatasetActor {
         DatasetActor {
             catalog,
             storage,
@@ -50,7 +53,7 @@ impl DatasetActor {
     fn atomically<R: Send + 'static>(
         &self,
         span: tracing::Span,
-        work: impl FnOnce(Catalog, Storage, DatasetRecord) -> Result<R> + Send + 'static,
+        work: impl FnOnce(SharedCatalog, Storage, DatasetRecord) -> Result<R> + Send + 'static,
     ) -> AtomicResponse<Self, Result<R>> {
         let (catalog, storage, record) = (
             self.catalog.clone(),
@@ -89,8 +92,7 @@ impl Handler<BumpSchema> for DatasetActor {
         }
         let mut schema = msg.0;
         let key = self.record.key.clone();
-        let record = self.catalog.transaction(|tx| {
-            let current = find_dataset(tx, &key)?.ok_or_else(|| key.not_found())?;
+        let record = self.catalog.add_schema_version(&key, &mut |current| {
             if schema.sensitivity() != current.sensitivity {
                 return Err(Error::invalid(format!(
                     "The sensitivity of this updated schema [{}] does not match the original [{}]. \
@@ -100,11 +102,7 @@ impl Handler<BumpSchema> for DatasetActor {
                 )));
             }
             schema.set_version(current.latest_version + 1);
-            records_insert_version(tx, current.id, &schema)?;
-            Ok(DatasetRecord {
-                latest_version: current.latest_version + 1,
-                ..current
-            })
+            stored_version(&schema)
         })?;
         self.record = record;
         Ok(schema)
@@ -128,11 +126,11 @@ impl Handler<CommitUpload> for DatasetActor {
             let job_id = msg.0.job_id.clone();
             let result = match deleted {
                 Some(e) => Err(e),
-                None => commit::commit(&catalog, &storage, &record, msg.0),
+                None => commit::commit(catalog.as_ref(), &storage, &record, msg.0),
             };
             if let Err(e) = &result {
                 let messages = crate::ingest::messages(e);
-                if let Err(fail) = catalog.with(|c| jobs::fail_in(c, &job_id, &messages)) {
+                if let Err(fail) = catalog.fail_job(&job_id, &messages) {
                     tracing::error!(job_id, error = %fail.report(), "could not record a failed job");
                 }
             }
@@ -159,9 +157,13 @@ impl Handler<DeleteRawFile> for DatasetActor {
         let span = self.span("delete_raw_file", "");
         self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
-            None => {
-                commit::delete_raw_file(&catalog, &storage, &record, msg.version, &msg.raw_filename)
-            }
+            None => commit::delete_raw_file(
+                catalog.as_ref(),
+                &storage,
+                &record,
+                msg.version,
+                &msg.raw_filename,
+            ),
         })
     }
 }
@@ -182,7 +184,7 @@ impl Handler<DeleteDataset> for DatasetActor {
         let span = self.span("delete_dataset", "");
         self.atomically(span, move |catalog, storage, record| match already {
             Some(e) => Err(e),
-            None => commit::delete_dataset(&catalog, &storage, &record),
+            None => commit::delete_dataset(catalog.as_ref(), &storage, &record),
         })
     }
 }

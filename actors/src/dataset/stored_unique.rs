@@ -40,7 +40,7 @@ pub(super) fn kept_files<'a>(
 /// The upload's `unique` values against the version as stored now (files leased while read):
 /// 422 naming every clashing value. Blocking (reads Parquet): call off the async workers.
 pub fn check_before_answer(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     storage: &Storage,
     dataset_id: i64,
     version: i64,

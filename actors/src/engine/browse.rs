@@ -6,7 +6,6 @@ use super::{pick_version, Engine};
 use crate::auth::pass::{AccessKind, AdminPass, DatasetPass};
 use crate::error::Result;
 use crate::key::{DatasetKey, DatasetRecord};
-use crate::manifest::{data_files, raw_files};
 use crate::schema::ValidSchema;
 
 pub use crate::manifest::RawFile;
@@ -36,16 +35,14 @@ impl Engine {
         version: i64,
     ) -> Result<VersionFiles> {
         let id = pass.record().id;
-        self.catalog.with(|c| {
-            let raw = raw_files(c, id, version)?;
-            let mut parts: std::collections::BTreeMap<String, i64> = Default::default();
-            for f in data_files(c, id, version)? {
-                *parts.entry(f.partition_path).or_default() += f.rows;
-            }
-            Ok(VersionFiles {
-                raw,
-                partitions: parts.into_iter().collect(),
-            })
+        let raw = self.catalog.raw_files(id, version)?;
+        let mut parts: std::collections::BTreeMap<String, i64> = Default::default();
+        for f in self.catalog.data_files(id, version)? {
+            *parts.entry(f.partition_path).or_default() += f.rows;
+        }
+        Ok(VersionFiles {
+            raw,
+            partitions: parts.into_iter().collect(),
         })
     }
 

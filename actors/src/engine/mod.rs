@@ -26,14 +26,14 @@ pub use upload::{UploadAccepted, UploadTarget};
 
 use crate::auth::pass::{self, AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};
 use crate::auth::{Auth, AuthSettings, Bootstrap, Subject};
-use crate::catalog::Catalog;
+use crate::catalog::SharedCatalog;
 use crate::dataset::DeleteRawFile;
 use crate::error::{Error, Result};
 use crate::file_kind::FileKind;
 use crate::infer::{DraftTarget, Sample};
 use crate::jobs::{JobView, Jobs};
 use crate::key::{DatasetKey, DatasetRecord};
-use crate::manifest::{raw_files, remove_unlisted_files};
+use crate::manifest::remove_unlisted_files;
 use crate::query::QuerySettings;
 use crate::registry::Registry;
 use crate::schema::{Schema, ValidSchema};
@@ -60,7 +60,7 @@ pub struct Engine {
     auth: Auth,
     registry: Registry,
     jobs: Jobs,
-    catalog: Catalog,
+    catalog: SharedCatalog,
     storage: Storage,
     settings: Arc<Settings>,
     commits: Arc<ops::CommitCounters>,
@@ -77,7 +77,7 @@ impl Engine {
     /// starts the query threads and the registry. Call once, inside a running actix system,
     /// after the process-wide durability setting and the data folder's modes are set.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
-        let catalog = Catalog::open(&config.data_dir)?;
+        let catalog = crate::catalog::open(&config.data_dir)?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let storage = Storage::new(&config.data_dir);
         recover(&catalog, &storage)?;
@@ -177,7 +177,7 @@ impl Engine {
         enriched: bool,
     ) -> Result<Vec<Value>> {
         let permissions = &pass.subject().permissions;
-        crate::registry::list_datasets(&self.catalog, permissions, filter, enriched)
+        crate::registry::list_datasets(self.catalog.as_ref(), permissions, filter, enriched)
     }
 
     /// Schema and figures of a version (the latest when `version` is absent or 0).
@@ -189,14 +189,20 @@ impl Engine {
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
-        crate::query::info::dataset_info(&self.catalog, &self.storage, record, &schema, version)
-            .await
+        crate::query::info::dataset_info(
+            self.catalog.as_ref(),
+            &self.storage,
+            record,
+            &schema,
+            version,
+        )
+        .await
     }
 
     /// The raw file names of a version; 404 for an unknown dataset or no files.
     pub fn files(&self, _: &SubjectPass, key: &DatasetKey, version: i64) -> Result<Vec<String>> {
         let record = self.registry.find(key)?;
-        let files = self.catalog.with(|c| raw_files(c, record.id, version))?;
+        let files = self.catalog.raw_files(record.id, version)?;
         if files.is_empty() {
             return Err(Error::not_found(format!(
                 "There are no uploaded files for the layer [{}], domain [{}], dataset [{}] and version [{version}]",
@@ -285,14 +291,14 @@ pub fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
 
 /// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can
 /// never finish, and files not in the manifest belong to commits that never happened.
-fn recover(catalog: &Catalog, storage: &Storage) -> Result<()> {
+fn recover(catalog: &SharedCatalog, storage: &Storage) -> Result<()> {
     let staging = storage.staging_root();
     if staging.exists() {
         std::fs::remove_dir_all(&staging)?;
     }
     std::fs::create_dir_all(&staging)?;
     let failed = Jobs::new(catalog.clone()).fail_interrupted()?;
-    let removed = catalog.with(|c| remove_unlisted_files(c, storage))?;
+    let removed = remove_unlisted_files(&catalog.stored_files()?, storage)?;
     if failed > 0 || removed > 0 {
         tracing::warn!(
             failed_jobs = failed,

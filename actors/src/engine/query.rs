@@ -36,7 +36,7 @@ impl Engine {
         let version = pick_version(asked_version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
         let prepared = PreparedQuery::new(
-            &self.catalog,
+            self.catalog.as_ref(),
             &self.storage,
             record,
             &schema,

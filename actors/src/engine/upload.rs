@@ -156,8 +156,15 @@ impl UploadTarget {
         let (dataset_id, version) = (record.id, self.version);
         let behaviour = self.schema.update_behaviour();
         tokio::task::spawn_blocking(move || {
-            check_before_answer(&catalog, &storage, dataset_id, version, behaviour, &output)
-                .map(|()| (output, raw_bytes))
+            check_before_answer(
+                catalog.as_ref(),
+                &storage,
+                dataset_id,
+                version,
+                behaviour,
+                &output,
+            )
+            .map(|()| (output, raw_bytes))
         })
         .await
         .map_err(|e| Error::internal(format!("unique check task: {e}")))?

@@ -6,7 +6,6 @@ use std::sync::Arc;
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::Date32Type;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use rusqlite::{params, OptionalExtension};
 use serde_json::{json, Map, Value};
 
 use super::run::engine_error;
@@ -31,37 +30,22 @@ pub fn display_time(rfc3339: &str) -> String {
 }
 
 /// When the version last received data, if ever.
-pub fn last_updated(catalog: &Catalog, dataset_id: i64, version: i64) -> Result<Option<String>> {
-    catalog.with(|c| {
-        Ok(c.query_row(
-            "SELECT max(uploaded_at) FROM raw_files WHERE dataset_id = ?1 AND version = ?2",
-            params![dataset_id, version],
-            |r| r.get::<_, Option<String>>(0),
-        )?)
-    })
+pub fn last_updated(
+    catalog: &dyn Catalog,
+    dataset_id: i64,
+    version: i64,
+) -> Result<Option<String>> {
+    catalog.last_updated(dataset_id, version)
 }
 
 /// The name of the subject behind the newest raw file of the version, if any. Files recorded
 /// before uploaders were (catalog migration 3) fall back to the name of their job's subject.
 pub fn last_uploaded_by(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     dataset_id: i64,
     version: i64,
 ) -> Result<Option<String>> {
-    catalog.with(|c| {
-        let by = c
-            .query_row(
-                "SELECT coalesce(r.uploaded_by, s.name) FROM raw_files r
-                 LEFT JOIN jobs j ON j.job_id = r.job_id
-                 LEFT JOIN subjects s ON s.subject_id = j.subject_id
-                 WHERE r.dataset_id = ?1 AND r.version = ?2
-                 ORDER BY r.uploaded_at DESC, r.rowid DESC LIMIT 1",
-                params![dataset_id, version],
-                |r| r.get::<_, Option<String>>(0),
-            )
-            .optional()?;
-        Ok(by.flatten())
-    })
+    catalog.last_uploaded_by(dataset_id, version)
 }
 
 /// The schema's custom tags in one object, as docs/SPEC.md 2.4 shows them: key-only tags with `""`.
@@ -78,7 +62,7 @@ fn merged_tags(schema: &ValidSchema) -> Map<String, Value> {
 }
 
 pub async fn dataset_info(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
     schema: &ValidSchema,

@@ -35,7 +35,7 @@ impl PreparedQuery {
     /// `cap` bounds the rows asked of the engine (the sync endpoint asks for one more than it
     /// answers, to know whether there are more without reading them all).
     pub fn new(
-        catalog: &Catalog,
+        catalog: &dyn Catalog,
         storage: &Storage,
         record: &DatasetRecord,
         schema: &ValidSchema,

@@ -10,7 +10,7 @@ use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::info::{display_time, last_updated};
-use crate::records::{find_dataset, load_schema};
+use crate::records::load_schema;
 use crate::schema::ValidSchema;
 use crate::sensitivity::Sensitivity;
 
@@ -80,38 +80,23 @@ fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
 }
 
 pub fn list_datasets(
-    catalog: &Catalog,
+    catalog: &dyn Catalog,
     permissions: &[Permission],
     filter: &DatasetFilter,
     enriched: bool,
 ) -> Result<Vec<Value>> {
     let allowed = filter.sensitivities()?;
-    let keys: Vec<DatasetKey> = catalog.with(|c| {
-        let mut stmt = c.prepare(
-            "SELECT layer, domain, dataset_key FROM datasets ORDER BY layer, domain, dataset_key",
-        )?;
-        let keys = stmt
-            .query_map([], |r| {
-                Ok(DatasetKey {
-                    layer: r.get(0)?,
-                    domain: r.get(1)?,
-                    dataset: r.get(2)?,
-                })
-            })?
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(keys)
-    })?;
+    let keys: Vec<DatasetKey> = catalog.dataset_keys()?;
     let mut out = Vec::new();
     for key in keys {
-        let Some((record, schema)) = catalog.with(|c| {
-            let Some(record) = find_dataset(c, &key)? else {
-                return Ok(None);
-            };
-            let schema = load_schema(c, &record, None)?;
-            Ok(Some((record, schema)))
-        })?
-        else {
+        let Some(record) = catalog.find_dataset(&key)? else {
             continue; // deleted since the key list was read
+        };
+        let schema = match load_schema(catalog, &record, None) {
+            Ok(schema) => schema,
+            // Deleted between the two reads.
+            Err(e) if e.kind == crate::error::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
         };
         if !visible(permissions, &record) || !filter.matches(&schema, &allowed) {
             continue;

@@ -10,28 +10,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message};
-use rusqlite::params;
 
 pub use crate::key::{DatasetKey, DatasetRecord};
-use crate::records::{find_dataset, load_schema};
+use crate::records::{load_schema, stored_version};
 pub use listing::{list_datasets, DatasetFilter};
 
-use crate::catalog::{now_text, Catalog};
+use crate::catalog::SharedCatalog;
 use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 use crate::storage::Storage;
 
 #[derive(Clone)]
 pub struct Registry {
     addr: Addr<RegistryActor>,
-    catalog: Catalog,
+    catalog: SharedCatalog,
     layers: Arc<Vec<String>>,
 }
 
 impl Registry {
     /// Starts the registry actor. Call inside a running actix system.
-    pub fn start(catalog: Catalog, storage: Storage, layers: Vec<String>) -> Registry {
+    pub fn start(catalog: SharedCatalog, storage: Storage, layers: Vec<String>) -> Registry {
         let pool = ArbiterPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()));
         let actor = RegistryActor {
             catalog: catalog.clone(),
@@ -100,14 +99,14 @@ impl Registry {
     /// The dataset's record as of now, or 404.
     pub fn find(&self, key: &DatasetKey) -> Result<DatasetRecord> {
         self.catalog
-            .with(|c| find_dataset(c, key))?
+            .find_dataset(key)?
             .ok_or_else(|| key.not_found())
     }
 
     /// The schema of `version` (latest when `None`) of a dataset, or 404.
     pub fn schema(&self, key: &DatasetKey, version: Option<i64>) -> Result<ValidSchema> {
         let record = self.find(key)?;
-        self.catalog.with(|c| load_schema(c, &record, version))
+        load_schema(self.catalog.as_ref(), &record, version)
     }
 
     /// The actor that serialises changes to `key`, started on first need; 404 if no such dataset.
@@ -117,7 +116,7 @@ impl Registry {
 }
 
 struct RegistryActor {
-    catalog: Catalog,
+    catalog: SharedCatalog,
     storage: Storage,
     datasets: HashMap<DatasetKey, Addr<DatasetActor>>,
     pool: ArbiterPool,
@@ -139,27 +138,13 @@ impl Handler<CreateDataset> for RegistryActor {
     fn handle(&mut self, msg: CreateDataset, _: &mut Context<Self>) -> Result<()> {
         let schema = msg.0;
         let key = DatasetKey::new(schema.layer(), schema.domain(), schema.dataset());
-        self.catalog.transaction(|tx| {
-            if find_dataset(tx, &key)?.is_some() {
-                return Err(Error::conflict(format!(
-                    "Schema already exists for dataset layer [{}], domain [{}] and dataset [{}]",
-                    key.layer, key.domain, key.dataset
-                )));
-            }
-            tx.execute(
-                "INSERT INTO datasets (layer, domain, dataset, dataset_key, sensitivity, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
-                    key.layer,
-                    key.domain,
-                    schema.dataset(),
-                    key.dataset,
-                    schema.sensitivity().as_str(),
-                    now_text()
-                ],
-            )?;
-            crate::records::insert_version(tx, tx.last_insert_rowid(), &schema)
-        })
+        self.catalog.create_dataset(
+            &key,
+            schema.dataset(),
+            schema.sensitivity(),
+            &stored_version(&schema)?,
+        )?;
+        Ok(())
     }
 }
 
@@ -180,7 +165,7 @@ impl Handler<OpenDataset> for RegistryActor {
         }
         let record = self
             .catalog
-            .with(|c| find_dataset(c, &msg.0))?
+            .find_dataset(&msg.0)?
             .ok_or_else(|| msg.0.not_found())?;
         let actor = DatasetActor::new(self.catalog.clone(), self.storage.clone(), record);
         let addr = DatasetActor::start_in_arbiter(&self.pool.next(), move |_| actor);

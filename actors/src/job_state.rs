@@ -1,4 +1,5 @@
-//! A job's life as a small state machine. Every job starts IN PROGRESS at the first step of its
+//! A job's record and its life as a small state machine (shared: the catalog stores it, the
+//! jobs module drives it). Every job starts IN PROGRESS at the first step of its
 //! kind and ends SUCCESS or FAILED, once:
 //!
 //! ```text
@@ -6,10 +7,46 @@
 //! QUERY:  IN PROGRESS/RUNNING -> SUCCESS/- (with its result_url) | FAILED
 //! ```
 //!
-//! A restart fails every job still IN PROGRESS ([`super::Jobs::fail_interrupted`]). The strings
+//! A restart fails every job still IN PROGRESS ([`crate::jobs::Jobs::fail_interrupted`]). The strings
 //! on the wire are the ones clients have always seen (docs/API.md, Uploads and jobs).
 
 use serde::Serialize;
+
+use crate::key::DatasetKey;
+
+/// A job as clients see it (docs/API.md, Uploads and jobs), as the catalog stores it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobView {
+    pub job_id: String,
+    #[serde(rename = "type")]
+    pub kind: JobKind,
+    pub status: JobStatus,
+    pub step: JobStep,
+    pub errors: Option<Vec<String>>,
+    pub filename: Option<String>,
+    pub raw_filename: Option<String>,
+    pub layer: String,
+    pub domain: String,
+    pub dataset: String,
+    pub version: i64,
+    pub result_url: Option<String>,
+    /// Rows read so far (uploads) or written (queries).
+    pub rows_processed: i64,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    #[serde(skip)]
+    pub subject_id: String,
+}
+
+/// What a new job is about.
+pub struct NewJob<'a> {
+    pub kind: JobKind,
+    pub key: &'a DatasetKey,
+    pub version: i64,
+    pub subject_id: &'a str,
+    pub filename: Option<&'a str>,
+    pub raw_filename: Option<&'a str>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum JobStatus {
@@ -82,7 +119,7 @@ impl JobStep {
     }
 
     /// The step a running job must be at to move to this one (`None`: no job moves here by
-    /// [`super::Jobs::advance`]; jobs start at their kind's first step and finish at `Done`).
+    /// [`crate::jobs::Jobs::advance`]; jobs start at their kind's first step and finish at `Done`).
     pub fn comes_after(self) -> Option<JobStep> {
         match self {
             JobStep::Commit => Some(JobStep::Validation),

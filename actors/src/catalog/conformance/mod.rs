@@ -1,0 +1,179 @@
+//! The catalog conformance suite: every method of the [`Catalog`] interface, written once against
+//! `&dyn Catalog`, so that every implementation runs the same cases. An implementation's test
+//! calls [`suite`] with a function that makes a fresh, empty catalog per case (SQLite: a new temp
+//! folder, `catalog/sqlite/tests.rs`; PostgreSQL: a new database or schema).
+
+mod datasets;
+mod jobs;
+mod manifest;
+mod subjects;
+
+use crate::catalog::{Catalog, NewDataFile, SchemaVersion, SharedCatalog, UploadCommit};
+use crate::error::{ErrorKind, Result};
+use crate::job_state::{JobKind, NewJob};
+use crate::key::{DatasetKey, DatasetRecord};
+use crate::sensitivity::Sensitivity;
+
+type Case = fn(&dyn Catalog);
+
+/// Every case, by name.
+const CASES: &[(&str, Case)] = &[
+    (
+        "datasets::create_find_and_list",
+        datasets::create_find_and_list,
+    ),
+    (
+        "datasets::protected_schema_needs_its_domain",
+        datasets::protected_schema_needs_its_domain,
+    ),
+    ("datasets::schema_versions", datasets::schema_versions),
+    (
+        "datasets::delete_removes_everything",
+        datasets::delete_removes_everything,
+    ),
+    (
+        "datasets::last_update_and_uploader",
+        datasets::last_update_and_uploader,
+    ),
+    ("manifest::commit_round_trip", manifest::commit_round_trip),
+    (
+        "manifest::overwrite_replaces_files",
+        manifest::overwrite_replaces_files,
+    ),
+    (
+        "manifest::stale_commit_leaves_nothing",
+        manifest::stale_commit_leaves_nothing,
+    ),
+    (
+        "manifest::duplicate_path_leaves_nothing",
+        manifest::duplicate_path_leaves_nothing,
+    ),
+    (
+        "manifest::duplicate_raw_file_leaves_nothing",
+        manifest::duplicate_raw_file_leaves_nothing,
+    ),
+    ("manifest::delete_raw_file", manifest::delete_raw_file),
+    (
+        "manifest::held_files_and_listing",
+        manifest::held_files_and_listing,
+    ),
+    ("jobs::upload_job_life", jobs::upload_job_life),
+    (
+        "jobs::query_job_succeeds_with_url",
+        jobs::query_job_succeeds_with_url,
+    ),
+    (
+        "jobs::listing_newest_first_per_subject",
+        jobs::listing_newest_first_per_subject,
+    ),
+    ("jobs::fail_in_progress_jobs", jobs::fail_in_progress_jobs),
+    (
+        "subjects::create_and_read_back",
+        subjects::create_and_read_back,
+    ),
+    (
+        "subjects::names_and_emails_are_unique",
+        subjects::names_and_emails_are_unique,
+    ),
+    ("subjects::delete_subjects", subjects::delete_subjects),
+    ("subjects::credentials_change", subjects::credentials_change),
+    (
+        "subjects::permissions_are_replaced",
+        subjects::permissions_are_replaced,
+    ),
+    ("subjects::protected_domains", subjects::protected_domains),
+    ("subjects::admin_bootstrap", subjects::admin_bootstrap),
+    (
+        "subjects::legacy_key_and_ping",
+        subjects::legacy_key_and_ping,
+    ),
+    (
+        "subjects::figures_count_objects",
+        subjects::figures_count_objects,
+    ),
+];
+
+/// Runs every case, each on a fresh catalog from `make`; a failing case panics naming itself.
+pub(crate) fn suite(make: &dyn Fn() -> SharedCatalog) {
+    for (name, case) in CASES {
+        let catalog = make();
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(catalog.as_ref())));
+        if let Err(panic) = outcome {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            panic!("catalog conformance case {name} failed: {what}");
+        }
+    }
+}
+
+// ---- shared helpers ------------------------------------------------------------------------
+
+fn key(dataset: &str) -> DatasetKey {
+    DatasetKey::new("raw", "sales", dataset)
+}
+
+fn schema(version: i64) -> SchemaVersion {
+    SchemaVersion {
+        version,
+        json: format!("{{\"version\":{version}}}"),
+        protected_domain: None,
+    }
+}
+
+/// A PUBLIC dataset `name` in raw/sales at version 1.
+fn dataset(c: &dyn Catalog, name: &str) -> DatasetRecord {
+    c.create_dataset(&key(name), name, Sensitivity::Public, &schema(1))
+        .expect("create dataset")
+}
+
+/// A new upload job of `subject` on `record`'s version 1; returns its id.
+fn upload_job(c: &dyn Catalog, record: &DatasetRecord, subject: &str, raw: &str) -> String {
+    let id = uuid::Uuid::new_v4().to_string();
+    let job = NewJob {
+        kind: JobKind::Upload,
+        key: &record.key,
+        version: 1,
+        subject_id: subject,
+        filename: Some("upload.csv"),
+        raw_filename: Some(raw),
+    };
+    c.create_job(&id, &job).expect("create job");
+    id
+}
+
+/// An upload commit of raw file `raw` with one data file per path (2 rows, 10 bytes each).
+fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> UploadCommit {
+    UploadCommit {
+        dataset_id: record.id,
+        version: 1,
+        job_id: job_id.to_string(),
+        raw_filename: raw.to_string(),
+        original_filename: "upload.csv".to_string(),
+        uploaded_by: "uploader".to_string(),
+        rows: 2 * paths.len() as i64,
+        raw_bytes: 100,
+        files: paths
+            .iter()
+            .map(|p| NewDataFile {
+                partition_path: p.rsplit_once('/').map_or("", |(dir, _)| dir).to_string(),
+                path: p.to_string(),
+                rows: 2,
+                bytes: 10,
+            })
+            .collect(),
+        based_on: Vec::new(),
+        replaced: Vec::new(),
+    }
+}
+
+/// The error kind of a result that must have failed.
+fn kind_of<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
+    match r {
+        Ok(v) => panic!("expected an error, got {v:?}"),
+        Err(e) => e.kind,
+    }
+}

@@ -1,0 +1,182 @@
+//! The catalog interface: every operation the engine asks of its catalog, in domain terms.
+//! Each method is one atomic step (one transaction in SQL implementations); a method that must
+//! happen "before anything else commits" takes a callback run inside that step. Refusals that
+//! callers show to clients are `Error`s built by [`super::refusal`], identical in every
+//! implementation; anything else failing is an internal error.
+
+use crate::catalog::types::*;
+use crate::error::Result;
+use crate::job_state::{JobStep, JobView, NewJob};
+use crate::key::{DatasetKey, DatasetRecord};
+use crate::sensitivity::Sensitivity;
+
+/// Datasets and their schema versions.
+pub trait DatasetCatalog {
+    /// The dataset named `key` (dataset compared case-insensitively), with its latest version.
+    fn find_dataset(&self, key: &DatasetKey) -> Result<Option<DatasetRecord>>;
+
+    /// The keys of every dataset, ordered by layer, domain, dataset.
+    fn dataset_keys(&self) -> Result<Vec<DatasetKey>>;
+
+    /// Creates the dataset with its first schema version. Refused: [`super::refusal::dataset_exists`]
+    /// (conflict), [`super::refusal::no_protected_domain`] (invalid).
+    fn create_dataset(
+        &self,
+        key: &DatasetKey,
+        name: &str,
+        sensitivity: Sensitivity,
+        schema: &SchemaVersion,
+    ) -> Result<DatasetRecord>;
+
+    /// Stores the next schema version: `next` sees the dataset as it is inside the step and
+    /// returns the version to store (or refuses). Returns the record with its new latest version.
+    /// Refused: `key.not_found()`, [`super::refusal::no_protected_domain`], or `next`'s error.
+    fn add_schema_version(
+        &self,
+        key: &DatasetKey,
+        next: &mut dyn FnMut(&DatasetRecord) -> Result<SchemaVersion>,
+    ) -> Result<DatasetRecord>;
+
+    /// The stored JSON of one schema version.
+    fn schema_json(&self, dataset_id: i64, version: i64) -> Result<Option<String>>;
+
+    /// Removes the dataset with every version, schema and manifest row.
+    fn delete_dataset(&self, dataset_id: i64) -> Result<()>;
+
+    /// When the version last received an upload (RFC 3339 text), if ever.
+    fn last_updated(&self, dataset_id: i64, version: i64) -> Result<Option<String>>;
+
+    /// Who sent the newest upload of the version (for rows from before uploaders were recorded:
+    /// the name of its job's subject), if known.
+    fn last_uploaded_by(&self, dataset_id: i64, version: i64) -> Result<Option<String>>;
+}
+
+/// The manifest: which raw uploads and Parquet files make up each version.
+pub trait ManifestCatalog {
+    /// The version's data files, in the order they were recorded.
+    fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>>;
+
+    /// As [`Self::data_files`], and `hold` runs with them before any commit that replaces them
+    /// can return (a reader leases them there, so none is deleted under it).
+    fn data_files_held(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        hold: &mut dyn FnMut(&[DataFile]),
+    ) -> Result<Vec<DataFile>>;
+
+    /// The version's raw files, oldest first (then by name).
+    fn raw_files(&self, dataset_id: i64, version: i64) -> Result<Vec<RawFile>>;
+
+    /// One upload commit, atomically: the raw file, its data files, the replaced files dropped
+    /// and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
+    /// the version's files are not `based_on`; a raw file name or data path already recorded.
+    fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
+
+    /// Removes one raw file and every data file it contributed; returns their paths, or `None`
+    /// when there is no such raw file.
+    fn delete_raw_file(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+    ) -> Result<Option<Vec<String>>>;
+
+    /// Every file the manifest lists, as one committed state.
+    fn stored_files(&self) -> Result<StoredFiles>;
+}
+
+/// Called by [`JobCatalog::fail_in_progress_jobs`] with the number failed and a way to read
+/// the manifest, before any other catalog write can commit.
+pub type AfterFailing<'a> =
+    &'a mut dyn FnMut(usize, &dyn Fn() -> Result<StoredFiles>) -> Result<()>;
+
+/// Jobs: created IN PROGRESS, moved along their steps, ended SUCCESS or FAILED once.
+pub trait JobCatalog {
+    /// Records a new job IN PROGRESS at its kind's first step.
+    fn create_job(&self, job_id: &str, job: &NewJob<'_>) -> Result<()>;
+
+    /// Moves a job IN PROGRESS at `from` to `to`; false when it is not there.
+    fn advance_job(&self, job_id: &str, from: JobStep, to: JobStep) -> Result<bool>;
+
+    /// Records how many rows the job has processed.
+    fn set_job_progress(&self, job_id: &str, rows: u64) -> Result<()>;
+
+    /// A job IN PROGRESS becomes FAILED with `errors`; a finished job stays as it ended.
+    fn fail_job(&self, job_id: &str, errors: &[String]) -> Result<()>;
+
+    /// A job IN PROGRESS becomes SUCCESS with its result link.
+    fn succeed_job_with_url(&self, job_id: &str, result_url: &str) -> Result<()>;
+
+    fn job(&self, job_id: &str) -> Result<Option<JobView>>;
+
+    /// The jobs of one subject (every job when `None`), newest first, at most `limit`.
+    fn jobs(&self, subject_id: Option<&str>, limit: usize) -> Result<Vec<JobView>>;
+
+    /// Every job IN PROGRESS becomes FAILED with `errors`; then `after` runs (see
+    /// [`AfterFailing`]). Returns how many failed.
+    fn fail_in_progress_jobs(&self, errors: &[String], after: AfterFailing<'_>) -> Result<usize>;
+}
+
+/// Subjects, credentials, permissions, protected domains, the legacy signing key.
+pub trait SubjectCatalog {
+    /// Every subject, permission and protected domain, as one committed state.
+    fn auth_rows(&self) -> Result<AuthRows>;
+
+    /// Creates a subject with its permissions; false (nothing created) when its name, among
+    /// subjects of its kind (case-insensitively), or a user's email is taken.
+    fn create_subject(&self, subject: &SubjectRow, permissions: &[String]) -> Result<bool>;
+
+    /// Deletes a client; false when there is none with this id.
+    fn delete_client(&self, client_id: &str) -> Result<bool>;
+
+    /// Deletes a user only when `user_id` and `username` (any case) name the same user.
+    fn delete_user(&self, user_id: &str, username: &str) -> Result<bool>;
+
+    /// A user's new password hash; it no longer must change it.
+    fn set_password(&self, user_id: &str, password_hash: &str) -> Result<()>;
+
+    /// A client's new secret digest; false when there is no such client.
+    fn set_client_secret(&self, client_id: &str, secret_digest: &[u8]) -> Result<bool>;
+
+    /// Replaces a subject's whole permission set; false when there is no such subject.
+    fn replace_permissions(&self, subject_id: &str, permissions: &[String]) -> Result<bool>;
+
+    /// Creates a protected domain (lower case); false when it exists.
+    fn create_protected_domain(&self, domain: &str) -> Result<bool>;
+
+    /// Deletes a protected domain no PROTECTED dataset uses, and the permissions in `revoke`
+    /// from every subject.
+    fn delete_protected_domain(&self, domain: &str, revoke: &[String]) -> Result<DomainDeletion>;
+
+    /// The environment's admin client: its secret replaced if it exists, else created.
+    fn put_admin_client(&self, admin: &AdminClient) -> Result<()>;
+
+    /// Creates the admin client when there are no subjects at all, calling `before_commit` before
+    /// it becomes visible (a failure there creates nothing); false when subjects exist.
+    fn create_first_admin(
+        &self,
+        admin: &AdminClient,
+        before_commit: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<bool>;
+
+    /// The oldest client whose name starts with `prefix` (any case).
+    fn oldest_client_named(&self, prefix: &str) -> Result<Option<String>>;
+
+    /// The token signing key older installs kept in the catalog, if still there.
+    fn legacy_signing_key(&self) -> Result<Option<Vec<u8>>>;
+
+    /// Removes the legacy signing key so that its bytes do not linger in the catalog's storage.
+    fn erase_legacy_signing_key(&self) -> Result<()>;
+}
+
+/// The whole catalog, shared as `Arc<dyn Catalog>` by every part of the engine.
+pub trait Catalog:
+    DatasetCatalog + ManifestCatalog + JobCatalog + SubjectCatalog + Send + Sync
+{
+    /// Answers a trivial read (readiness).
+    fn ping(&self) -> Result<()>;
+
+    /// Jobs by kind and status, object counts and size, for metrics.
+    fn figures(&self) -> Result<CatalogFigures>;
+}

@@ -1,0 +1,27 @@
+//! The refusals catalog operations answer with, built here so every implementation words them
+//! the same (clients see them).
+
+use crate::error::Error;
+use crate::key::DatasetKey;
+
+/// Creating a dataset that exists (409).
+pub fn dataset_exists(key: &DatasetKey) -> Error {
+    Error::conflict(format!(
+        "Schema already exists for dataset layer [{}], domain [{}] and dataset [{}]",
+        key.layer, key.domain, key.dataset
+    ))
+}
+
+/// Storing a PROTECTED schema whose protected domain does not exist (any more) (400).
+pub fn no_protected_domain(domain: &str) -> Error {
+    Error::invalid(format!("The protected domain '{domain}' does not exist."))
+}
+
+/// An upload commit whose version changed after its checks read it (409; the dataset's actor
+/// serialises commits, so only another node can cause this).
+pub fn commit_conflict(dataset_id: i64, version: i64) -> Error {
+    Error::conflict(format!(
+        "The files of dataset {dataset_id} version {version} changed while this upload was \
+         checked: upload it again"
+    ))
+}

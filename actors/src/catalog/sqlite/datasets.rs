@@ -1,0 +1,189 @@
+//! Datasets and schema versions in SQLite.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::SqliteCatalog;
+use crate::catalog::interface::DatasetCatalog;
+use crate::catalog::refusal::{dataset_exists, no_protected_domain};
+use crate::catalog::{now_text, SchemaVersion};
+use crate::error::{Error, Result};
+use crate::key::{DatasetKey, DatasetRecord};
+use crate::sensitivity::Sensitivity;
+
+pub(super) fn find_dataset(conn: &Connection, key: &DatasetKey) -> Result<Option<DatasetRecord>> {
+    let row = conn
+        .query_row(
+            "SELECT d.id, d.dataset, d.sensitivity, max(v.version)
+             FROM datasets d JOIN schema_versions v ON v.dataset_id = d.id
+             WHERE d.layer = ?1 AND d.domain = ?2 AND d.dataset_key = ?3
+             GROUP BY d.id",
+            params![key.layer, key.domain, key.dataset],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((id, name, sensitivity, latest_version)) = row else {
+        return Ok(None);
+    };
+    let sensitivity = sensitivity
+        .parse()
+        .map_err(|_| Error::internal(format!("dataset {id} has sensitivity [{sensitivity}]")))?;
+    Ok(Some(DatasetRecord {
+        id,
+        key: key.clone(),
+        name,
+        sensitivity,
+        latest_version,
+    }))
+}
+
+/// Stores a schema version inside the transaction that creates or bumps the dataset: for a
+/// PROTECTED schema it checks there that the protected domain still exists, so a domain deleted
+/// after the request's own check cannot be left with a dataset in it (deleting a domain is refused
+/// while a dataset uses it, in a transaction on the same catalog).
+fn insert_version(conn: &Connection, dataset_id: i64, schema: &SchemaVersion) -> Result<()> {
+    if let Some(domain) = &schema.protected_domain {
+        let exists = conn
+            .query_row(
+                "SELECT 1 FROM protected_domains WHERE domain = ?1",
+                [domain],
+                |_| Ok(()),
+            )
+            .optional()?
+            .is_some();
+        if !exists {
+            return Err(no_protected_domain(domain));
+        }
+    }
+    conn.execute(
+        "INSERT INTO schema_versions (dataset_id, version, schema_json, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![dataset_id, schema.version, schema.json, now_text()],
+    )?;
+    Ok(())
+}
+
+impl DatasetCatalog for SqliteCatalog {
+    fn find_dataset(&self, key: &DatasetKey) -> Result<Option<DatasetRecord>> {
+        self.with(|c| find_dataset(c, key))
+    }
+
+    fn dataset_keys(&self) -> Result<Vec<DatasetKey>> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT layer, domain, dataset_key FROM datasets ORDER BY layer, domain, dataset_key",
+            )?;
+            let keys = stmt
+                .query_map([], |r| {
+                    Ok(DatasetKey {
+                        layer: r.get(0)?,
+                        domain: r.get(1)?,
+                        dataset: r.get(2)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(keys)
+        })
+    }
+
+    fn create_dataset(
+        &self,
+        key: &DatasetKey,
+        name: &str,
+        sensitivity: Sensitivity,
+        schema: &SchemaVersion,
+    ) -> Result<DatasetRecord> {
+        self.transaction(|tx| {
+            if find_dataset(tx, key)?.is_some() {
+                return Err(dataset_exists(key));
+            }
+            tx.execute(
+                "INSERT INTO datasets (layer, domain, dataset, dataset_key, sensitivity, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    key.layer,
+                    key.domain,
+                    name,
+                    key.dataset,
+                    sensitivity.as_str(),
+                    now_text()
+                ],
+            )?;
+            let id = tx.last_insert_rowid();
+            insert_version(tx, id, schema)?;
+            Ok(DatasetRecord {
+                id,
+                key: key.clone(),
+                name: name.to_string(),
+                sensitivity,
+                latest_version: schema.version,
+            })
+        })
+    }
+
+    fn add_schema_version(
+        &self,
+        key: &DatasetKey,
+        next: &mut dyn FnMut(&DatasetRecord) -> Result<SchemaVersion>,
+    ) -> Result<DatasetRecord> {
+        self.transaction(|tx| {
+            let current = find_dataset(tx, key)?.ok_or_else(|| key.not_found())?;
+            let schema = next(&current)?;
+            insert_version(tx, current.id, &schema)?;
+            Ok(DatasetRecord {
+                latest_version: current.latest_version.max(schema.version),
+                ..current
+            })
+        })
+    }
+
+    fn schema_json(&self, dataset_id: i64, version: i64) -> Result<Option<String>> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT schema_json FROM schema_versions WHERE dataset_id = ?1 AND version = ?2",
+                params![dataset_id, version],
+                |r| r.get(0),
+            )
+            .optional()?)
+        })
+    }
+
+    fn delete_dataset(&self, dataset_id: i64) -> Result<()> {
+        self.with(|c| {
+            c.execute("DELETE FROM datasets WHERE id = ?1", [dataset_id])?;
+            Ok(())
+        })
+    }
+
+    fn last_updated(&self, dataset_id: i64, version: i64) -> Result<Option<String>> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT max(uploaded_at) FROM raw_files WHERE dataset_id = ?1 AND version = ?2",
+                params![dataset_id, version],
+                |r| r.get::<_, Option<String>>(0),
+            )?)
+        })
+    }
+
+    fn last_uploaded_by(&self, dataset_id: i64, version: i64) -> Result<Option<String>> {
+        self.with(|c| {
+            let by = c
+                .query_row(
+                    "SELECT coalesce(r.uploaded_by, s.name) FROM raw_files r
+                     LEFT JOIN jobs j ON j.job_id = r.job_id
+                     LEFT JOIN subjects s ON s.subject_id = j.subject_id
+                     WHERE r.dataset_id = ?1 AND r.version = ?2
+                     ORDER BY r.uploaded_at DESC, r.rowid DESC LIMIT 1",
+                    params![dataset_id, version],
+                    |r| r.get::<_, Option<String>>(0),
+                )
+                .optional()?;
+            Ok(by.flatten())
+        })
+    }
+}

@@ -1,0 +1,208 @@
+//! The manifest in SQLite: raw files and data files per dataset version, and the upload commit.
+
+use std::collections::BTreeSet;
+
+use rusqlite::{params, Connection, Transaction};
+
+use super::SqliteCatalog;
+use crate::catalog::interface::ManifestCatalog;
+use crate::catalog::refusal::commit_conflict;
+use crate::catalog::{now_text, DataFile, ListedRawFile, RawFile, StoredFiles, UploadCommit};
+use crate::error::Result;
+use crate::job_state::{JobStatus, JobStep};
+use crate::key::DatasetKey;
+
+fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+         WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
+    )?;
+    let files = stmt
+        .query_map(params![dataset_id, version], |r| {
+            Ok(DataFile {
+                id: r.get(0)?,
+                raw_filename: r.get(1)?,
+                partition_path: r.get(2)?,
+                path: r.get(3)?,
+                rows: r.get(4)?,
+                bytes: r.get(5)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(files)
+}
+
+/// Every listed file; call inside a transaction (or the lock) for one committed state.
+pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
+    let mut stmt = conn.prepare(
+        "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files ORDER BY path",
+    )?;
+    let data = stmt
+        .query_map([], |r| {
+            Ok(DataFile {
+                id: r.get(0)?,
+                raw_filename: r.get(1)?,
+                partition_path: r.get(2)?,
+                path: r.get(3)?,
+                rows: r.get(4)?,
+                bytes: r.get(5)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut stmt = conn.prepare(
+        "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes
+         FROM raw_files r JOIN datasets d ON d.id = r.dataset_id ORDER BY 1, 2, 3, 4, 5",
+    )?;
+    let raw = stmt
+        .query_map([], |r| {
+            Ok(ListedRawFile {
+                key: DatasetKey {
+                    layer: r.get(0)?,
+                    domain: r.get(1)?,
+                    dataset: r.get(2)?,
+                },
+                version: r.get(3)?,
+                raw_filename: r.get(4)?,
+                bytes: r.get(5)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(StoredFiles { data, raw })
+}
+
+/// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
+/// dropped, the job SUCCESS.
+fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
+    let now = now_text();
+    tx.execute(
+        "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at, uploaded_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            commit.dataset_id,
+            commit.version,
+            commit.raw_filename,
+            commit.original_filename,
+            commit.rows,
+            commit.raw_bytes,
+            commit.job_id,
+            now,
+            commit.uploaded_by
+        ],
+    )?;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for file in &commit.files {
+        insert.execute(params![
+            commit.dataset_id,
+            commit.version,
+            commit.raw_filename,
+            file.partition_path,
+            file.path,
+            file.rows,
+            file.bytes,
+            now
+        ])?;
+    }
+    let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
+    for id in &commit.replaced {
+        delete.execute([id])?;
+    }
+    tx.execute(
+        "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
+        params![
+            JobStatus::Success.as_str(),
+            JobStep::Done.as_str(),
+            now_text(),
+            commit.job_id,
+            JobStatus::InProgress.as_str()
+        ],
+    )?;
+    Ok(())
+}
+
+impl ManifestCatalog for SqliteCatalog {
+    fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+        self.with(|c| data_files(c, dataset_id, version))
+    }
+
+    fn data_files_held(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        hold: &mut dyn FnMut(&[DataFile]),
+    ) -> Result<Vec<DataFile>> {
+        // Under the lock: a commit retires the files it replaced only after its transaction.
+        self.with(|c| {
+            let files = data_files(c, dataset_id, version)?;
+            hold(&files);
+            Ok(files)
+        })
+    }
+
+    fn raw_files(&self, dataset_id: i64, version: i64) -> Result<Vec<RawFile>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT raw_filename, original_filename, rows, bytes, uploaded_at FROM raw_files
+                 WHERE dataset_id = ?1 AND version = ?2 ORDER BY uploaded_at, raw_filename",
+            )?;
+            let files = stmt
+                .query_map(params![dataset_id, version], |r| {
+                    Ok(RawFile {
+                        raw_filename: r.get(0)?,
+                        original_filename: r.get(1)?,
+                        rows: r.get(2)?,
+                        bytes: r.get(3)?,
+                        uploaded_at: r.get(4)?,
+                    })
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(files)
+        })
+    }
+
+    fn commit_upload(&self, commit: &UploadCommit) -> Result<()> {
+        self.transaction(|tx| {
+            let now: BTreeSet<i64> = data_files(tx, commit.dataset_id, commit.version)?
+                .iter()
+                .map(|f| f.id)
+                .collect();
+            if now != commit.based_on.iter().copied().collect() {
+                return Err(commit_conflict(commit.dataset_id, commit.version));
+            }
+            record_commit(tx, commit)
+        })
+    }
+
+    fn delete_raw_file(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+    ) -> Result<Option<Vec<String>>> {
+        self.transaction(|tx| {
+            let n = tx.execute(
+                "DELETE FROM raw_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+                params![dataset_id, version, raw_filename],
+            )?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let files: Vec<String> = data_files(tx, dataset_id, version)?
+                .into_iter()
+                .filter(|f| f.raw_filename == raw_filename)
+                .map(|f| f.path)
+                .collect();
+            tx.execute(
+                "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+                params![dataset_id, version, raw_filename],
+            )?;
+            Ok(Some(files))
+        })
+    }
+
+    fn stored_files(&self) -> Result<StoredFiles> {
+        self.transaction(|tx| stored_files(tx))
+    }
+}

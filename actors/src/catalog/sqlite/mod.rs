@@ -1,0 +1,181 @@
+//! The SQLite catalog: `catalog.sqlite` in the data folder.
+//!
+//! One connection, opened once at start-up in WAL mode and shared behind a std `Mutex`: every
+//! statement is short (no I/O but SQLite's own), so a blocking lock held for microseconds is cheaper
+//! than an async one, and SQLite serialises writers anyway. Each interface method is one lock
+//! hold, and one transaction when it writes more than one row.
+
+mod datasets;
+mod jobs;
+mod manifest;
+mod migrations;
+mod subjects;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::catalog::interface::Catalog;
+use crate::catalog::types::{CatalogFigures, COUNT_NAMES};
+use crate::error::{Error, Result};
+
+/// The catalog file of a data folder.
+pub use crate::storage::CATALOG_FILE;
+
+#[derive(Clone)]
+pub struct SqliteCatalog {
+    conn: Arc<Mutex<Connection>>,
+    /// The catalog file, for its size on disk.
+    file: std::path::PathBuf,
+}
+
+impl SqliteCatalog {
+    /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest schema.
+    pub fn open(data_dir: &Path) -> Result<SqliteCatalog> {
+        let file = crate::storage::Storage::new(data_dir).catalog_file();
+        let at = || format!("opening the catalog {}", file.display());
+        std::fs::create_dir_all(data_dir).map_err(|e| Error::from(e).context(at()))?;
+        let mut conn = Connection::open(&file).map_err(|e| Error::from(e).context(at()))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL: a commit returns once its WAL frames are fsynced, so acknowledged changes survive
+        // a power cut (NORMAL may roll the last commits back). See the storage module's discipline.
+        let synchronous = match crate::storage::durability() {
+            crate::storage::Durability::Full => "FULL",
+            crate::storage::Durability::Off => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        migrations::apply(&mut conn)?;
+        Ok(SqliteCatalog::wrap(conn, file))
+    }
+
+    /// The existing catalog of a data folder (never creating one, no migration), waiting for the
+    /// service's writers: what `rapid-rs admin` works on, also beside a running service.
+    pub fn open_existing(data_dir: &Path) -> Result<SqliteCatalog> {
+        let path = data_dir.join(CATALOG_FILE);
+        if !path.is_file() {
+            return Err(Error::not_found(format!(
+                "no catalog at {}: is this a rapid-rs data folder?",
+                path.display()
+            )));
+        }
+        let conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(SqliteCatalog::wrap(conn, path))
+    }
+
+    fn wrap(conn: Connection, file: std::path::PathBuf) -> SqliteCatalog {
+        SqliteCatalog {
+            conn: Arc::new(Mutex::new(conn)),
+            file,
+        }
+    }
+
+    /// Runs `f` with the connection. Keep `f` short: it holds the catalog lock.
+    fn with<R>(&self, f: impl FnOnce(&mut Connection) -> Result<R>) -> Result<R> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| Error::internal("catalog lock poisoned by an earlier panic"))?;
+        f(&mut conn)
+    }
+
+    /// Runs `f` inside one transaction, committed only when `f` succeeds.
+    fn transaction<R>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<R>) -> Result<R> {
+        self.with(|conn| {
+            let tx = conn.transaction()?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
+    }
+
+    /// Writes one consistent copy of the whole catalog to the file `dest` (SQLite's online
+    /// backup API: one read transaction; the service's writers are not blocked), as a plain
+    /// file with no WAL beside it, synced.
+    pub fn copy_to(&self, dest: &Path) -> Result<()> {
+        crate::storage::remove_file_if_exists(dest)?;
+        let mut copy = Connection::open(dest)?;
+        self.with(|source| {
+            let backup = rusqlite::backup::Backup::new(source, &mut copy)?;
+            backup.step(-1)?;
+            Ok(())
+        })?;
+        copy.pragma_update(None, "journal_mode", "DELETE")?;
+        drop(copy);
+        std::fs::File::open(dest)?.sync_all()?;
+        Ok(())
+    }
+}
+
+impl Catalog for SqliteCatalog {
+    fn ping(&self) -> Result<()> {
+        self.with(|c| {
+            c.query_row("SELECT count(*) FROM datasets", [], |r| r.get::<_, i64>(0))?;
+            Ok(())
+        })
+    }
+
+    fn figures(&self) -> Result<CatalogFigures> {
+        let (jobs, counts) = self.with(|c| {
+            let mut stmt =
+                c.prepare("SELECT kind, status, count(*) FROM jobs GROUP BY kind, status")?;
+            let jobs = stmt
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, i64>(2)?)))?
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let counts = c.query_row(
+                "SELECT (SELECT count(*) FROM datasets), (SELECT count(*) FROM schema_versions),
+                        (SELECT count(*) FROM data_files), (SELECT count(*) FROM raw_files),
+                        (SELECT coalesce(sum(rows), 0) FROM data_files),
+                        (SELECT coalesce(sum(bytes), 0) FROM data_files),
+                        (SELECT count(*) FROM subjects)",
+                [],
+                |r| {
+                    let mut v = [0i64; 7];
+                    for (i, slot) in v.iter_mut().enumerate() {
+                        *slot = r.get(i)?;
+                    }
+                    Ok(v)
+                },
+            )?;
+            Ok((jobs, counts))
+        })?;
+        let mut wal = self.file.clone().into_os_string();
+        wal.push("-wal");
+        let file_bytes = [self.file.clone(), wal.into()]
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|meta| meta.len())
+            .sum();
+        Ok(CatalogFigures {
+            jobs,
+            counts: COUNT_NAMES.into_iter().zip(counts).collect(),
+            file_bytes,
+        })
+    }
+}
+
+/// Whether `e` is a unique (or primary key) constraint failure.
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
+/// Runs an insert; `Ok(false)` when it broke a unique constraint (nothing inserted).
+fn insert_if_free(result: rusqlite::Result<usize>) -> Result<bool> {
+    match result {
+        Ok(_) => Ok(true),
+        Err(e) if is_unique_violation(&e) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

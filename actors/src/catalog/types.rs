@@ -1,0 +1,153 @@
+//! The plain values the catalog interface takes and returns: no database types, so every
+//! implementation (SQLite today, PostgreSQL next) speaks the same language.
+
+use crate::key::DatasetKey;
+
+/// A Parquet file of a dataset version, as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    pub id: i64,
+    pub raw_filename: String,
+    pub partition_path: String,
+    /// Relative to the data folder.
+    pub path: String,
+    pub rows: i64,
+    pub bytes: i64,
+}
+
+/// A raw upload of a dataset version.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RawFile {
+    pub raw_filename: String,
+    pub original_filename: String,
+    pub rows: i64,
+    pub bytes: i64,
+    pub uploaded_at: String,
+}
+
+/// A schema version to store: its number, its JSON, and (for a PROTECTED schema) the protected
+/// domain that must still exist when it is stored.
+#[derive(Debug, Clone)]
+pub struct SchemaVersion {
+    pub version: i64,
+    pub json: String,
+    pub protected_domain: Option<String>,
+}
+
+/// A new data file of an upload commit.
+#[derive(Debug, Clone)]
+pub struct NewDataFile {
+    pub partition_path: String,
+    /// Relative to the data folder; unique across the catalog.
+    pub path: String,
+    pub rows: i64,
+    pub bytes: i64,
+}
+
+/// Everything one upload commit records, in one atomic step.
+#[derive(Debug, Clone)]
+pub struct UploadCommit {
+    pub dataset_id: i64,
+    pub version: i64,
+    pub job_id: String,
+    pub raw_filename: String,
+    pub original_filename: String,
+    /// The name of the subject that uploaded it.
+    pub uploaded_by: String,
+    pub rows: i64,
+    pub raw_bytes: i64,
+    pub files: Vec<NewDataFile>,
+    /// The ids of the version's data files the commit's checks saw (its unique checks read
+    /// them): the commit is refused (conflict) when the version's files are no longer exactly
+    /// these, so a commit never lands on a state it did not check.
+    pub based_on: Vec<i64>,
+    /// Data files this commit replaces (OVERWRITE), a subset of `based_on`.
+    pub replaced: Vec<i64>,
+}
+
+/// A raw file the manifest lists, with the dataset it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedRawFile {
+    pub key: DatasetKey,
+    pub version: i64,
+    pub raw_filename: String,
+    pub bytes: i64,
+}
+
+/// Every file the manifest lists, read as one committed state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredFiles {
+    /// Ordered by path.
+    pub data: Vec<DataFile>,
+    /// Ordered by layer, domain, dataset, version, name.
+    pub raw: Vec<ListedRawFile>,
+}
+
+/// How a subject proves who it is: a client's secret digest or a user's password hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    SecretDigest(Vec<u8>),
+    PasswordHash(String),
+}
+
+/// A subject as stored. Its kind follows from its credential (clients: secret, users: password).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubjectRow {
+    pub id: String,
+    pub name: String,
+    pub email: Option<String>,
+    pub credential: Credential,
+    /// A user still holding the temporary password it was created with.
+    pub must_change_password: bool,
+}
+
+/// Subjects, their permissions and the protected domains, read together for the auth snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct AuthRows {
+    pub subjects: Vec<SubjectRow>,
+    /// (subject id, permission name), in the order they were granted.
+    pub permissions: Vec<(String, String)>,
+    pub protected_domains: Vec<String>,
+}
+
+/// The admin client created at first start or from the environment.
+#[derive(Debug, Clone)]
+pub struct AdminClient {
+    pub client_id: String,
+    pub secret_digest: Vec<u8>,
+    /// Its name when free; else `{name}-{n}`.
+    pub name: String,
+    pub permissions: Vec<String>,
+}
+
+/// What deleting a protected domain found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DomainDeletion {
+    Deleted,
+    NotFound,
+    /// PROTECTED datasets still in it ("layer/domain/dataset", sorted): nothing was deleted.
+    InUse(Vec<String>),
+}
+
+/// The catalog's size, read in one go for metrics.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogFigures {
+    /// (kind, status, count) of the jobs.
+    pub jobs: Vec<(String, String, i64)>,
+    /// (name, count): datasets, schema_versions, data_files, raw_files, stored_rows,
+    /// stored_bytes (Parquet), subjects.
+    pub counts: Vec<(&'static str, i64)>,
+    /// What the catalog occupies on disk (SQLite: its file and WAL).
+    pub file_bytes: u64,
+}
+
+/// The names of [`CatalogFigures::counts`], in order.
+pub const COUNT_NAMES: [&str; 7] = [
+    "datasets",
+    "schema_versions",
+    "data_files",
+    "raw_files",
+    "stored_rows",
+    "stored_bytes",
+    "subjects",
+];
