@@ -27,6 +27,7 @@ mod permissions_matrix;
 mod protected_domains;
 mod pyarrow_readback;
 mod queries;
+mod query_constants;
 mod query_functions;
 mod query_isolation;
 mod query_limits;

@@ -1,6 +1,6 @@
 //! The query object (docs/API.md, Queries) and its checked form.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 
@@ -100,6 +100,7 @@ impl QueryRequest {
             columns: &sortable,
             aggregates: true,
         };
+        let outputs = selected_outputs(self.select_columns.as_deref(), &select, &groups);
         let mut order_by = Vec::new();
         for o in self
             .order_by_columns
@@ -108,10 +109,9 @@ impl QueryRequest {
             .filter(|o| !o.column.trim().is_empty())
         {
             let direction = order_direction(o.direction.as_deref())?;
-            order_by.push(format!(
-                "{} {direction}",
-                check_expr("order_by_columns", &o.column, &order_scope)?
-            ));
+            let expr = check_expr("order_by_columns", &o.column, &order_scope)?;
+            let key = outputs.get(&expr).cloned().unwrap_or(expr);
+            order_by.push(format!("{key} {direction}"));
         }
         Ok(CheckedQuery {
             select,
@@ -178,6 +178,28 @@ fn order_direction(direction: Option<&str>) -> Result<String> {
 
 fn non_empty(items: &[String]) -> Vec<&String> {
     items.iter().filter(|s| !s.trim().is_empty()).collect()
+}
+
+/// Each unnamed select expression (as checked) and the quoted name of its output column. An ORDER
+/// BY on the same expression sorts by that column: DataFusion's planner otherwise rewrites parts
+/// of the sort expression into select-list columns (`0.0` in `854.375 BETWEEN 2.0 AND 0.0` beside
+/// a selected `0.0`), and such a half-rewritten key failed its plan sanity check (found by the
+/// differential test, seed 404).
+fn selected_outputs(
+    items: Option<&[String]>,
+    select: &[String],
+    scope: &Scope<'_>,
+) -> HashMap<String, String> {
+    let mut outputs = HashMap::new();
+    for (raw, sql) in non_empty(items.unwrap_or_default()).into_iter().zip(select) {
+        let Ok(expr) = check_expr("select_columns", raw, scope) else {
+            continue; // an aliased item: ORDER BY names the alias itself
+        };
+        if let Some(name) = sql.strip_prefix(&expr).and_then(|r| r.strip_prefix(" AS ")) {
+            outputs.insert(expr, name.to_string());
+        }
+    }
+    outputs
 }
 
 /// A condition as SQL text: strings as given, JSON groups rendered with quoted literals.
