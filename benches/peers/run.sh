@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/setup-python.sh >/dev/null
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -r benches/peers/requirements.txt
 if [[ " $* " != *" --binary "* ]]; then
   cargo build --release --locked --quiet
 fi
