@@ -16,7 +16,12 @@ use serde_json::Value;
 use crate::ingest::date32_to_string;
 
 /// A column, typed once.
-pub(super) enum Cells<'a> {
+pub(super) struct Cells<'a> {
+    array: &'a dyn Array,
+    typed: Typed<'a>,
+}
+
+enum Typed<'a> {
     I64(&'a PrimitiveArray<Int64Type>),
     I32(&'a PrimitiveArray<Int32Type>),
     I16(&'a PrimitiveArray<Int16Type>),
@@ -51,24 +56,25 @@ fn json<T: serde::Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) {
 
 impl<'a> Cells<'a> {
     pub(super) fn new(array: &'a dyn Array) -> Cells<'a> {
-        match array.data_type() {
-            ArrowType::Int64 => Cells::I64(array.as_primitive()),
-            ArrowType::Int32 => Cells::I32(array.as_primitive()),
-            ArrowType::Int16 => Cells::I16(array.as_primitive()),
-            ArrowType::Int8 => Cells::I8(array.as_primitive()),
-            ArrowType::UInt64 => Cells::U64(array.as_primitive()),
-            ArrowType::UInt32 => Cells::U32(array.as_primitive()),
-            ArrowType::UInt16 => Cells::U16(array.as_primitive()),
-            ArrowType::UInt8 => Cells::U8(array.as_primitive()),
-            ArrowType::Float64 => Cells::F64(array.as_primitive()),
-            ArrowType::Float32 => Cells::F32(array.as_primitive()),
-            ArrowType::Boolean => Cells::Bool(array.as_boolean()),
-            ArrowType::Utf8 => Cells::Utf8(array.as_string::<i32>()),
-            ArrowType::LargeUtf8 => Cells::LargeUtf8(array.as_string::<i64>()),
-            ArrowType::Utf8View => Cells::View(array.as_string_view()),
-            ArrowType::Date32 => Cells::Date(array.as_primitive()),
-            _ => Cells::Other(array),
-        }
+        let typed = match array.data_type() {
+            ArrowType::Int64 => Typed::I64(array.as_primitive()),
+            ArrowType::Int32 => Typed::I32(array.as_primitive()),
+            ArrowType::Int16 => Typed::I16(array.as_primitive()),
+            ArrowType::Int8 => Typed::I8(array.as_primitive()),
+            ArrowType::UInt64 => Typed::U64(array.as_primitive()),
+            ArrowType::UInt32 => Typed::U32(array.as_primitive()),
+            ArrowType::UInt16 => Typed::U16(array.as_primitive()),
+            ArrowType::UInt8 => Typed::U8(array.as_primitive()),
+            ArrowType::Float64 => Typed::F64(array.as_primitive()),
+            ArrowType::Float32 => Typed::F32(array.as_primitive()),
+            ArrowType::Boolean => Typed::Bool(array.as_boolean()),
+            ArrowType::Utf8 => Typed::Utf8(array.as_string::<i32>()),
+            ArrowType::LargeUtf8 => Typed::LargeUtf8(array.as_string::<i64>()),
+            ArrowType::Utf8View => Typed::View(array.as_string_view()),
+            ArrowType::Date32 => Typed::Date(array.as_primitive()),
+            _ => Typed::Other(array),
+        };
+        Cells { array, typed }
     }
 
     /// Cell `i` as a JSON value: its JSON text appended to `out` (a string quoted and escaped)
@@ -105,44 +111,26 @@ impl<'a> Cells<'a> {
                 Written::Bare
             }};
         }
-        let array: &dyn Array = match self {
-            Cells::I64(a) => a,
-            Cells::I32(a) => a,
-            Cells::I16(a) => a,
-            Cells::I8(a) => a,
-            Cells::U64(a) => a,
-            Cells::U32(a) => a,
-            Cells::U16(a) => a,
-            Cells::U8(a) => a,
-            Cells::F64(a) => a,
-            Cells::F32(a) => a,
-            Cells::Bool(a) => a,
-            Cells::Utf8(a) => a,
-            Cells::LargeUtf8(a) => a,
-            Cells::View(a) => a,
-            Cells::Date(a) => a,
-            Cells::Other(a) => *a,
-        };
-        if array.is_null(i) {
+        if self.array.is_null(i) {
             return Written::Null;
         }
-        match self {
-            Cells::I64(a) => bare!(a),
-            Cells::I32(a) => bare!(a),
-            Cells::I16(a) => bare!(a),
-            Cells::I8(a) => bare!(a),
-            Cells::U64(a) => bare!(a),
-            Cells::U32(a) => bare!(a),
-            Cells::U16(a) => bare!(a),
-            Cells::U8(a) => bare!(a),
-            Cells::Bool(a) => bare!(a),
-            Cells::F64(a) => float(out, a.value(i)),
-            Cells::F32(a) => float(out, a.value(i) as f64),
-            Cells::Utf8(a) => text(out, a.value(i)),
-            Cells::LargeUtf8(a) => text(out, a.value(i)),
-            Cells::View(a) => text(out, a.value(i)),
-            Cells::Date(a) => text(out, &date32_to_string(a.value(i))),
-            Cells::Other(a) => match cell(*a, i) {
+        match &self.typed {
+            Typed::I64(a) => bare!(a),
+            Typed::I32(a) => bare!(a),
+            Typed::I16(a) => bare!(a),
+            Typed::I8(a) => bare!(a),
+            Typed::U64(a) => bare!(a),
+            Typed::U32(a) => bare!(a),
+            Typed::U16(a) => bare!(a),
+            Typed::U8(a) => bare!(a),
+            Typed::Bool(a) => bare!(a),
+            Typed::F64(a) => float(out, a.value(i)),
+            Typed::F32(a) => float(out, a.value(i) as f64),
+            Typed::Utf8(a) => text(out, a.value(i)),
+            Typed::LargeUtf8(a) => text(out, a.value(i)),
+            Typed::View(a) => text(out, a.value(i)),
+            Typed::Date(a) => text(out, &date32_to_string(a.value(i))),
+            Typed::Other(a) => match cell(*a, i) {
                 None => Written::Null,
                 Some(Value::String(s)) => text(out, &s),
                 Some(v) => {

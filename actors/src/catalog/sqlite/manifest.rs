@@ -12,22 +12,25 @@ use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
 
+/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes`.
+fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
+    Ok(DataFile {
+        id: r.get(0)?,
+        raw_filename: r.get(1)?,
+        partition_path: r.get(2)?,
+        path: r.get(3)?,
+        rows: r.get(4)?,
+        bytes: r.get(5)?,
+    })
+}
+
 fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
          WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
     )?;
     let files = stmt
-        .query_map(params![dataset_id, version], |r| {
-            Ok(DataFile {
-                id: r.get(0)?,
-                raw_filename: r.get(1)?,
-                partition_path: r.get(2)?,
-                path: r.get(3)?,
-                rows: r.get(4)?,
-                bytes: r.get(5)?,
-            })
-        })?
+        .query_map(params![dataset_id, version], data_file)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(files)
 }
@@ -38,16 +41,7 @@ pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
         "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files ORDER BY path",
     )?;
     let data = stmt
-        .query_map([], |r| {
-            Ok(DataFile {
-                id: r.get(0)?,
-                raw_filename: r.get(1)?,
-                partition_path: r.get(2)?,
-                path: r.get(3)?,
-                rows: r.get(4)?,
-                bytes: r.get(5)?,
-            })
-        })?
+        .query_map([], data_file)?
         .collect::<Result<Vec<_>, _>>()?;
     let mut stmt = conn.prepare(
         "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes
