@@ -87,6 +87,7 @@ pub(crate) mod registry;
 pub mod schema;
 pub mod sensitivity;
 pub mod storage;
+pub mod traced;
 pub mod work_permits;
 
 pub use error::{Details, Error, ErrorKind, Result};

@@ -11,6 +11,7 @@ use actix::{Actor, Context, Handler, Message};
 use crate::auth::snapshot::AuthSnapshot;
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::error::Result;
+use crate::traced::Traced;
 
 pub(crate) type Published = Arc<RwLock<Arc<AuthSnapshot>>>;
 
@@ -41,6 +42,16 @@ impl<R: Send + 'static> Handler<Apply<R>> for AuthActor {
         let snapshot = AuthSnapshot::load(self.catalog.as_ref(), current.layers.clone())?;
         publish(&self.published, snapshot);
         Ok(out)
+    }
+}
+
+/// As `Apply`, inside the sender's span (generic over `R`, so not through `handle_traced!`).
+impl<R: Send + 'static> Handler<Traced<Apply<R>>> for AuthActor {
+    type Result = Result<R>;
+
+    fn handle(&mut self, msg: Traced<Apply<R>>, ctx: &mut Context<Self>) -> Result<R> {
+        let _entered = msg.span.entered();
+        <Self as Handler<Apply<R>>>::handle(self, msg.message, ctx)
     }
 }
 

@@ -36,6 +36,7 @@ use crate::auth::throttle::{SignInThrottle, ThrottleSettings};
 use crate::auth::token::TokenSigner;
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::error::{Error, Result};
+use crate::traced::Traced;
 
 /// Instance settings that auth needs.
 #[derive(Debug, Clone)]
@@ -159,7 +160,7 @@ impl Auth {
         &self,
         change: impl FnOnce(&dyn Catalog, &AuthSnapshot) -> Result<R> + Send + 'static,
     ) -> Result<R> {
-        self.addr.send(Apply(Box::new(change))).await?
+        self.addr.send(Traced::new(Apply(Box::new(change)))).await?
     }
 }
 

@@ -75,6 +75,8 @@ impl Actor for DatasetActor {
     type Context = Context<Self>;
 }
 
+crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, DeleteRawFile, DeleteDataset);
+
 /// Store a schema as the next version. The sensitivity of a dataset never changes.
 pub struct BumpSchema(pub ValidSchema);
 
@@ -105,6 +107,7 @@ impl Handler<BumpSchema> for DatasetActor {
             stored_version(&schema)
         })?;
         self.record = record;
+        tracing::info!(version = ?schema.version(), "schema version stored");
         Ok(schema)
     }
 }
@@ -157,13 +160,17 @@ impl Handler<DeleteRawFile> for DatasetActor {
         let span = self.span("delete_raw_file", "");
         self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
-            None => commit::delete_raw_file(
-                catalog.as_ref(),
-                &storage,
-                &record,
-                msg.version,
-                &msg.raw_filename,
-            ),
+            None => {
+                commit::delete_raw_file(
+                    catalog.as_ref(),
+                    &storage,
+                    &record,
+                    msg.version,
+                    &msg.raw_filename,
+                )?;
+                tracing::info!(version = msg.version, raw_file = %msg.raw_filename, "raw file deleted");
+                Ok(())
+            }
         })
     }
 }
@@ -184,7 +191,11 @@ impl Handler<DeleteDataset> for DatasetActor {
         let span = self.span("delete_dataset", "");
         self.atomically(span, move |catalog, storage, record| match already {
             Some(e) => Err(e),
-            None => commit::delete_dataset(catalog.as_ref(), &storage, &record),
+            None => {
+                commit::delete_dataset(catalog.as_ref(), &storage, &record)?;
+                tracing::info!("dataset deleted");
+                Ok(())
+            }
         })
     }
 }

@@ -38,6 +38,7 @@ use crate::query::QuerySettings;
 use crate::registry::Registry;
 use crate::schema::{Schema, ValidSchema};
 use crate::storage::{safe_segment, Storage};
+use crate::traced::Traced;
 
 /// What the engine is opened with (the edge builds it from its flags and environment).
 pub struct EngineConfig {
@@ -224,10 +225,10 @@ impl Engine {
         }
         let actor = self.registry.dataset_actor(&pass.record().key).await?;
         actor
-            .send(DeleteRawFile {
+            .send(Traced::new(DeleteRawFile {
                 version,
                 raw_filename: filename.to_string(),
-            })
+            }))
             .await??;
         Ok(())
     }

@@ -24,6 +24,7 @@ use crate::ingest::{ingest_stream, messages, Chunk, IngestPlan, StagedOutput};
 use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 use crate::schema::ValidSchema;
+use crate::traced::Traced;
 
 /// A checked upload destination: the dataset, the version and its schema.
 pub struct UploadTarget {
@@ -190,7 +191,7 @@ impl Engine {
                 let job_id = upload.job_id.clone();
                 let outcome = match registry.dataset_actor(&record.key).await {
                     Ok(actor) => actor
-                        .send(CommitUpload(upload))
+                        .send(Traced::new(CommitUpload(upload)))
                         .await
                         .map_err(Error::from)
                         .and_then(|r| r),
