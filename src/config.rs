@@ -47,6 +47,12 @@ pub struct ServeArgs {
     #[arg(long, env = "ALLOWED_EMAIL_DOMAINS", default_value = "")]
     pub allowed_email_domains: String,
 
+    /// The token signing key's file (kept 0600; created on first start). Nodes of one service
+    /// must share it (the same file or a copy of it), so that a token or download link from one
+    /// node verifies on another. Default: `token-signing.key` in the data folder.
+    #[arg(long, env = "RAPID_KEY_FILE")]
+    pub key_file: Option<PathBuf>,
+
     /// Lifetime of issued access tokens, in seconds.
     #[arg(long, env = "RAPID_TOKEN_TTL_SECONDS", default_value_t = 3600,
           value_parser = clap::value_parser!(i64).range(1..=31_536_000))]

@@ -134,7 +134,7 @@ pub fn auth_settings(args: &ServeArgs) -> Result<AuthSettings, Error> {
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
         credentials_file: data.admin_credentials_file(),
-        key_file: data.key_file(),
+        key_file: args.key_file.clone().unwrap_or_else(|| data.key_file()),
         layers: args.layer_list().map_err(Error::invalid)?,
         hash_pool: args.limits.hash_pool(),
         throttle: args.limits.throttle(),

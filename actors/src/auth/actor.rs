@@ -63,6 +63,12 @@ pub(crate) fn read_snapshot(published: &Published) -> Arc<AuthSnapshot> {
         .clone()
 }
 
-pub(crate) fn publish(published: &Published, snapshot: AuthSnapshot) {
-    *published.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+/// Publishes `snapshot` unless a newer one is already published (another reader refreshed from
+/// the catalog meanwhile); returns the one published now.
+pub(crate) fn publish(published: &Published, snapshot: AuthSnapshot) -> Arc<AuthSnapshot> {
+    let mut current = published.write().unwrap_or_else(|p| p.into_inner());
+    if snapshot.version >= current.version {
+        *current = Arc::new(snapshot);
+    }
+    current.clone()
 }

@@ -123,6 +123,11 @@ pub trait SubjectCatalog {
     /// Every subject, permission and protected domain, as one committed state.
     fn auth_rows(&self) -> Result<AuthRows>;
 
+    /// A number that grows with every committed change to subjects (credentials included),
+    /// permissions or protected domains, whoever makes it (another node, `rapid-rs admin`): a
+    /// node compares it with its cached picture's to know when to read the rows again.
+    fn auth_version(&self) -> Result<i64>;
+
     /// Creates a subject with its permissions; false (nothing created) when its name, among
     /// subjects of its kind (case-insensitively), or a user's email is taken.
     fn create_subject(&self, subject: &SubjectRow, permissions: &[String]) -> Result<bool>;
@@ -176,6 +181,13 @@ pub trait Catalog:
 {
     /// Answers a trivial read (readiness).
     fn ping(&self) -> Result<()>;
+
+    /// Whether other processes (the other nodes of a service) change this catalog while this one
+    /// runs, so that what a node caches of it must be checked against it before use. False for a
+    /// catalog only one running service opens (SQLite: the data folder's lock).
+    fn is_shared(&self) -> bool {
+        false
+    }
 
     /// Jobs by kind and status, object counts and size, for metrics.
     fn figures(&self) -> Result<CatalogFigures>;

@@ -3,6 +3,7 @@
 //! calls [`suite`] with a function that makes a fresh, empty catalog per case (SQLite: a new temp
 //! folder, `catalog/sqlite/tests.rs`; PostgreSQL: a new database or schema).
 
+mod auth_version;
 mod datasets;
 mod jobs;
 mod manifest;
@@ -90,6 +91,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "subjects::figures_count_objects",
         subjects::figures_count_objects,
+    ),
+    (
+        "auth_version::grows_with_every_change",
+        auth_version::grows_with_every_change,
     ),
 ];
 

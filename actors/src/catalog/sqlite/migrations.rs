@@ -109,6 +109,33 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE subjects ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 5: the auth version, bumped by triggers on every change to subjects, their permissions and
+    // protected domains, so that no writer (the service, `rapid-rs admin`) can forget it.
+    r#"
+    CREATE TABLE auth_version (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        version INTEGER NOT NULL
+    );
+    INSERT INTO auth_version (id, version) VALUES (1, 0);
+    CREATE TRIGGER subjects_inserted AFTER INSERT ON subjects
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER subjects_updated AFTER UPDATE ON subjects
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER subjects_deleted AFTER DELETE ON subjects
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER permissions_inserted AFTER INSERT ON subject_permissions
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER permissions_updated AFTER UPDATE ON subject_permissions
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER permissions_deleted AFTER DELETE ON subject_permissions
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER domains_inserted AFTER INSERT ON protected_domains
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER domains_updated AFTER UPDATE ON protected_domains
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER domains_deleted AFTER DELETE ON protected_domains
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
