@@ -18,7 +18,8 @@ pub trait DatasetCatalog {
     /// The keys of every dataset, ordered by layer, domain, dataset.
     fn dataset_keys(&self) -> Result<Vec<DatasetKey>>;
 
-    /// Creates the dataset with its first schema version. Refused: [`super::refusal::dataset_exists`]
+    /// Creates the dataset with its first schema version, under an id no dataset ever had (not
+    /// even a deleted one). Refused: [`super::refusal::dataset_exists`]
     /// (conflict), [`super::refusal::no_protected_domain`] (invalid).
     fn create_dataset(
         &self,

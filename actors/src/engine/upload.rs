@@ -100,6 +100,7 @@ impl UploadTarget {
         engine.jobs.advance(&job_id, JobStep::Commit)?;
         let upload = StagedUpload {
             job_id: job_id.clone(),
+            dataset_id: record.id,
             version: self.version,
             behaviour: self.schema.update_behaviour(),
             raw_staged,

@@ -5,6 +5,7 @@
 
 mod auth_version;
 mod datasets;
+mod ids;
 mod jobs;
 mod manifest;
 mod subjects;
@@ -95,6 +96,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "auth_version::grows_with_every_change",
         auth_version::grows_with_every_change,
+    ),
+    (
+        "ids::dataset_ids_are_never_reused",
+        ids::dataset_ids_are_never_reused,
     ),
 ];
 

@@ -136,6 +136,16 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER domains_deleted AFTER DELETE ON protected_domains
         BEGIN UPDATE auth_version SET version = version + 1; END;
     "#,
+    // 6: dataset ids are never reused. A plain INTEGER PRIMARY KEY hands a deleted dataset's id
+    // (when it was the highest) to the next one, and an upload validated against the deleted
+    // dataset would then look like one of the new dataset.
+    r#"
+    CREATE TABLE id_sequences (
+        name TEXT PRIMARY KEY,
+        last INTEGER NOT NULL
+    );
+    INSERT INTO id_sequences (name, last) SELECT 'datasets', coalesce(max(id), 0) FROM datasets;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
