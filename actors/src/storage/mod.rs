@@ -48,6 +48,8 @@ pub mod keys;
 mod leases;
 mod local;
 mod objects;
+mod s3;
+mod s3_io;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,6 +64,7 @@ pub use objects::{
     is_missing, ByteStream, DataFusionStore, ObjectMeta, ObjectRead, ObjectReader, ObjectStorage,
     StagedObject,
 };
+pub use s3::S3Objects;
 
 use crate::error::{Error, Result};
 
@@ -93,6 +96,24 @@ impl Storage {
         let root = root.into();
         let objects = Arc::new(LocalFolder::new(root.clone()));
         Storage::with_objects(root, objects)
+    }
+
+    /// The data folder `root`, with the objects where `storage_url` (`RAPID_STORAGE_URL`) says:
+    /// in the data folder itself when it is unset or empty, in an S3-compatible bucket for
+    /// `s3://bucket/prefix` ([`S3Objects`], unlisted objects swept after `sweep_grace`).
+    pub fn open(
+        root: impl Into<PathBuf>,
+        storage_url: Option<&str>,
+        sweep_grace: std::time::Duration,
+    ) -> Result<Storage> {
+        let root = root.into();
+        match storage_url.map(str::trim).filter(|u| !u.is_empty()) {
+            None => Ok(Storage::new(root)),
+            Some(url) => {
+                let objects = Arc::new(S3Objects::from_url(url, sweep_grace)?);
+                Ok(Storage::with_objects(root, objects))
+            }
+        }
     }
 
     /// The data folder `root` for the local files, with the objects kept in `objects`.
