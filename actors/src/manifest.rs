@@ -69,3 +69,91 @@ pub fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<
     }
     Ok(removed)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::storage::{ObjectStorage, S3Objects, StagedObject};
+
+    const LISTED: &str = "data/l/d/s/1/listed.parquet";
+    const STRAY: &str = "data/l/d/s/1/stray.parquet";
+
+    fn listed() -> StoredFiles {
+        let file = DataFile {
+            id: 1,
+            raw_filename: "r.csv".into(),
+            partition_path: String::new(),
+            path: LISTED.into(),
+            rows: 1,
+            bytes: 1,
+        };
+        StoredFiles {
+            data: vec![file],
+            raw: Vec::new(),
+        }
+    }
+
+    /// `storage` holding the listed object and a stray one, both just written.
+    fn with_objects(storage: &Storage, staging: &std::path::Path) {
+        for key in [LISTED, STRAY] {
+            let staged = staging.join(key.replace('/', "_"));
+            std::fs::write(&staged, b"x").unwrap();
+            storage
+                .objects()
+                .put(&[StagedObject {
+                    staged,
+                    key: key.into(),
+                }])
+                .unwrap();
+        }
+    }
+
+    fn keys(storage: &Storage) -> Vec<String> {
+        let listed = storage.objects().list("data").unwrap();
+        listed.into_iter().map(|o| o.key).collect()
+    }
+
+    #[test]
+    fn the_local_folder_removes_every_unlisted_object_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path().join("data"));
+        with_objects(&storage, dir.path());
+        assert_eq!(remove_unlisted_files(&listed(), &storage).unwrap(), 1);
+        assert_eq!(keys(&storage), [LISTED]);
+    }
+
+    /// Against the S3 server of `RAPID_TEST_S3_URL` (skipped when unset, unless
+    /// `RAPID_REQUIRE_S3=1`): a young stray object is kept, one past the grace is swept, a leased
+    /// one is kept; listed objects always stay.
+    #[test]
+    fn a_shared_store_sweeps_unlisted_objects_only_past_the_grace() {
+        let url = match std::env::var("RAPID_TEST_S3_URL") {
+            Ok(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
+            _ if std::env::var("RAPID_REQUIRE_S3").is_ok_and(|v| v == "1") => {
+                panic!("RAPID_REQUIRE_S3=1 but RAPID_TEST_S3_URL is not set")
+            }
+            _ => return eprintln!("skipped: RAPID_TEST_S3_URL is not set"),
+        };
+        let url = format!("{url}/sweep-{}", uuid::Uuid::new_v4().simple());
+        let dir = tempfile::tempdir().unwrap();
+        let open = |grace: u64| {
+            let objects = S3Objects::from_url(&url, Duration::from_secs(grace)).unwrap();
+            Storage::with_objects(dir.path(), Arc::new(objects))
+        };
+        let patient = open(3600);
+        with_objects(&patient, dir.path());
+        assert_eq!(remove_unlisted_files(&listed(), &patient).unwrap(), 0);
+        assert_eq!(keys(&patient), [LISTED, STRAY]);
+
+        let eager = open(0);
+        let lease = eager.leases().lease(vec![STRAY.into()]);
+        assert_eq!(remove_unlisted_files(&listed(), &eager).unwrap(), 0);
+        drop(lease);
+        assert_eq!(remove_unlisted_files(&listed(), &eager).unwrap(), 1);
+        assert_eq!(keys(&eager), [LISTED]);
+        eager.objects().delete_prefix("").unwrap();
+    }
+}
