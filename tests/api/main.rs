@@ -36,6 +36,7 @@ mod restart;
 mod schemas;
 mod secrets;
 mod signin_throttle;
+mod storage_s3;
 mod subjects;
 mod uploads;
 mod uploads_concurrency;
