@@ -76,7 +76,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::storage::{ObjectStorage, S3Objects, StagedObject};
+    use crate::storage::{S3Objects, StagedObject};
 
     const LISTED: &str = "data/l/d/s/1/listed.parquet";
     const STRAY: &str = "data/l/d/s/1/stray.parquet";
