@@ -82,13 +82,14 @@ impl Engine {
     /// starts the query threads and the registry. Call once, inside a running actix system,
     /// after the process-wide durability setting and the data folder's modes are set.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
-        let catalog = crate::catalog::open(&config.data_dir)?;
-        let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
+        // First: a storage URL that cannot be used stops the start before the catalog is made.
         let storage = Storage::open(
             &config.data_dir,
             config.storage_url.as_deref(),
             config.sweep_grace,
         )?;
+        let catalog = crate::catalog::open(&config.data_dir)?;
+        let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         recover(&catalog, &storage)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;

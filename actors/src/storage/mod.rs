@@ -2,8 +2,9 @@
 //!
 //! The kept objects (raw uploads, data Parquet files, large-query results) are reached only
 //! through the [`ObjectStorage`] interface, by key ([`keys`]); [`LocalFolder`] keeps them as files
-//! in the data folder, and an object store can keep them instead. The rest stays local, as paths
-//! from [`Storage`]:
+//! in the data folder, and [`S3Objects`] in an S3-compatible bucket instead
+//! (`RAPID_STORAGE_URL=s3://bucket/prefix`, under the prefix with the same keys). The rest stays
+//! local, as paths from [`Storage`]:
 //! ```text
 //! catalog.sqlite, token-signing.key, admin-credentials.json
 //! staging/{job_id}/            an upload being received and validated
@@ -39,7 +40,9 @@
 //!    reason.
 //!
 //! Start-up recovery finishes whatever a cut interrupted: staging is wiped, objects the catalog
-//! does not list are removed, jobs still IN PROGRESS become FAILED.
+//! does not list are removed, jobs still IN PROGRESS become FAILED. In a bucket, which other
+//! nodes may share, only unlisted objects older than `RAPID_SWEEP_GRACE_SECS` are removed, at
+//! start-up and every ten minutes ([`ObjectStorage::unlisted_grace`]).
 //! Catalog-only changes (schemas, subjects, jobs) are durable by step 3 alone.
 //! `RAPID_DURABILITY=off` skips the syncs of steps 1-2 and runs SQLite with `synchronous=NORMAL`.
 
