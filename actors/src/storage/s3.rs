@@ -62,11 +62,6 @@ impl S3Objects {
         })
     }
 
-    /// The bucket's name.
-    pub fn bucket(&self) -> &str {
-        &self.bucket
-    }
-
     /// Where `rel` (a key or a folder, already checked) lives in the bucket.
     fn path(&self, rel: &str) -> Result<StorePath> {
         let full = match (self.prefix.is_empty(), rel.is_empty()) {
