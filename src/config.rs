@@ -202,6 +202,18 @@ pub struct ServeArgs {
     /// Mark the web session cookie `Secure` (set it when the pages are served over HTTPS).
     #[arg(long, env = "RAPID_WEB_SECURE_COOKIE", default_value_t = false)]
     pub web_secure_cookie: bool,
+
+    /// Where raw uploads, data Parquet and large-query results are kept: unset = the data
+    /// folder; `s3://bucket/prefix` = an S3-compatible bucket, reached with the standard AWS
+    /// settings (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_ALLOW_HTTP). Staging, the catalog and the key files stay in the data folder.
+    #[arg(long, env = "RAPID_STORAGE_URL")]
+    pub storage_url: Option<String>,
+
+    /// On S3 storage: seconds an object no catalog row lists is kept before the sweeper removes
+    /// it (so another node's commit in flight is never swept).
+    #[arg(long, env = "RAPID_SWEEP_GRACE_SECS", default_value_t = 3600)]
+    pub sweep_grace_secs: u64,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]

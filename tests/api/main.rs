@@ -37,6 +37,7 @@ mod restart;
 mod schemas;
 mod secrets;
 mod signin_throttle;
+mod storage_s3;
 mod subjects;
 mod uploads;
 mod uploads_concurrency;

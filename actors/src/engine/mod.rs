@@ -54,6 +54,11 @@ pub struct EngineConfig {
     pub max_value_bytes: usize,
     /// How long a large query's result link stays valid.
     pub result_ttl_seconds: i64,
+    /// Where the kept objects live (`RAPID_STORAGE_URL`): the data folder when `None`,
+    /// `s3://bucket/prefix` for an S3-compatible bucket.
+    pub storage_url: Option<String>,
+    /// How old an unlisted object in a shared store must be before it is swept.
+    pub sweep_grace: Duration,
 }
 
 #[derive(Clone)]
@@ -78,9 +83,14 @@ impl Engine {
     /// starts the query threads and the registry. Call once, inside a running actix system,
     /// after the process-wide durability setting and the data folder's modes are set.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
+        // First: a storage URL that cannot be used stops the start before the catalog is made.
+        let storage = Storage::open(
+            &config.data_dir,
+            config.storage_url.as_deref(),
+            config.sweep_grace,
+        )?;
         let catalog = crate::catalog::open(&config.data_dir)?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
-        let storage = Storage::new(&config.data_dir);
         recover(&catalog, &storage)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;
@@ -276,6 +286,16 @@ impl Engine {
             ))
             .context(e.report())
         })
+    }
+
+    /// Removes the objects of a shared store (S3) that no catalog row lists and that are older
+    /// than the grace period; returns how many. Blocking. The local folder has nothing to do:
+    /// only this process writes to it, and start-up removed what no row lists.
+    pub fn sweep_unlisted_objects(&self) -> Result<usize> {
+        if self.storage.objects().unlisted_grace().is_none() {
+            return Ok(0);
+        }
+        remove_unlisted_files(&self.catalog.stored_files()?, &self.storage)
     }
 
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.
