@@ -13,6 +13,13 @@ ADMIN_SECRET = "sdk-admin-secret-0123456789abcdef0123"
 
 @pytest.fixture(scope="session")
 def server():
+    # A running service instead (scripts/test-scale-out.sh: two nodes behind nginx), whose admin
+    # client is ADMIN_ID / ADMIN_SECRET.
+    external = os.environ.get("RAPID_SDK_URL")
+    if external:
+        os.environ.update(RAPID_URL=external, RAPID_CLIENT_ID=ADMIN_ID, RAPID_CLIENT_SECRET=ADMIN_SECRET)
+        yield external
+        return
     binary = os.environ.get("RAPID_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/rapid-rs"))
     data = tempfile.mkdtemp(prefix="rapid-sdk-")
     env = dict(os.environ, RAPID_ADMIN_CLIENT_ID=ADMIN_ID, RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET,
