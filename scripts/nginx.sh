@@ -36,7 +36,9 @@ pid $NGINX_DIR/nginx.pid;
 error_log $NGINX_DIR/error.log warn;
 events { worker_connections 1024; }
 http {
-  access_log $NGINX_DIR/access.log;
+  # Which node served each request, for the tests' spread check.
+  log_format upstream '\$upstream_addr \$request_method \$uri \$status';
+  access_log $NGINX_DIR/access.log upstream;
   client_body_temp_path $NGINX_DIR/body;
   proxy_temp_path $NGINX_DIR/proxy;
   fastcgi_temp_path $NGINX_DIR/fastcgi;

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Two rapid-rs nodes on one PostgreSQL catalog and one S3 bucket (Garage), behind nginx, all on
+# loopback (issue 18's acceptance run; docs/scale-out.md has the figures it prints):
+#   1. the rAPId SDK journey through the balancer;
+#   2. `rapid-rs bench`: 200 concurrent uploads to one dataset spread over both nodes, every
+#      accepted row stored exactly once; then the same load against one node, for the figures;
+#   3. kill -9 of one node during uploads: no half-committed data (bench's exactly-once check),
+#      its jobs FAILED within the lease, the other node keeps serving;
+#   4. DuckDB (with its httpfs extension, from PyPI) reads the bucket's Parquet and counts the
+#      rows the service counts.
+# Installs what it needs (PostgreSQL, Garage, nginx, a DuckDB venv) on first use.
+#   scripts/test-scale-out.sh            (RAPID_BIN=path to use a built binary)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${RAPID_BIN:-}" ]; then
+  cargo build --locked --quiet
+  RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs"
+fi
+scripts/setup-python.sh >/dev/null
+source scripts/pg.sh
+source scripts/garage.sh
+source scripts/nginx.sh
+
+ADMIN_ID=sdk-admin                                   # as tests/sdk/conftest.py
+ADMIN_SECRET=sdk-admin-secret-0123456789abcdef0123
+LEASE=6
+work="$(mktemp -d)"
+declare -A node_pid node_addr
+cleanup() {
+  for n in "${!node_pid[@]}"; do kill -9 "${node_pid[$n]}" 2>/dev/null || true; done
+  stop_nginx
+  garage_stop
+  pg_stop
+  rm -rf "$work"
+}
+trap cleanup EXIT
+say() { printf '\n== %s\n' "$*"; }
+
+pg_start
+garage_start
+STORAGE_URL="$RAPID_TEST_S3_URL/scale-out"
+
+# Starts node $1 (its own data folder for staging; catalog, bucket and signing key shared).
+start_node() {
+  local name="$1" out="$work/$1.out"
+  RAPID_ADMIN_CLIENT_ID="$ADMIN_ID" RAPID_ADMIN_CLIENT_SECRET="$ADMIN_SECRET" \
+    ALLOWED_EMAIL_DOMAINS=example.com RUST_LOG=warn \
+    "$RAPID_BIN" serve --bind 127.0.0.1:0 --workers 2 --data-dir "$work/$name" \
+      --catalog-url "$PG_URL" --storage-url "$STORAGE_URL" --key-file "$work/shared.key" \
+      --node-id "$name" --job-lease-secs "$LEASE" >"$out" 2>"$work/$name.log" &
+  node_pid[$name]=$!
+  for _ in $(seq 1 300); do
+    node_addr[$name]="$(sed -n 's/^listening on http:\/\///p' "$out" | head -n1)"
+    [ -n "${node_addr[$name]}" ] && return 0
+    kill -0 "${node_pid[$name]}" 2>/dev/null || { cat "$work/$name.log"; echo "node $name did not start"; exit 1; }
+    sleep 0.1
+  done
+  echo "node $name did not print its address"; exit 1
+}
+
+start_node a
+start_node b
+start_nginx "${node_addr[a]}" "${node_addr[b]}"
+BALANCER="$NGINX_URL/api"
+echo "nodes: a=${node_addr[a]} b=${node_addr[b]}; balancer: $NGINX_URL; catalog: PostgreSQL; storage: $STORAGE_URL"
+
+say "1. rAPId SDK journey through the balancer"
+RAPID_SDK_URL="$BALANCER" .venv/bin/python -m pytest -q tests/sdk
+
+bench() {  # bench URL DATASETS-NAME-SEED ARGS...
+  local url="$1"; shift
+  "$RAPID_BIN" bench --url "$url" --client-id "$ADMIN_ID" --client-secret "$ADMIN_SECRET" \
+    --json "$@"
+}
+figure() { .venv/bin/python -c 'import json,sys; r=json.load(open(sys.argv[1])); print(f"{r[\"files_stored\"]} of {r[\"files\"]} files stored, {r[\"rows_stored\"]} rows, {r[\"seconds\"]:.1f} s, {r[\"rows_per_second\"]:.0f} rows/s, exactly once: {r[\"exactly_once\"]}")' "$1"; }
+
+say "2. 200 concurrent uploads to one dataset through the balancer"
+bench "$BALANCER" --uploaders 200 --files 200 --rows 2000 --seed 11 >"$work/two.json"
+figure "$work/two.json"
+for n in a b; do
+  echo "   node $n received $(grep -c "^${node_addr[$n]} POST /api/datasets/default/bench/" "$NGINX_DIR/access.log" || true) of the uploads"
+done
+say "   the same load against node a alone"
+bench "http://${node_addr[a]}/api" --uploaders 200 --files 200 --rows 2000 --seed 12 >"$work/one.json"
+figure "$work/one.json"
+
+say "3. kill -9 of node b during uploads"
+bench "$BALANCER" --uploaders 16 --duration 12 --rows 5000 --seed 13 >"$work/killed.json" &
+bench_pid=$!
+sleep 4
+kill -9 "${node_pid[b]}"
+unset 'node_pid[b]'
+echo "   node b killed"
+bench_status=0
+wait "$bench_pid" || bench_status=$?
+figure "$work/killed.json"
+[ "$bench_status" = 0 ] || { echo "FAILED: rows not stored exactly once after the kill"; exit 1; }
+token="$(curl -sf -u "$ADMIN_ID:$ADMIN_SECRET" -d grant_type=client_credentials "http://${node_addr[a]}/api/oauth2/token" | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+deadline=$((SECONDS + LEASE * 3 + 10))
+while :; do
+  left="$(curl -sf -H "Authorization: Bearer $token" "http://${node_addr[a]}/api/jobs" \
+    | .venv/bin/python -c 'import json,sys; print(sum(j["status"] == "IN PROGRESS" for j in json.load(sys.stdin)))')"
+  [ "$left" = 0 ] && break
+  [ "$SECONDS" -lt "$deadline" ] || { echo "FAILED: $left jobs still IN PROGRESS after the lease"; exit 1; }
+  sleep 1
+done
+echo "   no job left IN PROGRESS (lease ${LEASE}s); node a still serves:"
+curl -sf "http://${node_addr[a]}/api/status"; echo
+
+say "4. DuckDB reads the bucket"
+duck="${RAPID_TOOLS:-$HOME/.cache/rapid-rs-tools}/duckdb-httpfs-venv"
+if [ ! -x "$duck/bin/python" ]; then
+  python3 -m venv "$duck"
+  "$duck/bin/pip" install --quiet --disable-pip-version-check duckdb==1.5.5 duckdb-extension-httpfs==1.5.5
+fi
+dataset="$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["verification"][0]["dataset"])' "$work/two.json")"
+ours="$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+  -d '{"select_columns": ["count(*) AS n"]}' \
+  "http://${node_addr[a]}/api/datasets/default/bench/$dataset/query" \
+  | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["0"]["n"])')"
+theirs="$("$duck/bin/python" - "$STORAGE_URL" "$dataset" <<'PY'
+import os, sys
+import duckdb
+url, dataset = sys.argv[1].rstrip("/"), sys.argv[2]
+endpoint = os.environ["AWS_ENDPOINT_URL"].split("://", 1)[1]
+con = duckdb.connect()
+con.execute("LOAD httpfs")
+con.execute(f"""CREATE SECRET s3 (TYPE s3, KEY_ID '{os.environ["AWS_ACCESS_KEY_ID"]}',
+    SECRET '{os.environ["AWS_SECRET_ACCESS_KEY"]}', REGION '{os.environ["AWS_REGION"]}',
+    ENDPOINT '{endpoint}', URL_STYLE 'path', USE_SSL false)""")
+n = con.execute(f"SELECT count(*) FROM read_parquet('{url}/data/default/bench/{dataset}/*/**/*.parquet',"
+                " hive_partitioning = true)").fetchone()[0]
+print(n)
+PY
+)"
+echo "   rapid-rs counts $ours rows of default/bench/$dataset; DuckDB counts $theirs in the bucket"
+[ "$ours" = "$theirs" ] || { echo "FAILED: the counts differ"; exit 1; }
+say "scale-out: all passed"
