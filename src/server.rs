@@ -27,7 +27,20 @@ use crate::state::AppState;
 /// Largest JSON body accepted by the JSON routes (schemas, queries, subjects).
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
 
+/// Serves until SIGINT or SIGTERM, then shuts down gracefully.
 pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
+    // Signal handlers are registered before the ready line is printed, so a SIGTERM sent the
+    // moment a script sees that line still shuts down gracefully.
+    let shutdown = shutdown_signal()?;
+    serve_until(args, shutdown).await
+}
+
+/// Serves until `shutdown` resolves (a signal, or whatever an embedding program or test
+/// chooses), then drains: the same graceful stop as on SIGTERM.
+pub async fn serve_until(
+    args: ServeArgs,
+    shutdown: impl std::future::Future<Output = ()> + 'static,
+) -> std::io::Result<()> {
     // First, so a folder of another account is refused with its own reason; and before the
     // catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
     let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(std::io::Error::other)?;
@@ -53,9 +66,6 @@ pub async fn serve(args: ServeArgs) -> std::io::Result<()> {
         build_app(app_state.clone())
     })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
-    // Signal handlers are registered before the ready line is printed, so a SIGTERM sent the
-    // moment a script sees that line still shuts down gracefully.
-    let shutdown = shutdown_signal()?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
     let engine = state.engine.clone();
@@ -239,4 +249,43 @@ fn path_error(err: PathError, _: &HttpRequest) -> actix_web::Error {
 
 fn query_error(err: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
     ApiError(Error::invalid(format!("Invalid query string: {err}"))).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Only {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn args(data: &std::path::Path) -> ServeArgs {
+        let data = data.display().to_string();
+        Only::parse_from(["t", "--bind", "127.0.0.1:0", "--data-dir", &data]).serve
+    }
+
+    #[actix_web::test]
+    async fn serve_until_stops_when_told_and_frees_the_data_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = actix_web::rt::spawn(serve_until(args(dir.path()), async move {
+            let _ = stopped.await;
+        }));
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        if running.is_finished() {
+            panic!("stopped unasked: {:?}", running.await);
+        }
+        stop.send(()).unwrap();
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), running)
+            .await
+            .expect("stopped in time")
+            .unwrap();
+        assert!(outcome.is_ok(), "{outcome:?}");
+        // The folder is free for the next service (or an admin command needing it stopped).
+        crate::admin::lock::DataLock::acquire(dir.path()).expect("data folder released");
+    }
 }
