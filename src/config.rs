@@ -196,6 +196,11 @@ pub struct ServeArgs {
     /// Mark the web session cookie `Secure` (set it when the pages are served over HTTPS).
     #[arg(long, env = "RAPID_WEB_SECURE_COOKIE", default_value_t = false)]
     pub web_secure_cookie: bool,
+
+    /// The catalog: unset (or empty) for the SQLite file in the data folder;
+    /// `postgres://user:password@host:port/database` for PostgreSQL, shared by several nodes.
+    #[arg(long, env = "RAPID_CATALOG_URL", hide_env_values = true)]
+    pub catalog_url: Option<String>,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]
@@ -286,4 +291,16 @@ impl ServeArgs {
             ),
         }
     }
+}
+
+impl ServeArgs {
+    /// The PostgreSQL catalog's URL; `None` (unset or empty): the SQLite catalog in the data folder.
+    pub fn postgres_catalog(&self) -> Option<&str> {
+        postgres_catalog(self.catalog_url.as_deref())
+    }
+}
+
+/// A catalog URL setting, `None` when unset or empty.
+pub fn postgres_catalog(url: Option<&str>) -> Option<&str> {
+    url.map(str::trim).filter(|u| !u.is_empty())
 }

@@ -43,6 +43,8 @@ use crate::storage::{safe_segment, Storage};
 pub struct EngineConfig {
     /// The data folder: catalog, data, raw uploads, staging, results.
     pub data_dir: PathBuf,
+    /// The PostgreSQL catalog's URL; `None`: the SQLite catalog in the data folder.
+    pub catalog_url: Option<String>,
     /// The instance's layers (lower case).
     pub layers: Vec<String>,
     pub auth: AuthSettings,
@@ -77,7 +79,7 @@ impl Engine {
     /// starts the query threads and the registry. Call once, inside a running actix system,
     /// after the process-wide durability setting and the data folder's modes are set.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
-        let catalog = crate::catalog::open(&config.data_dir)?;
+        let catalog = crate::catalog::open(&config.data_dir, config.catalog_url.as_deref())?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let storage = Storage::new(&config.data_dir);
         recover(&catalog, &storage)?;

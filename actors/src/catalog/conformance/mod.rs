@@ -177,3 +177,38 @@ fn kind_of<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
         Err(e) => e.kind,
     }
 }
+
+// ---- for the implementations' own tests ----------------------------------------------------
+
+/// The version-`n` schema the cases store.
+pub(crate) fn schema_of(version: i64) -> SchemaVersion {
+    schema(version)
+}
+
+/// A new upload job of raw file `raw` on `record`; returns its id.
+pub(crate) fn new_upload_job(c: &dyn Catalog, record: &DatasetRecord, raw: &str) -> String {
+    upload_job(c, record, "s1", raw)
+}
+
+/// The mean wall time of one `commit_upload`, over `n` commits in a row to one new dataset (each
+/// based on the files before it, as the dataset actor does; only the commit call is timed).
+pub(crate) fn commit_latency(c: &dyn Catalog, n: usize) -> std::time::Duration {
+    let record = dataset(c, "latency");
+    let mut spent = std::time::Duration::ZERO;
+    for i in 0..n {
+        let raw = format!("r{i}.csv");
+        let job = upload_job(c, &record, "s1", &raw);
+        let mut commit = upload(&record, &job, &raw, &[&format!("data/latency/{i}.parquet")]);
+        commit.based_on = c
+            .data_files(record.id, 1)
+            .expect("data files")
+            .iter()
+            .map(|f| f.id)
+            .collect();
+        let started = std::time::Instant::now();
+        c.commit_upload(&commit).expect("commit");
+        spent += started.elapsed();
+    }
+    assert_eq!(c.data_files(record.id, 1).unwrap().len(), n);
+    spent / n.max(1) as u32
+}
