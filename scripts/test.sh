@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command:
 # 1. unit tests of every crate and the HTTP integration tests (each starts the real rapid-rs
-#    binary on a free loopback port with a temporary data folder);
+#    binary on a free loopback port with a temporary data folder), with a throwaway PostgreSQL
+#    (scripts/pg.sh) for the PostgreSQL catalog's conformance suite and HTTP test;
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
@@ -13,7 +14,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
-RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+# A throwaway PostgreSQL (scripts/pg.sh) for the PostgreSQL catalog's tests, which must run here
+# (RAPID_REQUIRE_PG=1: they fail instead of skipping); stopped and removed on exit.
+source scripts/pg.sh
+trap pg_stop EXIT
+pg_start
+RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_TEST_PYTHON="$PWD/.venv/bin/python" \
+  cargo test --workspace --locked "$@"
+pg_stop
 scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
