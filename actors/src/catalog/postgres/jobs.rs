@@ -129,19 +129,24 @@ impl JobCatalog for PostgresCatalog {
     }
 
     fn fail_in_progress_jobs(&self, errors: &[String], after: AfterFailing<'_>) -> Result<usize> {
-        // The job and manifest tables locked against writers (readers go on) until `after` has
-        // run and the transaction commits: no other catalog write to them commits before.
+        // As SQLite does under its lock: the jobs are FAILED and committed (`after` may end the
+        // process), yet no upload commit or file deletion commits before `after` returns. This
+        // transaction locks the manifest tables against writers (waiting for those under way;
+        // readers go on) while another connection fails the jobs; an upload commit that comes
+        // after waits at its first insert, and finds its job FAILED or its process gone.
         self.transaction(|db| {
-            db.batch("LOCK TABLE jobs, raw_files, data_files IN EXCLUSIVE MODE")?;
-            let failed = db.execute(
-                "UPDATE jobs SET status = $1, errors = $2, finished_at = $3 WHERE status = $4",
-                &[
-                    &JobStatus::Failed.as_str(),
-                    &errors_text(errors),
-                    &now_text(),
-                    &JobStatus::InProgress.as_str(),
-                ],
-            )? as usize;
+            db.batch("LOCK TABLE raw_files, data_files IN EXCLUSIVE MODE")?;
+            let failed = self.pool.with_own_connection(|own| {
+                own.execute(
+                    "UPDATE jobs SET status = $1, errors = $2, finished_at = $3 WHERE status = $4",
+                    &[
+                        &JobStatus::Failed.as_str(),
+                        &errors_text(errors),
+                        &now_text(),
+                        &JobStatus::InProgress.as_str(),
+                    ],
+                )
+            })? as usize;
             after(failed, &|| super::manifest::stored_files(db))?;
             Ok(failed)
         })

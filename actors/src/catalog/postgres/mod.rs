@@ -177,3 +177,5 @@ impl Catalog for PostgresCatalog {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_locks;

@@ -215,6 +215,17 @@ impl Pool {
         out
     }
 
+    /// Runs `f` on a new connection of its own, outside the pool (so it never waits for a slot
+    /// its caller holds), closed afterwards. For rare steps that must commit while the caller's
+    /// transaction goes on.
+    pub(super) fn with_own_connection<R>(&self, f: impl FnOnce(&Db<'_>) -> Result<R>) -> Result<R> {
+        let conn = Conn {
+            client: connect(&self.config)?,
+            statements: RefCell::default(),
+        };
+        f(&Db { conn: &conn })
+    }
+
     /// Runs `f` on one connection, outside any transaction.
     pub(super) fn with<R>(&self, f: impl FnOnce(&Db<'_>) -> Result<R>) -> Result<R> {
         self.with_conn(|db| (f(db), false))

@@ -1,22 +1,22 @@
-//! The PostgreSQL catalog against a real server: the conformance suite, cross-connection commit
-//! serialisation, calls from any kind of thread, reconnection, migrations.
+//! The PostgreSQL catalog against a real server: the conformance suite, calls from any kind of
+//! thread, reconnection, migrations (locking across connections: `tests_locks.rs`).
 //!
 //! The server's URL comes from `RAPID_TEST_PG_URL` (scripts/pg.sh starts a throwaway one). Unset:
 //! each test prints "skipped: ..." and passes, unless `RAPID_REQUIRE_PG=1` (scripts/test.sh, CI).
 //! Each catalog lives in a new schema of its own, dropped at the end.
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::*;
-use crate::catalog::interface::{DatasetCatalog, ManifestCatalog, SubjectCatalog};
-use crate::catalog::{Catalog, NewDataFile, UploadCommit};
+use crate::catalog::interface::{DatasetCatalog, SubjectCatalog};
+use crate::catalog::Catalog;
 use crate::error::ErrorKind;
 use crate::key::DatasetKey;
 use crate::sensitivity::Sensitivity;
 
 /// The test server's URL, or `None` after printing why the test is skipped.
-fn server_url(test: &str) -> Option<String> {
+pub(super) fn server_url(test: &str) -> Option<String> {
     match std::env::var("RAPID_TEST_PG_URL") {
         Ok(url) if !url.trim().is_empty() => Some(url),
         _ => {
@@ -31,13 +31,13 @@ fn server_url(test: &str) -> Option<String> {
 }
 
 /// Fresh schemas on one server, dropped when this goes.
-struct Schemas {
+pub(super) struct Schemas {
     url: String,
     made: std::sync::Mutex<Vec<String>>,
 }
 
 impl Schemas {
-    fn new(url: String) -> Schemas {
+    pub(super) fn new(url: String) -> Schemas {
         Schemas {
             url,
             made: Default::default(),
@@ -49,7 +49,7 @@ impl Schemas {
     }
 
     /// A new empty schema; returns its name.
-    fn schema(&self) -> String {
+    pub(super) fn schema(&self) -> String {
         let name = format!("rapid_test_{}", uuid::Uuid::new_v4().simple());
         self.admin()
             .with(|db| db.batch(&format!("CREATE SCHEMA {name}")))
@@ -67,11 +67,11 @@ impl Schemas {
     }
 
     /// A catalog in `schema` (made by [`Self::schema`]).
-    fn catalog_in(&self, schema: &str) -> PostgresCatalog {
+    pub(super) fn catalog_in(&self, schema: &str) -> PostgresCatalog {
         PostgresCatalog::open_config(self.config(schema, "rapid-test")).unwrap()
     }
 
-    fn catalog(&self) -> PostgresCatalog {
+    pub(super) fn catalog(&self) -> PostgresCatalog {
         self.catalog_in(&self.schema())
     }
 }
@@ -112,97 +112,6 @@ fn postgres_commit_latency() {
     let catalog = schemas.catalog();
     let per_commit = crate::catalog::conformance::commit_latency(&catalog, 200);
     println!("commit_upload on PostgreSQL: {per_commit:?} per commit (200 in a row, debug build)");
-}
-
-fn commit_of(
-    record: &crate::key::DatasetRecord,
-    job: &str,
-    raw: &str,
-    based_on: Vec<i64>,
-) -> UploadCommit {
-    UploadCommit {
-        dataset_id: record.id,
-        version: 1,
-        job_id: job.to_string(),
-        raw_filename: raw.to_string(),
-        original_filename: "u.csv".into(),
-        uploaded_by: "node".into(),
-        rows: 1,
-        raw_bytes: 1,
-        files: vec![NewDataFile {
-            partition_path: String::new(),
-            path: format!("data/{raw}.parquet"),
-            rows: 1,
-            bytes: 1,
-        }],
-        based_on,
-        replaced: Vec::new(),
-    }
-}
-
-/// Two catalogs on one database (two nodes' connections) commit, at the same moment, uploads
-/// that both checked the same files: each round exactly one wins and the other is refused as a
-/// conflict, so the version only ever holds one of the two.
-#[test]
-fn two_nodes_committing_to_one_dataset_are_serialised() {
-    let Some(url) = server_url("two_nodes_committing_to_one_dataset_are_serialised") else {
-        return;
-    };
-    let schemas = Schemas::new(url);
-    let schema = schemas.schema();
-    let nodes = [
-        Arc::new(schemas.catalog_in(&schema)),
-        Arc::new(schemas.catalog_in(&schema)),
-    ];
-    let key = DatasetKey::new("raw", "sales", "shared");
-    let record = nodes[0]
-        .create_dataset(
-            &key,
-            "shared",
-            Sensitivity::Public,
-            &crate::catalog::conformance::schema_of(1),
-        )
-        .unwrap();
-    const ROUNDS: usize = 20;
-    for round in 0..ROUNDS {
-        let based_on: Vec<i64> = nodes[0]
-            .data_files(record.id, 1)
-            .unwrap()
-            .iter()
-            .map(|f| f.id)
-            .collect();
-        let barrier = Arc::new(Barrier::new(2));
-        let outcomes: Vec<_> = nodes
-            .iter()
-            .enumerate()
-            .map(|(n, node)| {
-                let (node, barrier, record, based_on) = (
-                    node.clone(),
-                    barrier.clone(),
-                    record.clone(),
-                    based_on.clone(),
-                );
-                std::thread::spawn(move || {
-                    let raw = format!("r{round}n{n}");
-                    let job =
-                        crate::catalog::conformance::new_upload_job(node.as_ref(), &record, &raw);
-                    barrier.wait();
-                    node.commit_upload(&commit_of(&record, &job, &raw, based_on))
-                })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|t| t.join().unwrap())
-            .collect();
-        let won = outcomes.iter().filter(|o| o.is_ok()).count();
-        let conflicts = outcomes
-            .iter()
-            .filter(|o| matches!(o, Err(e) if e.kind == ErrorKind::Conflict))
-            .count();
-        assert_eq!((won, conflicts), (1, 1), "round {round}: {outcomes:?}");
-    }
-    let files = nodes[1].data_files(record.id, 1).unwrap();
-    assert_eq!(files.len(), ROUNDS, "one file per round");
 }
 
 /// The sync client of the `postgres` crate panics when called inside a tokio runtime; this one is
