@@ -157,9 +157,13 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let settings = auth_settings(args)?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
+    let node_id = args.node_id();
+    tracing::info!(node_id, "this node's jobs carry its id");
     let (engine, bootstrap) = Engine::open(EngineConfig {
         data_dir: args.data_dir.clone(),
         catalog_url: args.postgres_catalog().map(str::to_string),
+        node_id: node_id.clone(),
+        job_lease: std::time::Duration::from_secs(args.job_lease_secs),
         layers,
         auth: settings,
         query: args.query_settings(),

@@ -122,11 +122,17 @@ fn print(value: serde_json::Value) {
     println!("{value:#}");
 }
 
-/// Backup and restore copy the SQLite catalog file; a PostgreSQL catalog is backed up with
-/// PostgreSQL's own tools.
-fn sqlite_only(url: Option<&str>, command: &str) -> Result<(), Failure> {
+/// The PostgreSQL catalog's URL, if set. Backup and restore copy the SQLite catalog file, so they
+/// refuse with one: a PostgreSQL catalog is backed up with PostgreSQL's own tools.
+fn catalog_url(args: &AdminArgs) -> Result<Option<&str>, Failure> {
+    let url = crate::config::postgres_catalog(args.catalog_url.as_deref());
+    let command = match args.command {
+        AdminCommand::Backup { .. } => "backup",
+        AdminCommand::Restore { .. } => "restore",
+        _ => return Ok(url),
+    };
     match url {
-        None => Ok(()),
+        None => Ok(None),
         Some(_) => Err(Failure::Other(format!(
             "`{command}` copies the SQLite catalog of the data folder, but RAPID_CATALOG_URL puts \
              the catalog in PostgreSQL: back it up with pg_dump (and the files with the data \
@@ -136,8 +142,7 @@ fn sqlite_only(url: Option<&str>, command: &str) -> Result<(), Failure> {
 }
 
 fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
-    let dir = &args.data_dir;
-    let url = crate::config::postgres_catalog(args.catalog_url.as_deref());
+    let (dir, url) = (&args.data_dir, catalog_url(args)?);
     match &args.command {
         AdminCommand::CreateClient {
             name,
@@ -172,7 +177,6 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             eprintln!("rapid-admin: new signing key written; tokens issued before are refused from the next start");
         }
         AdminCommand::Backup { dest } => {
-            sqlite_only(url, "backup")?;
             let summary = if archive::is_archive(dest) {
                 archive::backup_to_archive(dir, dest).map_err(Failure::Other)?
             } else {
@@ -181,7 +185,6 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             print(json!({"backup": dest, "summary": summary}));
         }
         AdminCommand::Restore { src } => {
-            sqlite_only(url, "restore")?;
             std::fs::create_dir_all(dir)
                 .map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
             let _lock = stopped(dir)?;

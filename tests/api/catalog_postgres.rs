@@ -198,3 +198,53 @@ fn sqlite_only_admin_commands_refuse_on_postgres() {
         assert!(!dir.path().join("copy").exists(), "nothing written");
     }
 }
+
+/// Jobs carry their node: a node's start fails only its own unfinished jobs, and a job whose
+/// node stopped beating is failed by a surviving node within the lease.
+#[test]
+fn a_node_fails_its_own_jobs_at_start_and_anyones_after_the_lease() {
+    let Some(db) =
+        Database::create("a_node_fails_its_own_jobs_at_start_and_anyones_after_the_lease")
+    else {
+        return;
+    };
+    // The catalog's tables exist once a first node has started.
+    TestServer::start_with(db.options()).stop();
+    let job = |id: &str, node: &str, heartbeat: &str| {
+        format!(
+            "INSERT INTO jobs (job_id, kind, status, step, layer, domain, dataset, version, \
+             subject_id, created_at, node_id, heartbeat_at) VALUES ('{id}', 'UPLOAD', \
+             'IN PROGRESS', 'VALIDATION', 'default', 'shop', 'sales', 1, 'testadmin', \
+             '2026-01-01T00:00:00.000Z', '{node}', '{heartbeat}')"
+        )
+    };
+    // Its own (node "b"), another node's alive (a heartbeat in the future), a dead node's.
+    run_sql(&db.url, &job("own", "b", "9999-01-01T00:00:00.000Z"));
+    run_sql(&db.url, &job("alive", "a", "9999-01-01T00:00:00.000Z"));
+    run_sql(&db.url, &job("dead", "c", "2026-01-01T00:00:00.000Z"));
+    let mut options = db.options();
+    options.args = ["--node-id", "b", "--job-lease-secs", "3"]
+        .map(String::from)
+        .to_vec();
+    let s = TestServer::start_with(options);
+    let token = s.admin_token();
+    let status = |id: &str| {
+        let (code, job) = s.call("GET", &format!("/api/jobs/{id}"), Some(&token), None);
+        assert_eq!(code, StatusCode::OK, "{job}");
+        job["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status("own"), "FAILED", "failed by its node's start");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while status("dead") != "FAILED" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the dead node's job never failed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(
+        status("alive"),
+        "IN PROGRESS",
+        "a live node's job is left alone"
+    );
+}

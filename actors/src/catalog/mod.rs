@@ -50,3 +50,12 @@ pub fn open_existing(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog
 pub fn now_text() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
+
+/// The time `ago` before now, as [`now_text`] writes it (texts compare as the times do).
+pub fn time_text_before(ago: std::time::Duration) -> String {
+    let ago = chrono::Duration::from_std(ago).unwrap_or(chrono::Duration::MAX);
+    let then = chrono::Utc::now()
+        .checked_sub_signed(ago)
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+    then.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

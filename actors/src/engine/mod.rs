@@ -45,6 +45,10 @@ pub struct EngineConfig {
     pub data_dir: PathBuf,
     /// The PostgreSQL catalog's URL; `None`: the SQLite catalog in the data folder.
     pub catalog_url: Option<String>,
+    /// This process's name among the nodes sharing the catalog: its jobs carry it.
+    pub node_id: String,
+    /// A job whose heartbeat is older than this is failed by any node (its node died).
+    pub job_lease: Duration,
     /// The instance's layers (lower case).
     pub layers: Vec<String>,
     pub auth: AuthSettings,
@@ -82,10 +86,11 @@ impl Engine {
         let catalog = crate::catalog::open(&config.data_dir, config.catalog_url.as_deref())?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let storage = Storage::new(&config.data_dir);
-        recover(&catalog, &storage)?;
+        recover(&catalog, &storage, &config.node_id)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;
-        let jobs = Jobs::new(catalog.clone());
+        let jobs = Jobs::new(catalog.clone(), &config.node_id);
+        jobs.start_heartbeat(config.job_lease)?;
         let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
         let settings = Arc::new(Settings {
             max_upload_bytes: config.max_upload_bytes,
@@ -291,15 +296,15 @@ pub fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
     asked.filter(|v| *v > 0).unwrap_or(latest)
 }
 
-/// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can
-/// never finish, and files not in the manifest belong to commits that never happened.
-fn recover(catalog: &SharedCatalog, storage: &Storage) -> Result<()> {
+/// Start-up after a crash or a stop: staging holds only unfinished work, this node's jobs left
+/// running can never finish (other nodes' are failed by their lease), and files not in the manifest belong to commits that never happened.
+fn recover(catalog: &SharedCatalog, storage: &Storage, node_id: &str) -> Result<()> {
     let staging = storage.staging_root();
     if staging.exists() {
         std::fs::remove_dir_all(&staging)?;
     }
     std::fs::create_dir_all(&staging)?;
-    let failed = Jobs::new(catalog.clone()).fail_interrupted()?;
+    let failed = Jobs::new(catalog.clone(), node_id).fail_interrupted()?;
     let removed = remove_unlisted_files(&catalog.stored_files()?, storage)?;
     if failed > 0 || removed > 0 {
         tracing::warn!(

@@ -105,7 +105,7 @@ impl Engine {
         let errors = ["The service shut down before this job finished".to_string()];
         let mut unfinished = None;
         self.catalog
-            .fail_in_progress_jobs(&errors, &mut |failed, listed| {
+            .fail_in_progress_jobs(self.jobs.node_id(), &errors, &mut |failed, listed| {
                 if failed == 0 && pending() <= 0 {
                     return Ok(());
                 }

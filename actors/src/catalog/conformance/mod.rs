@@ -16,6 +16,9 @@ use crate::sensitivity::Sensitivity;
 
 type Case = fn(&dyn Catalog);
 
+/// The node the cases' jobs run on.
+const NODE: &str = "node-a";
+
 /// Every case, by name.
 const CASES: &[(&str, Case)] = &[
     (
@@ -67,6 +70,14 @@ const CASES: &[(&str, Case)] = &[
         jobs::listing_newest_first_per_subject,
     ),
     ("jobs::fail_in_progress_jobs", jobs::fail_in_progress_jobs),
+    (
+        "jobs::nodes_fail_only_their_own_jobs",
+        jobs::nodes_fail_only_their_own_jobs,
+    ),
+    (
+        "jobs::expired_heartbeats_fail_jobs",
+        jobs::expired_heartbeats_fail_jobs,
+    ),
     (
         "subjects::create_and_read_back",
         subjects::create_and_read_back,
@@ -141,7 +152,7 @@ fn upload_job(c: &dyn Catalog, record: &DatasetRecord, subject: &str, raw: &str)
         filename: Some("upload.csv"),
         raw_filename: Some(raw),
     };
-    c.create_job(&id, &job).expect("create job");
+    c.create_job(&id, NODE, &job).expect("create job");
     id
 }
 

@@ -4,7 +4,7 @@ use tokio_postgres::Row;
 
 use super::PostgresCatalog;
 use crate::catalog::interface::{AfterFailing, JobCatalog};
-use crate::catalog::now_text;
+use crate::catalog::{now_text, time_text_before};
 use crate::error::{Error, Result};
 use crate::job_state::{JobKind, JobStatus, JobStep, JobView, NewJob};
 
@@ -16,12 +16,12 @@ fn errors_text(errors: &[String]) -> String {
 }
 
 impl JobCatalog for PostgresCatalog {
-    fn create_job(&self, job_id: &str, job: &NewJob<'_>) -> Result<()> {
+    fn create_job(&self, job_id: &str, node_id: &str, job: &NewJob<'_>) -> Result<()> {
         self.with(|db| {
             db.execute(
                 "INSERT INTO jobs (job_id, kind, status, step, filename, raw_filename, layer, domain,
-                                   dataset, version, subject_id, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+                                   dataset, version, subject_id, created_at, node_id, heartbeat_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12)",
                 &[
                     &job_id,
                     &job.kind.as_str(),
@@ -35,9 +35,37 @@ impl JobCatalog for PostgresCatalog {
                     &job.version,
                     &job.subject_id,
                     &now_text(),
+                    &node_id,
                 ],
             )?;
             Ok(())
+        })
+    }
+
+    fn heartbeat_jobs(&self, node_id: &str) -> Result<usize> {
+        self.with(|db| {
+            let n = db.execute(
+                "UPDATE jobs SET heartbeat_at = $1 WHERE node_id = $2 AND status = $3",
+                &[&now_text(), &node_id, &JobStatus::InProgress.as_str()],
+            )?;
+            Ok(n as usize)
+        })
+    }
+
+    fn fail_expired_jobs(&self, lease: std::time::Duration, errors: &[String]) -> Result<usize> {
+        self.with(|db| {
+            let n = db.execute(
+                "UPDATE jobs SET status = $1, errors = $2, finished_at = $3
+                 WHERE status = $4 AND heartbeat_at < $5",
+                &[
+                    &JobStatus::Failed.as_str(),
+                    &errors_text(errors),
+                    &now_text(),
+                    &JobStatus::InProgress.as_str(),
+                    &time_text_before(lease),
+                ],
+            )?;
+            Ok(n as usize)
         })
     }
 
@@ -128,7 +156,12 @@ impl JobCatalog for PostgresCatalog {
         })
     }
 
-    fn fail_in_progress_jobs(&self, errors: &[String], after: AfterFailing<'_>) -> Result<usize> {
+    fn fail_in_progress_jobs(
+        &self,
+        node_id: &str,
+        errors: &[String],
+        after: AfterFailing<'_>,
+    ) -> Result<usize> {
         // As SQLite does under its lock: the jobs are FAILED and committed (`after` may end the
         // process), yet no upload commit or file deletion commits before `after` returns. This
         // transaction locks the manifest tables against writers (waiting for those under way;
@@ -138,12 +171,14 @@ impl JobCatalog for PostgresCatalog {
             db.batch("LOCK TABLE raw_files, data_files IN EXCLUSIVE MODE")?;
             let failed = self.pool.with_own_connection(|own| {
                 own.execute(
-                    "UPDATE jobs SET status = $1, errors = $2, finished_at = $3 WHERE status = $4",
+                    "UPDATE jobs SET status = $1, errors = $2, finished_at = $3
+                     WHERE status = $4 AND (node_id = $5 OR node_id IS NULL)",
                     &[
                         &JobStatus::Failed.as_str(),
                         &errors_text(errors),
                         &now_text(),
                         &JobStatus::InProgress.as_str(),
+                        &node_id,
                     ],
                 )
             })? as usize;

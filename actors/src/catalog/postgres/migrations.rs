@@ -112,6 +112,10 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX data_files_by_version ON data_files (dataset_id, version, partition_path);
     "#,
+    // 2: the node (process) running each job and its heartbeat (as SQLite's migration 5).
+    r#"
+    ALTER TABLE jobs ADD COLUMN node_id TEXT, ADD COLUMN heartbeat_at TEXT COLLATE "C";
+    "#,
 ];
 
 /// The newest schema version this binary knows.

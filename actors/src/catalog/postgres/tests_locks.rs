@@ -124,7 +124,7 @@ fn failed_jobs_are_committed_and_manifest_writers_wait_for_the_callback() {
     let after_returned = Arc::new(AtomicBool::new(false));
     let mut writer = None;
     let failed = node
-        .fail_in_progress_jobs(&["stopped".to_string()], &mut |n, listed| {
+        .fail_in_progress_jobs("node-a", &["stopped".to_string()], &mut |n, listed| {
             assert_eq!(n, 2);
             let seen = other.job(&running).unwrap().unwrap().status;
             assert_eq!(seen, JobStatus::Failed, "committed before the callback");

@@ -109,6 +109,13 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE subjects ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 5: the node (process) running each job and its heartbeat, so that a node fails only its own
+    // jobs at start-up and any node fails those whose heartbeat is older than the lease. Jobs
+    // recorded before have NULL (failed by the next start, as before).
+    r#"
+    ALTER TABLE jobs ADD COLUMN node_id TEXT;
+    ALTER TABLE jobs ADD COLUMN heartbeat_at TEXT;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
