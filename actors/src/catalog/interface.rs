@@ -70,7 +70,8 @@ pub trait ManifestCatalog {
 
     /// One upload commit, atomically: the raw file, its data files, the replaced files dropped
     /// and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
-    /// the version's files are not `based_on`; a raw file name or data path already recorded.
+    /// the version's files are not `based_on`; [`super::refusal::job_not_running`] when its job
+    /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
 
     /// Removes one raw file and every data file it contributed; returns their paths, or `None`

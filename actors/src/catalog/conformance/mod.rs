@@ -57,6 +57,10 @@ const CASES: &[(&str, Case)] = &[
     ),
     ("manifest::delete_raw_file", manifest::delete_raw_file),
     (
+        "manifest::commit_of_a_failed_job_leaves_nothing",
+        manifest::commit_of_a_failed_job_leaves_nothing,
+    ),
+    (
         "manifest::held_files_and_listing",
         manifest::held_files_and_listing,
     ),

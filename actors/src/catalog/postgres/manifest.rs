@@ -8,7 +8,7 @@ use tokio_postgres::Row;
 use super::pool::Db;
 use super::{lock_dataset_id, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
-use crate::catalog::refusal::commit_conflict;
+use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{now_text, DataFile, ListedRawFile, RawFile, StoredFiles, UploadCommit};
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
@@ -113,7 +113,7 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
             &[&commit.replaced],
         )?;
     }
-    db.execute(
+    let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
         &[
             &JobStatus::Success.as_str(),
@@ -123,6 +123,9 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
             &JobStatus::InProgress.as_str(),
         ],
     )?;
+    if succeeded == 0 {
+        return Err(job_not_running(&commit.job_id));
+    }
     Ok(())
 }
 

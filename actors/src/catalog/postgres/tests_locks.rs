@@ -100,8 +100,8 @@ fn two_nodes_committing_to_one_dataset_are_serialised() {
 }
 
 /// `fail_in_progress_jobs` commits the FAILED jobs before its callback runs (the callback may end
-/// the process), yet an upload commit made meanwhile by another connection lands only after the
-/// callback has returned.
+/// the process), and an upload commit made meanwhile by another connection waits for the
+/// callback, then finds its job FAILED and records nothing.
 #[test]
 fn failed_jobs_are_committed_and_manifest_writers_wait_for_the_callback() {
     let Some(url) =
@@ -150,10 +150,15 @@ fn failed_jobs_are_committed_and_manifest_writers_wait_for_the_callback() {
         .unwrap();
     assert_eq!(failed, 2);
     let (outcome, after_callback) = writer.unwrap().join().unwrap();
-    outcome.unwrap();
     assert!(
         after_callback,
-        "the commit landed only after the callback returned"
+        "the commit ended only after the callback returned"
     );
+    assert_eq!(outcome.err().map(|e| e.kind), Some(ErrorKind::Conflict));
     assert_eq!(node.job(&late).unwrap().unwrap().status, JobStatus::Failed);
+    assert!(
+        node.data_files(record.id, 1).unwrap().is_empty(),
+        "nothing recorded"
+    );
+    assert!(node.raw_files(record.id, 1).unwrap().is_empty());
 }
