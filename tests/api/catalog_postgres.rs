@@ -125,11 +125,26 @@ fn two_servers_share_one_postgres_catalog() {
         "no SQLite catalog beside a PostgreSQL one"
     );
 
+    // What another node may be writing right now: a staged upload, a placed but not yet
+    // committed file. A node starting on the shared folder leaves both alone.
+    let staged = first.data_dir().join("staging/other-node/part.csv");
+    let placed = first
+        .data_dir()
+        .join("data/default/shop/sales/1/placed.parquet");
+    for file in [&staged, &placed] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, b"in flight").unwrap();
+    }
+
     // A second node: same catalog, same (shared) data folder, running beside the first.
     let second = TestServer::start_with(Options {
         data_dir: Some(first.data_dir()),
         ..db.options()
     });
+    assert!(
+        staged.exists() && placed.exists(),
+        "another node's work kept"
+    );
     let (status, job) = second.call("GET", &format!("/api/jobs/{job_id}"), Some(&token), None);
     assert_eq!(
         status,

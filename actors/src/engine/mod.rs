@@ -73,6 +73,8 @@ pub struct Engine {
 }
 
 struct Settings {
+    /// The catalog (PostgreSQL) is shared with other nodes, which may share the data folder.
+    shared_catalog: bool,
     max_upload_bytes: u64,
     max_value_bytes: usize,
     result_ttl_seconds: i64,
@@ -86,13 +88,15 @@ impl Engine {
         let catalog = crate::catalog::open(&config.data_dir, config.catalog_url.as_deref())?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let storage = Storage::new(&config.data_dir);
-        recover(&catalog, &storage, &config.node_id)?;
+        let shared = config.catalog_url.is_some();
+        recover(&catalog, &storage, &config.node_id, shared)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
         jobs.start_heartbeat(config.job_lease)?;
         let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
         let settings = Arc::new(Settings {
+            shared_catalog: shared,
             max_upload_bytes: config.max_upload_bytes,
             max_value_bytes: config.max_value_bytes,
             result_ttl_seconds: config.result_ttl_seconds,
@@ -297,15 +301,21 @@ pub fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
 }
 
 /// Start-up after a crash or a stop: staging holds only unfinished work, this node's jobs left
-/// running can never finish (other nodes' are failed by their lease), and files not in the manifest belong to commits that never happened.
-fn recover(catalog: &SharedCatalog, storage: &Storage, node_id: &str) -> Result<()> {
+/// running can never finish (other nodes' are failed by their lease), and files not in the
+/// manifest belong to commits that never happened. With a `shared` catalog (PostgreSQL) other
+/// nodes may be staging and placing files in this folder right now: staging and unlisted files
+/// are left alone (a leftover costs space; removing another node's would lose its upload).
+fn recover(catalog: &SharedCatalog, storage: &Storage, node_id: &str, shared: bool) -> Result<()> {
     let staging = storage.staging_root();
-    if staging.exists() {
+    if staging.exists() && !shared {
         std::fs::remove_dir_all(&staging)?;
     }
     std::fs::create_dir_all(&staging)?;
     let failed = Jobs::new(catalog.clone(), node_id).fail_interrupted()?;
-    let removed = remove_unlisted_files(&catalog.stored_files()?, storage)?;
+    let removed = match shared {
+        true => 0,
+        false => remove_unlisted_files(&catalog.stored_files()?, storage)?,
+    };
     if failed > 0 || removed > 0 {
         tracing::warn!(
             failed_jobs = failed,
