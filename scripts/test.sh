@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command:
 # 1. unit tests of every crate and the HTTP integration tests (each starts the real rapid-rs
-#    binary on a free loopback port with a temporary data folder), with a throwaway PostgreSQL
-#    (scripts/pg.sh) for the PostgreSQL catalog's conformance suite and HTTP test;
+#    binary on a free loopback port with a temporary data folder), with Garage (scripts/garage.sh)
+#    up so that the storage tests also run against S3, and a throwaway PostgreSQL
+#    (scripts/pg.sh) for the PostgreSQL catalog's conformance suite and HTTP tests;
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
@@ -14,13 +15,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
-# A throwaway PostgreSQL (scripts/pg.sh) for the PostgreSQL catalog's tests, which must run here
-# (RAPID_REQUIRE_PG=1: they fail instead of skipping); stopped and removed on exit.
+# The storage tests' S3 line runs against a single-node Garage (installed once by garage.sh);
+# RAPID_REQUIRE_S3=1 makes them fail rather than skip if it is missing. The PostgreSQL catalog's
+# tests run against a throwaway PostgreSQL (scripts/pg.sh); RAPID_REQUIRE_PG=1 likewise.
+source scripts/garage.sh
 source scripts/pg.sh
-trap pg_stop EXIT
+trap 'garage_stop; pg_stop' EXIT
+garage_start
 pg_start
-RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_TEST_PYTHON="$PWD/.venv/bin/python" \
-  cargo test --workspace --locked "$@"
+RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 \
+  RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
 pg_stop
 scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.

@@ -47,6 +47,12 @@ pub struct ServeArgs {
     #[arg(long, env = "ALLOWED_EMAIL_DOMAINS", default_value = "")]
     pub allowed_email_domains: String,
 
+    /// The token signing key's file (kept 0600; created on first start). Nodes of one service
+    /// must share it (the same file or a copy of it), so that a token or download link from one
+    /// node verifies on another. Default: `token-signing.key` in the data folder.
+    #[arg(long, env = "RAPID_KEY_FILE")]
+    pub key_file: Option<PathBuf>,
+
     /// Lifetime of issued access tokens, in seconds.
     #[arg(long, env = "RAPID_TOKEN_TTL_SECONDS", default_value_t = 3600,
           value_parser = clap::value_parser!(i64).range(1..=31_536_000))]
@@ -196,6 +202,18 @@ pub struct ServeArgs {
     /// Mark the web session cookie `Secure` (set it when the pages are served over HTTPS).
     #[arg(long, env = "RAPID_WEB_SECURE_COOKIE", default_value_t = false)]
     pub web_secure_cookie: bool,
+
+    /// Where raw uploads, data Parquet and large-query results are kept: unset = the data
+    /// folder; `s3://bucket/prefix` = an S3-compatible bucket, reached with the standard AWS
+    /// settings (AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+    /// AWS_ALLOW_HTTP). Staging, the catalog and the key files stay in the data folder.
+    #[arg(long, env = "RAPID_STORAGE_URL")]
+    pub storage_url: Option<String>,
+
+    /// On S3 storage: seconds an object no catalog row lists is kept before the sweeper removes
+    /// it (so another node's commit in flight is never swept).
+    #[arg(long, env = "RAPID_SWEEP_GRACE_SECS", default_value_t = 3600)]
+    pub sweep_grace_secs: u64,
 
     /// The catalog: unset (or empty) for the SQLite file in the data folder;
     /// `postgres://user:password@host:port/database` for PostgreSQL, shared by several nodes.

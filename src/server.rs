@@ -140,7 +140,7 @@ pub fn auth_settings(args: &ServeArgs) -> Result<AuthSettings, Error> {
         allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
         admin_override,
         credentials_file: data.admin_credentials_file(),
-        key_file: data.key_file(),
+        key_file: args.key_file.clone().unwrap_or_else(|| data.key_file()),
         layers: args.layer_list().map_err(Error::invalid)?,
         hash_pool: args.limits.hash_pool(),
         throttle: args.limits.throttle(),
@@ -170,6 +170,8 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         max_upload_bytes: args.max_upload_bytes,
         max_value_bytes: args.limits.max_value_bytes as usize,
         result_ttl_seconds: args.result_ttl_seconds,
+        storage_url: args.storage_url.clone(),
+        sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
     })?;
     match bootstrap {
         Bootstrap::Existing => {}
@@ -200,7 +202,8 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     })
 }
 
-/// Expired large-query results are removed at start-up and every ten minutes.
+/// Expired large-query results are removed at start-up and every ten minutes; on S3 storage,
+/// objects no catalog row lists are swept at the same pace once older than the grace period.
 fn spawn_result_cleanup(state: web::Data<AppState>) {
     actix_web::rt::spawn(async move {
         let mut tick = actix_web::rt::time::interval(std::time::Duration::from_secs(600));
@@ -212,6 +215,12 @@ fn spawn_result_cleanup(state: web::Data<AppState>) {
                 .unwrap_or(0);
             if removed > 0 {
                 tracing::info!(removed, "removed expired query results");
+            }
+            let engine = state.engine.clone();
+            match tokio::task::spawn_blocking(move || engine.sweep_unlisted_objects()).await {
+                Ok(Ok(0)) | Err(_) => {}
+                Ok(Ok(swept)) => tracing::info!(swept, "swept objects no catalog row lists"),
+                Ok(Err(e)) => tracing::warn!(error = %e.report(), "sweeping unlisted objects"),
             }
         }
     });

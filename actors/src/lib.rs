@@ -12,7 +12,8 @@
 //!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`sensitivity`]
 //!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
 //!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full),
-//!    [`job_state`] (a job's record and its state machine).
+//!    [`job_state`] (a job's record and its state machine), [`traced`] (actor messages that
+//!    carry their sender's tracing span, so an actor's log lines keep the request id).
 //! 2. Where things are kept: [`storage`] (every path in the data folder and every object key is
 //!    built there; the kept objects, raw files, data Parquet and large-query results, are reached
 //!    only through its `ObjectStorage` interface, which `LocalFolder` implements with the fsync
@@ -65,6 +66,10 @@
 //!   priority ([`query::engine`]); every parse, check, plan, run and render of a query.
 //! - The hash pool: a fixed number of threads for argon2 ([`auth::hash_pool`]).
 //!
+//! Every request runs in a span carrying its request id (the HTTP edge opens it); jobs open a
+//! span of their own under it, and messages to the actors carry the sender's span
+//! ([`traced::Traced`]), so a line logged anywhere on the way names the request it served.
+//!
 //! Documents cited in comments are in the repository: `docs/API.md` (the API contract),
 //! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
@@ -87,6 +92,7 @@ pub(crate) mod registry;
 pub mod schema;
 pub mod sensitivity;
 pub mod storage;
+pub mod traced;
 pub mod work_permits;
 
 pub use error::{Details, Error, ErrorKind, Result};

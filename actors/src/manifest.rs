@@ -1,13 +1,15 @@
 //! The manifest: which raw uploads and Parquet files make up each version of a dataset.
 //! A file is part of the dataset exactly when its row is here; files on disk without a row are
-//! leftovers of an interrupted commit and are removed at start-up.
+//! leftovers of an interrupted commit and are removed at start-up (on a shared object store, swept
+//! once older than its grace period, [`crate::storage::ObjectStorage::unlisted_grace`]).
 
 use std::collections::HashSet;
+use std::time::SystemTime;
 
 use crate::catalog::{Catalog, StoredFiles};
 pub use crate::catalog::{DataFile, RawFile};
 use crate::error::Result;
-use crate::storage::{keys, Storage};
+use crate::storage::{keys, ObjectMeta, Storage};
 
 /// The files of a version as of now, leased so that none of them is deleted while the caller
 /// reads them. The lease is taken before any commit replacing them can return (a commit retires
@@ -31,8 +33,12 @@ pub fn snapshot(
 }
 
 /// Removes every object under `data/` and `raw/` that `listed` (the manifest) does not list
-/// (and, on the local folder, the folders left empty), and returns how many. Run at start-up,
-/// before anything else writes.
+/// (and, on the local folder, the folders left empty), and returns how many. `listed` must be
+/// read before this lists the objects, so an object committed in between is young and kept.
+/// On the local folder it runs at start-up, before anything else writes, and removes every
+/// unlisted object. On a shared store ([`crate::storage::ObjectStorage::unlisted_grace`]) it also runs
+/// periodically and removes only objects older than the grace period (younger ones may be a
+/// commit in flight on another node) that no query of this process still reads.
 pub fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<usize> {
     let mut keep: HashSet<String> = HashSet::new();
     for f in &listed.data {
@@ -42,10 +48,19 @@ pub fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<
         keep.insert(keys::raw_key(&r.key, r.version, &r.raw_filename));
     }
     let objects = storage.objects();
+    let now = SystemTime::now();
+    let removable = |object: &ObjectMeta| match objects.unlisted_grace() {
+        None => true,
+        Some(grace) => {
+            now.duration_since(object.modified)
+                .is_ok_and(|age| age >= grace)
+                && !storage.leases().held(&object.key)
+        }
+    };
     let mut removed = 0;
     for prefix in keys::LISTED_PREFIXES {
         for object in objects.list(prefix)? {
-            if !keep.contains(&object.key) {
+            if !keep.contains(&object.key) && removable(&object) {
                 objects.delete(&object.key)?;
                 removed += 1;
             }
@@ -53,4 +68,92 @@ pub fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<
         objects.prune_empty(prefix)?;
     }
     Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::storage::{S3Objects, StagedObject};
+
+    const LISTED: &str = "data/l/d/s/1/listed.parquet";
+    const STRAY: &str = "data/l/d/s/1/stray.parquet";
+
+    fn listed() -> StoredFiles {
+        let file = DataFile {
+            id: 1,
+            raw_filename: "r.csv".into(),
+            partition_path: String::new(),
+            path: LISTED.into(),
+            rows: 1,
+            bytes: 1,
+        };
+        StoredFiles {
+            data: vec![file],
+            raw: Vec::new(),
+        }
+    }
+
+    /// `storage` holding the listed object and a stray one, both just written.
+    fn with_objects(storage: &Storage, staging: &std::path::Path) {
+        for key in [LISTED, STRAY] {
+            let staged = staging.join(key.replace('/', "_"));
+            std::fs::write(&staged, b"x").unwrap();
+            storage
+                .objects()
+                .put(&[StagedObject {
+                    staged,
+                    key: key.into(),
+                }])
+                .unwrap();
+        }
+    }
+
+    fn keys(storage: &Storage) -> Vec<String> {
+        let listed = storage.objects().list("data").unwrap();
+        listed.into_iter().map(|o| o.key).collect()
+    }
+
+    #[test]
+    fn the_local_folder_removes_every_unlisted_object_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = Storage::new(dir.path().join("data"));
+        with_objects(&storage, dir.path());
+        assert_eq!(remove_unlisted_files(&listed(), &storage).unwrap(), 1);
+        assert_eq!(keys(&storage), [LISTED]);
+    }
+
+    /// Against the S3 server of `RAPID_TEST_S3_URL` (skipped when unset, unless
+    /// `RAPID_REQUIRE_S3=1`): a young stray object is kept, one past the grace is swept, a leased
+    /// one is kept; listed objects always stay.
+    #[test]
+    fn a_shared_store_sweeps_unlisted_objects_only_past_the_grace() {
+        let url = match std::env::var("RAPID_TEST_S3_URL") {
+            Ok(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
+            _ if std::env::var("RAPID_REQUIRE_S3").is_ok_and(|v| v == "1") => {
+                panic!("RAPID_REQUIRE_S3=1 but RAPID_TEST_S3_URL is not set")
+            }
+            _ => return eprintln!("skipped: RAPID_TEST_S3_URL is not set"),
+        };
+        let url = format!("{url}/sweep-{}", uuid::Uuid::new_v4().simple());
+        let dir = tempfile::tempdir().unwrap();
+        let open = |grace: u64| {
+            let objects = S3Objects::from_url(&url, Duration::from_secs(grace)).unwrap();
+            Storage::with_objects(dir.path(), Arc::new(objects))
+        };
+        let patient = open(3600);
+        with_objects(&patient, dir.path());
+        assert_eq!(remove_unlisted_files(&listed(), &patient).unwrap(), 0);
+        assert_eq!(keys(&patient), [LISTED, STRAY]);
+
+        let eager = open(0);
+        let lease = eager.leases().lease(vec![STRAY.into()]);
+        assert_eq!(remove_unlisted_files(&listed(), &eager).unwrap(), 0);
+        drop(lease);
+        assert_eq!(remove_unlisted_files(&listed(), &eager).unwrap(), 1);
+        assert_eq!(keys(&eager), [LISTED]);
+        eager.objects().delete_prefix("").unwrap();
+    }
 }

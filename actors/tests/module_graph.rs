@@ -18,6 +18,7 @@ const LAYERS: &[&[&str]] = &[
         "file_kind",
         "work_permits",
         "job_state",
+        "traced",
     ],
     // Where things are kept: the data folder and the SQLite catalog, each behind one interface.
     &["storage", "catalog"],

@@ -1,8 +1,13 @@
 //! The storage conformance suite: what every [`ObjectStorage`] backend must do, written once
 //! against the interface. Each backend gets every check through one line,
 //! `conformance!(module_name, make_fn);`, where `make_fn` returns a fresh, empty store and a local
-//! staging folder its puts come from. The local folder runs here; an object-store backend adds
-//! its own line (and its server's start-up) and nothing else.
+//! staging folder its puts come from (or `None` when the backend's server is not available here,
+//! having said why). The local folder runs here; an object-store backend adds its own line (and
+//! its server's start-up) and nothing else.
+//!
+//! The S3 backend runs against the server `RAPID_TEST_S3_URL` names (`s3://bucket`, with the
+//! standard `AWS_*` settings; `scripts/garage.sh` starts one), each check under a fresh prefix.
+//! Unset, its checks print "skipped" and pass, unless `RAPID_REQUIRE_S3=1`.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -350,7 +355,9 @@ macro_rules! conformance {
         $(
             #[test]
             fn $check() {
-                checks::$check($make());
+                if let Some(subject) = $make() {
+                    checks::$check(subject);
+                }
             }
         )*
     };
@@ -358,15 +365,19 @@ macro_rules! conformance {
 
 /// A data folder, with staging beside it on the same file system (in the service it is inside,
 /// but then listing everything would list staging too).
-fn local_folder() -> Subject {
+fn local_folder() -> Option<Subject> {
     let dir = tempfile::tempdir().unwrap();
     let (root, staging) = (dir.path().join("store"), dir.path().join("staging"));
     std::fs::create_dir_all(&staging).unwrap();
-    Subject {
+    Some(Subject {
         objects: Arc::new(LocalFolder::new(root)),
         staging,
         _keep: vec![Box::new(dir)],
-    }
+    })
 }
 
 conformance!(local, local_folder);
+
+/// The S3 backend, against a real server (its own file: its server's settings and extra checks).
+#[path = "storage_conformance/s3_bucket.rs"]
+mod s3_bucket;

@@ -49,7 +49,12 @@ pub enum AdminCommand {
         client_id: Option<String>,
     },
     /// Replace the token signing key: every token issued before is refused (service stopped).
-    RotateKey,
+    RotateKey {
+        /// The key file, when the service is given one (`RAPID_KEY_FILE`); default: the data
+        /// folder's.
+        #[arg(long, env = "RAPID_KEY_FILE")]
+        key_file: Option<PathBuf>,
+    },
     /// Copy the store into DEST, a new or empty folder, or a new archive if DEST ends in `.tar`
     /// (works while the service runs).
     Backup { dest: PathBuf },
@@ -167,13 +172,13 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             let secret = keys::reset_client_secret(dir, url, &id)?;
             print(json!({"client_id": id, "client_secret": secret}));
         }
-        AdminCommand::RotateKey => {
+        AdminCommand::RotateKey { key_file } => {
             let _lock = stopped(dir)?;
             let store = rapid_actors::storage::Storage::new(dir);
             if url.is_none() && !store.catalog_file().is_file() {
                 return Err(Failure::Other(format!("no store in {}", dir.display())));
             }
-            keys::rotate_signing_key(&store.key_file())?;
+            keys::rotate_signing_key(&key_file.clone().unwrap_or_else(|| store.key_file()))?;
             eprintln!("rapid-admin: new signing key written; tokens issued before are refused from the next start");
         }
         AdminCommand::Backup { dest } => {

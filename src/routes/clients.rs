@@ -26,14 +26,14 @@ pub struct CreateClientRequest {
         (status = 409, description = "A subject with this name exists", body = doc::ErrorBody),
     ))]
 pub async fn create_client(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<CreateClientRequest>,
 ) -> ApiResult<HttpResponse> {
     let body = body.into_inner();
     let client = state
         .auth()
-        .create_client(body.client_name, body.permissions)
+        .create_client(&caller.pass, body.client_name, body.permissions)
         .await?;
     Ok(HttpResponse::Created().json(client))
 }
@@ -45,12 +45,15 @@ pub async fn create_client(
         (status = 404, description = "No such client", body = doc::ErrorBody),
     ))]
 pub async fn delete_client(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let client_id = path.into_inner();
-    state.auth().delete_client(client_id.clone()).await?;
+    state
+        .auth()
+        .delete_client(&caller.pass, client_id.clone())
+        .await?;
     let message = format!("The client '{client_id}' has been deleted");
     // docs/SPEC.md names the key `message`; rAPId answers `details`: both, for both kinds of client.
     Ok(HttpResponse::Ok().json(json!({ "details": message, "message": message })))

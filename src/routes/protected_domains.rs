@@ -13,11 +13,14 @@ use crate::state::AppState;
         (status = 409, description = "It exists", body = doc::ErrorBody),
     ))]
 pub async fn create_protected_domain(
-    _: Authorized<DataAdmin>,
+    caller: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let domain = state.auth().create_protected_domain(&path).await?;
+    let domain = state
+        .auth()
+        .create_protected_domain(&caller.pass, &path)
+        .await?;
     Ok(HttpResponse::Created().json(json!({
         "details": format!("Successfully created protected domain for {domain}")
     })))
@@ -26,10 +29,10 @@ pub async fn create_protected_domain(
 #[utoipa::path(get, path = "/api/protected_domains", tag = "protected domains",
     responses((status = 200, description = "Every protected domain (DATA_ADMIN)", body = Vec<String>)))]
 pub async fn list_protected_domains(
-    _: Authorized<DataAdmin>,
+    caller: Authorized<DataAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    HttpResponse::Ok().json(state.auth().protected_domains())
+    HttpResponse::Ok().json(state.auth().protected_domains(&caller.pass))
 }
 
 #[utoipa::path(delete, path = "/api/protected_domains/{domain}", tag = "protected domains",
@@ -39,10 +42,13 @@ pub async fn list_protected_domains(
         (status = 404, description = "No such protected domain", body = doc::ErrorBody),
     ))]
 pub async fn delete_protected_domain(
-    _: Authorized<DataAdmin>,
+    caller: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    let domain = state.auth().delete_protected_domain(&path).await?;
+    let domain = state
+        .auth()
+        .delete_protected_domain(&caller.pass, &path)
+        .await?;
     Ok(HttpResponse::Accepted().json(json!({ "details": format!("{domain} has been deleted.") })))
 }

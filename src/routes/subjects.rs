@@ -16,8 +16,11 @@ pub struct SetPermissionsRequest {
 
 #[utoipa::path(get, path = "/api/subjects", tag = "subjects",
     responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::Subject>)))]
-pub async fn list_subjects(_: Authorized<UserAdmin>, state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(state.auth().list_subjects())
+pub async fn list_subjects(
+    caller: Authorized<UserAdmin>,
+    state: web::Data<AppState>,
+) -> HttpResponse {
+    HttpResponse::Ok().json(state.auth().list_subjects(&caller.pass))
 }
 
 #[utoipa::path(put, path = "/api/subjects/permissions", tag = "subjects",
@@ -27,14 +30,14 @@ pub async fn list_subjects(_: Authorized<UserAdmin>, state: web::Data<AppState>)
         (status = 404, description = "No such subject", body = doc::ErrorBody),
     ))]
 pub async fn set_subject_permissions(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<SetPermissionsRequest>,
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
     let permissions = state
         .auth()
-        .set_permissions(b.subject_id.clone(), b.permissions)
+        .set_permissions(&caller.pass, b.subject_id.clone(), b.permissions)
         .await?;
     Ok(HttpResponse::Ok().json(json!({ "subject_id": b.subject_id, "permissions": permissions })))
 }
@@ -42,10 +45,10 @@ pub async fn set_subject_permissions(
 #[utoipa::path(get, path = "/api/permissions", tag = "subjects",
     responses((status = 200, description = "Every valid permission name (USER_ADMIN)", body = Vec<String>)))]
 pub async fn list_permissions(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
-    HttpResponse::Ok().json(state.auth().permission_names())
+    HttpResponse::Ok().json(state.auth().permission_names(&caller.pass))
 }
 
 #[utoipa::path(get, path = "/api/permissions/{subject_id}", tag = "subjects",
@@ -55,9 +58,9 @@ pub async fn list_permissions(
         (status = 404, description = "No such subject", body = doc::ErrorBody),
     ))]
 pub async fn get_subject_permissions(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
-    Ok(HttpResponse::Ok().json(state.auth().subject_permissions(&path)?))
+    Ok(HttpResponse::Ok().json(state.auth().subject_permissions(&caller.pass, &path)?))
 }

@@ -41,14 +41,14 @@ pub struct ChangePasswordRequest {
         (status = 409, description = "A subject with this name exists", body = doc::ErrorBody),
     ))]
 pub async fn create_user(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<CreateUserRequest>,
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
     let user = state
         .auth()
-        .create_user(b.username, b.email, b.permissions)
+        .create_user(&caller.pass, b.username, b.email, b.permissions)
         .await?;
     Ok(HttpResponse::Created().json(user))
 }
@@ -59,14 +59,14 @@ pub async fn create_user(
         (status = 200, description = "Deleted (USER_ADMIN); an unknown user is 400, as rAPId", body = doc::DeletedSubject),
     ))]
 pub async fn delete_user(
-    _: Authorized<UserAdmin>,
+    caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<DeleteUserRequest>,
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
     state
         .auth()
-        .delete_user(b.username.clone(), b.user_id)
+        .delete_user(&caller.pass, b.username.clone(), b.user_id)
         .await
         .map_err(not_found_as_invalid)?;
     let message = format!("The user '{}' has been deleted", b.username);
@@ -91,12 +91,7 @@ pub async fn change_password(
     let addr = super::token::client_addr(&req, &state)?;
     state
         .auth()
-        .change_password(
-            &caller.subject.id,
-            &b.current_password,
-            &b.new_password,
-            addr,
-        )
+        .change_password(&caller.pass, &b.current_password, &b.new_password, addr)
         .await?;
     Ok(HttpResponse::Ok().json(json!({ "details": "The password has been changed" })))
 }

@@ -8,7 +8,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use actix_web::HttpRequest;
-use rapid_actors::auth::pass::{AccessKind, AdminPass, DatasetPass, Read, SubjectPass};
+use rapid_actors::auth::pass::{
+    AccessKind, AdminPass, DatasetPass, Read, SubjectPass, UserAdminPass,
+};
 use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
 use rapid_actors::engine::{DatasetFilter, OutputFormat, UploadAccepted, VersionFiles};
@@ -73,14 +75,14 @@ pub fn sign_in_client(state: &AppState, id: &str, secret: &str, addr: IpAddr) ->
 /// Replaces the password (which also clears the must-change flag of a temporary one).
 pub async fn change_password(
     state: &AppState,
-    user_id: &str,
+    user: &Arc<Subject>,
     current: &str,
     new: &str,
     addr: IpAddr,
 ) -> Result<()> {
     state
         .auth()
-        .change_password(user_id, current, new, addr)
+        .change_password(&subject_pass(state, user), current, new, addr)
         .await
 }
 
@@ -111,35 +113,44 @@ pub fn job(state: &AppState, subject: &Arc<Subject>, job_id: &str) -> Result<Job
     state.engine.job(&subject_pass(state, subject), job_id)
 }
 
-// ---- subjects and protected domains (callers mint USER_ADMIN / DATA_ADMIN first) --------------
+// ---- subjects and protected domains (the caller's USER_ADMIN / DATA_ADMIN pass) ----------------
 
-pub fn list_subjects(state: &AppState) -> Vec<SubjectView> {
-    state.auth().list_subjects()
+pub fn list_subjects(state: &AppState, pass: &UserAdminPass) -> Vec<SubjectView> {
+    state.auth().list_subjects(pass)
 }
 
-pub fn permission_names(state: &AppState) -> Vec<String> {
-    state.auth().permission_names()
+pub fn permission_names(state: &AppState, pass: &UserAdminPass) -> Vec<String> {
+    state.auth().permission_names(pass)
 }
 
 /// A new user; its first sign-in must replace the temporary password (the engine records it).
 pub async fn create_user(
     state: &AppState,
+    pass: &UserAdminPass,
     username: String,
     email: String,
     permissions: Vec<String>,
 ) -> Result<NewUser> {
-    state.auth().create_user(username, email, permissions).await
+    state
+        .auth()
+        .create_user(pass, username, email, permissions)
+        .await
 }
 
 pub async fn create_client(
     state: &AppState,
+    pass: &UserAdminPass,
     name: String,
     permissions: Vec<String>,
 ) -> Result<NewClient> {
-    state.auth().create_client(name, permissions).await
+    state.auth().create_client(pass, name, permissions).await
 }
 
-pub async fn delete_subject(state: &AppState, subject_id: &str) -> Result<String> {
+pub async fn delete_subject(
+    state: &AppState,
+    pass: &UserAdminPass,
+    subject_id: &str,
+) -> Result<String> {
     let s = subject(state, subject_id).ok_or_else(|| {
         rapid_actors::Error::not_found(format!("Subject with ID {subject_id} does not exist"))
     })?;
@@ -147,35 +158,46 @@ pub async fn delete_subject(state: &AppState, subject_id: &str) -> Result<String
         rapid_actors::auth::SubjectKind::User => {
             state
                 .auth()
-                .delete_user(s.name.clone(), s.id.clone())
+                .delete_user(pass, s.name.clone(), s.id.clone())
                 .await?
         }
-        rapid_actors::auth::SubjectKind::Client => state.auth().delete_client(s.id.clone()).await?,
+        rapid_actors::auth::SubjectKind::Client => {
+            state.auth().delete_client(pass, s.id.clone()).await?
+        }
     }
     Ok(s.name.clone())
 }
 
 pub async fn set_permissions(
     state: &AppState,
+    pass: &UserAdminPass,
     subject_id: &str,
     permissions: Vec<String>,
 ) -> Result<Vec<String>> {
     state
         .auth()
-        .set_permissions(subject_id.to_string(), permissions)
+        .set_permissions(pass, subject_id.to_string(), permissions)
         .await
 }
 
-pub fn protected_domains(state: &AppState) -> Vec<String> {
-    state.auth().protected_domains()
+pub fn protected_domains(state: &AppState, pass: &AdminPass) -> Vec<String> {
+    state.auth().protected_domains(pass)
 }
 
-pub async fn create_protected_domain(state: &AppState, domain: &str) -> Result<String> {
-    state.auth().create_protected_domain(domain).await
+pub async fn create_protected_domain(
+    state: &AppState,
+    pass: &AdminPass,
+    domain: &str,
+) -> Result<String> {
+    state.auth().create_protected_domain(pass, domain).await
 }
 
-pub async fn delete_protected_domain(state: &AppState, domain: &str) -> Result<String> {
-    state.auth().delete_protected_domain(domain).await
+pub async fn delete_protected_domain(
+    state: &AppState,
+    pass: &AdminPass,
+    domain: &str,
+) -> Result<String> {
+    state.auth().delete_protected_domain(pass, domain).await
 }
 
 // ---- datasets ----------------------------------------------------------------------------------

@@ -30,8 +30,8 @@ pub async fn get_domains(
     done: web::Query<Done>,
 ) -> PageResult {
     let viewer = session::viewer(&req, &state)?;
-    admin(&state, &viewer)?;
-    let domains = backend::protected_domains(&state);
+    let pass = admin(&state, &viewer)?;
+    let domains = backend::protected_domains(&state, &pass);
     let body = html! {
         @if !done.done.is_empty() { (notice(&done.done)) }
         p { "Datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission." }
@@ -65,9 +65,9 @@ pub async fn post_domain(
 ) -> PageResult {
     let form = FormData::parse(&body)?;
     let viewer = session::poster(&req, &state, &form)?;
-    admin(&state, &viewer)?;
+    let pass = admin(&state, &viewer)?;
     let domain = form.required("domain", "the domain")?;
-    let d = backend::create_protected_domain(&state, &domain).await?;
+    let d = backend::create_protected_domain(&state, &pass, &domain).await?;
     Ok(see_other(&format!(
         "/protected-domains?done=Protected+domain+{d}+created"
     )))
@@ -81,7 +81,7 @@ pub async fn post_delete(
 ) -> PageResult {
     let form = FormData::parse(&body)?;
     let viewer = session::poster(&req, &state, &form)?;
-    admin(&state, &viewer)?;
+    let pass = admin(&state, &viewer)?;
     if form.get("confirm") != Some("yes") {
         let body = html! {
             p { "Delete the protected domain " strong { (path) } "? Its permissions are removed from every subject." }
@@ -94,7 +94,7 @@ pub async fn post_delete(
         };
         return Ok(ok(page(&viewer, "Delete a protected domain?", body)));
     }
-    let d = backend::delete_protected_domain(&state, &path).await?;
+    let d = backend::delete_protected_domain(&state, &pass, &path).await?;
     Ok(see_other(&format!(
         "/protected-domains?done=Protected+domain+{d}+deleted"
     )))

@@ -195,7 +195,7 @@ pub async fn post_password(
         ));
     }
     let addr = crate::routes::token::client_addr(&req, &state).map_err(|e| PageError::from(e.0))?;
-    match backend::change_password(&state, &viewer.subject.id, current, new, addr).await {
+    match backend::change_password(&state, &viewer.subject, current, new, addr).await {
         Ok(()) => {
             state.web.password_changed(&viewer.session_id);
             Ok(see_other("/?password=changed"))

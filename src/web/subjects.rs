@@ -4,6 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest};
 use maud::{html, Markup};
+use rapid_actors::auth::pass::UserAdminPass;
 
 use crate::auth::UserAdmin;
 use crate::state::AppState;
@@ -13,10 +14,7 @@ use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageR
 use crate::web::session::{self, Viewer};
 
 /// The viewer's UserAdmin pass (403 otherwise), minted by the engine.
-fn admin(
-    state: &AppState,
-    viewer: &Viewer,
-) -> Result<rapid_actors::auth::pass::UserAdminPass, PageError> {
+fn admin(state: &AppState, viewer: &Viewer) -> Result<UserAdminPass, PageError> {
     Ok(backend::require::<UserAdmin>(state, &viewer.subject)?)
 }
 
@@ -31,8 +29,13 @@ fn groups(names: &[String]) -> Vec<(&'static str, Vec<&String>)> {
 }
 
 /// Checkbox groups named `permissions`, `held` ticked.
-fn permission_boxes(state: &AppState, prefix: &str, held: &[String]) -> Markup {
-    let names = backend::permission_names(state);
+fn permission_boxes(
+    state: &AppState,
+    pass: &UserAdminPass,
+    prefix: &str,
+    held: &[String],
+) -> Markup {
+    let names = backend::permission_names(state, pass);
     html! {
         div.perm-groups {
             @for (title, list) in groups(&names) {
@@ -57,8 +60,14 @@ pub struct Done {
     done: String,
 }
 
-fn subjects_page(state: &AppState, viewer: &Viewer, messages: &[String], done: &str) -> Markup {
-    let subjects = backend::list_subjects(state);
+fn subjects_page(
+    state: &AppState,
+    pass: &UserAdminPass,
+    viewer: &Viewer,
+    messages: &[String],
+    done: &str,
+) -> Markup {
+    let subjects = backend::list_subjects(state, pass);
     let default = vec!["READ_PUBLIC".to_string()];
     let body = html! {
         @if !done.is_empty() { (notice(done)) }
@@ -88,7 +97,7 @@ fn subjects_page(state: &AppState, viewer: &Viewer, messages: &[String], done: &
                     input id="user-name" name="name" required;
                     label for="user-email" { "Email" }
                     input id="user-email" name="email" type="email" required;
-                    (permission_boxes(state, "user", &default))
+                    (permission_boxes(state, pass, "user", &default))
                     button type="submit" { "Create user" }
                 }
             }
@@ -99,7 +108,7 @@ fn subjects_page(state: &AppState, viewer: &Viewer, messages: &[String], done: &
                     input type="hidden" name="kind" value="client";
                     label for="client-name" { "Client name" }
                     input id="client-name" name="name" required;
-                    (permission_boxes(state, "client", &default))
+                    (permission_boxes(state, pass, "client", &default))
                     button type="submit" { "Create client" }
                 }
             }
@@ -114,8 +123,8 @@ pub async fn get_subjects(
     done: web::Query<Done>,
 ) -> PageResult {
     let viewer = session::viewer(&req, &state)?;
-    admin(&state, &viewer)?;
-    Ok(ok(subjects_page(&state, &viewer, &[], &done.done)))
+    let pass = admin(&state, &viewer)?;
+    Ok(ok(subjects_page(&state, &pass, &viewer, &[], &done.done)))
 }
 
 pub async fn post_new(
@@ -125,12 +134,12 @@ pub async fn post_new(
 ) -> PageResult {
     let form = FormData::parse(&body)?;
     let viewer = session::poster(&req, &state, &form)?;
-    admin(&state, &viewer)?;
+    let pass = admin(&state, &viewer)?;
     let permissions = form.all("permissions");
     let created = match form.get("kind") {
         Some("client") => {
             let name = form.required("name", "the client name")?;
-            backend::create_client(&state, name, permissions)
+            backend::create_client(&state, &pass, name, permissions)
                 .await
                 .map(|c| {
                     (
@@ -145,7 +154,7 @@ pub async fn post_new(
         _ => {
             let name = form.required("name", "the user name")?;
             let email = form.required("email", "the email")?;
-            backend::create_user(&state, name, email, permissions)
+            backend::create_user(&state, &pass, name, email, permissions)
                 .await
                 .map(|u| {
                     (
@@ -163,7 +172,10 @@ pub async fn post_new(
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
-            return Ok(render(status, subjects_page(&state, &viewer, &m, "")));
+            return Ok(render(
+                status,
+                subjects_page(&state, &pass, &viewer, &m, ""),
+            ));
         }
     };
     let body = html! {
@@ -190,7 +202,7 @@ pub async fn get_subject(
     done: web::Query<Done>,
 ) -> PageResult {
     let viewer = session::viewer(&req, &state)?;
-    admin(&state, &viewer)?;
+    let pass = admin(&state, &viewer)?;
     let subject = backend::subject(&state, &path).ok_or_else(|| {
         PageError::Shown(
             StatusCode::NOT_FOUND,
@@ -208,7 +220,7 @@ pub async fn get_subject(
         h2 { "Permissions" }
         form method="post" action={ "/subjects/" (subject.id) "/permissions" } {
             (csrf_field(&viewer))
-            (permission_boxes(&state, "perm", &held))
+            (permission_boxes(&state, &pass, "perm", &held))
             button type="submit" { "Save permissions" }
         }
         h2 { "Delete" }
@@ -228,8 +240,8 @@ pub async fn post_permissions(
 ) -> PageResult {
     let form = FormData::parse(&body)?;
     let viewer = session::poster(&req, &state, &form)?;
-    admin(&state, &viewer)?;
-    let saved = backend::set_permissions(&state, &path, form.all("permissions")).await?;
+    let pass = admin(&state, &viewer)?;
+    let saved = backend::set_permissions(&state, &pass, &path, form.all("permissions")).await?;
     let list = if saved.is_empty() {
         "none".to_string()
     } else {
@@ -249,7 +261,7 @@ pub async fn post_delete(
 ) -> PageResult {
     let form = FormData::parse(&body)?;
     let viewer = session::poster(&req, &state, &form)?;
-    admin(&state, &viewer)?;
+    let pass = admin(&state, &viewer)?;
     if form.get("confirm") != Some("yes") {
         let name = backend::subject(&state, &path)
             .map(|s| s.name.clone())
@@ -265,7 +277,7 @@ pub async fn post_delete(
         };
         return Ok(ok(page(&viewer, "Delete a subject?", body)));
     }
-    let name = backend::delete_subject(&state, &path).await?;
+    let name = backend::delete_subject(&state, &pass, &path).await?;
     Ok(see_other(&format!(
         "/subjects?done={}",
         url_word(&format!("{name} has been deleted"))

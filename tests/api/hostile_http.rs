@@ -14,7 +14,7 @@ use crate::support::{schema_json, Options, TestServer};
 /// A body far larger than anything the server should read after refusing it (100 GB).
 const HUGE: u64 = 100 * 1024 * 1024 * 1024;
 
-fn connect(s: &TestServer) -> TcpStream {
+pub(crate) fn connect(s: &TestServer) -> TcpStream {
     let stream = TcpStream::connect(s.base.trim_start_matches("http://")).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(60)))
@@ -23,7 +23,7 @@ fn connect(s: &TestServer) -> TcpStream {
 }
 
 /// Reads one answer: status, headers (lower-case) and the JSON body.
-fn read_answer(stream: &mut TcpStream) -> (u16, String, Value) {
+pub(crate) fn read_answer(stream: &mut TcpStream) -> (u16, String, Value) {
     let mut buf = Vec::new();
     let mut byte = [0u8; 1];
     while !buf.ends_with(b"\r\n\r\n") {
@@ -97,7 +97,7 @@ fn refused_while_sending(s: &TestServer, head: String, chunked: bool) -> (u16, V
     (status, body, sent)
 }
 
-fn upload_head(path: &str, token: Option<&str>, framing: &str) -> String {
+pub(crate) fn upload_head(path: &str, token: Option<&str>, framing: &str) -> String {
     let auth = token
         .map(|t| format!("Authorization: Bearer {t}\r\n"))
         .unwrap_or_default();

@@ -164,3 +164,40 @@ fn a_second_service_on_the_same_data_folder_refuses_to_start() {
     // The first one is unaffected.
     assert_eq!(s.call("GET", "/api/ready", None, None).0, StatusCode::OK);
 }
+
+#[test]
+fn a_key_file_outside_the_data_folder_is_used_and_rotated_there() {
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("shared.key");
+    let options = || Options {
+        args: vec!["--key-file".into(), key_file.display().to_string()],
+        ..Options::default()
+    };
+    let s = TestServer::start_with(options());
+    let old = s.admin_token();
+    assert!(key_file.is_file(), "created where configured");
+    assert!(!s.data_dir().join("token-signing.key").exists());
+    let key_before = std::fs::read(&key_file).unwrap();
+
+    let dir = s.stop();
+    let out = admin(
+        &dir.path().join("data"),
+        &["rotate-key", "--key-file", &key_file.display().to_string()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(std::fs::read(&key_file).unwrap(), key_before);
+
+    let s = TestServer::start_in(dir, options());
+    let (status, _) = s.call("GET", "/api/subjects", Some(&old), None);
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "signed with the rotated key"
+    );
+    let (status, _) = s.call("GET", "/api/subjects", Some(&s.admin_token()), None);
+    assert_eq!(status, StatusCode::OK);
+}

@@ -220,3 +220,62 @@ fn an_uploads_commit_is_logged_under_its_requests_id() {
         "{committed}"
     );
 }
+
+/// The enclosing spans of the first line saying `message`, waiting a little for it.
+fn spans_of_line(s: &TestServer, message: &str) -> (Value, Vec<Value>) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(line) = log_lines(s).into_iter().find(|l| l["message"] == message) {
+            let spans = line["spans"].as_array().cloned().unwrap_or_default();
+            return (line, spans);
+        }
+        assert!(std::time::Instant::now() < deadline, "no line {message:?}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn actor_work_is_logged_under_its_requests_id_and_names_who_changed_subjects() {
+    let s = json_server();
+    let admin = s.admin_token();
+    let columns = json!([{"name": "n", "data_type": "int", "allow_null": true}]);
+    s.create_schema(&crate::support::schema_json(
+        "logs", "gone", "PUBLIC", "APPEND", columns,
+    ));
+    // The dataset actor deletes it, on its own thread, inside the request's span.
+    let res = s
+        .request("DELETE", "/api/datasets/default/logs/gone")
+        .bearer_auth(&admin)
+        .header("x-request-id", "delete-trace-9")
+        .send()
+        .unwrap();
+    assert!(res.status().is_success(), "{}", res.status());
+    let (line, spans) = spans_of_line(&s, "dataset deleted");
+    assert!(
+        spans.iter().any(|sp| sp["request_id"] == "delete-trace-9"),
+        "{line}"
+    );
+    assert!(
+        spans
+            .iter()
+            .any(|sp| sp["name"] == "dataset_actor" && sp["message"] == "delete_dataset"),
+        "{line}"
+    );
+
+    // The auth actor's change, and the audit line naming the admin who made it.
+    let res = s
+        .request("POST", "/api/client")
+        .bearer_auth(&admin)
+        .header("x-request-id", "client-trace-3")
+        .json(&json!({"client_name": "audited_client", "permissions": ["READ_ALL"]}))
+        .send()
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let (line, spans) = spans_of_line(&s, "client created");
+    assert_eq!(line["by"], "rapid-admin", "{line}");
+    assert_eq!(line["client"], "audited_client", "{line}");
+    assert!(
+        spans.iter().any(|sp| sp["request_id"] == "client-trace-3"),
+        "{line}"
+    );
+}

@@ -17,5 +17,10 @@ pub async fn create_client(
 ) -> Result<NewClient> {
     let catalog = crate::catalog::open(data_dir, catalog_url)?;
     let (auth, _) = Auth::start(catalog, settings)?;
-    auth.create_client(name, permissions).await
+    auth.create_client(
+        &crate::auth::pass::operator_user_admin_pass(),
+        name,
+        permissions,
+    )
+    .await
 }

@@ -11,6 +11,7 @@ use actix::{Actor, Context, Handler, Message};
 use crate::auth::snapshot::AuthSnapshot;
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::error::Result;
+use crate::traced::Traced;
 
 pub(crate) type Published = Arc<RwLock<Arc<AuthSnapshot>>>;
 
@@ -44,6 +45,16 @@ impl<R: Send + 'static> Handler<Apply<R>> for AuthActor {
     }
 }
 
+/// As `Apply`, inside the sender's span (generic over `R`, so not through `handle_traced!`).
+impl<R: Send + 'static> Handler<Traced<Apply<R>>> for AuthActor {
+    type Result = Result<R>;
+
+    fn handle(&mut self, msg: Traced<Apply<R>>, ctx: &mut Context<Self>) -> Result<R> {
+        let _entered = msg.span.entered();
+        <Self as Handler<Apply<R>>>::handle(self, msg.message, ctx)
+    }
+}
+
 pub(crate) fn read_snapshot(published: &Published) -> Arc<AuthSnapshot> {
     // A poisoned lock only means a writer panicked mid-swap of an Arc: the value is still whole.
     published
@@ -52,6 +63,12 @@ pub(crate) fn read_snapshot(published: &Published) -> Arc<AuthSnapshot> {
         .clone()
 }
 
-pub(crate) fn publish(published: &Published, snapshot: AuthSnapshot) {
-    *published.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(snapshot);
+/// Publishes `snapshot` unless a newer one is already published (another reader refreshed from
+/// the catalog meanwhile); returns the one published now.
+pub(crate) fn publish(published: &Published, snapshot: AuthSnapshot) -> Arc<AuthSnapshot> {
+    let mut current = published.write().unwrap_or_else(|p| p.into_inner());
+    if snapshot.version >= current.version {
+        *current = Arc::new(snapshot);
+    }
+    current.clone()
 }

@@ -26,8 +26,7 @@ pub fn load_or_create(catalog: &dyn Catalog, path: &Path) -> Result<Vec<u8>> {
             let key = in_catalog
                 .clone()
                 .unwrap_or_else(|| secrets::random_bytes::<KEY_BYTES>().to_vec());
-            write(path, &key)?;
-            key
+            create(path, &key)?
         }
     };
     if in_catalog.is_some() {
@@ -35,6 +34,25 @@ pub fn load_or_create(catalog: &dyn Catalog, path: &Path) -> Result<Vec<u8>> {
         tracing::info!(file = %path.display(), "moved the token signing key out of the catalog");
     }
     Ok(key)
+}
+
+/// Creates the key file with `key` unless one appeared meanwhile, and returns the key the file
+/// holds. Nodes sharing one key file (`RAPID_KEY_FILE`) may start at the same moment: the file
+/// is linked into place only if absent, so they all end up with the same key.
+fn create(path: &Path, key: &[u8]) -> Result<Vec<u8>> {
+    let tmp = path.with_extension(format!("new-{}", uuid::Uuid::new_v4().simple()));
+    write_synced(&tmp, key)?;
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            sync_parent(path)?;
+            Ok(key.to_vec())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read(path)?
+            .ok_or_else(|| Error::internal(format!("the key file {} vanished", path.display()))),
+        Err(e) => Err(Error::from(e).context(format!("creating the key file {}", path.display()))),
+    }
 }
 
 /// Writes a new random key to `path` (rotation: tokens signed with the old key stop verifying).
@@ -61,6 +79,13 @@ fn read(path: &Path) -> Result<Option<Vec<u8>>> {
 /// Writes the key durably and readable by the owner only: a temporary file, fsync, rename.
 fn write(path: &Path, key: &[u8]) -> Result<()> {
     let tmp = path.with_extension("tmp");
+    write_synced(&tmp, key)?;
+    std::fs::rename(&tmp, path)?;
+    sync_parent(path)
+}
+
+/// A new file at `path` holding the key, 0600, fsynced.
+fn write_synced(path: &Path, key: &[u8]) -> Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -68,15 +93,17 @@ fn write(path: &Path, key: &[u8]) -> Result<()> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options.open(&tmp)?;
+    let mut file = options.open(path)?;
     writeln!(file, "{}", B64.encode(key))?;
     file.sync_all()?;
-    drop(file);
-    std::fs::rename(&tmp, path)?;
-    if let Some(dir) = path.parent() {
-        std::fs::File::open(dir)?.sync_all()?;
-    }
     Ok(())
+}
+
+fn sync_parent(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => Ok(std::fs::File::open(dir)?.sync_all()?),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]
@@ -121,5 +148,37 @@ mod tests {
         assert_eq!(load_or_create(&catalog, &path).unwrap(), first);
         std::fs::write(&path, "not base64 !!").unwrap();
         assert!(load_or_create(&catalog, &path).is_err());
+    }
+
+    #[test]
+    fn nodes_starting_together_on_one_key_file_agree_on_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared.key");
+        let nodes: Vec<_> = (0..8)
+            .map(|n| {
+                let node_dir = dir.path().join(format!("node{n}"));
+                let path = shared.clone();
+                std::thread::spawn(move || {
+                    let catalog = SqliteCatalog::open(&node_dir).unwrap();
+                    load_or_create(&catalog, &path).unwrap()
+                })
+            })
+            .collect();
+        let keys: Vec<Vec<u8>> = nodes.into_iter().map(|t| t.join().unwrap()).collect();
+        assert!(
+            keys.iter().all(|k| k == &keys[0]),
+            "every node has the same key"
+        );
+        assert_eq!(
+            read(&shared).unwrap().unwrap(),
+            keys[0],
+            "the one in the file"
+        );
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".new-"))
+            .collect();
+        assert!(leftovers.is_empty(), "no temporary key files left");
     }
 }

@@ -12,6 +12,8 @@ pub mod names;
 pub mod pass;
 pub mod permission;
 pub mod secrets;
+#[cfg(test)]
+mod shared_tests;
 mod signin;
 pub mod signin_stats;
 mod snapshot;
@@ -36,6 +38,7 @@ use crate::auth::throttle::{SignInThrottle, ThrottleSettings};
 use crate::auth::token::TokenSigner;
 use crate::catalog::{Catalog, SharedCatalog};
 use crate::error::{Error, Result};
+use crate::traced::Traced;
 
 /// Instance settings that auth needs.
 #[derive(Debug, Clone)]
@@ -67,6 +70,8 @@ pub struct IssuedToken {
 pub struct Auth {
     addr: Addr<AuthActor>,
     published: Published,
+    /// Read again when shared with other nodes, whose changes must be seen at once.
+    catalog: SharedCatalog,
     signer: Arc<TokenSigner>,
     settings: Arc<AuthSettings>,
     pool: HashPool,
@@ -86,13 +91,14 @@ impl Auth {
         let snapshot = AuthSnapshot::load(catalog.as_ref(), layers)?;
         let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));
         let actor = AuthActor {
-            catalog,
+            catalog: catalog.clone(),
             published: published.clone(),
         };
         let addr = AuthActor::start_in_arbiter(&Arbiter::new().handle(), move |_| actor);
         let auth = Auth {
             addr,
             published,
+            catalog,
             signer: Arc::new(TokenSigner::new(&key)),
             pool: HashPool::start(settings.hash_pool),
             throttle: SignInThrottle::new(settings.throttle),
@@ -103,15 +109,31 @@ impl Auth {
         Ok((auth, bootstrap))
     }
 
+    /// Subjects, permissions and protected domains as they are now. On a catalog shared by
+    /// several nodes, a change made by another node is seen here at once (a failed check keeps
+    /// the cached picture, and says so in the log; [`Self::authenticate`] refuses instead).
     pub fn snapshot(&self) -> Arc<AuthSnapshot> {
-        read_snapshot(&self.published)
+        self.current().unwrap_or_else(|e| {
+            tracing::warn!(error = %e.report(), "could not check the catalog for auth changes");
+            read_snapshot(&self.published)
+        })
+    }
+
+    /// The published picture, read again first when the shared catalog's auth version moved on.
+    fn current(&self) -> Result<Arc<AuthSnapshot>> {
+        let cached = read_snapshot(&self.published);
+        if !self.catalog.is_shared() || self.catalog.auth_version()? == cached.version {
+            return Ok(cached);
+        }
+        let fresh = AuthSnapshot::load(self.catalog.as_ref(), cached.layers.clone())?;
+        Ok(actor::publish(&self.published, fresh))
     }
 
     /// The subject behind a bearer token, with its permissions as they are now. A deleted subject's
-    /// token stops working at once, even before it expires.
+    /// token stops working at once, even before it expires (on every node).
     pub fn authenticate(&self, token: &str) -> Result<Arc<Subject>> {
         let claims = self.signer.verify(token, now_seconds())?;
-        self.snapshot()
+        self.current()?
             .subjects
             .get(&claims.sub)
             .cloned()
@@ -159,7 +181,7 @@ impl Auth {
         &self,
         change: impl FnOnce(&dyn Catalog, &AuthSnapshot) -> Result<R> + Send + 'static,
     ) -> Result<R> {
-        self.addr.send(Apply(Box::new(change))).await?
+        self.addr.send(Traced::new(Apply(Box::new(change)))).await?
     }
 }
 

@@ -149,3 +149,19 @@ pub fn dataset_pass<A: AccessKind>(
         _access: PhantomData,
     })
 }
+
+/// The operator of `rapid-rs admin`, who holds the data folder itself and so needs no token:
+/// USER_ADMIN for the offline commands (client creation). Crate-private: no front door can mint it.
+pub(crate) fn operator_user_admin_pass() -> UserAdminPass {
+    UserAdminPass {
+        subject: Arc::new(Subject {
+            id: "rapid-rs-admin".to_string(),
+            kind: super::SubjectKind::Client,
+            name: "rapid-rs admin (local operator)".to_string(),
+            email: None,
+            permissions: vec![Permission::UserAdmin],
+            must_change_password: false,
+            credential: crate::catalog::Credential::SecretDigest(Vec::new()),
+        }),
+    }
+}

@@ -63,6 +63,8 @@ pub struct AuthSnapshot {
     pub protected_domains: BTreeSet<String>,
     /// The configured layers (lower-case): layered permission names are read against them.
     pub layers: Arc<[String]>,
+    /// The catalog's auth version the rows were read at.
+    pub version: i64,
 }
 
 impl AuthSnapshot {
@@ -79,6 +81,7 @@ impl AuthSnapshot {
             ..AuthSnapshot::default()
         };
         let rows = catalog.auth_rows()?;
+        snapshot.version = rows.version;
         snapshot.protected_domains.extend(rows.protected_domains);
 
         let mut perms: HashMap<String, Vec<Permission>> = HashMap::new();

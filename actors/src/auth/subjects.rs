@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::names;
+use super::pass::{AdminPass, SubjectPass, UserAdminPass};
 use super::permission::{
     all_permission_names, protected_domain_permission_names, validate_permissions, Permission,
     PermissionItem,
@@ -41,8 +42,16 @@ pub struct SubjectView {
     pub email: Option<String>,
 }
 
+/// Each method takes the pass its permission requires (USER_ADMIN for subjects, DATA_ADMIN for
+/// protected domains), so no front door can reach them unchecked; changes are logged with the
+/// name of the subject who made them.
 impl Auth {
-    pub async fn create_client(&self, name: String, permissions: Vec<String>) -> Result<NewClient> {
+    pub async fn create_client(
+        &self,
+        by: &UserAdminPass,
+        name: String,
+        permissions: Vec<String>,
+    ) -> Result<NewClient> {
         names::validate_client_name(&name)?;
         let client_id = secrets::new_client_id();
         let client_secret = secrets::new_client_secret();
@@ -69,6 +78,7 @@ impl Auth {
                 Ok(names)
             })
             .await?;
+        tracing::info!(by = %by.subject().name, client = %client_name, %client_id, "client created");
         Ok(NewClient {
             client_name,
             permissions,
@@ -77,20 +87,24 @@ impl Auth {
         })
     }
 
-    pub async fn delete_client(&self, client_id: String) -> Result<()> {
+    pub async fn delete_client(&self, by: &UserAdminPass, client_id: String) -> Result<()> {
+        let id = client_id.clone();
         self.apply(move |catalog, _| {
-            if !catalog.delete_client(&client_id)? {
+            if !catalog.delete_client(&id)? {
                 return Err(Error::not_found(format!(
-                    "The client '{client_id}' does not exist"
+                    "The client '{id}' does not exist"
                 )));
             }
             Ok(())
         })
-        .await
+        .await?;
+        tracing::info!(by = %by.subject().name, %client_id, "client deleted");
+        Ok(())
     }
 
     pub async fn create_user(
         &self,
+        by: &UserAdminPass,
         username: String,
         email: String,
         permissions: Vec<String>,
@@ -120,6 +134,7 @@ impl Auth {
                 Ok(names)
             })
             .await?;
+        tracing::info!(by = %by.subject().name, user = %username, %user_id, "user created");
         Ok(NewUser {
             username,
             email,
@@ -130,27 +145,37 @@ impl Auth {
     }
 
     /// Deletes the user only when `username` and `user_id` name the same user.
-    pub async fn delete_user(&self, username: String, user_id: String) -> Result<()> {
+    pub async fn delete_user(
+        &self,
+        by: &UserAdminPass,
+        username: String,
+        user_id: String,
+    ) -> Result<()> {
+        let (id, name) = (user_id.clone(), username.clone());
         self.apply(move |catalog, _| {
-            if !catalog.delete_user(&user_id, &username)? {
+            if !catalog.delete_user(&id, &name)? {
                 return Err(Error::not_found(format!(
-                    "The user '{username}' with id '{user_id}' does not exist"
+                    "The user '{name}' with id '{id}' does not exist"
                 )));
             }
             Ok(())
         })
-        .await
+        .await?;
+        tracing::info!(by = %by.subject().name, user = %username, %user_id, "user deleted");
+        Ok(())
     }
 
-    /// A user replaces their password, proving the current one. The proof goes through the
-    /// sign-in throttle like any sign-in, from the caller's address `addr`.
+    /// A user replaces their own password (the pass's subject), proving the current one. The
+    /// proof goes through the sign-in throttle like any sign-in, from the caller's address `addr`.
     pub async fn change_password(
         &self,
-        user_id: &str,
+        caller: &SubjectPass,
         current: &str,
         new: &str,
         addr: std::net::IpAddr,
     ) -> Result<()> {
+        let user_id = caller.subject().id.as_str();
+        // As it is now: the pass may predate a deletion.
         let subject = self
             .snapshot()
             .subjects
@@ -188,7 +213,7 @@ impl Auth {
             .await?
     }
 
-    pub fn list_subjects(&self) -> Vec<SubjectView> {
+    pub fn list_subjects(&self, _: &UserAdminPass) -> Vec<SubjectView> {
         let snap = self.snapshot();
         let mut out: Vec<SubjectView> = snap
             .subjects
@@ -211,24 +236,33 @@ impl Auth {
     /// Replaces a subject's whole permission set.
     pub async fn set_permissions(
         &self,
+        by: &UserAdminPass,
         subject_id: String,
         permissions: Vec<String>,
     ) -> Result<Vec<String>> {
-        self.apply(move |catalog, snap| {
-            let perms = validate_permissions(&permissions, snap.permission_context(), true)?;
-            let names = names_of(&perms);
-            if !catalog.replace_permissions(&subject_id, &names)? {
-                return Err(Error::not_found(format!(
-                    "Subject with ID {subject_id} does not exist"
-                )));
-            }
-            Ok(names)
-        })
-        .await
+        let id = subject_id.clone();
+        let names = self
+            .apply(move |catalog, snap| {
+                let perms = validate_permissions(&permissions, snap.permission_context(), true)?;
+                let names = names_of(&perms);
+                if !catalog.replace_permissions(&id, &names)? {
+                    return Err(Error::not_found(format!(
+                        "Subject with ID {id} does not exist"
+                    )));
+                }
+                Ok(names)
+            })
+            .await?;
+        tracing::info!(by = %by.subject().name, %subject_id, permissions = ?names, "permissions replaced");
+        Ok(names)
     }
 
     /// A subject's permissions as rAPId's objects (`GET /permissions/{subject_id}`); 404 if unknown.
-    pub fn subject_permissions(&self, subject_id: &str) -> Result<Vec<PermissionItem>> {
+    pub fn subject_permissions(
+        &self,
+        _: &UserAdminPass,
+        subject_id: &str,
+    ) -> Result<Vec<PermissionItem>> {
         self.snapshot()
             .subjects
             .get(subject_id)
@@ -236,16 +270,16 @@ impl Auth {
             .ok_or_else(|| Error::not_found(format!("Subject with ID {subject_id} does not exist")))
     }
 
-    pub fn permission_names(&self) -> Vec<String> {
+    pub fn permission_names(&self, _: &UserAdminPass) -> Vec<String> {
         all_permission_names(self.snapshot().permission_context())
     }
 
-    pub fn protected_domains(&self) -> Vec<String> {
+    pub fn protected_domains(&self, _: &AdminPass) -> Vec<String> {
         self.snapshot().protected_domains.iter().cloned().collect()
     }
 
     /// Creates a protected domain, which makes its READ/WRITE permissions valid. Returns it lower-case.
-    pub async fn create_protected_domain(&self, domain: &str) -> Result<String> {
+    pub async fn create_protected_domain(&self, by: &AdminPass, domain: &str) -> Result<String> {
         let domain = names::validate_protected_domain(domain)?;
         let d = domain.clone();
         self.apply(move |catalog, _| {
@@ -258,11 +292,12 @@ impl Auth {
             Ok(())
         })
         .await?;
+        tracing::info!(by = %by.subject().name, %domain, "protected domain created");
         Ok(domain)
     }
 
     /// Deletes a protected domain no dataset uses, and strips its permissions from every subject.
-    pub async fn delete_protected_domain(&self, domain: &str) -> Result<String> {
+    pub async fn delete_protected_domain(&self, by: &AdminPass, domain: &str) -> Result<String> {
         let domain = names::validate_protected_domain(domain)?;
         let d = domain.clone();
         self.apply(move |catalog, snap| {
@@ -280,6 +315,7 @@ impl Auth {
             }
         })
         .await?;
+        tracing::info!(by = %by.subject().name, %domain, "protected domain deleted");
         Ok(domain)
     }
 }

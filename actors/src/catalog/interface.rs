@@ -18,7 +18,8 @@ pub trait DatasetCatalog {
     /// The keys of every dataset, ordered by layer, domain, dataset.
     fn dataset_keys(&self) -> Result<Vec<DatasetKey>>;
 
-    /// Creates the dataset with its first schema version. Refused: [`super::refusal::dataset_exists`]
+    /// Creates the dataset with its first schema version, under an id no dataset ever had (not
+    /// even a deleted one). Refused: [`super::refusal::dataset_exists`]
     /// (conflict), [`super::refusal::no_protected_domain`] (invalid).
     fn create_dataset(
         &self,
@@ -139,6 +140,11 @@ pub trait SubjectCatalog {
     /// Every subject, permission and protected domain, as one committed state.
     fn auth_rows(&self) -> Result<AuthRows>;
 
+    /// A number that grows with every committed change to subjects (credentials included),
+    /// permissions or protected domains, whoever makes it (another node, `rapid-rs admin`): a
+    /// node compares it with its cached picture's to know when to read the rows again.
+    fn auth_version(&self) -> Result<i64>;
+
     /// Creates a subject with its permissions; false (nothing created) when its name, among
     /// subjects of its kind (case-insensitively), or a user's email is taken.
     fn create_subject(&self, subject: &SubjectRow, permissions: &[String]) -> Result<bool>;
@@ -192,6 +198,13 @@ pub trait Catalog:
 {
     /// Answers a trivial read (readiness).
     fn ping(&self) -> Result<()>;
+
+    /// Whether other processes (the other nodes of a service) change this catalog while this one
+    /// runs, so that what a node caches of it must be checked against it before use. False for a
+    /// catalog only one running service opens (SQLite: the data folder's lock).
+    fn is_shared(&self) -> bool {
+        false
+    }
 
     /// Jobs by kind and status, object counts and size, for metrics.
     fn figures(&self) -> Result<CatalogFigures>;

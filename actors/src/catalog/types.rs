@@ -104,6 +104,8 @@ pub struct SubjectRow {
 /// Subjects, their permissions and the protected domains, read together for the auth snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct AuthRows {
+    /// The auth version these rows are at (see [`crate::catalog::interface::SubjectCatalog::auth_version`]).
+    pub version: i64,
     pub subjects: Vec<SubjectRow>,
     /// (subject id, permission name), in the order they were granted.
     pub permissions: Vec<(String, String)>,

@@ -17,6 +17,9 @@ use crate::storage::{keys, StagedObject, Storage};
 #[derive(Debug)]
 pub struct StagedUpload {
     pub job_id: String,
+    /// The catalog id of the dataset the upload was validated against: a dataset deleted and
+    /// created again under the same name meanwhile is another dataset, with its own schema.
+    pub dataset_id: i64,
     pub version: i64,
     pub behaviour: UpdateBehaviour,
     pub raw_staged: PathBuf,

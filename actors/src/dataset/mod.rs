@@ -43,6 +43,25 @@ impl DatasetActor {
         self.record.key.not_found()
     }
 
+    /// On a catalog shared by several nodes, the dataset as the catalog has it now: another
+    /// node's actor for the same dataset may have stored a schema version, deleted it or deleted
+    /// and created it again since this actor last looked. (Alone on its catalog, this actor is
+    /// the dataset's only writer and its record is always current.) Commits stay correct either
+    /// way: the catalog checks `based_on` and serialises them per dataset.
+    fn refresh(&mut self) -> Result<()> {
+        if !self.catalog.is_shared() {
+            return Ok(());
+        }
+        match self.catalog.find_dataset(&self.record.key)? {
+            Some(record) => {
+                self.record = record;
+                self.deleted = false;
+            }
+            None => self.deleted = true,
+        }
+        Ok(())
+    }
+
     /// A span for one message to this actor: the dataset, the message, the job if any.
     fn span(&self, message: &'static str, job_id: &str) -> tracing::Span {
         tracing::info_span!("dataset_actor", dataset = %self.record.key.display(), message, job_id)
@@ -75,6 +94,8 @@ impl Actor for DatasetActor {
     type Context = Context<Self>;
 }
 
+crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, DeleteRawFile, DeleteDataset);
+
 /// Store a schema as the next version. The sensitivity of a dataset never changes.
 pub struct BumpSchema(pub ValidSchema);
 
@@ -87,6 +108,7 @@ impl Handler<BumpSchema> for DatasetActor {
 
     fn handle(&mut self, msg: BumpSchema, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span("bump_schema", "").entered();
+        self.refresh()?;
         if self.deleted {
             return Err(self.gone());
         }
@@ -105,6 +127,7 @@ impl Handler<BumpSchema> for DatasetActor {
             stored_version(&schema)
         })?;
         self.record = record;
+        tracing::info!(version = ?schema.version(), "schema version stored");
         Ok(schema)
     }
 }
@@ -120,7 +143,14 @@ impl Handler<CommitUpload> for DatasetActor {
     type Result = AtomicResponse<Self, Result<()>>;
 
     fn handle(&mut self, msg: CommitUpload, _: &mut Context<Self>) -> Self::Result {
-        let deleted = self.deleted.then(|| self.gone());
+        let deleted = match self.refresh() {
+            Ok(()) if self.record.id != msg.0.dataset_id => Some(Error::not_found(format!(
+                "The dataset {} was deleted while this upload was being processed",
+                self.record.key.display()
+            ))),
+            Ok(()) => self.deleted.then(|| self.gone()),
+            Err(e) => Some(e),
+        };
         let span = self.span("commit_upload", &msg.0.job_id);
         self.atomically(span, move |catalog, storage, record| {
             let job_id = msg.0.job_id.clone();
@@ -153,17 +183,24 @@ impl Handler<DeleteRawFile> for DatasetActor {
     type Result = AtomicResponse<Self, Result<()>>;
 
     fn handle(&mut self, msg: DeleteRawFile, _: &mut Context<Self>) -> Self::Result {
-        let deleted = self.deleted.then(|| self.gone());
+        let deleted = match self.refresh() {
+            Ok(()) => self.deleted.then(|| self.gone()),
+            Err(e) => Some(e),
+        };
         let span = self.span("delete_raw_file", "");
         self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
-            None => commit::delete_raw_file(
-                catalog.as_ref(),
-                &storage,
-                &record,
-                msg.version,
-                &msg.raw_filename,
-            ),
+            None => {
+                commit::delete_raw_file(
+                    catalog.as_ref(),
+                    &storage,
+                    &record,
+                    msg.version,
+                    &msg.raw_filename,
+                )?;
+                tracing::info!(version = msg.version, raw_file = %msg.raw_filename, "raw file deleted");
+                Ok(())
+            }
         })
     }
 }
@@ -179,12 +216,19 @@ impl Handler<DeleteDataset> for DatasetActor {
     type Result = AtomicResponse<Self, Result<()>>;
 
     fn handle(&mut self, _: DeleteDataset, _: &mut Context<Self>) -> Self::Result {
-        let already = self.deleted.then(|| self.gone());
+        let already = match self.refresh() {
+            Ok(()) => self.deleted.then(|| self.gone()),
+            Err(e) => Some(e),
+        };
         self.deleted = true;
         let span = self.span("delete_dataset", "");
         self.atomically(span, move |catalog, storage, record| match already {
             Some(e) => Err(e),
-            None => commit::delete_dataset(catalog.as_ref(), &storage, &record),
+            None => {
+                commit::delete_dataset(catalog.as_ref(), &storage, &record)?;
+                tracing::info!("dataset deleted");
+                Ok(())
+            }
         })
     }
 }

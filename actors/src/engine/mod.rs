@@ -38,6 +38,7 @@ use crate::query::QuerySettings;
 use crate::registry::Registry;
 use crate::schema::{Schema, ValidSchema};
 use crate::storage::{safe_segment, Storage};
+use crate::traced::Traced;
 
 /// What the engine is opened with (the edge builds it from its flags and environment).
 pub struct EngineConfig {
@@ -59,6 +60,11 @@ pub struct EngineConfig {
     pub max_value_bytes: usize,
     /// How long a large query's result link stays valid.
     pub result_ttl_seconds: i64,
+    /// Where the kept objects live (`RAPID_STORAGE_URL`): the data folder when `None`,
+    /// `s3://bucket/prefix` for an S3-compatible bucket.
+    pub storage_url: Option<String>,
+    /// How old an unlisted object in a shared store must be before it is swept.
+    pub sweep_grace: Duration,
 }
 
 #[derive(Clone)]
@@ -85,9 +91,14 @@ impl Engine {
     /// starts the query threads and the registry. Call once, inside a running actix system,
     /// after the process-wide durability setting and the data folder's modes are set.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
+        // First: a storage URL that cannot be used stops the start before the catalog is made.
+        let storage = Storage::open(
+            &config.data_dir,
+            config.storage_url.as_deref(),
+            config.sweep_grace,
+        )?;
         let catalog = crate::catalog::open(&config.data_dir, config.catalog_url.as_deref())?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
-        let storage = Storage::new(&config.data_dir);
         let shared = config.catalog_url.is_some();
         recover(&catalog, &storage, &config.node_id, shared)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
@@ -235,10 +246,10 @@ impl Engine {
         }
         let actor = self.registry.dataset_actor(&pass.record().key).await?;
         actor
-            .send(DeleteRawFile {
+            .send(Traced::new(DeleteRawFile {
                 version,
                 raw_filename: filename.to_string(),
-            })
+            }))
             .await??;
         Ok(())
     }
@@ -288,6 +299,16 @@ impl Engine {
         })
     }
 
+    /// Removes the objects of a shared store (S3) that no catalog row lists and that are older
+    /// than the grace period; returns how many. Blocking. The local folder has nothing to do:
+    /// only this process writes to it, and start-up removed what no row lists.
+    pub fn sweep_unlisted_objects(&self) -> Result<usize> {
+        if self.storage.objects().unlisted_grace().is_none() {
+            return Ok(0);
+        }
+        remove_unlisted_files(&self.catalog.stored_files()?, &self.storage)
+    }
+
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.
     pub fn remove_expired_results(&self) -> usize {
         let ttl = Duration::from_secs(self.settings.result_ttl_seconds.max(0) as u64);
@@ -312,7 +333,8 @@ fn recover(catalog: &SharedCatalog, storage: &Storage, node_id: &str, shared: bo
     }
     std::fs::create_dir_all(&staging)?;
     let failed = Jobs::new(catalog.clone(), node_id).fail_interrupted()?;
-    let removed = match shared {
+    // A shared object store sweeps only what is older than its grace: safe beside other nodes.
+    let removed = match shared && storage.objects().unlisted_grace().is_none() {
         true => 0,
         false => remove_unlisted_files(&catalog.stored_files()?, storage)?,
     };

@@ -24,6 +24,7 @@ use crate::ingest::{ingest_stream, messages, Chunk, IngestPlan, StagedOutput};
 use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 use crate::schema::ValidSchema;
+use crate::traced::Traced;
 
 /// A checked upload destination: the dataset, the version and its schema.
 pub struct UploadTarget {
@@ -99,6 +100,7 @@ impl UploadTarget {
         engine.jobs.advance(&job_id, JobStep::Commit)?;
         let upload = StagedUpload {
             job_id: job_id.clone(),
+            dataset_id: record.id,
             version: self.version,
             behaviour: self.schema.update_behaviour(),
             raw_staged,
@@ -190,7 +192,7 @@ impl Engine {
                 let job_id = upload.job_id.clone();
                 let outcome = match registry.dataset_actor(&record.key).await {
                     Ok(actor) => actor
-                        .send(CommitUpload(upload))
+                        .send(Traced::new(CommitUpload(upload)))
                         .await
                         .map_err(Error::from)
                         .and_then(|r| r),

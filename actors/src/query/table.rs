@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::datatypes::{Field, FieldRef, Schema as ArrowSchema, SchemaRef};
+use arrow::datatypes::{DataType as ArrowType, Field, FieldRef, Schema as ArrowSchema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DFSchema, ScalarValue};
@@ -54,7 +54,14 @@ impl ManifestTable {
         let field = |c: &crate::schema::ValidColumn| {
             Arc::new(Field::new(&c.name, arrow_type(c.data_type), true))
         };
-        let file_fields: Vec<FieldRef> = schema.data_columns().map(field).collect();
+        // Strings are read as views: the Parquet reader then points into its decoded pages
+        // instead of copying every value out of the dictionary, and grouping or comparing short
+        // strings works on their inlined bytes (profile in benches/README.md, "Profiles").
+        let file_field = |c: &crate::schema::ValidColumn| match c.data_type {
+            DataType::String => Arc::new(Field::new(&c.name, ArrowType::Utf8View, true)),
+            _ => field(c),
+        };
+        let file_fields: Vec<FieldRef> = schema.data_columns().map(file_field).collect();
         let partitions: Vec<&crate::schema::ValidColumn> = schema.partition_columns().collect();
         let partition_fields: Vec<FieldRef> = partitions.iter().map(|c| field(c)).collect();
         let file_schema = Arc::new(ArrowSchema::new(file_fields.clone()));

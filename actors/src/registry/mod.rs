@@ -20,6 +20,7 @@ use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
 use crate::error::Result;
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 use crate::storage::Storage;
+use crate::traced::Traced;
 
 #[derive(Clone)]
 pub struct Registry {
@@ -51,8 +52,10 @@ impl Registry {
     pub async fn delete_dataset(&self, key: &DatasetKey) -> Result<DatasetRecord> {
         let record = self.find(key)?;
         let actor = self.dataset_actor(key).await?;
-        actor.send(DeleteDataset).await??;
-        self.addr.send(ForgetDataset(key.clone())).await?;
+        actor.send(Traced::new(DeleteDataset)).await??;
+        self.addr
+            .send(Traced::new(ForgetDataset(key.clone())))
+            .await?;
         Ok(record)
     }
 
@@ -68,7 +71,9 @@ impl Registry {
     ) -> Result<ValidSchema> {
         let mut valid = self.validate(schema, protected_domains)?;
         valid.set_version(1);
-        self.addr.send(CreateDataset(valid.clone())).await??;
+        self.addr
+            .send(Traced::new(CreateDataset(valid.clone())))
+            .await??;
         Ok(valid)
     }
 
@@ -81,7 +86,7 @@ impl Registry {
         let valid = self.validate(schema, protected_domains)?;
         let key = DatasetKey::new(valid.layer(), valid.domain(), valid.dataset());
         let actor = self.dataset_actor(&key).await?;
-        actor.send(BumpSchema(valid)).await?
+        actor.send(Traced::new(BumpSchema(valid))).await?
     }
 
     fn validate(
@@ -111,7 +116,9 @@ impl Registry {
 
     /// The actor that serialises changes to `key`, started on first need; 404 if no such dataset.
     pub async fn dataset_actor(&self, key: &DatasetKey) -> Result<Addr<DatasetActor>> {
-        self.addr.send(OpenDataset(key.clone())).await?
+        self.addr
+            .send(Traced::new(OpenDataset(key.clone())))
+            .await?
     }
 }
 
@@ -125,6 +132,8 @@ struct RegistryActor {
 impl Actor for RegistryActor {
     type Context = Context<Self>;
 }
+
+crate::traced::handle_traced!(RegistryActor: CreateDataset, OpenDataset, ForgetDataset);
 
 struct CreateDataset(ValidSchema);
 

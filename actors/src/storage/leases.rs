@@ -52,6 +52,12 @@ impl Leases {
         }
     }
 
+    /// Whether a query of this process holds a lease on `path` (a retired file waiting for its
+    /// readers is no longer in the catalog, and a sweep must leave it to them).
+    pub fn held(&self, path: &str) -> bool {
+        self.lock().counts.contains_key(path)
+    }
+
     /// Deletes `path` now, or when its last lease ends.
     pub fn retire(&self, path: &str) {
         let mut state = self.lock();

@@ -2,8 +2,9 @@
 //!
 //! The kept objects (raw uploads, data Parquet files, large-query results) are reached only
 //! through the [`ObjectStorage`] interface, by key ([`keys`]); [`LocalFolder`] keeps them as files
-//! in the data folder, and an object store can keep them instead. The rest stays local, as paths
-//! from [`Storage`]:
+//! in the data folder, and [`S3Objects`] in an S3-compatible bucket instead
+//! (`RAPID_STORAGE_URL=s3://bucket/prefix`, under the prefix with the same keys). The rest stays
+//! local, as paths from [`Storage`]:
 //! ```text
 //! catalog.sqlite, token-signing.key, admin-credentials.json
 //! staging/{job_id}/            an upload being received and validated
@@ -39,7 +40,9 @@
 //!    reason.
 //!
 //! Start-up recovery finishes whatever a cut interrupted: staging is wiped, objects the catalog
-//! does not list are removed, jobs still IN PROGRESS become FAILED.
+//! does not list are removed, jobs still IN PROGRESS become FAILED. In a bucket, which other
+//! nodes may share, only unlisted objects older than `RAPID_SWEEP_GRACE_SECS` are removed, at
+//! start-up and every ten minutes ([`ObjectStorage::unlisted_grace`]).
 //! Catalog-only changes (schemas, subjects, jobs) are durable by step 3 alone.
 //! `RAPID_DURABILITY=off` skips the syncs of steps 1-2 and runs SQLite with `synchronous=NORMAL`.
 
@@ -48,6 +51,8 @@ pub mod keys;
 mod leases;
 mod local;
 mod objects;
+mod s3;
+mod s3_io;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -62,6 +67,7 @@ pub use objects::{
     is_missing, ByteStream, DataFusionStore, ObjectMeta, ObjectRead, ObjectReader, ObjectStorage,
     StagedObject,
 };
+pub use s3::S3Objects;
 
 use crate::error::{Error, Result};
 
@@ -93,6 +99,24 @@ impl Storage {
         let root = root.into();
         let objects = Arc::new(LocalFolder::new(root.clone()));
         Storage::with_objects(root, objects)
+    }
+
+    /// The data folder `root`, with the objects where `storage_url` (`RAPID_STORAGE_URL`) says:
+    /// in the data folder itself when it is unset or empty, in an S3-compatible bucket for
+    /// `s3://bucket/prefix` ([`S3Objects`], unlisted objects swept after `sweep_grace`).
+    pub fn open(
+        root: impl Into<PathBuf>,
+        storage_url: Option<&str>,
+        sweep_grace: std::time::Duration,
+    ) -> Result<Storage> {
+        let root = root.into();
+        match storage_url.map(str::trim).filter(|u| !u.is_empty()) {
+            None => Ok(Storage::new(root)),
+            Some(url) => {
+                let objects = Arc::new(S3Objects::from_url(url, sweep_grace)?);
+                Ok(Storage::with_objects(root, objects))
+            }
+        }
     }
 
     /// The data folder `root` for the local files, with the objects kept in `objects`.

@@ -11,7 +11,7 @@ use std::io::{Read, Seek};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use datafusion::execution::object_store::ObjectStoreUrl;
@@ -103,6 +103,14 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
     /// Size of an object; NotFound when there is none.
     fn size(&self, key: &str) -> Result<u64> {
         Ok(self.head(key)?.size)
+    }
+
+    /// How old an object under `data/` or `raw/` that no catalog row lists must be before a sweep
+    /// removes it. `None` for a store only this process uses (the local folder, locked by the
+    /// service): start-up removes every unlisted object at once. `Some(grace)` for a shared
+    /// store, where a young unlisted object may be another node's commit in flight.
+    fn unlisted_grace(&self) -> Option<Duration> {
+        None
     }
 
     fn exists(&self, key: &str) -> Result<bool> {

@@ -3,7 +3,9 @@
 //! calls [`suite`] with a function that makes a fresh, empty catalog per case (SQLite: a new temp
 //! folder, `catalog/sqlite/tests.rs`; PostgreSQL: a new database or schema).
 
+mod auth_version;
 mod datasets;
+mod ids;
 mod jobs;
 mod manifest;
 mod subjects;
@@ -105,6 +107,14 @@ const CASES: &[(&str, Case)] = &[
     (
         "subjects::figures_count_objects",
         subjects::figures_count_objects,
+    ),
+    (
+        "auth_version::grows_with_every_change",
+        auth_version::grows_with_every_change,
+    ),
+    (
+        "ids::dataset_ids_are_never_reused",
+        ids::dataset_ids_are_never_reused,
     ),
 ];
 

@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 const MIGRATION_LOCK: i64 = 0x7261_7069_645f_6d67; // "rapid_mg"
 
 const MIGRATIONS: &[&str] = &[
-    // 1: the SQLite catalog's schema (its migrations 1-4) in PostgreSQL types.
+    // 1: the SQLite catalog's schema (its migrations 1-6) in PostgreSQL types. Identity columns
+    // never hand out a number twice, so dataset ids are never reused (SQLite's id_sequences).
     r#"
     CREATE TABLE settings (
         key   TEXT PRIMARY KEY,
@@ -111,6 +112,25 @@ const MIGRATIONS: &[&str] = &[
         created_at     TEXT NOT NULL
     );
     CREATE INDEX data_files_by_version ON data_files (dataset_id, version, partition_path);
+    -- The auth version: every row written to subjects, permissions or protected domains bumps it
+    -- (row triggers: a statement that changes nothing leaves it), whichever node writes.
+    CREATE TABLE auth_version (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        version BIGINT NOT NULL
+    );
+    INSERT INTO auth_version (id, version) VALUES (1, 0);
+    CREATE FUNCTION bump_auth_version() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE auth_version SET version = version + 1 WHERE id = 1;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER subjects_changed AFTER INSERT OR UPDATE OR DELETE ON subjects
+        FOR EACH ROW EXECUTE FUNCTION bump_auth_version();
+    CREATE TRIGGER permissions_changed AFTER INSERT OR UPDATE OR DELETE ON subject_permissions
+        FOR EACH ROW EXECUTE FUNCTION bump_auth_version();
+    CREATE TRIGGER domains_changed AFTER INSERT OR UPDATE OR DELETE ON protected_domains
+        FOR EACH ROW EXECUTE FUNCTION bump_auth_version();
     "#,
     // 2: the node (process) running each job and its heartbeat (as SQLite's migration 5).
     r#"

@@ -134,6 +134,11 @@ fn lock_dataset_id(db: &Db<'_>, dataset_id: i64, shared: bool) -> Result<()> {
 }
 
 impl Catalog for PostgresCatalog {
+    /// Every node of a scale-out install opens this one catalog.
+    fn is_shared(&self) -> bool {
+        true
+    }
+
     fn ping(&self) -> Result<()> {
         self.with(|db| {
             db.query_one("SELECT count(*) FROM datasets", &[])?;

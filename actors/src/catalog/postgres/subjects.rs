@@ -89,11 +89,16 @@ impl SubjectCatalog for PostgresCatalog {
                 .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
                 .collect::<Result<Vec<_>>>()?;
             Ok(AuthRows {
+                version: read_auth_version(db)?,
                 subjects: read_subjects(db)?,
                 permissions,
                 protected_domains,
             })
         })
+    }
+
+    fn auth_version(&self) -> Result<i64> {
+        self.with(read_auth_version)
     }
 
     fn create_subject(&self, subject: &SubjectRow, permissions: &[String]) -> Result<bool> {
@@ -300,4 +305,9 @@ impl SubjectCatalog for PostgresCatalog {
             Ok(())
         })
     }
+}
+
+fn read_auth_version(db: &Db<'_>) -> Result<i64> {
+    let row = db.query_one("SELECT version FROM auth_version WHERE id = 1", &[])?;
+    Ok(row.try_get(0)?)
 }

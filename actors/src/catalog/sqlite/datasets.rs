@@ -102,10 +102,18 @@ impl DatasetCatalog for SqliteCatalog {
             if find_dataset(tx, key)?.is_some() {
                 return Err(dataset_exists(key));
             }
+            let id: i64 = tx.query_row(
+                "UPDATE id_sequences
+                 SET last = max(last, (SELECT coalesce(max(id), 0) FROM datasets)) + 1
+                 WHERE name = 'datasets' RETURNING last",
+                [],
+                |r| r.get(0),
+            )?;
             tx.execute(
-                "INSERT INTO datasets (layer, domain, dataset, dataset_key, sensitivity, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO datasets (id, layer, domain, dataset, dataset_key, sensitivity, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
+                    id,
                     key.layer,
                     key.domain,
                     name,
@@ -114,7 +122,6 @@ impl DatasetCatalog for SqliteCatalog {
                     now_text()
                 ],
             )?;
-            let id = tx.last_insert_rowid();
             insert_version(tx, id, schema)?;
             Ok(DatasetRecord {
                 id,

@@ -109,7 +109,44 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE subjects ADD COLUMN must_change_password INTEGER NOT NULL DEFAULT 0;
     "#,
-    // 5: the node (process) running each job and its heartbeat, so that a node fails only its own
+    // 5: the auth version, bumped by triggers on every change to subjects, their permissions and
+    // protected domains, so that no writer (the service, `rapid-rs admin`) can forget it.
+    r#"
+    CREATE TABLE auth_version (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        version INTEGER NOT NULL
+    );
+    INSERT INTO auth_version (id, version) VALUES (1, 0);
+    CREATE TRIGGER subjects_inserted AFTER INSERT ON subjects
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER subjects_updated AFTER UPDATE ON subjects
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER subjects_deleted AFTER DELETE ON subjects
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER permissions_inserted AFTER INSERT ON subject_permissions
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER permissions_updated AFTER UPDATE ON subject_permissions
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER permissions_deleted AFTER DELETE ON subject_permissions
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER domains_inserted AFTER INSERT ON protected_domains
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER domains_updated AFTER UPDATE ON protected_domains
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    CREATE TRIGGER domains_deleted AFTER DELETE ON protected_domains
+        BEGIN UPDATE auth_version SET version = version + 1; END;
+    "#,
+    // 6: dataset ids are never reused. A plain INTEGER PRIMARY KEY hands a deleted dataset's id
+    // (when it was the highest) to the next one, and an upload validated against the deleted
+    // dataset would then look like one of the new dataset.
+    r#"
+    CREATE TABLE id_sequences (
+        name TEXT PRIMARY KEY,
+        last INTEGER NOT NULL
+    );
+    INSERT INTO id_sequences (name, last) SELECT 'datasets', coalesce(max(id), 0) FROM datasets;
+    "#,
+    // 7: the node (process) running each job and its heartbeat, so that a node fails only its own
     // jobs at start-up and any node fails those whose heartbeat is older than the lease. Jobs
     // recorded before have NULL (failed by the next start, as before).
     r#"

@@ -28,6 +28,8 @@ pub struct SqliteCatalog {
     conn: Arc<Mutex<Connection>>,
     /// The catalog file, for its size on disk.
     file: std::path::PathBuf,
+    /// Only tests set it: two handles on one file then stand in for two nodes on one catalog.
+    shared: bool,
 }
 
 impl SqliteCatalog {
@@ -74,7 +76,15 @@ impl SqliteCatalog {
         SqliteCatalog {
             conn: Arc::new(Mutex::new(conn)),
             file,
+            shared: false,
         }
+    }
+
+    /// This handle as one of several nodes' on a shared catalog (tests of cross-node behaviour).
+    #[cfg(test)]
+    pub(crate) fn shared_like_a_node(mut self) -> SqliteCatalog {
+        self.shared = true;
+        self
     }
 
     /// Runs `f` with the connection. Keep `f` short: it holds the catalog lock.
@@ -115,6 +125,10 @@ impl SqliteCatalog {
 }
 
 impl Catalog for SqliteCatalog {
+    fn is_shared(&self) -> bool {
+        self.shared
+    }
+
     fn ping(&self) -> Result<()> {
         self.with(|c| {
             c.query_row("SELECT count(*) FROM datasets", [], |r| r.get::<_, i64>(0))?;

@@ -78,11 +78,16 @@ impl SubjectCatalog for SqliteCatalog {
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(AuthRows {
+                version: read_auth_version(tx)?,
                 subjects: read_subjects(tx)?,
                 permissions,
                 protected_domains,
             })
         })
+    }
+
+    fn auth_version(&self) -> Result<i64> {
+        self.with(|c| read_auth_version(c))
     }
 
     fn create_subject(&self, subject: &SubjectRow, permissions: &[String]) -> Result<bool> {
@@ -287,4 +292,12 @@ impl SqliteCatalog {
             Ok(())
         })
     }
+}
+
+fn read_auth_version(c: &Connection) -> Result<i64> {
+    Ok(
+        c.query_row("SELECT version FROM auth_version WHERE id = 1", [], |r| {
+            r.get(0)
+        })?,
+    )
 }
