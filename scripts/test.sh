@@ -2,7 +2,8 @@
 # The project's test command:
 # 1. unit tests of every crate and the HTTP integration tests (each starts the real rapid-rs
 #    binary on a free loopback port with a temporary data folder), with Garage (scripts/garage.sh)
-#    up so that the storage tests also run against S3;
+#    up so that the storage tests also run against S3, and a throwaway PostgreSQL
+#    (scripts/pg.sh) for the PostgreSQL catalog's conformance suite and HTTP tests;
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
@@ -15,11 +16,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
 # The storage tests' S3 line runs against a single-node Garage (installed once by garage.sh);
-# RAPID_REQUIRE_S3=1 makes them fail rather than skip if it is missing.
+# RAPID_REQUIRE_S3=1 makes them fail rather than skip if it is missing. The PostgreSQL catalog's
+# tests run against a throwaway PostgreSQL (scripts/pg.sh); RAPID_REQUIRE_PG=1 likewise.
 source scripts/garage.sh
+source scripts/pg.sh
+trap 'garage_stop; pg_stop' EXIT
 garage_start
-trap garage_stop EXIT
-RAPID_REQUIRE_S3=1 RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+pg_start
+RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 \
+  RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+pg_stop
 scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk

@@ -9,6 +9,7 @@ use rapid_actors::Error;
 
 pub fn create(
     data_dir: &Path,
+    catalog_url: Option<&str>,
     layers: &str,
     name: &str,
     permissions: &[String],
@@ -19,9 +20,16 @@ pub fn create(
     let mut args = cli.serve;
     args.data_dir = data_dir.to_path_buf();
     let (name, permissions) = (name.to_string(), permissions.to_vec());
+    let catalog_url = catalog_url.map(str::to_string);
     actix_web::rt::System::new().block_on(async move {
         let settings = crate::server::auth_settings(&args)?;
-        rapid_actors::admin::clients::create_client(&args.data_dir, settings, name, permissions)
-            .await
+        rapid_actors::admin::clients::create_client(
+            &args.data_dir,
+            catalog_url.as_deref(),
+            settings,
+            name,
+            permissions,
+        )
+        .await
     })
 }

@@ -214,6 +214,23 @@ pub struct ServeArgs {
     /// it (so another node's commit in flight is never swept).
     #[arg(long, env = "RAPID_SWEEP_GRACE_SECS", default_value_t = 3600)]
     pub sweep_grace_secs: u64,
+
+    /// The catalog: unset (or empty) for the SQLite file in the data folder;
+    /// `postgres://user:password@host:port/database` for PostgreSQL, shared by several nodes.
+    #[arg(long, env = "RAPID_CATALOG_URL", hide_env_values = true)]
+    pub catalog_url: Option<String>,
+
+    /// This node's name among the nodes sharing a PostgreSQL catalog (its jobs carry it; its
+    /// start fails its own unfinished jobs). Default: `local` with SQLite, a random one with
+    /// PostgreSQL.
+    #[arg(long, env = "RAPID_NODE_ID")]
+    pub node_id: Option<String>,
+
+    /// A running job whose node has not refreshed its heartbeat for this long is failed by any
+    /// node, in seconds.
+    #[arg(long, env = "RAPID_JOB_LEASE_SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(3..=86_400))]
+    pub job_lease_secs: u64,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]
@@ -304,4 +321,29 @@ impl ServeArgs {
             ),
         }
     }
+}
+
+impl ServeArgs {
+    /// The PostgreSQL catalog's URL; `None` (unset or empty): the SQLite catalog in the data folder.
+    pub fn postgres_catalog(&self) -> Option<&str> {
+        postgres_catalog(self.catalog_url.as_deref())
+    }
+
+    /// This node's id: as set, else `local` for the one node of a SQLite catalog, else a new
+    /// random one (a restarted node's old jobs then fail by their lease).
+    pub fn node_id(&self) -> String {
+        match (
+            self.node_id.as_deref().map(str::trim),
+            self.postgres_catalog(),
+        ) {
+            (Some(id), _) if !id.is_empty() => id.to_string(),
+            (_, None) => "local".into(),
+            (_, Some(_)) => format!("node-{}", uuid::Uuid::new_v4().simple()),
+        }
+    }
+}
+
+/// A catalog URL setting, `None` when unset or empty.
+pub fn postgres_catalog(url: Option<&str>) -> Option<&str> {
+    url.map(str::trim).filter(|u| !u.is_empty())
 }

@@ -47,11 +47,17 @@ pub async fn serve_until(
     for change in &tightened {
         tracing::warn!(change, "tightened a file mode in the data folder");
     }
-    // One process per data folder: a second service, or an admin command needing the service
-    // stopped, is refused while this one runs (the kernel releases the lock on exit).
-    let _lock = crate::admin::lock::DataLock::acquire(&args.data_dir).map_err(|e| {
-        std::io::Error::other(format!("data folder {}: {e}", args.data_dir.display()))
-    })?;
+    // One process per data folder with the SQLite catalog: a second service, or an admin command
+    // needing the service stopped, is refused while this one runs (the kernel releases the lock
+    // on exit). A PostgreSQL catalog is shared by several nodes, which may share the folder too.
+    let _lock = match args.postgres_catalog() {
+        Some(_) => None,
+        None => Some(
+            crate::admin::lock::DataLock::acquire(&args.data_dir).map_err(|e| {
+                std::io::Error::other(format!("data folder {}: {e}", args.data_dir.display()))
+            })?,
+        ),
+    };
     let state = build_state(&args).map_err(|e| std::io::Error::other(e.to_string()))?;
     let state = web::Data::from(Arc::new(state));
     spawn_result_cleanup(state.clone());
@@ -161,8 +167,13 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let settings = auth_settings(args)?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
+    let node_id = args.node_id();
+    tracing::info!(node_id, "this node's jobs carry its id");
     let (engine, bootstrap) = Engine::open(EngineConfig {
         data_dir: args.data_dir.clone(),
+        catalog_url: args.postgres_catalog().map(str::to_string),
+        node_id: node_id.clone(),
+        job_lease: std::time::Duration::from_secs(args.job_lease_secs),
         layers,
         auth: settings,
         query: args.query_settings(),

@@ -175,6 +175,12 @@ impl From<rusqlite::Error> for Error {
     }
 }
 
+impl From<tokio_postgres::Error> for Error {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Error::internal(format!("catalog: {e}")).caused_by(e)
+    }
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::internal(format!("io: {e}")).caused_by(e)

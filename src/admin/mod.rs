@@ -22,6 +22,9 @@ pub struct AdminArgs {
     /// The service's data folder.
     #[arg(long, env = "RAPID_DATA_DIR", default_value = "./data", global = true)]
     pub data_dir: PathBuf,
+    /// The catalog's PostgreSQL URL when the service uses one (unset: the data folder's SQLite).
+    #[arg(long, env = "RAPID_CATALOG_URL", hide_env_values = true, global = true)]
+    pub catalog_url: Option<String>,
     #[command(subcommand)]
     pub command: AdminCommand,
 }
@@ -124,8 +127,27 @@ fn print(value: serde_json::Value) {
     println!("{value:#}");
 }
 
+/// The PostgreSQL catalog's URL, if set. Backup and restore copy the SQLite catalog file, so they
+/// refuse with one: a PostgreSQL catalog is backed up with PostgreSQL's own tools.
+fn catalog_url(args: &AdminArgs) -> Result<Option<&str>, Failure> {
+    let url = crate::config::postgres_catalog(args.catalog_url.as_deref());
+    let command = match args.command {
+        AdminCommand::Backup { .. } => "backup",
+        AdminCommand::Restore { .. } => "restore",
+        _ => return Ok(url),
+    };
+    match url {
+        None => Ok(None),
+        Some(_) => Err(Failure::Other(format!(
+            "`{command}` copies the SQLite catalog of the data folder, but RAPID_CATALOG_URL puts \
+             the catalog in PostgreSQL: back it up with pg_dump (and the files with the data \
+             folder or bucket) instead"
+        ))),
+    }
+}
+
 fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
-    let dir = &args.data_dir;
+    let (dir, url) = (&args.data_dir, catalog_url(args)?);
     match &args.command {
         AdminCommand::CreateClient {
             name,
@@ -133,27 +155,27 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             layers,
         } => {
             let _lock = stopped(dir)?;
-            let client = crate::admin_client::create(dir, layers, name, permissions)?;
+            let client = crate::admin_client::create(dir, url, layers, name, permissions)?;
             print(json!(client));
         }
         AdminCommand::ResetAdminSecret { client_id } => {
             let _lock = stopped(dir)?;
             let id = match client_id {
                 Some(id) => id.clone(),
-                None => keys::admin_client_id(dir)?.ok_or_else(|| {
+                None => keys::admin_client_id(dir, url)?.ok_or_else(|| {
                     Failure::Other(
                         "no admin client (rapid-admin) in this catalog: name one with --client-id"
                             .into(),
                     )
                 })?,
             };
-            let secret = keys::reset_client_secret(dir, &id)?;
+            let secret = keys::reset_client_secret(dir, url, &id)?;
             print(json!({"client_id": id, "client_secret": secret}));
         }
         AdminCommand::RotateKey { key_file } => {
             let _lock = stopped(dir)?;
             let store = rapid_actors::storage::Storage::new(dir);
-            if !store.catalog_file().is_file() {
+            if url.is_none() && !store.catalog_file().is_file() {
                 return Err(Failure::Other(format!("no store in {}", dir.display())));
             }
             keys::rotate_signing_key(&key_file.clone().unwrap_or_else(|| store.key_file()))?;
@@ -176,7 +198,7 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             } else {
                 backup::restore(src, dir)?
             };
-            let report = check::check(dir, false, false)?;
+            let report = check::check(dir, url, false, false)?;
             print(json!({"restored_files": files, "check": report}));
             if !report.clean() {
                 return Ok(ExitCode::from(DRIFT));
@@ -195,7 +217,7 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             if *repair && online {
                 return Err(Failure::Busy);
             }
-            let report = check::check(dir, online, *repair)?;
+            let report = check::check(dir, url, online, *repair)?;
             print(json!({"online": online, "report": report}));
             if !report.clean() {
                 return Ok(ExitCode::from(DRIFT));

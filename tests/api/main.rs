@@ -5,6 +5,7 @@ mod support;
 
 mod auth_tokens;
 mod bench_tool;
+mod catalog_postgres;
 mod dataset_recreated;
 mod decode_bombs;
 mod durability;

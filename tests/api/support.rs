@@ -18,6 +18,8 @@ pub struct TestServer {
     child: Child,
     pub base: String,
     pub dir: TempDir,
+    /// Its data folder (`{dir}/data` unless [`Options::data_dir`] named another).
+    data: PathBuf,
     http: Client,
     stopped: bool,
 }
@@ -28,6 +30,10 @@ pub struct Options {
     pub args: Vec<String>,
     /// Start without RAPID_ADMIN_CLIENT_ID/SECRET, so the server generates its admin.
     pub no_admin_override: bool,
+    /// Extra environment variables (e.g. RAPID_CATALOG_URL).
+    pub env: Vec<(String, String)>,
+    /// The data folder to use instead of `{dir}/data` (several servers on one folder).
+    pub data_dir: Option<PathBuf>,
 }
 
 impl TestServer {
@@ -45,12 +51,17 @@ impl TestServer {
             .append(true)
             .open(dir.path().join("server.log"))
             .unwrap();
+        let data = options
+            .data_dir
+            .clone()
+            .unwrap_or_else(|| dir.path().join("data"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_rapid-rs"));
         cmd.arg("serve")
             .args(["--bind", "127.0.0.1:0", "--workers", "2"])
             .arg("--data-dir")
-            .arg(dir.path().join("data"))
+            .arg(&data)
             .args(&options.args)
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
             .env_remove("RUST_LOG")
             .env("ALLOWED_EMAIL_DOMAINS", "example.com,test.org")
             .stdin(Stdio::null())
@@ -71,6 +82,7 @@ impl TestServer {
             child,
             base,
             dir,
+            data,
             http: Client::builder()
                 .timeout(Duration::from_secs(60))
                 .build()
@@ -117,7 +129,7 @@ impl TestServer {
     }
 
     pub fn data_dir(&self) -> PathBuf {
-        self.dir.path().join("data")
+        self.data.clone()
     }
 
     pub fn logs(&self) -> String {

@@ -39,11 +39,17 @@ impl CheckReport {
 
 /// Checks once (`online: false`, the service stopped) or twice keeping what both saw (online).
 /// `repair` (only with the service stopped) removes unlisted files and empty folders.
-pub fn check(data_dir: &Path, online: bool, repair: bool) -> Result<CheckReport> {
-    let mut report = look(data_dir)?;
+/// `catalog_url`: the catalog's PostgreSQL URL, if it is not the data folder's SQLite file.
+pub fn check(
+    data_dir: &Path,
+    catalog_url: Option<&str>,
+    online: bool,
+    repair: bool,
+) -> Result<CheckReport> {
+    let mut report = look(data_dir, catalog_url)?;
     if online {
         std::thread::sleep(std::time::Duration::from_secs(1));
-        let again = look(data_dir)?;
+        let again = look(data_dir, catalog_url)?;
         report.missing = report
             .missing
             .intersection(&again.missing)
@@ -62,7 +68,7 @@ pub fn check(data_dir: &Path, online: bool, repair: bool) -> Result<CheckReport>
         report.listed = again.listed;
     }
     if repair && !report.unlisted.is_empty() {
-        let catalog = crate::catalog::open_existing(data_dir)?;
+        let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
         report.removed = crate::manifest::remove_unlisted_files(
             &catalog.stored_files()?,
             &Storage::new(data_dir),
@@ -72,9 +78,9 @@ pub fn check(data_dir: &Path, online: bool, repair: bool) -> Result<CheckReport>
     Ok(report)
 }
 
-fn look(data_dir: &Path) -> Result<CheckReport> {
+fn look(data_dir: &Path, catalog_url: Option<&str>) -> Result<CheckReport> {
     // One catalog read: the list is one committed state.
-    let listed = listed_files(crate::catalog::open_existing(data_dir)?.as_ref())?;
+    let listed = listed_files(crate::catalog::open_existing(data_dir, catalog_url)?.as_ref())?;
     let mut report = CheckReport {
         listed: listed.len(),
         ..CheckReport::default()

@@ -10,11 +10,12 @@ use crate::error::Result;
 /// `permissions`; its secret is in the answer, once. Call inside a running actix system.
 pub async fn create_client(
     data_dir: &Path,
+    catalog_url: Option<&str>,
     settings: AuthSettings,
     name: String,
     permissions: Vec<String>,
 ) -> Result<NewClient> {
-    let catalog = crate::catalog::open(data_dir)?;
+    let catalog = crate::catalog::open(data_dir, catalog_url)?;
     let (auth, _) = Auth::start(catalog, settings)?;
     auth.create_client(
         &crate::auth::pass::operator_user_admin_pass(),

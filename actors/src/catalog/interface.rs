@@ -71,7 +71,8 @@ pub trait ManifestCatalog {
 
     /// One upload commit, atomically: the raw file, its data files, the replaced files dropped
     /// and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
-    /// the version's files are not `based_on`; a raw file name or data path already recorded.
+    /// the version's files are not `based_on`; [`super::refusal::job_not_running`] when its job
+    /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
 
     /// Removes one raw file and every data file it contributed; returns their paths, or `None`
@@ -92,10 +93,20 @@ pub trait ManifestCatalog {
 pub type AfterFailing<'a> =
     &'a mut dyn FnMut(usize, &dyn Fn() -> Result<StoredFiles>) -> Result<()>;
 
-/// Jobs: created IN PROGRESS, moved along their steps, ended SUCCESS or FAILED once.
+/// Jobs: created IN PROGRESS, moved along their steps, ended SUCCESS or FAILED once. Each is run
+/// by one node (one process), which keeps its running jobs' heartbeats fresh; a job whose
+/// heartbeat is older than the lease was left by a node that died, and any node fails it.
 pub trait JobCatalog {
-    /// Records a new job IN PROGRESS at its kind's first step.
-    fn create_job(&self, job_id: &str, job: &NewJob<'_>) -> Result<()>;
+    /// Records a new job IN PROGRESS at its kind's first step, run by `node_id`, with a fresh
+    /// heartbeat.
+    fn create_job(&self, job_id: &str, node_id: &str, job: &NewJob<'_>) -> Result<()>;
+
+    /// Refreshes the heartbeat of every job IN PROGRESS run by `node_id`; returns how many.
+    fn heartbeat_jobs(&self, node_id: &str) -> Result<usize>;
+
+    /// Every job IN PROGRESS whose heartbeat is older than `lease` (any node's) becomes FAILED
+    /// with `errors`; returns how many.
+    fn fail_expired_jobs(&self, lease: std::time::Duration, errors: &[String]) -> Result<usize>;
 
     /// Moves a job IN PROGRESS at `from` to `to`; false when it is not there.
     fn advance_job(&self, job_id: &str, from: JobStep, to: JobStep) -> Result<bool>;
@@ -114,9 +125,14 @@ pub trait JobCatalog {
     /// The jobs of one subject (every job when `None`), newest first, at most `limit`.
     fn jobs(&self, subject_id: Option<&str>, limit: usize) -> Result<Vec<JobView>>;
 
-    /// Every job IN PROGRESS becomes FAILED with `errors`; then `after` runs (see
-    /// [`AfterFailing`]). Returns how many failed.
-    fn fail_in_progress_jobs(&self, errors: &[String], after: AfterFailing<'_>) -> Result<usize>;
+    /// Every job IN PROGRESS run by `node_id` (or recorded before jobs had nodes) becomes FAILED
+    /// with `errors`; then `after` runs (see [`AfterFailing`]). Returns how many failed.
+    fn fail_in_progress_jobs(
+        &self,
+        node_id: &str,
+        errors: &[String],
+        after: AfterFailing<'_>,
+    ) -> Result<usize>;
 }
 
 /// Subjects, credentials, permissions, protected domains, the legacy signing key.

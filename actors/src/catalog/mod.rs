@@ -1,12 +1,14 @@
 //! The catalog: subjects, permissions, protected domains, datasets, schema versions, the
 //! manifest of files and jobs. One interface ([`Catalog`], in `interface.rs`) with plain types
-//! (`types.rs`); today's implementation is SQLite ([`sqlite::SqliteCatalog`]), the one place that
-//! holds SQL. The engine and `rapid-rs admin` open it through [`open`] and share it as
-//! [`SharedCatalog`].
+//! (`types.rs`) and two implementations, the only places that hold SQL: SQLite in the data folder
+//! ([`sqlite::SqliteCatalog`], the default) and PostgreSQL ([`postgres::PostgresCatalog`], when
+//! the catalog URL is `postgres://...`, shared by several nodes). The engine and `rapid-rs admin`
+//! open it through [`open`] and share it as [`SharedCatalog`].
 
 #[cfg(test)]
 pub(crate) mod conformance;
 pub(crate) mod interface;
+pub mod postgres;
 pub mod refusal;
 pub(crate) mod sqlite;
 mod types;
@@ -22,18 +24,38 @@ use crate::error::Result;
 /// The catalog as every part of the engine holds it.
 pub type SharedCatalog = Arc<dyn Catalog>;
 
-/// Opens (creating if needed) the catalog of the data folder `data_dir` and brings it to the
-/// newest schema.
-pub fn open(data_dir: &Path) -> Result<SharedCatalog> {
-    Ok(Arc::new(sqlite::SqliteCatalog::open(data_dir)?))
+/// The catalog URL that selects PostgreSQL, if any: `None` or empty means SQLite in the data folder.
+fn postgres_url(url: Option<&str>) -> Option<&str> {
+    url.map(str::trim).filter(|u| !u.is_empty())
 }
 
-/// Opens the existing catalog of a data folder (never creating one), for `rapid-rs admin`.
-pub fn open_existing(data_dir: &Path) -> Result<SharedCatalog> {
-    Ok(Arc::new(sqlite::SqliteCatalog::open_existing(data_dir)?))
+/// Opens (creating if needed) the catalog and brings it to the newest schema: the SQLite file of
+/// the data folder `data_dir` when `url` is unset or empty, else the PostgreSQL catalog at `url`.
+pub fn open(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
+    match postgres_url(url) {
+        None => Ok(Arc::new(sqlite::SqliteCatalog::open(data_dir)?)),
+        Some(url) => Ok(Arc::new(postgres::PostgresCatalog::open(url)?)),
+    }
+}
+
+/// Opens the existing catalog (never creating one), for `rapid-rs admin`.
+pub fn open_existing(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
+    match postgres_url(url) {
+        None => Ok(Arc::new(sqlite::SqliteCatalog::open_existing(data_dir)?)),
+        Some(url) => Ok(Arc::new(postgres::PostgresCatalog::open_existing(url)?)),
+    }
 }
 
 /// Now as the RFC 3339 UTC text stored in `created_at` columns.
 pub fn now_text() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The time `ago` before now, as [`now_text`] writes it (texts compare as the times do).
+pub fn time_text_before(ago: std::time::Duration) -> String {
+    let ago = chrono::Duration::from_std(ago).unwrap_or(chrono::Duration::MAX);
+    let then = chrono::Utc::now()
+        .checked_sub_signed(ago)
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+    then.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

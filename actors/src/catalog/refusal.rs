@@ -25,3 +25,12 @@ pub fn commit_conflict(dataset_id: i64, version: i64) -> Error {
          checked: upload it again"
     ))
 }
+
+/// An upload commit whose job is no longer IN PROGRESS (failed by a stop, or by another node
+/// after its heartbeat lapsed): nothing is recorded, so a job never ends FAILED with its data
+/// stored (409).
+pub fn job_not_running(job_id: &str) -> Error {
+    Error::conflict(format!(
+        "Job {job_id} is no longer in progress (it was failed meanwhile): nothing was stored"
+    ))
+}

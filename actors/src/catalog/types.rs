@@ -139,7 +139,7 @@ pub struct CatalogFigures {
     /// (name, count): datasets, schema_versions, data_files, raw_files, stored_rows,
     /// stored_bytes (Parquet), subjects.
     pub counts: Vec<(&'static str, i64)>,
-    /// What the catalog occupies on disk (SQLite: its file and WAL).
+    /// What the catalog occupies on disk (SQLite: its file and WAL; PostgreSQL: its tables).
     pub file_bytes: u64,
 }
 

@@ -44,6 +44,12 @@ use crate::traced::Traced;
 pub struct EngineConfig {
     /// The data folder: catalog, data, raw uploads, staging, results.
     pub data_dir: PathBuf,
+    /// The PostgreSQL catalog's URL; `None`: the SQLite catalog in the data folder.
+    pub catalog_url: Option<String>,
+    /// This process's name among the nodes sharing the catalog: its jobs carry it.
+    pub node_id: String,
+    /// A job whose heartbeat is older than this is failed by any node (its node died).
+    pub job_lease: Duration,
     /// The instance's layers (lower case).
     pub layers: Vec<String>,
     pub auth: AuthSettings,
@@ -73,6 +79,8 @@ pub struct Engine {
 }
 
 struct Settings {
+    /// The catalog (PostgreSQL) is shared with other nodes, which may share the data folder.
+    shared_catalog: bool,
     max_upload_bytes: u64,
     max_value_bytes: usize,
     result_ttl_seconds: i64,
@@ -89,14 +97,17 @@ impl Engine {
             config.storage_url.as_deref(),
             config.sweep_grace,
         )?;
-        let catalog = crate::catalog::open(&config.data_dir)?;
+        let catalog = crate::catalog::open(&config.data_dir, config.catalog_url.as_deref())?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
-        recover(&catalog, &storage)?;
+        let shared = config.catalog_url.is_some();
+        recover(&catalog, &storage, &config.node_id, shared)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;
-        let jobs = Jobs::new(catalog.clone());
+        let jobs = Jobs::new(catalog.clone(), &config.node_id);
+        jobs.start_heartbeat(config.job_lease)?;
         let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
         let settings = Arc::new(Settings {
+            shared_catalog: shared,
             max_upload_bytes: config.max_upload_bytes,
             max_value_bytes: config.max_value_bytes,
             result_ttl_seconds: config.result_ttl_seconds,
@@ -310,16 +321,23 @@ pub fn pick_version(asked: Option<i64>, latest: i64) -> i64 {
     asked.filter(|v| *v > 0).unwrap_or(latest)
 }
 
-/// Start-up after a crash or a stop: staging holds only unfinished work, jobs left running can
-/// never finish, and files not in the manifest belong to commits that never happened.
-fn recover(catalog: &SharedCatalog, storage: &Storage) -> Result<()> {
+/// Start-up after a crash or a stop: staging holds only unfinished work, this node's jobs left
+/// running can never finish (other nodes' are failed by their lease), and files not in the
+/// manifest belong to commits that never happened. With a `shared` catalog (PostgreSQL) other
+/// nodes may be staging and placing files in this folder right now: staging and unlisted files
+/// are left alone (a leftover costs space; removing another node's would lose its upload).
+fn recover(catalog: &SharedCatalog, storage: &Storage, node_id: &str, shared: bool) -> Result<()> {
     let staging = storage.staging_root();
-    if staging.exists() {
+    if staging.exists() && !shared {
         std::fs::remove_dir_all(&staging)?;
     }
     std::fs::create_dir_all(&staging)?;
-    let failed = Jobs::new(catalog.clone()).fail_interrupted()?;
-    let removed = remove_unlisted_files(&catalog.stored_files()?, storage)?;
+    let failed = Jobs::new(catalog.clone(), node_id).fail_interrupted()?;
+    // A shared object store sweeps only what is older than its grace: safe beside other nodes.
+    let removed = match shared && storage.objects().unlisted_grace().is_none() {
+        true => 0,
+        false => remove_unlisted_files(&catalog.stored_files()?, storage)?,
+    };
     if failed > 0 || removed > 0 {
         tracing::warn!(
             failed_jobs = failed,

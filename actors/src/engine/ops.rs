@@ -105,17 +105,26 @@ impl Engine {
         let errors = ["The service shut down before this job finished".to_string()];
         let mut unfinished = None;
         self.catalog
-            .fail_in_progress_jobs(&errors, &mut |failed, listed| {
+            .fail_in_progress_jobs(self.jobs.node_id(), &errors, &mut |failed, listed| {
                 if failed == 0 && pending() <= 0 {
                     return Ok(());
                 }
+                // With a shared catalog, other nodes' staging and unlisted files may be in this
+                // folder too: left alone (see `recover`).
+                let shared = self.settings.shared_catalog;
                 // A thread of a dropped request may still be writing there; the next start retries.
-                if let Err(e) = std::fs::remove_dir_all(self.storage.staging_root()) {
-                    tracing::warn!(error = %e, "shutdown: staging not fully removed; the next start will");
+                if !shared {
+                    if let Err(e) = std::fs::remove_dir_all(self.storage.staging_root()) {
+                        tracing::warn!(error = %e, "shutdown: staging not fully removed; the next start will");
+                    }
                 }
+                let removed_files = match shared {
+                    true => 0,
+                    false => remove_unlisted_files(&listed()?, &self.storage)?,
+                };
                 let found = Unfinished {
                     failed_jobs: failed,
-                    removed_files: remove_unlisted_files(&listed()?, &self.storage)?,
+                    removed_files,
                 };
                 unfinished = Some(found);
                 exit_once(found);

@@ -13,16 +13,26 @@ const LIST_LIMIT: usize = 1000;
 #[derive(Clone)]
 pub struct Jobs {
     catalog: SharedCatalog,
+    /// The node (this process) the jobs created here run on.
+    node_id: std::sync::Arc<str>,
 }
 
 impl Jobs {
-    pub fn new(catalog: SharedCatalog) -> Jobs {
-        Jobs { catalog }
+    pub fn new(catalog: SharedCatalog, node_id: &str) -> Jobs {
+        Jobs {
+            catalog,
+            node_id: node_id.into(),
+        }
+    }
+
+    /// This process's node id.
+    pub fn node_id(&self) -> &str {
+        &self.node_id
     }
 
     pub fn create(&self, job: NewJob<'_>) -> Result<String> {
         let id = uuid::Uuid::new_v4().to_string();
-        self.catalog.create_job(&id, &job)?;
+        self.catalog.create_job(&id, &self.node_id, &job)?;
         Ok(id)
     }
 
@@ -67,10 +77,36 @@ impl Jobs {
         self.catalog.succeed_job_with_url(job_id, result_url)
     }
 
-    /// At start-up: a job still IN PROGRESS was cut off by a crash or a stop.
+    /// At start-up: a job of this node still IN PROGRESS was cut off by a crash or a stop.
     pub fn fail_interrupted(&self) -> Result<usize> {
         let errors = ["The job was interrupted by a restart of the service".to_string()];
         self.catalog
-            .fail_in_progress_jobs(&errors, &mut |_, _| Ok(()))
+            .fail_in_progress_jobs(&self.node_id, &errors, &mut |_, _| Ok(()))
+    }
+
+    /// Keeps this node's running jobs alive, and fails any node's whose heartbeat is older than
+    /// `lease` (their node died). Runs every third of the lease, on a thread of its own, for
+    /// as long as the process lives.
+    pub fn start_heartbeat(&self, lease: std::time::Duration) -> Result<()> {
+        let jobs = self.clone();
+        let every = (lease / 3).max(std::time::Duration::from_millis(100));
+        let errors = [format!(
+            "The node running this job stopped answering for {} seconds",
+            lease.as_secs()
+        )];
+        std::thread::Builder::new()
+            .name("rapid-heartbeat".into())
+            .spawn(move || loop {
+                std::thread::sleep(every);
+                if let Err(e) = jobs.catalog.heartbeat_jobs(&jobs.node_id) {
+                    tracing::warn!(error = %e.report(), "job heartbeat failed");
+                }
+                match jobs.catalog.fail_expired_jobs(lease, &errors) {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(failed_jobs = n, "failed jobs whose node stopped"),
+                    Err(e) => tracing::warn!(error = %e.report(), "failing expired jobs failed"),
+                }
+            })?;
+        Ok(())
     }
 }

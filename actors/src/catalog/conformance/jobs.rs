@@ -1,8 +1,9 @@
 //! Jobs: creation, steps, progress, endings, listings, failing what a stop left running.
 
-use super::{dataset, upload, upload_job};
+use super::{dataset, upload, upload_job, NODE};
 use crate::catalog::Catalog;
 use crate::job_state::{JobKind, JobStatus, JobStep, NewJob};
+use crate::key::DatasetRecord;
 
 pub(super) fn upload_job_life(c: &dyn Catalog) {
     let record = dataset(c, "sales");
@@ -75,13 +76,16 @@ pub(super) fn query_job_succeeds_with_url(c: &dyn Catalog) {
         filename: None,
         raw_filename: None,
     };
-    c.create_job("q1", &job).unwrap();
+    c.create_job("q1", NODE, &job).unwrap();
     let started = c.job("q1").unwrap().unwrap();
     assert_eq!(
         (started.kind, started.step),
         (JobKind::Query, JobStep::Running)
     );
-    assert!(c.create_job("q1", &job).is_err(), "a job id is used once");
+    assert!(
+        c.create_job("q1", NODE, &job).is_err(),
+        "a job id is used once"
+    );
     c.succeed_job_with_url("q1", "http://host/api/results/q1.csv")
         .unwrap();
     let done = c.job("q1").unwrap().unwrap();
@@ -133,7 +137,7 @@ pub(super) fn fail_in_progress_jobs(c: &dyn Catalog) {
     let errors = vec!["stopped".to_string()];
     let mut seen = None;
     let failed = c
-        .fail_in_progress_jobs(&errors, &mut |n, listed| {
+        .fail_in_progress_jobs(NODE, &errors, &mut |n, listed| {
             seen = Some((n, listed()?.data.len()));
             Ok(())
         })
@@ -151,8 +155,72 @@ pub(super) fn fail_in_progress_jobs(c: &dyn Catalog) {
     }
     assert_eq!(c.job(&done).unwrap().unwrap().status, JobStatus::Success);
     assert_eq!(
-        c.fail_in_progress_jobs(&errors, &mut |_, _| Ok(()))
+        c.fail_in_progress_jobs(NODE, &errors, &mut |_, _| Ok(()))
             .unwrap(),
         0
     );
+}
+
+/// A new upload job of `record` run by `node`; returns its id.
+fn job_on(c: &dyn Catalog, record: &DatasetRecord, node: &str) -> String {
+    let id = uuid::Uuid::new_v4().to_string();
+    let job = NewJob {
+        kind: JobKind::Upload,
+        key: &record.key,
+        version: 1,
+        subject_id: "s1",
+        filename: Some("upload.csv"),
+        raw_filename: Some("raw.csv"),
+    };
+    c.create_job(&id, node, &job).expect("create job");
+    id
+}
+
+fn status(c: &dyn Catalog, id: &str) -> JobStatus {
+    c.job(id).unwrap().expect("job").status
+}
+
+/// A node's stop or start fails its own running jobs, not those of the other nodes.
+pub(super) fn nodes_fail_only_their_own_jobs(c: &dyn Catalog) {
+    let record = dataset(c, "sales");
+    let (mine, theirs) = (job_on(c, &record, "node-a"), job_on(c, &record, "node-b"));
+    let errors = vec!["stopped".to_string()];
+    let failed = c
+        .fail_in_progress_jobs("node-a", &errors, &mut |n, _| {
+            assert_eq!(n, 1);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(failed, 1);
+    assert_eq!(status(c, &mine), JobStatus::Failed);
+    assert_eq!(status(c, &theirs), JobStatus::InProgress);
+    assert_eq!(
+        c.fail_in_progress_jobs("node-b", &errors, &mut |_, _| Ok(()))
+            .unwrap(),
+        1
+    );
+    assert_eq!(status(c, &theirs), JobStatus::Failed);
+}
+
+/// Jobs whose heartbeat is older than the lease fail, whichever node ran them; a node's
+/// heartbeat keeps its running jobs alive.
+pub(super) fn expired_heartbeats_fail_jobs(c: &dyn Catalog) {
+    let record = dataset(c, "sales");
+    let (silent, beating) = (job_on(c, &record, "node-a"), job_on(c, &record, "node-b"));
+    let lease = std::time::Duration::from_secs(1);
+    let errors = vec!["node gone".to_string()];
+    assert_eq!(c.fail_expired_jobs(lease, &errors).unwrap(), 0, "fresh");
+    std::thread::sleep(lease + std::time::Duration::from_millis(200));
+    assert_eq!(c.heartbeat_jobs("node-b").unwrap(), 1);
+    assert_eq!(c.fail_expired_jobs(lease, &errors).unwrap(), 1);
+    let failed = c.job(&silent).unwrap().unwrap();
+    assert_eq!(failed.status, JobStatus::Failed);
+    assert_eq!(failed.errors.as_deref(), Some(errors.as_slice()));
+    assert_eq!(status(c, &beating), JobStatus::InProgress);
+    assert_eq!(
+        c.heartbeat_jobs("node-a").unwrap(),
+        0,
+        "finished jobs beat no more"
+    );
+    assert_eq!(c.heartbeat_jobs("node-c").unwrap(), 0);
 }

@@ -210,3 +210,19 @@ pub(super) fn held_files_and_listing(c: &dyn Catalog) {
     assert_eq!((raw.key.clone(), raw.version), (record.key.clone(), 1));
     assert_eq!((raw.raw_filename.as_str(), raw.bytes), ("r1.csv", 100));
 }
+
+/// A commit whose job was failed meanwhile (a stop, or another node after its lease) is refused
+/// and records nothing: a FAILED job never has data stored.
+pub(super) fn commit_of_a_failed_job_leaves_nothing(c: &dyn Catalog) {
+    let record = dataset(c, "sales");
+    let job = upload_job(c, &record, "s1", "r1.csv");
+    c.fail_job(&job, &["stopped".to_string()]).unwrap();
+    let commit = upload(&record, &job, "r1.csv", &["data/a.parquet"]);
+    assert_eq!(kind_of(c.commit_upload(&commit)), ErrorKind::Conflict);
+    assert!(c.data_files(record.id, 1).unwrap().is_empty());
+    assert!(c.raw_files(record.id, 1).unwrap().is_empty());
+    assert_eq!(c.job(&job).unwrap().unwrap().status, JobStatus::Failed);
+    let unknown = upload(&record, "no-such-job", "r2.csv", &["data/b.parquet"]);
+    assert_eq!(kind_of(c.commit_upload(&unknown)), ErrorKind::Conflict);
+    assert!(c.stored_files().unwrap().data.is_empty());
+}

@@ -18,6 +18,9 @@ use crate::sensitivity::Sensitivity;
 
 type Case = fn(&dyn Catalog);
 
+/// The node the cases' jobs run on.
+const NODE: &str = "node-a";
+
 /// Every case, by name.
 const CASES: &[(&str, Case)] = &[
     (
@@ -56,6 +59,10 @@ const CASES: &[(&str, Case)] = &[
     ),
     ("manifest::delete_raw_file", manifest::delete_raw_file),
     (
+        "manifest::commit_of_a_failed_job_leaves_nothing",
+        manifest::commit_of_a_failed_job_leaves_nothing,
+    ),
+    (
         "manifest::held_files_and_listing",
         manifest::held_files_and_listing,
     ),
@@ -69,6 +76,14 @@ const CASES: &[(&str, Case)] = &[
         jobs::listing_newest_first_per_subject,
     ),
     ("jobs::fail_in_progress_jobs", jobs::fail_in_progress_jobs),
+    (
+        "jobs::nodes_fail_only_their_own_jobs",
+        jobs::nodes_fail_only_their_own_jobs,
+    ),
+    (
+        "jobs::expired_heartbeats_fail_jobs",
+        jobs::expired_heartbeats_fail_jobs,
+    ),
     (
         "subjects::create_and_read_back",
         subjects::create_and_read_back,
@@ -151,7 +166,7 @@ fn upload_job(c: &dyn Catalog, record: &DatasetRecord, subject: &str, raw: &str)
         filename: Some("upload.csv"),
         raw_filename: Some(raw),
     };
-    c.create_job(&id, &job).expect("create job");
+    c.create_job(&id, NODE, &job).expect("create job");
     id
 }
 
@@ -186,4 +201,39 @@ fn kind_of<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
         Ok(v) => panic!("expected an error, got {v:?}"),
         Err(e) => e.kind,
     }
+}
+
+// ---- for the implementations' own tests ----------------------------------------------------
+
+/// The version-`n` schema the cases store.
+pub(crate) fn schema_of(version: i64) -> SchemaVersion {
+    schema(version)
+}
+
+/// A new upload job of raw file `raw` on `record`; returns its id.
+pub(crate) fn new_upload_job(c: &dyn Catalog, record: &DatasetRecord, raw: &str) -> String {
+    upload_job(c, record, "s1", raw)
+}
+
+/// The mean wall time of one `commit_upload`, over `n` commits in a row to one new dataset (each
+/// based on the files before it, as the dataset actor does; only the commit call is timed).
+pub(crate) fn commit_latency(c: &dyn Catalog, n: usize) -> std::time::Duration {
+    let record = dataset(c, "latency");
+    let mut spent = std::time::Duration::ZERO;
+    for i in 0..n {
+        let raw = format!("r{i}.csv");
+        let job = upload_job(c, &record, "s1", &raw);
+        let mut commit = upload(&record, &job, &raw, &[&format!("data/latency/{i}.parquet")]);
+        commit.based_on = c
+            .data_files(record.id, 1)
+            .expect("data files")
+            .iter()
+            .map(|f| f.id)
+            .collect();
+        let started = std::time::Instant::now();
+        c.commit_upload(&commit).expect("commit");
+        spent += started.elapsed();
+    }
+    assert_eq!(c.data_files(record.id, 1).unwrap().len(), n);
+    spent / n.max(1) as u32
 }

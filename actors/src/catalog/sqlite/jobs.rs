@@ -4,7 +4,7 @@ use rusqlite::{params, OptionalExtension, Row};
 
 use super::SqliteCatalog;
 use crate::catalog::interface::{AfterFailing, JobCatalog};
-use crate::catalog::now_text;
+use crate::catalog::{now_text, time_text_before};
 use crate::error::Result;
 use crate::job_state::{JobKind, JobStatus, JobStep, JobView, NewJob};
 
@@ -16,12 +16,13 @@ fn errors_text(errors: &[String]) -> String {
 }
 
 impl JobCatalog for SqliteCatalog {
-    fn create_job(&self, job_id: &str, job: &NewJob<'_>) -> Result<()> {
+    fn create_job(&self, job_id: &str, node_id: &str, job: &NewJob<'_>) -> Result<()> {
         self.with(|c| {
+            let now = now_text();
             c.execute(
                 "INSERT INTO jobs (job_id, kind, status, step, filename, raw_filename, layer, domain,
-                                   dataset, version, subject_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                   dataset, version, subject_id, created_at, node_id, heartbeat_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?12)",
                 params![
                     job_id,
                     job.kind.as_str(),
@@ -34,10 +35,36 @@ impl JobCatalog for SqliteCatalog {
                     job.key.dataset,
                     job.version,
                     job.subject_id,
-                    now_text()
+                    now,
+                    node_id
                 ],
             )?;
             Ok(())
+        })
+    }
+
+    fn heartbeat_jobs(&self, node_id: &str) -> Result<usize> {
+        self.with(|c| {
+            Ok(c.execute(
+                "UPDATE jobs SET heartbeat_at = ?1 WHERE node_id = ?2 AND status = ?3",
+                params![now_text(), node_id, JobStatus::InProgress.as_str()],
+            )?)
+        })
+    }
+
+    fn fail_expired_jobs(&self, lease: std::time::Duration, errors: &[String]) -> Result<usize> {
+        self.with(|c| {
+            Ok(c.execute(
+                "UPDATE jobs SET status = ?1, errors = ?2, finished_at = ?3
+                 WHERE status = ?4 AND heartbeat_at < ?5",
+                params![
+                    JobStatus::Failed.as_str(),
+                    errors_text(errors),
+                    now_text(),
+                    JobStatus::InProgress.as_str(),
+                    time_text_before(lease)
+                ],
+            )?)
         })
     }
 
@@ -124,16 +151,23 @@ impl JobCatalog for SqliteCatalog {
         })
     }
 
-    fn fail_in_progress_jobs(&self, errors: &[String], after: AfterFailing<'_>) -> Result<usize> {
+    fn fail_in_progress_jobs(
+        &self,
+        node_id: &str,
+        errors: &[String],
+        after: AfterFailing<'_>,
+    ) -> Result<usize> {
         // All under the lock: no other catalog write commits until `after` returns.
         self.with(|c| {
             let failed = c.execute(
-                "UPDATE jobs SET status = ?1, errors = ?2, finished_at = ?3 WHERE status = ?4",
+                "UPDATE jobs SET status = ?1, errors = ?2, finished_at = ?3
+                 WHERE status = ?4 AND (node_id = ?5 OR node_id IS NULL)",
                 params![
                     JobStatus::Failed.as_str(),
                     errors_text(errors),
                     now_text(),
-                    JobStatus::InProgress.as_str()
+                    JobStatus::InProgress.as_str(),
+                    node_id
                 ],
             )?;
             let conn: &rusqlite::Connection = c;

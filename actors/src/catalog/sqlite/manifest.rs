@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, Transaction};
 
 use super::SqliteCatalog;
 use crate::catalog::interface::ManifestCatalog;
-use crate::catalog::refusal::commit_conflict;
+use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{now_text, DataFile, ListedRawFile, RawFile, StoredFiles, UploadCommit};
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
@@ -103,7 +103,7 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
     for id in &commit.replaced {
         delete.execute([id])?;
     }
-    tx.execute(
+    let succeeded = tx.execute(
         "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
         params![
             JobStatus::Success.as_str(),
@@ -113,6 +113,9 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             JobStatus::InProgress.as_str()
         ],
     )?;
+    if succeeded == 0 {
+        return Err(job_not_running(&commit.job_id));
+    }
     Ok(())
 }
 

@@ -146,6 +146,13 @@ const MIGRATIONS: &[&str] = &[
     );
     INSERT INTO id_sequences (name, last) SELECT 'datasets', coalesce(max(id), 0) FROM datasets;
     "#,
+    // 7: the node (process) running each job and its heartbeat, so that a node fails only its own
+    // jobs at start-up and any node fails those whose heartbeat is older than the lease. Jobs
+    // recorded before have NULL (failed by the next start, as before).
+    r#"
+    ALTER TABLE jobs ADD COLUMN node_id TEXT;
+    ALTER TABLE jobs ADD COLUMN heartbeat_at TEXT;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -1,0 +1,217 @@
+//! Jobs in PostgreSQL.
+
+use tokio_postgres::Row;
+
+use super::PostgresCatalog;
+use crate::catalog::interface::{AfterFailing, JobCatalog};
+use crate::catalog::{now_text, time_text_before};
+use crate::error::{Error, Result};
+use crate::job_state::{JobKind, JobStatus, JobStep, JobView, NewJob};
+
+const COLUMNS: &str = "job_id, kind, status, step, errors, filename, raw_filename, layer, domain, \
+                       dataset, version, result_url, rows_processed, created_at, finished_at, subject_id";
+
+fn errors_text(errors: &[String]) -> String {
+    serde_json::to_string(errors).unwrap_or_default()
+}
+
+impl JobCatalog for PostgresCatalog {
+    fn create_job(&self, job_id: &str, node_id: &str, job: &NewJob<'_>) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "INSERT INTO jobs (job_id, kind, status, step, filename, raw_filename, layer, domain,
+                                   dataset, version, subject_id, created_at, node_id, heartbeat_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $12)",
+                &[
+                    &job_id,
+                    &job.kind.as_str(),
+                    &JobStatus::InProgress.as_str(),
+                    &job.kind.first_step().as_str(),
+                    &job.filename,
+                    &job.raw_filename,
+                    &job.key.layer,
+                    &job.key.domain,
+                    &job.key.dataset,
+                    &job.version,
+                    &job.subject_id,
+                    &now_text(),
+                    &node_id,
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn heartbeat_jobs(&self, node_id: &str) -> Result<usize> {
+        self.with(|db| {
+            let n = db.execute(
+                "UPDATE jobs SET heartbeat_at = $1 WHERE node_id = $2 AND status = $3",
+                &[&now_text(), &node_id, &JobStatus::InProgress.as_str()],
+            )?;
+            Ok(n as usize)
+        })
+    }
+
+    fn fail_expired_jobs(&self, lease: std::time::Duration, errors: &[String]) -> Result<usize> {
+        self.with(|db| {
+            let n = db.execute(
+                "UPDATE jobs SET status = $1, errors = $2, finished_at = $3
+                 WHERE status = $4 AND heartbeat_at < $5",
+                &[
+                    &JobStatus::Failed.as_str(),
+                    &errors_text(errors),
+                    &now_text(),
+                    &JobStatus::InProgress.as_str(),
+                    &time_text_before(lease),
+                ],
+            )?;
+            Ok(n as usize)
+        })
+    }
+
+    fn advance_job(&self, job_id: &str, from: JobStep, to: JobStep) -> Result<bool> {
+        let moved = self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET step = $1 WHERE job_id = $2 AND status = $3 AND step = $4",
+                &[
+                    &to.as_str(),
+                    &job_id,
+                    &JobStatus::InProgress.as_str(),
+                    &from.as_str(),
+                ],
+            )
+        })?;
+        Ok(moved > 0)
+    }
+
+    fn set_job_progress(&self, job_id: &str, rows: u64) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET rows_processed = $1 WHERE job_id = $2",
+                &[&(rows as i64), &job_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn fail_job(&self, job_id: &str, errors: &[String]) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET status = $1, errors = $2, finished_at = $3
+                 WHERE job_id = $4 AND status = $5",
+                &[
+                    &JobStatus::Failed.as_str(),
+                    &errors_text(errors),
+                    &now_text(),
+                    &job_id,
+                    &JobStatus::InProgress.as_str(),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn succeed_job_with_url(&self, job_id: &str, result_url: &str) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET status = $1, step = $2, result_url = $3, finished_at = $4
+                 WHERE job_id = $5 AND status = $6",
+                &[
+                    &JobStatus::Success.as_str(),
+                    &JobStep::Done.as_str(),
+                    &result_url,
+                    &now_text(),
+                    &job_id,
+                    &JobStatus::InProgress.as_str(),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn job(&self, job_id: &str) -> Result<Option<JobView>> {
+        self.with(|db| {
+            db.query_opt(
+                &format!("SELECT {COLUMNS} FROM jobs WHERE job_id = $1"),
+                &[&job_id],
+            )?
+            .as_ref()
+            .map(read_job)
+            .transpose()
+        })
+    }
+
+    fn jobs(&self, subject_id: Option<&str>, limit: usize) -> Result<Vec<JobView>> {
+        self.with(|db| {
+            db.query(
+                &format!(
+                    "SELECT {COLUMNS} FROM jobs WHERE $1::TEXT IS NULL OR subject_id = $1
+                     ORDER BY created_at DESC, seq DESC LIMIT $2"
+                ),
+                &[&subject_id, &(limit.min(i64::MAX as usize) as i64)],
+            )?
+            .iter()
+            .map(read_job)
+            .collect()
+        })
+    }
+
+    fn fail_in_progress_jobs(
+        &self,
+        node_id: &str,
+        errors: &[String],
+        after: AfterFailing<'_>,
+    ) -> Result<usize> {
+        // As SQLite does under its lock: the jobs are FAILED and committed (`after` may end the
+        // process), yet no upload commit or file deletion commits before `after` returns. This
+        // transaction locks the manifest tables against writers (waiting for those under way;
+        // readers go on) while another connection fails the jobs; an upload commit that comes
+        // after waits at its first insert, and finds its job FAILED or its process gone.
+        self.transaction(|db| {
+            db.batch("LOCK TABLE raw_files, data_files IN EXCLUSIVE MODE")?;
+            let failed = self.pool.with_own_connection(|own| {
+                own.execute(
+                    "UPDATE jobs SET status = $1, errors = $2, finished_at = $3
+                     WHERE status = $4 AND (node_id = $5 OR node_id IS NULL)",
+                    &[
+                        &JobStatus::Failed.as_str(),
+                        &errors_text(errors),
+                        &now_text(),
+                        &JobStatus::InProgress.as_str(),
+                        &node_id,
+                    ],
+                )
+            })? as usize;
+            after(failed, &|| super::manifest::stored_files(db))?;
+            Ok(failed)
+        })
+    }
+}
+
+/// A stored name read back through `parse`; a name the code does not know is a corrupt row.
+fn parsed<T>(r: &Row, i: usize, parse: fn(&str) -> Option<T>) -> Result<T> {
+    let text: String = r.try_get(i)?;
+    parse(&text).ok_or_else(|| Error::internal(format!("unknown job state [{text}]")))
+}
+
+fn read_job(r: &Row) -> Result<JobView> {
+    let errors: Option<String> = r.try_get(4)?;
+    Ok(JobView {
+        job_id: r.try_get(0)?,
+        kind: parsed(r, 1, JobKind::parse)?,
+        status: parsed(r, 2, JobStatus::parse)?,
+        step: parsed(r, 3, JobStep::parse)?,
+        errors: errors.and_then(|e| serde_json::from_str(&e).ok()),
+        filename: r.try_get(5)?,
+        raw_filename: r.try_get(6)?,
+        layer: r.try_get(7)?,
+        domain: r.try_get(8)?,
+        dataset: r.try_get(9)?,
+        version: r.try_get(10)?,
+        result_url: r.try_get(11)?,
+        rows_processed: r.try_get(12)?,
+        created_at: r.try_get(13)?,
+        finished_at: r.try_get(14)?,
+        subject_id: r.try_get(15)?,
+    })
+}

@@ -1,0 +1,220 @@
+//! The manifest in PostgreSQL: raw files and data files per dataset version, and the upload
+//! commit, serialised per dataset across nodes by the dataset's advisory lock.
+
+use std::collections::BTreeSet;
+
+use tokio_postgres::Row;
+
+use super::pool::Db;
+use super::{lock_dataset_id, PostgresCatalog};
+use crate::catalog::interface::ManifestCatalog;
+use crate::catalog::refusal::{commit_conflict, job_not_running};
+use crate::catalog::{now_text, DataFile, ListedRawFile, RawFile, StoredFiles, UploadCommit};
+use crate::error::Result;
+use crate::job_state::{JobStatus, JobStep};
+use crate::key::DatasetKey;
+
+/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes`.
+fn data_file(r: &Row) -> Result<DataFile> {
+    Ok(DataFile {
+        id: r.try_get(0)?,
+        raw_filename: r.try_get(1)?,
+        partition_path: r.try_get(2)?,
+        path: r.try_get(3)?,
+        rows: r.try_get(4)?,
+        bytes: r.try_get(5)?,
+    })
+}
+
+fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+    db.query(
+        "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+         WHERE dataset_id = $1 AND version = $2 ORDER BY id",
+        &[&dataset_id, &version],
+    )?
+    .iter()
+    .map(data_file)
+    .collect()
+}
+
+/// Every listed file; call inside a snapshot (or with the manifest locked) for one state.
+pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
+    let data = db
+        .query(
+            "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files ORDER BY path",
+            &[],
+        )?
+        .iter()
+        .map(data_file)
+        .collect::<Result<Vec<_>>>()?;
+    let raw = db
+        .query(
+            "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes
+             FROM raw_files r JOIN datasets d ON d.id = r.dataset_id ORDER BY 1, 2, 3, 4, 5",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(ListedRawFile {
+                key: DatasetKey {
+                    layer: r.try_get(0)?,
+                    domain: r.try_get(1)?,
+                    dataset: r.try_get(2)?,
+                },
+                version: r.try_get(3)?,
+                raw_filename: r.try_get(4)?,
+                bytes: r.try_get(5)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(StoredFiles { data, raw })
+}
+
+/// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
+/// dropped, the job SUCCESS.
+fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
+    let now = now_text();
+    db.execute(
+        "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes,
+                                job_id, uploaded_at, uploaded_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        &[
+            &commit.dataset_id,
+            &commit.version,
+            &commit.raw_filename,
+            &commit.original_filename,
+            &commit.rows,
+            &commit.raw_bytes,
+            &commit.job_id,
+            &now,
+            &commit.uploaded_by,
+        ],
+    )?;
+    for file in &commit.files {
+        db.execute(
+            "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
+                                     bytes, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            &[
+                &commit.dataset_id,
+                &commit.version,
+                &commit.raw_filename,
+                &file.partition_path,
+                &file.path,
+                &file.rows,
+                &file.bytes,
+                &now,
+            ],
+        )?;
+    }
+    if !commit.replaced.is_empty() {
+        db.execute(
+            "DELETE FROM data_files WHERE id = ANY($1)",
+            &[&commit.replaced],
+        )?;
+    }
+    let succeeded = db.execute(
+        "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
+        &[
+            &JobStatus::Success.as_str(),
+            &JobStep::Done.as_str(),
+            &now_text(),
+            &commit.job_id,
+            &JobStatus::InProgress.as_str(),
+        ],
+    )?;
+    if succeeded == 0 {
+        return Err(job_not_running(&commit.job_id));
+    }
+    Ok(())
+}
+
+impl ManifestCatalog for PostgresCatalog {
+    fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+        self.with(|db| data_files(db, dataset_id, version))
+    }
+
+    fn data_files_held(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        hold: &mut dyn FnMut(&[DataFile]),
+    ) -> Result<Vec<DataFile>> {
+        // The dataset's lock, shared: a commit (exclusive) that replaces these files cannot
+        // return, and so retire them, before `hold` has leased them.
+        self.transaction(|db| {
+            lock_dataset_id(db, dataset_id, true)?;
+            let files = data_files(db, dataset_id, version)?;
+            hold(&files);
+            Ok(files)
+        })
+    }
+
+    fn raw_files(&self, dataset_id: i64, version: i64) -> Result<Vec<RawFile>> {
+        self.with(|db| {
+            db.query(
+                "SELECT raw_filename, original_filename, rows, bytes, uploaded_at FROM raw_files
+                 WHERE dataset_id = $1 AND version = $2 ORDER BY uploaded_at, raw_filename",
+                &[&dataset_id, &version],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(RawFile {
+                    raw_filename: r.try_get(0)?,
+                    original_filename: r.try_get(1)?,
+                    rows: r.try_get(2)?,
+                    bytes: r.try_get(3)?,
+                    uploaded_at: r.try_get(4)?,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn commit_upload(&self, commit: &UploadCommit) -> Result<()> {
+        self.transaction(|db| {
+            // Under the dataset's lock, the files read are the newest committed by any node.
+            lock_dataset_id(db, commit.dataset_id, false)?;
+            let now: BTreeSet<i64> = data_files(db, commit.dataset_id, commit.version)?
+                .iter()
+                .map(|f| f.id)
+                .collect();
+            if now != commit.based_on.iter().copied().collect() {
+                return Err(commit_conflict(commit.dataset_id, commit.version));
+            }
+            record_commit(db, commit)
+        })
+    }
+
+    fn delete_raw_file(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+    ) -> Result<Option<Vec<String>>> {
+        self.transaction(|db| {
+            lock_dataset_id(db, dataset_id, false)?;
+            let n = db.execute(
+                "DELETE FROM raw_files WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3",
+                &[&dataset_id, &version, &raw_filename],
+            )?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let files = db
+                .query(
+                    "DELETE FROM data_files WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3
+                     RETURNING path",
+                    &[&dataset_id, &version, &raw_filename],
+                )?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect::<Result<Vec<String>, _>>()?;
+            Ok(Some(files))
+        })
+    }
+
+    fn stored_files(&self) -> Result<StoredFiles> {
+        self.snapshot(stored_files)
+    }
+}

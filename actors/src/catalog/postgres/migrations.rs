@@ -1,0 +1,192 @@
+//! Versioned migrations, tracked in the `catalog_migrations` table. Append new steps; never edit
+//! a shipped one. Every node runs them at start-up: under one advisory lock, in one transaction,
+//! so two nodes starting at once apply each step once.
+//!
+//! Text columns that are ordered by are `COLLATE "C"` (byte order, as SQLite compares), so
+//! listings come out in the same order whatever the database's locale. `seq` columns stand in for
+//! SQLite's `rowid` where the order rows were written in is read back.
+
+use super::pool::Db;
+use crate::catalog::now_text;
+use crate::error::{Error, Result};
+
+/// The advisory lock key migrations run under (any fixed number no dataset hash is likely to hit).
+const MIGRATION_LOCK: i64 = 0x7261_7069_645f_6d67; // "rapid_mg"
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the SQLite catalog's schema (its migrations 1-6) in PostgreSQL types. Identity columns
+    // never hand out a number twice, so dataset ids are never reused (SQLite's id_sequences).
+    r#"
+    CREATE TABLE settings (
+        key   TEXT PRIMARY KEY,
+        value BYTEA NOT NULL
+    );
+    CREATE TABLE subjects (
+        subject_id           TEXT PRIMARY KEY,
+        kind                 TEXT NOT NULL CHECK (kind IN ('CLIENT', 'USER')),
+        name                 TEXT NOT NULL,
+        name_key             TEXT COLLATE "C" NOT NULL,
+        email                TEXT,
+        secret_digest        BYTEA,
+        password_hash        TEXT,
+        created_at           TEXT COLLATE "C" NOT NULL,
+        must_change_password BOOLEAN NOT NULL DEFAULT FALSE
+    );
+    CREATE UNIQUE INDEX subjects_by_name ON subjects (kind, name_key);
+    CREATE UNIQUE INDEX users_by_email ON subjects (email) WHERE email IS NOT NULL;
+    CREATE TABLE subject_permissions (
+        seq        BIGINT GENERATED ALWAYS AS IDENTITY,
+        subject_id TEXT NOT NULL REFERENCES subjects (subject_id) ON DELETE CASCADE,
+        permission TEXT NOT NULL,
+        PRIMARY KEY (subject_id, permission)
+    );
+    CREATE INDEX permissions_by_name ON subject_permissions (permission);
+    CREATE TABLE protected_domains (
+        domain     TEXT PRIMARY KEY,
+        created_at TEXT NOT NULL
+    );
+    -- dataset keeps the case it was created with; dataset_key (lower case) is what names
+    -- collide on and what storage paths use, so `Sales` and `sales` are one dataset.
+    CREATE TABLE datasets (
+        id          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        layer       TEXT COLLATE "C" NOT NULL,
+        domain      TEXT COLLATE "C" NOT NULL,
+        dataset     TEXT COLLATE "C" NOT NULL,
+        dataset_key TEXT COLLATE "C" NOT NULL,
+        sensitivity TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        UNIQUE (layer, domain, dataset_key)
+    );
+    CREATE TABLE schema_versions (
+        dataset_id  BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version     BIGINT NOT NULL,
+        schema_json TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        PRIMARY KEY (dataset_id, version)
+    );
+    CREATE TABLE jobs (
+        seq            BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+        job_id         TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL CHECK (kind IN ('UPLOAD', 'QUERY')),
+        status         TEXT NOT NULL CHECK (status IN ('IN PROGRESS', 'SUCCESS', 'FAILED')),
+        step           TEXT NOT NULL,
+        errors         TEXT,
+        filename       TEXT,
+        raw_filename   TEXT,
+        layer          TEXT NOT NULL,
+        domain         TEXT NOT NULL,
+        dataset        TEXT NOT NULL,
+        version        BIGINT NOT NULL,
+        result_url     TEXT,
+        subject_id     TEXT NOT NULL,
+        rows_processed BIGINT NOT NULL DEFAULT 0,
+        created_at     TEXT COLLATE "C" NOT NULL,
+        finished_at    TEXT
+    );
+    CREATE INDEX jobs_by_subject ON jobs (subject_id, created_at);
+    CREATE INDEX jobs_by_time ON jobs (created_at);
+    CREATE INDEX jobs_in_progress ON jobs (status) WHERE status = 'IN PROGRESS';
+    CREATE TABLE raw_files (
+        seq               BIGINT GENERATED ALWAYS AS IDENTITY,
+        dataset_id        BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version           BIGINT NOT NULL,
+        raw_filename      TEXT COLLATE "C" NOT NULL,
+        original_filename TEXT NOT NULL,
+        rows              BIGINT NOT NULL,
+        bytes             BIGINT NOT NULL,
+        job_id            TEXT NOT NULL,
+        uploaded_at       TEXT COLLATE "C" NOT NULL,
+        uploaded_by       TEXT,
+        PRIMARY KEY (dataset_id, version, raw_filename)
+    );
+    -- path is relative to the data folder; partition_path is "" or "p0=v/p1=w".
+    CREATE TABLE data_files (
+        id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        dataset_id     BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        BIGINT NOT NULL,
+        raw_filename   TEXT NOT NULL,
+        partition_path TEXT NOT NULL,
+        path           TEXT COLLATE "C" NOT NULL UNIQUE,
+        rows           BIGINT NOT NULL,
+        bytes          BIGINT NOT NULL,
+        created_at     TEXT NOT NULL
+    );
+    CREATE INDEX data_files_by_version ON data_files (dataset_id, version, partition_path);
+    -- The auth version: every row written to subjects, permissions or protected domains bumps it
+    -- (row triggers: a statement that changes nothing leaves it), whichever node writes.
+    CREATE TABLE auth_version (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        version BIGINT NOT NULL
+    );
+    INSERT INTO auth_version (id, version) VALUES (1, 0);
+    CREATE FUNCTION bump_auth_version() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE auth_version SET version = version + 1 WHERE id = 1;
+        RETURN NULL;
+    END
+    $$;
+    CREATE TRIGGER subjects_changed AFTER INSERT OR UPDATE OR DELETE ON subjects
+        FOR EACH ROW EXECUTE FUNCTION bump_auth_version();
+    CREATE TRIGGER permissions_changed AFTER INSERT OR UPDATE OR DELETE ON subject_permissions
+        FOR EACH ROW EXECUTE FUNCTION bump_auth_version();
+    CREATE TRIGGER domains_changed AFTER INSERT OR UPDATE OR DELETE ON protected_domains
+        FOR EACH ROW EXECUTE FUNCTION bump_auth_version();
+    "#,
+    // 2: the node (process) running each job and its heartbeat (as SQLite's migration 5).
+    r#"
+    ALTER TABLE jobs ADD COLUMN node_id TEXT, ADD COLUMN heartbeat_at TEXT COLLATE "C";
+    "#,
+];
+
+/// The newest schema version this binary knows.
+pub(super) fn latest() -> i64 {
+    MIGRATIONS.len() as i64
+}
+
+/// The schema version of the catalog `db` sees; `None` when it holds no rapid-rs catalog.
+pub(super) fn current(db: &Db<'_>) -> Result<Option<i64>> {
+    let table = db.query_one("SELECT to_regclass('catalog_migrations') IS NOT NULL", &[])?;
+    if !table.try_get::<_, bool>(0)? {
+        return Ok(None);
+    }
+    let row = db.query_one(
+        "SELECT coalesce(max(version), 0) FROM catalog_migrations",
+        &[],
+    )?;
+    Ok(Some(row.try_get::<_, i32>(0)?.into()))
+}
+
+/// Refuses a catalog newer than this binary.
+pub(super) fn check_not_newer(version: i64) -> Result<()> {
+    if version > latest() {
+        return Err(Error::internal(format!(
+            "the catalog is at schema version {version}, newer than this binary knows ({}); \
+             run a newer rapid-rs",
+            latest()
+        )));
+    }
+    Ok(())
+}
+
+/// Brings the catalog to the newest schema. Call inside a transaction.
+pub(super) fn apply(db: &Db<'_>) -> Result<()> {
+    db.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    db.batch(
+        "CREATE TABLE IF NOT EXISTS catalog_migrations (
+             version    INTEGER PRIMARY KEY,
+             applied_at TEXT NOT NULL
+         )",
+    )?;
+    let applied = current(db)?.unwrap_or(0);
+    check_not_newer(applied)?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(applied as usize) {
+        let version = i as i32 + 1;
+        db.batch(sql)?;
+        db.execute(
+            "INSERT INTO catalog_migrations (version, applied_at) VALUES ($1, $2)",
+            &[&version, &now_text()],
+        )?;
+        tracing::info!(version, "applied PostgreSQL catalog migration");
+    }
+    Ok(())
+}
