@@ -208,19 +208,21 @@ async fn verify(
         let (status, answer) = client
             .post_json(&format!("/datasets/default/bench/{name}/query"), &body)
             .await?;
-        let (n, d) = if status == 200 {
+        let (n, d, error) = if status == 200 {
             (
                 answer["0"]["n"].as_u64().unwrap_or(0),
                 answer["0"]["d"].as_u64().unwrap_or(0),
+                None,
             )
         } else {
-            (0, 0)
+            (0, 0, Some(format!("count query answered {status}: {answer}")))
         };
         verification.push(report::Verification {
             dataset: name.clone(),
             expected: *want,
             stored: n,
             distinct_ids: d,
+            error,
         });
     }
     Ok(verification)

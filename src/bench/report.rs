@@ -69,6 +69,9 @@ pub struct Verification {
     pub expected: u64,
     pub stored: u64,
     pub distinct_ids: u64,
+    /// Why the count could not be read (the query's answer), if it could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Serialize)]

@@ -21,9 +21,16 @@ pub fn no_protected_domain(domain: &str) -> Error {
 /// serialises commits, so only another node can cause this).
 pub fn commit_conflict(dataset_id: i64, version: i64) -> Error {
     Error::conflict(format!(
-        "The files of dataset {dataset_id} version {version} changed while this upload was \
-         checked: upload it again"
+        "The files of dataset {dataset_id} version {version} {CHANGED}: upload it again"
     ))
+}
+
+const CHANGED: &str = "changed while this upload was checked";
+
+/// Whether `e` is [`commit_conflict`]: the commit can be checked again on the new files.
+pub fn is_commit_conflict(e: &Error) -> bool {
+    e.kind == crate::error::ErrorKind::Conflict
+        && matches!(&e.details, crate::error::Details::One(text) if text.contains(CHANGED))
 }
 
 /// An upload commit whose job is no longer IN PROGRESS (failed by a stop, or by another node

@@ -58,9 +58,11 @@ pub struct UploadCommit {
     pub raw_bytes: i64,
     pub files: Vec<NewDataFile>,
     /// The ids of the version's data files the commit's checks saw (its unique checks read
-    /// them): the commit is refused (conflict) when the version's files are no longer exactly
-    /// these, so a commit never lands on a state it did not check.
-    pub based_on: Vec<i64>,
+    /// them, OVERWRITE replaces some): the commit is refused (conflict) when the version's files
+    /// are no longer exactly these, so a commit never lands on a state it did not check. `None`
+    /// when nothing about the commit depends on them (APPEND with no unique column): such
+    /// commits from several nodes never conflict.
+    pub based_on: Option<Vec<i64>>,
     /// Data files this commit replaces (OVERWRITE), a subset of `based_on`.
     pub replaced: Vec<i64>,
 }

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::stored_unique::find_duplicates;
+use crate::catalog::refusal::is_commit_conflict;
 use crate::catalog::{Catalog, NewDataFile, UploadCommit};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput};
@@ -45,8 +46,52 @@ pub(super) fn commit(
     record: &DatasetRecord,
     upload: StagedUpload,
 ) -> Result<()> {
+    let objects = staged_objects(record, &upload);
+    let mut placed = false;
+    let mut attempt = 1;
+    let outcome = loop {
+        match try_commit(catalog, storage, record, &upload, &objects, &mut placed) {
+            // Another node committed to the dataset after the checks read its files: check
+            // again on the new files (the objects stay where they are).
+            Err(e) if is_commit_conflict(&e) && attempt < ATTEMPTS => attempt += 1,
+            other => break other,
+        }
+    };
+    match outcome {
+        Ok(replaced) => {
+            // Queries that read the old manifest keep these until they finish.
+            for path in replaced {
+                storage.leases().retire(&path);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            // Nothing refers to the placed objects; remove them now (the sweep would, too).
+            if placed {
+                for object in &objects {
+                    let _ = storage.objects().delete(&object.key);
+                }
+            }
+            Err(e)
+        }
+    }
+}
+
+/// How many times a commit whose checks went stale is checked again, in all.
+const ATTEMPTS: u32 = 8;
+
+/// Steps 1 to 4 on the files as they are now; returns the paths of the files it replaced.
+/// `placed` records that step 3 is done (it is done once, on the first attempt that gets there).
+fn try_commit(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    upload: &StagedUpload,
+    objects: &[StagedObject],
+    placed: &mut bool,
+) -> Result<Vec<String>> {
     let current = catalog.data_files(record.id, upload.version)?;
-    let replaced = replaced_files(&current, &upload);
+    let replaced = replaced_files(&current, upload);
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
 
     if !upload.output.unique.is_empty() {
@@ -61,30 +106,25 @@ pub(super) fn commit(
         }
     }
 
-    let objects = staged_objects(record, &upload);
-    let recorded = storage.objects().put(&objects).and_then(|()| {
-        let data = &objects[..upload.output.files.len()];
-        let rels: Vec<String> = data.iter().map(|o| o.key.clone()).collect();
-        catalog.commit_upload(&upload_commit(
-            record,
-            &upload,
-            &current,
-            &rels,
-            &replaced_ids,
-        ))
-    });
-    if let Err(e) = recorded {
-        // Nothing refers to the placed objects; remove them now (start-up would, too).
-        for object in &objects {
-            let _ = storage.objects().delete(&object.key);
-        }
-        return Err(e);
+    if !*placed {
+        storage.objects().put(objects)?;
+        *placed = true;
     }
-    // Queries that read the old manifest keep these until they finish.
-    for file in replaced {
-        storage.leases().retire(&file.path);
-    }
-    Ok(())
+    let rels: Vec<String> = objects[..upload.output.files.len()]
+        .iter()
+        .map(|o| o.key.clone())
+        .collect();
+    // An APPEND with no unique column depends on no other file: it commits on any state.
+    let checked = !upload.output.unique.is_empty() || upload.behaviour != UpdateBehaviour::Append;
+    let based_on = checked.then(|| current.iter().map(|f| f.id).collect());
+    catalog.commit_upload(&upload_commit(
+        record,
+        upload,
+        based_on,
+        &rels,
+        &replaced_ids,
+    ))?;
+    Ok(replaced.iter().map(|f| f.path.clone()).collect())
 }
 
 /// Step 1: the current files an upload replaces (OVERWRITE: those of the partitions present).
@@ -136,11 +176,11 @@ fn staged_objects(record: &DatasetRecord, upload: &StagedUpload) -> Vec<StagedOb
 }
 
 /// Step 4's rows: the raw file, the data files, the replaced files dropped, the job SUCCESS,
-/// recorded by the catalog in one atomic step on top of the `current` files the checks saw.
+/// recorded by the catalog in one atomic step on top of the files the checks saw (`based_on`).
 fn upload_commit(
     record: &DatasetRecord,
     upload: &StagedUpload,
-    current: &[DataFile],
+    based_on: Option<Vec<i64>>,
     rels: &[String],
     replaced_ids: &HashSet<i64>,
 ) -> UploadCommit {
@@ -165,7 +205,7 @@ fn upload_commit(
                 bytes: file.bytes as i64,
             })
             .collect(),
-        based_on: current.iter().map(|f| f.id).collect(),
+        based_on,
         replaced: replaced_ids.iter().copied().collect(),
     }
 }

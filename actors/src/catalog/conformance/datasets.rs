@@ -144,7 +144,8 @@ pub(super) fn last_update_and_uploader(c: &dyn Catalog) {
         .unwrap()
         .iter()
         .map(|f| f.id)
-        .collect();
+        .collect::<Vec<_>>()
+        .into();
     c.commit_upload(&second).unwrap();
     let updated = c.last_updated(record.id, 1).unwrap().expect("updated");
     let raw = c.raw_files(record.id, 1).unwrap();

@@ -3,6 +3,7 @@
 //! calls [`suite`] with a function that makes a fresh, empty catalog per case (SQLite: a new temp
 //! folder, `catalog/sqlite/tests.rs`; PostgreSQL: a new database or schema).
 
+mod appends;
 mod auth_version;
 mod datasets;
 mod ids;
@@ -116,6 +117,10 @@ const CASES: &[(&str, Case)] = &[
         "ids::dataset_ids_are_never_reused",
         ids::dataset_ids_are_never_reused,
     ),
+    (
+        "appends::unchecked_appends_never_conflict",
+        appends::unchecked_appends_never_conflict,
+    ),
 ];
 
 /// Runs every case, each on a fresh catalog from `make`; a failing case panics naming itself.
@@ -190,7 +195,7 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
                 bytes: 10,
             })
             .collect(),
-        based_on: Vec::new(),
+        based_on: Some(Vec::new()),
         replaced: Vec::new(),
     }
 }
@@ -229,7 +234,8 @@ pub(crate) fn commit_latency(c: &dyn Catalog, n: usize) -> std::time::Duration {
             .expect("data files")
             .iter()
             .map(|f| f.id)
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         let started = std::time::Instant::now();
         c.commit_upload(&commit).expect("commit");
         spent += started.elapsed();

@@ -175,12 +175,14 @@ impl ManifestCatalog for PostgresCatalog {
         self.transaction(|db| {
             // Under the dataset's lock, the files read are the newest committed by any node.
             lock_dataset_id(db, commit.dataset_id, false)?;
-            let now: BTreeSet<i64> = data_files(db, commit.dataset_id, commit.version)?
-                .iter()
-                .map(|f| f.id)
-                .collect();
-            if now != commit.based_on.iter().copied().collect() {
-                return Err(commit_conflict(commit.dataset_id, commit.version));
+            if let Some(based_on) = &commit.based_on {
+                let now: BTreeSet<i64> = data_files(db, commit.dataset_id, commit.version)?
+                    .iter()
+                    .map(|f| f.id)
+                    .collect();
+                if now != based_on.iter().copied().collect() {
+                    return Err(commit_conflict(commit.dataset_id, commit.version));
+                }
             }
             record_commit(db, commit)
         })

@@ -35,7 +35,7 @@ fn commit_of(
             rows: 1,
             bytes: 1,
         }],
-        based_on,
+        based_on: Some(based_on),
         replaced: Vec::new(),
     }
 }

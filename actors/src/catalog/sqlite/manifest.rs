@@ -161,12 +161,14 @@ impl ManifestCatalog for SqliteCatalog {
 
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()> {
         self.transaction(|tx| {
-            let now: BTreeSet<i64> = data_files(tx, commit.dataset_id, commit.version)?
-                .iter()
-                .map(|f| f.id)
-                .collect();
-            if now != commit.based_on.iter().copied().collect() {
-                return Err(commit_conflict(commit.dataset_id, commit.version));
+            if let Some(based_on) = &commit.based_on {
+                let now: BTreeSet<i64> = data_files(tx, commit.dataset_id, commit.version)?
+                    .iter()
+                    .map(|f| f.id)
+                    .collect();
+                if now != based_on.iter().copied().collect() {
+                    return Err(commit_conflict(commit.dataset_id, commit.version));
+                }
             }
             record_commit(tx, commit)
         })
