@@ -132,8 +132,12 @@ import os, sys
 import duckdb
 url, dataset = sys.argv[1].rstrip("/"), sys.argv[2]
 endpoint = os.environ["AWS_ENDPOINT_URL"].split("://", 1)[1]
+import duckdb_extension_httpfs
+# DuckDB's own signed httpfs binary, from PyPI (the machine cannot reach DuckDB's download site).
+ext = os.path.join(os.path.dirname(duckdb_extension_httpfs.__file__), "extensions",
+                   f"v{duckdb.__version__}", "httpfs.duckdb_extension")
 con = duckdb.connect()
-con.execute("LOAD httpfs")
+con.execute(f"LOAD '{ext}'")
 con.execute(f"""CREATE SECRET s3 (TYPE s3, KEY_ID '{os.environ["AWS_ACCESS_KEY_ID"]}',
     SECRET '{os.environ["AWS_SECRET_ACCESS_KEY"]}', REGION '{os.environ["AWS_REGION"]}',
     ENDPOINT '{endpoint}', URL_STYLE 'path', USE_SSL false)""")
