@@ -93,6 +93,25 @@ say "   the same load against node a alone"
 bench "http://${node_addr[a]}/api" --uploaders 200 --files 200 --rows 2000 --seed 12 >"$work/one.json"
 figure "$work/one.json"
 
+say "   a download link made on node a, fetched from node b"
+token_a="$(curl -sf -u "$ADMIN_ID:$ADMIN_SECRET" -d grant_type=client_credentials "http://${node_addr[a]}/api/oauth2/token" | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+dataset="$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["verification"][0]["dataset"])' "$work/two.json")"
+job="$(curl -sf -H "Authorization: Bearer $token_a" -H 'Content-Type: application/json' -d '{"limit": 10}' \
+  "http://${node_addr[a]}/api/datasets/default/bench/$dataset/query/large" \
+  | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["details"]["job_id"])')"
+link=""
+for _ in $(seq 1 600); do
+  link="$(curl -sf -H "Authorization: Bearer $token_a" "http://${node_addr[b]}/api/jobs/$job" \
+    | .venv/bin/python -c 'import json,sys; j=json.load(sys.stdin); print(j["result_url"] or "" if j["status"] == "SUCCESS" else "")')"
+  [ -n "$link" ] && break
+  sleep 0.2
+done
+[ -n "$link" ] || { echo "FAILED: the large query did not succeed"; exit 1; }
+path="/api/${link#*/api/}"
+lines="$(curl -sf "http://${node_addr[b]}$path" | wc -l)"
+echo "   node b served node a's result: $lines lines (header + 10 rows)"
+[ "$lines" = 11 ] || { echo "FAILED: expected 11 lines"; exit 1; }
+
 say "3. kill -9 of node b during uploads"
 bench "$BALANCER" --uploaders 16 --duration 12 --rows 5000 --seed 13 >"$work/killed.json" &
 bench_pid=$!
@@ -122,7 +141,6 @@ if [ ! -x "$duck/bin/python" ]; then
   python3 -m venv "$duck"
   "$duck/bin/pip" install --quiet --disable-pip-version-check duckdb==1.5.5 duckdb-extension-httpfs==1.5.5
 fi
-dataset="$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["verification"][0]["dataset"])' "$work/two.json")"
 ours="$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
   -d '{"select_columns": ["count(*) AS n"]}' \
   "http://${node_addr[a]}/api/datasets/default/bench/$dataset/query" \

@@ -215,7 +215,11 @@ async fn verify(
                 None,
             )
         } else {
-            (0, 0, Some(format!("count query answered {status}: {answer}")))
+            (
+                0,
+                0,
+                Some(format!("count query answered {status}: {answer}")),
+            )
         };
         verification.push(report::Verification {
             dataset: name.clone(),
