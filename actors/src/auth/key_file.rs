@@ -51,7 +51,12 @@ fn create(path: &Path, key: &[u8]) -> Result<Vec<u8>> {
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read(path)?
             .ok_or_else(|| Error::internal(format!("the key file {} vanished", path.display()))),
-        Err(e) => Err(Error::from(e).context(format!("creating the key file {}", path.display()))),
+        // A filesystem without hard links (some FUSE and network ones): write it in place by
+        // rename, as before; nodes on such a filesystem must not make their first start at once.
+        Err(_) => {
+            write(path, key)?;
+            Ok(key.to_vec())
+        }
     }
 }
 
