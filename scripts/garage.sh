@@ -57,7 +57,9 @@ api_bind_addr = "127.0.0.1:$s3"
 root_domain = ".s3.garage.localhost"
 EOF
   )
-  garage_cli server >"$GARAGE_DIR/garage.log" 2>&1 &
+  # The binary itself in the background (not the garage_cli function, whose subshell would be
+  # what $! names and what garage_stop kills, leaving the server running).
+  GARAGE_CONFIG_FILE="$GARAGE_DIR/garage.toml" "$GARAGE_BIN" server >"$GARAGE_DIR/garage.log" 2>&1 &
   GARAGE_PID=$!
   local node="" _
   for _ in $(seq 1 300); do
