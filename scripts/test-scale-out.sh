@@ -94,14 +94,15 @@ bench "http://${node_addr[a]}/api" --uploaders 200 --files 200 --rows 2000 --see
 figure "$work/one.json"
 
 say "   a download link made on node a, fetched from node b"
-token_a="$(curl -sf -u "$ADMIN_ID:$ADMIN_SECRET" -d grant_type=client_credentials "http://${node_addr[a]}/api/oauth2/token" | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+# One admin token (issued by node a, valid on every node: the signing key is shared).
+token="$(curl -sf -u "$ADMIN_ID:$ADMIN_SECRET" -d grant_type=client_credentials "http://${node_addr[a]}/api/oauth2/token" | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
 dataset="$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["verification"][0]["dataset"])' "$work/two.json")"
-job="$(curl -sf -H "Authorization: Bearer $token_a" -H 'Content-Type: application/json' -d '{"limit": 10}' \
+job="$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"limit": 10}' \
   "http://${node_addr[a]}/api/datasets/default/bench/$dataset/query/large" \
   | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["details"]["job_id"])')"
 link=""
 for _ in $(seq 1 600); do
-  link="$(curl -sf -H "Authorization: Bearer $token_a" "http://${node_addr[b]}/api/jobs/$job" \
+  link="$(curl -sf -H "Authorization: Bearer $token" "http://${node_addr[b]}/api/jobs/$job" \
     | .venv/bin/python -c 'import json,sys; j=json.load(sys.stdin); print(j["result_url"] or "" if j["status"] == "SUCCESS" else "")')"
   [ -n "$link" ] && break
   sleep 0.2
@@ -123,7 +124,6 @@ bench_status=0
 wait "$bench_pid" || bench_status=$?
 figure "$work/killed.json"
 [ "$bench_status" = 0 ] || { echo "FAILED: rows not stored exactly once after the kill"; exit 1; }
-token="$(curl -sf -u "$ADMIN_ID:$ADMIN_SECRET" -d grant_type=client_credentials "http://${node_addr[a]}/api/oauth2/token" | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
 deadline=$((SECONDS + LEASE * 3 + 10))
 while :; do
   left="$(curl -sf -H "Authorization: Bearer $token" "http://${node_addr[a]}/api/jobs" \

@@ -48,16 +48,19 @@ impl DatasetActor {
     /// and created it again since this actor last looked. (Alone on its catalog, this actor is
     /// the dataset's only writer and its record is always current.) Commits stay correct either
     /// way: the catalog checks `based_on` and serialises them per dataset.
-    fn refresh(&mut self) -> Result<()> {
-        if !self.catalog.is_shared() {
-            return Ok(());
-        }
-        match self.catalog.find_dataset(&self.record.key)? {
-            Some(record) => {
-                self.record = record;
-                self.deleted = false;
+    /// Then refuses (404) when the dataset is gone.
+    fn present(&mut self) -> Result<()> {
+        if self.catalog.is_shared() {
+            match self.catalog.find_dataset(&self.record.key)? {
+                Some(record) => {
+                    self.record = record;
+                    self.deleted = false;
+                }
+                None => self.deleted = true,
             }
-            None => self.deleted = true,
+        }
+        if self.deleted {
+            return Err(self.gone());
         }
         Ok(())
     }
@@ -108,10 +111,7 @@ impl Handler<BumpSchema> for DatasetActor {
 
     fn handle(&mut self, msg: BumpSchema, _: &mut Context<Self>) -> Self::Result {
         let _span = self.span("bump_schema", "").entered();
-        self.refresh()?;
-        if self.deleted {
-            return Err(self.gone());
-        }
+        self.present()?;
         let mut schema = msg.0;
         let key = self.record.key.clone();
         let record = self.catalog.add_schema_version(&key, &mut |current| {
@@ -143,13 +143,12 @@ impl Handler<CommitUpload> for DatasetActor {
     type Result = AtomicResponse<Self, Result<()>>;
 
     fn handle(&mut self, msg: CommitUpload, _: &mut Context<Self>) -> Self::Result {
-        let deleted = match self.refresh() {
+        let deleted = match self.present() {
             Ok(()) if self.record.id != msg.0.dataset_id => Some(Error::not_found(format!(
                 "The dataset {} was deleted while this upload was being processed",
                 self.record.key.display()
             ))),
-            Ok(()) => self.deleted.then(|| self.gone()),
-            Err(e) => Some(e),
+            outcome => outcome.err(),
         };
         let span = self.span("commit_upload", &msg.0.job_id);
         self.atomically(span, move |catalog, storage, record| {
@@ -183,10 +182,7 @@ impl Handler<DeleteRawFile> for DatasetActor {
     type Result = AtomicResponse<Self, Result<()>>;
 
     fn handle(&mut self, msg: DeleteRawFile, _: &mut Context<Self>) -> Self::Result {
-        let deleted = match self.refresh() {
-            Ok(()) => self.deleted.then(|| self.gone()),
-            Err(e) => Some(e),
-        };
+        let deleted = self.present().err();
         let span = self.span("delete_raw_file", "");
         self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
@@ -216,10 +212,7 @@ impl Handler<DeleteDataset> for DatasetActor {
     type Result = AtomicResponse<Self, Result<()>>;
 
     fn handle(&mut self, _: DeleteDataset, _: &mut Context<Self>) -> Self::Result {
-        let already = match self.refresh() {
-            Ok(()) => self.deleted.then(|| self.gone()),
-            Err(e) => Some(e),
-        };
+        let already = self.present().err();
         self.deleted = true;
         let span = self.span("delete_dataset", "");
         self.atomically(span, move |catalog, storage, record| match already {
