@@ -129,7 +129,17 @@ impl<'a> Cells<'a> {
             Typed::Utf8(a) => text(out, a.value(i)),
             Typed::LargeUtf8(a) => text(out, a.value(i)),
             Typed::View(a) => text(out, a.value(i)),
-            Typed::Date(a) => text(out, &date32_to_string(a.value(i))),
+            Typed::Date(a) => {
+                // A date's text never needs escaping: quoted by hand.
+                if quoted {
+                    out.push(b'"');
+                }
+                push_date(out, a.value(i));
+                if quoted {
+                    out.push(b'"');
+                }
+                Written::Text
+            }
             Typed::Other(a) => match cell(*a, i) {
                 None => Written::Null,
                 Some(Value::String(s)) => text(out, &s),
@@ -141,6 +151,36 @@ impl<'a> Cells<'a> {
         }
     }
 }
+
+/// `YYYY-MM-DD` of days since the epoch, written digit by digit: chrono's `format` parses its
+/// format string on every call, which was a quarter of a CSV export's time. Years outside
+/// 0..=9999 (which chrono writes with a sign) go through chrono.
+fn push_date(out: &mut Vec<u8>, days: i32) {
+    use chrono::Datelike;
+    let date = chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(EPOCH_DAYS));
+    match date {
+        Some(d) if (0..=9999).contains(&d.year()) => {
+            let (y, m, day) = (d.year() as u32, d.month(), d.day());
+            let digit = |n: u32| b'0' + n as u8;
+            out.extend_from_slice(&[
+                digit(y / 1000),
+                digit(y / 100 % 10),
+                digit(y / 10 % 10),
+                digit(y % 10),
+                b'-',
+                digit(m / 10),
+                digit(m % 10),
+                b'-',
+                digit(day / 10),
+                digit(day % 10),
+            ]);
+        }
+        _ => out.extend_from_slice(date32_to_string(days).as_bytes()),
+    }
+}
+
+/// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
+const EPOCH_DAYS: i32 = 719_163;
 
 /// One cell as JSON. `None` means "null" for the caller to render (JSON: `null`, or `{}` for booleans).
 pub(super) fn cell(array: &dyn Array, i: usize) -> Option<Value> {

@@ -2,13 +2,19 @@
 //! object `results/{job_id}.csv` when complete (so a half-written result is never served), with
 //! progress on the job.
 
-use std::io::BufWriter;
+use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use datafusion::execution::SendableRecordBatchStream;
 use futures_util::StreamExt;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
 
-use super::output::CsvRows;
+use super::output::{csv_header, csv_rows};
 use super::run::{engine_error, PreparedQuery};
 use crate::error::{Error, Result};
 use crate::jobs::Jobs;
@@ -24,30 +30,16 @@ pub async fn write_csv_result(
 ) -> Result<(String, u64)> {
     std::fs::create_dir_all(storage.staging_root())?;
     let part = PartFile(storage.staged_result(job_id));
-    let mut stream = query.stream().await?;
-    let names: Vec<String> = stream
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
-    let mut rows = CsvRows::new(BufWriter::with_capacity(
-        1 << 20,
-        std::fs::File::create(&part.0)?,
-    ));
-    rows.header(&names)?;
-    let mut reported = 0u64;
-    while let Some(batch) = stream.next().await {
-        rows.write(&batch.map_err(engine_error)?)?;
-        if rows.rows() - reported >= 100_000 {
-            reported = rows.rows();
-            let _ = jobs.set_progress(job_id, reported);
-        }
-    }
-    let count = rows.rows();
-    let mut file = rows.finish()?;
-    std::io::Write::flush(&mut file)?;
-    crate::storage::sync_file(file.get_ref())?;
+    let (names, streams) = query.partition_streams().await?;
+    let mut file = std::fs::File::create(&part.0)?;
+    let mut header = Vec::new();
+    csv_header(&names, &mut header);
+    file.write_all(&header)?;
+    let count = write_rows(streams, &mut file, |rows| {
+        let _ = jobs.set_progress(job_id, rows);
+    })
+    .await?;
+    crate::storage::sync_file(&file)?;
     let _ = jobs.set_progress(job_id, count);
     // SUCCESS promises the result: kept durably (off the async workers: it syncs).
     let object = StagedObject {
@@ -61,6 +53,86 @@ pub async fn write_csv_result(
         .map_err(|e| Error::internal(format!("keeping a query result: {e}")))??;
     Ok((key, count))
 }
+
+/// Formatted rows of one batch, numbered from `first`, holding a place among those in flight.
+struct Formatted {
+    first: u64,
+    rows: u64,
+    bytes: Vec<u8>,
+    _place: OwnedSemaphorePermit,
+}
+
+/// Formats each partition's batches on its own task (the query threads: one per core at work)
+/// and writes them in row-index order. A task takes the next index range only once it holds a
+/// place, and the writer always drains the channel, so at most `IN_FLIGHT` formatted batches
+/// wait in memory and the range the writer waits for is always being formatted. Partitions
+/// come in any order: a query whose rows are ordered (ORDER BY, LIMIT) plans to one partition.
+async fn write_rows(
+    streams: Vec<SendableRecordBatchStream>,
+    file: &mut std::fs::File,
+    progress: impl Fn(u64),
+) -> Result<u64> {
+    let places = Arc::new(Semaphore::new(IN_FLIGHT));
+    let next = Arc::new(AtomicU64::new(0));
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Result<Formatted>>(IN_FLIGHT);
+    // Dropped with this future (a failure, the time limit): the formatting tasks end with it.
+    let mut tasks = JoinSet::new();
+    for mut stream in streams {
+        let (places, next, tx) = (places.clone(), next.clone(), tx.clone());
+        tasks.spawn(async move {
+            while let Some(batch) = stream.next().await {
+                let formatted = match batch {
+                    Ok(batch) => {
+                        // unwrap: the semaphore is never closed.
+                        let place = places.clone().acquire_owned().await.unwrap();
+                        let rows = batch.num_rows() as u64;
+                        let first = next.fetch_add(rows, Ordering::SeqCst);
+                        let mut bytes =
+                            Vec::with_capacity(batch.num_rows() * (8 + 12 * batch.num_columns()));
+                        csv_rows(&batch, first, &mut bytes);
+                        Ok(Formatted {
+                            first,
+                            rows,
+                            bytes,
+                            _place: place,
+                        })
+                    }
+                    Err(e) => Err(engine_error(e)),
+                };
+                let failed = formatted.is_err();
+                if tx.send(formatted).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+    }
+    drop(tx);
+    let (mut written, mut reported) = (0u64, 0u64);
+    let mut waiting: BTreeMap<u64, Formatted> = BTreeMap::new();
+    while let Some(formatted) = rx.recv().await {
+        let formatted = formatted?;
+        waiting.insert(formatted.first, formatted);
+        while let Some(ready) = waiting.remove(&written) {
+            file.write_all(&ready.bytes)?;
+            written += ready.rows;
+        }
+        if written - reported >= 100_000 {
+            reported = written;
+            progress(written);
+        }
+    }
+    // A task that panicked sent nothing more: its rows must not go missing quietly.
+    while let Some(ended) = tasks.join_next().await {
+        ended.map_err(|e| Error::internal(format!("formatting a large query's rows: {e}")))?;
+    }
+    if !waiting.is_empty() {
+        return Err(Error::internal("a large query's rows were not all written"));
+    }
+    Ok(written)
+}
+
+/// Formatted batches in memory at once (each about a batch of Arrow data, 8,192 rows).
+const IN_FLIGHT: usize = 8;
 
 /// A result being written: removed when dropped, which is a no-op once kept.
 struct PartFile(PathBuf);
@@ -94,3 +166,7 @@ pub fn remove_expired_results(storage: &Storage, ttl: Duration) -> usize {
     }
     removed
 }
+
+#[cfg(test)]
+#[path = "large_tests.rs"]
+mod tests;

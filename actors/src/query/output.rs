@@ -82,9 +82,11 @@ fn json_rows(batch: &RecordBatch, first: usize, out: &mut Vec<u8>) {
     }
 }
 
-/// CSV with an empty first header cell and each row's index first (docs/SPEC.md 4.2).
+/// CSV with an empty first header cell and each row's index first (docs/SPEC.md 4.2), written
+/// to `W` batch by batch (see [`csv_rows`]).
 pub struct CsvRows<W: std::io::Write> {
-    writer: csv::Writer<W>,
+    out: W,
+    buf: Vec<u8>,
     next_index: u64,
     header_written: bool,
 }
@@ -92,45 +94,31 @@ pub struct CsvRows<W: std::io::Write> {
 impl<W: std::io::Write> CsvRows<W> {
     pub fn new(out: W) -> Self {
         CsvRows {
-            writer: csv::Writer::from_writer(out),
+            out,
+            buf: Vec::new(),
             next_index: 0,
             header_written: false,
         }
     }
 
     pub fn header(&mut self, names: &[String]) -> Result<()> {
-        let mut header = vec![String::new()];
-        header.extend(names.iter().cloned());
-        self.writer.write_record(&header).map_err(csv_error)?;
+        csv_header(names, &mut self.buf);
         self.header_written = true;
-        Ok(())
+        self.flush()
     }
 
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if !self.header_written {
-            let names: Vec<String> = batch
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .collect();
-            self.header(&names)?;
+            self.header(&column_names(batch))?;
         }
-        let columns: Vec<Cells<'_>> = batch.columns().iter().map(|c| Cells::new(c)).collect();
-        let mut index = itoa::Buffer::new();
-        let mut field = Vec::new();
-        for i in 0..batch.num_rows() {
-            let w = &mut self.writer;
-            w.write_field(index.format(self.next_index))
-                .map_err(csv_error)?;
-            for cells in &columns {
-                field.clear();
-                cells.text(i, &mut field);
-                w.write_field(&field).map_err(csv_error)?;
-            }
-            w.write_record(None::<&[u8]>).map_err(csv_error)?;
-            self.next_index += 1;
-        }
+        csv_rows(batch, self.next_index, &mut self.buf);
+        self.next_index += batch.num_rows() as u64;
+        self.flush()
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.out.write_all(&self.buf).map_err(csv_error)?;
+        self.buf.clear();
         Ok(())
     }
 
@@ -139,14 +127,71 @@ impl<W: std::io::Write> CsvRows<W> {
     }
 
     pub fn finish(self) -> Result<W> {
-        self.writer
-            .into_inner()
-            .map_err(|e| Error::internal(format!("writing CSV: {e}")))
+        Ok(self.out)
     }
 }
 
-fn csv_error(e: csv::Error) -> Error {
+fn csv_error(e: std::io::Error) -> Error {
     Error::internal(format!("writing CSV: {e}"))
+}
+
+pub fn column_names(batch: &RecordBatch) -> Vec<String> {
+    let schema = batch.schema();
+    schema.fields().iter().map(|f| f.name().clone()).collect()
+}
+
+/// The header record: an empty cell, then the names.
+pub fn csv_header(names: &[String], out: &mut Vec<u8>) {
+    if names.is_empty() {
+        // The csv crate's way of writing a record that is one empty field.
+        out.extend_from_slice(b"\"\"\n");
+        return;
+    }
+    for name in names {
+        out.push(b',');
+        let start = out.len();
+        out.extend_from_slice(name.as_bytes());
+        quote_if_needed(out, start);
+    }
+    out.push(b'\n');
+}
+
+/// The batch's rows, the first numbered `first`, as the csv crate writes records by default:
+/// a field is quoted only when it holds a comma, a quote, CR or LF, with quotes doubled, and a
+/// record ends with LF (`output::tests` compares the two). Each cell is written straight into
+/// `out`; only a string can need quotes.
+pub fn csv_rows(batch: &RecordBatch, first: u64, out: &mut Vec<u8>) {
+    let columns: Vec<Cells<'_>> = batch.columns().iter().map(|c| Cells::new(c)).collect();
+    let mut index = itoa::Buffer::new();
+    for i in 0..batch.num_rows() {
+        out.extend_from_slice(index.format(first + i as u64).as_bytes());
+        for cells in &columns {
+            out.push(b',');
+            let start = out.len();
+            if let Written::Text = cells.text(i, out) {
+                quote_if_needed(out, start);
+            }
+        }
+        out.push(b'\n');
+    }
+}
+
+/// Quotes the field written from `start` on if it needs it.
+fn quote_if_needed(out: &mut Vec<u8>, start: usize) {
+    let special = |b: &u8| matches!(b, b',' | b'"' | b'\n' | b'\r');
+    if !out[start..].iter().any(special) {
+        return;
+    }
+    let field = out.split_off(start);
+    out.reserve(field.len() + 2);
+    out.push(b'"');
+    for b in field {
+        if b == b'"' {
+            out.push(b'"');
+        }
+        out.push(b);
+    }
+    out.push(b'"');
 }
 
 /// The whole result as one CSV document.

@@ -244,3 +244,44 @@ fn empty_answers_and_duplicated_names_match_the_value_writer() {
         String::from_utf8(json_via_values(&[dup])).unwrap()
     );
 }
+
+#[test]
+fn dates_are_written_as_chrono_writes_them_across_its_range() {
+    // Every 997th day from before year 0 to past 9999, and the edges of the fast path.
+    let edges = [-719_529, -719_528, -719_162, 0, 2_932_896, 2_932_897, 2_932_898];
+    let days: Vec<Option<i32>> = (-800_000..3_100_000)
+        .step_by(997)
+        .chain(edges)
+        .map(Some)
+        .collect();
+    let schema = Schema::new(vec![Field::new("d", ArrowType::Date32, true)]);
+    let batch =
+        RecordBatch::try_new(Arc::new(schema), vec![Arc::new(Date32Array::from(days))]).unwrap();
+    let names = names(&batch);
+    let new = to_csv(&names, std::slice::from_ref(&batch)).unwrap();
+    assert_eq!(new, csv_via_strings(&names, std::slice::from_ref(&batch)));
+    assert!(String::from_utf8_lossy(&new).contains(",9999-12-31\n"));
+    assert!(String::from_utf8_lossy(&new).contains(",+10000-01-01\n"));
+    let json = to_json(std::slice::from_ref(&batch));
+    assert_eq!(json, json_via_values(&[batch]));
+}
+
+#[test]
+fn header_names_are_quoted_as_the_csv_writer_quotes_them() {
+    let names: Vec<String> = ["plain", "com,ma", "quo\"te", "new\nline", "cr\r", ""]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut new = Vec::new();
+    csv_header(&names, &mut new);
+    let mut old = csv::Writer::from_writer(Vec::new());
+    let mut record = vec![String::new()];
+    record.extend(names.iter().cloned());
+    old.write_record(&record).unwrap();
+    assert_eq!(new, old.into_inner().unwrap());
+    let mut none = Vec::new();
+    csv_header(&[], &mut none);
+    let mut old = csv::Writer::from_writer(Vec::new());
+    old.write_record([""]).unwrap();
+    assert_eq!(none, old.into_inner().unwrap());
+}

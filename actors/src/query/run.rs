@@ -6,7 +6,7 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
-use datafusion::physical_plan::{collect, execute_stream, ExecutionPlan};
+use datafusion::physical_plan::{collect, execute_stream_partitioned, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 
 use super::engine::engine;
@@ -66,9 +66,19 @@ impl PreparedQuery {
         super::yielding::yield_per_batch(plan).map_err(engine_error)
     }
 
-    pub async fn stream(&self) -> Result<SendableRecordBatchStream> {
+    /// The answer's column names and one stream per output partition of the plan: several
+    /// only when the rows have no order to keep.
+    pub async fn partition_streams(&self) -> Result<(Vec<String>, Vec<SendableRecordBatchStream>)> {
         let plan = self.plan().await?;
-        execute_stream(plan, self.ctx.task_ctx()).map_err(engine_error)
+        let names = plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let streams =
+            execute_stream_partitioned(plan, self.ctx.task_ctx()).map_err(engine_error)?;
+        Ok((names, streams))
     }
 
     /// Runs to completion; fine for results bounded by a cap.

@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
+use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
 use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
@@ -183,11 +184,20 @@ impl TableProvider for ManifestTable {
         let table_schema = TableSchema::builder(self.file_schema.clone())
             .with_table_partition_cols(self.partition_fields.clone())
             .build();
-        let source = Arc::new(ParquetSource::new(table_schema));
         let env = state.runtime_env();
         if env.object_store(&self.store.url).is_err() {
             env.register_object_store(self.store.url.as_ref(), self.store.store.clone());
         }
+        // Footers (and page indexes) are read once per file, not once per query: the engine's
+        // bounded metadata cache keys them by path and size, and a data file's path names the
+        // upload that wrote it, so a path never holds other bytes.
+        let readers = CachedParquetFileReaderFactory::new(
+            self.store.store.clone(),
+            env.cache_manager.get_file_metadata_cache(),
+        );
+        let source = Arc::new(
+            ParquetSource::new(table_schema).with_parquet_file_reader_factory(Arc::new(readers)),
+        );
         let config = FileScanConfigBuilder::new(self.store.url.clone(), source)
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
             .with_projection_indices(projection.cloned())?
