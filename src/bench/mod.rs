@@ -55,9 +55,81 @@ pub struct BenchArgs {
     /// Keep uploading for this many seconds instead of a number of files.
     #[arg(long)]
     pub duration: Option<u64>,
+    /// Generate every file before the clock starts (needs a number of files, not --duration;
+    /// they are held in memory, at most 4 GiB), so that generating does not compete with the
+    /// server for the cores when both run on one machine.
+    #[arg(long)]
+    pub pregenerate: bool,
     /// Machine-readable summary on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The most a pregenerated run may hold in memory.
+const PREGENERATED_MAX_BYTES: u64 = 4 << 30;
+
+/// Where each upload's file comes from.
+#[derive(Clone)]
+enum Files {
+    /// Made by the uploader just before it sends it (inside the timed run).
+    OnTheFly(Shape),
+    /// Made before the clock started: each file and its invalid rows, by index.
+    Ready(Arc<Vec<(bytes::Bytes, u64)>>),
+}
+
+impl Files {
+    async fn prepare(args: &BenchArgs, shape: &Shape) -> Result<Files, String> {
+        if !args.pregenerate {
+            return Ok(Files::OnTheFly(shape.clone()));
+        }
+        // Estimated from the first file; every file has the same shape.
+        let first = shape.file(0).0.len() as u64;
+        if first.saturating_mul(args.files) > PREGENERATED_MAX_BYTES {
+            return Err(format!(
+                "--pregenerate would hold {} MB of files in memory (limit {} MB): fewer --files \
+                 or --rows",
+                first.saturating_mul(args.files) >> 20,
+                PREGENERATED_MAX_BYTES >> 20
+            ));
+        }
+        let (shape, count) = (shape.clone(), args.files);
+        let files = tokio::task::spawn_blocking(move || {
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
+            let mut files = vec![(bytes::Bytes::new(), 0); count as usize];
+            std::thread::scope(|scope| {
+                for (t, chunk) in files
+                    .chunks_mut(count.div_ceil(threads).max(1) as usize)
+                    .enumerate()
+                {
+                    let shape = &shape;
+                    let base = t as u64 * count.div_ceil(threads).max(1);
+                    scope.spawn(move || {
+                        for (i, slot) in chunk.iter_mut().enumerate() {
+                            let (bytes, invalid) = shape.file(base + i as u64);
+                            *slot = (bytes::Bytes::from(bytes), invalid);
+                        }
+                    });
+                }
+            });
+            files
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        Ok(Files::Ready(Arc::new(files)))
+    }
+
+    async fn get(&self, index: u64) -> (bytes::Bytes, u64) {
+        match self {
+            Files::Ready(files) => files[index as usize].clone(),
+            Files::OnTheFly(shape) => {
+                let shape = shape.clone();
+                let (bytes, invalid) = tokio::task::spawn_blocking(move || shape.file(index))
+                    .await
+                    .unwrap_or_default();
+                (bytes::Bytes::from(bytes), invalid)
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -135,6 +207,9 @@ async fn create_datasets(
 }
 
 pub async fn run(args: BenchArgs) -> Result<Report, String> {
+    if args.pregenerate && args.duration.is_some() {
+        return Err("--pregenerate needs --files, not --duration".into());
+    }
     let client = Arc::new(Client::connect(&args).await?);
     let shape = Shape {
         rows: args.rows,
@@ -144,6 +219,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         seed: args.seed,
     };
     let names = create_datasets(&client, &args, &shape).await?;
+    let files = Files::prepare(&args, &shape).await?;
 
     let next = Arc::new(AtomicU64::new(0));
     let outcomes: Arc<Mutex<Vec<Outcome>>> = Arc::default();
@@ -156,12 +232,13 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
     );
     let mut workers = Vec::new();
     for worker in 0..args.uploaders.max(1) {
-        let (client, next, outcomes, shape) = (
+        let (client, next, outcomes, files) = (
             client.clone(),
             next.clone(),
             outcomes.clone(),
-            shape.clone(),
+            files.clone(),
         );
+        let rows = shape.rows;
         let dataset = names[worker % names.len()].clone();
         let limit = args.files;
         workers.push(tokio::spawn(async move {
@@ -173,7 +250,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
                 if deadline.is_none() && index >= limit {
                     break;
                 }
-                let outcome = upload_one(&client, &shape, &dataset, index).await;
+                let outcome = upload_one(&client, &files, rows, &dataset, index).await;
                 outcomes
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
@@ -232,15 +309,19 @@ async fn verify(
     Ok(verification)
 }
 
-async fn upload_one(client: &Client, shape: &Shape, dataset: &str, index: u64) -> Outcome {
-    let shape_for_file = shape.clone();
-    let (bytes, invalid) = tokio::task::spawn_blocking(move || shape_for_file.file(index))
-        .await
-        .unwrap_or_default();
+async fn upload_one(
+    client: &Client,
+    files: &Files,
+    rows: u64,
+    dataset: &str,
+    index: u64,
+) -> Outcome {
+    let (bytes, invalid) = files.get(index).await;
     let size = bytes.len() as u64;
-    let mut outcome = Outcome::new(dataset, shape.rows, size, invalid);
+    let mut outcome = Outcome::new(dataset, rows, size, invalid);
     let t0 = Instant::now();
-    let part = reqwest::multipart::Part::bytes(bytes).file_name(format!("bench-{index}.csv"));
+    let part = reqwest::multipart::Part::stream_with_length(bytes, size)
+        .file_name(format!("bench-{index}.csv"));
     let form = reqwest::multipart::Form::new().part("file", part);
     let sent = client
         .http

@@ -85,6 +85,8 @@ pub struct Latency {
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub uploaders: usize,
+    /// The files were generated before the clock started (`--pregenerate`).
+    pub pregenerated: bool,
     pub datasets: usize,
     pub files: u64,
     pub files_stored: u64,
@@ -138,6 +140,7 @@ impl Report {
             .all(|v| v.stored == v.expected && v.distinct_ids == v.expected);
         Report {
             uploaders: args.uploaders,
+            pregenerated: args.pregenerate,
             datasets: verification.len(),
             files: outcomes.len() as u64,
             files_stored: stored.len() as u64,
@@ -158,8 +161,10 @@ impl Report {
     pub fn text(&self) -> String {
         let mut s = String::new();
         s.push_str(&format!(
-            "bench: {} uploader(s) -> {} dataset(s)\n  files       {} ({} stored, {} failed)\n  rows        {} stored\n  data        {:.1} MB in {:.2} s: {:.1} MB/s, {:.0} rows/s\n",
-            self.uploaders, self.datasets, self.files, self.files_stored, self.files_failed,
+            "bench: {} uploader(s) -> {} dataset(s){}\n  files       {} ({} stored, {} failed)\n  rows        {} stored\n  data        {:.1} MB in {:.2} s: {:.1} MB/s, {:.0} rows/s\n",
+            self.uploaders, self.datasets,
+            if self.pregenerated { ", files generated before the clock" } else { "" },
+            self.files, self.files_stored, self.files_failed,
             self.rows_stored, self.megabytes, self.seconds, self.mb_per_second, self.rows_per_second
         ));
         for (label, l) in [

@@ -71,3 +71,34 @@ fn uploads_to_many_datasets_report_refused_files_by_reason() {
         report["rows_stored"].as_u64().unwrap()
     );
 }
+
+#[test]
+fn pregenerated_files_upload_the_same_rows_and_need_a_file_count() {
+    let s = TestServer::start();
+    let (ok, report) = bench(
+        &s,
+        &[
+            "--uploaders",
+            "3",
+            "--files",
+            "7",
+            "--datasets",
+            "many",
+            "--pregenerate",
+        ],
+    );
+    assert!(ok, "{report}");
+    assert_eq!(report["pregenerated"], true);
+    assert_eq!(report["files_stored"], 7);
+    assert_eq!(report["rows_stored"], 3500);
+    assert_eq!(report["exactly_once"], true);
+    let refused = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
+        .args(["bench", "--pregenerate", "--duration", "1", "--url"])
+        .arg(format!("{}/api", s.base))
+        .args(["--client-id", ADMIN_ID, "--client-secret", ADMIN_SECRET])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--pregenerate needs --files"), "{stderr}");
+}

@@ -24,7 +24,11 @@ fn partition(p: i64, batches: i64, rows: i64) -> SendableRecordBatchStream {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn partitions_are_written_whole_with_indexes_in_order() {
     // More batches than places in flight, partitions of different lengths.
-    let streams = vec![partition(0, 40, 7), partition(1, 3, 50), partition(2, 25, 1)];
+    let streams = vec![
+        partition(0, 40, 7),
+        partition(1, 3, 50),
+        partition(2, 25, 1),
+    ];
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.csv");
     let mut file = std::fs::File::create(&path).unwrap();
@@ -47,7 +51,10 @@ async fn partitions_are_written_whole_with_indexes_in_order() {
         let expected: Vec<i64> = (0..batches)
             .flat_map(|b| (0..rows).map(move |r| p * 1_000_000 + b * 1_000 + r))
             .collect();
-        assert_eq!(per_partition[p as usize], expected, "partition {p} in its order");
+        assert_eq!(
+            per_partition[p as usize], expected,
+            "partition {p} in its order"
+        );
     }
 }
 

@@ -248,7 +248,9 @@ fn empty_answers_and_duplicated_names_match_the_value_writer() {
 #[test]
 fn dates_are_written_as_chrono_writes_them_across_its_range() {
     // Every 997th day from before year 0 to past 9999, and the edges of the fast path.
-    let edges = [-719_529, -719_528, -719_162, 0, 2_932_896, 2_932_897, 2_932_898];
+    let edges = [
+        -719_529, -719_528, -719_162, 0, 2_932_896, 2_932_897, 2_932_898,
+    ];
     let days: Vec<Option<i32>> = (-800_000..3_100_000)
         .step_by(997)
         .chain(edges)
