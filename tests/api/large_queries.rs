@@ -177,3 +177,78 @@ fn queries_during_overwrites_see_one_upload_never_a_mix() {
     let files = crate::stored::parquet_files(&s.data_dir().join("data/default/race/state/1"));
     assert_eq!(files.len(), 2, "{files:?}");
 }
+
+/// Rows of every partition, formatted on several query threads: each row once, and the index
+/// column runs 0, 1, 2... down the file.
+#[test]
+fn an_unordered_large_query_over_many_files_holds_every_row_once_in_index_order() {
+    let s = TestServer::start();
+    let t = s.admin_token();
+    s.create_schema(&schema_json(
+        "big",
+        "parts",
+        "PUBLIC",
+        "APPEND",
+        json!([
+            {"name": "part", "data_type": "string", "allow_null": false, "partition_index": 0},
+            {"name": "n", "data_type": "int", "allow_null": false},
+            {"name": "day", "data_type": "date", "format": "%Y-%m-%d", "allow_null": true},
+            {"name": "label", "data_type": "string", "allow_null": true}
+        ]),
+    ));
+    let (files, per_file) = (3, 12_000);
+    for f in 0..files {
+        let mut csv = String::from("part,n,day,label\n");
+        for i in 0..per_file {
+            let n = f * per_file + i;
+            let day = if n % 7 == 0 {
+                String::new()
+            } else {
+                format!("20{:02}-0{}-1{}", n % 100, n % 9 + 1, n % 10)
+            };
+            csv.push_str(&format!(
+                "p{},{n},{day},\"say \"\"{n}\"\", then\nstop\"\n",
+                n % 5
+            ));
+        }
+        let (_, job) =
+            s.upload_and_wait(&t, "/api/datasets/default/big/parts", "p.csv", csv.into());
+        assert_eq!(job["status"], "SUCCESS", "{job}");
+    }
+    let (status, body) = s.call(
+        "POST",
+        "/api/datasets/default/big/parts/query/large",
+        Some(&t),
+        Some(&json!({})),
+    );
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let job = s.wait_job(&t, body["details"]["job_id"].as_str().unwrap());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    let text = reqwest::blocking::get(job["result_url"].as_str().unwrap())
+        .unwrap()
+        .text()
+        .unwrap();
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    assert_eq!(
+        reader.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["", "part", "n", "day", "label"]
+    );
+    let mut seen = vec![false; (files * per_file) as usize];
+    for (i, record) in reader.records().enumerate() {
+        let record = record.unwrap();
+        assert_eq!(record[0], i.to_string(), "the index runs down the file");
+        let n: usize = record[2].parse().unwrap();
+        assert!(!seen[n], "row {n} twice");
+        seen[n] = true;
+        assert_eq!(record[4], format!("say \"{n}\", then\nstop"));
+        assert_eq!(record[1], format!("p{}", n % 5));
+        let day = if n % 7 == 0 {
+            String::new()
+        } else {
+            format!("20{:02}-0{}-1{}", n % 100, n % 9 + 1, n % 10)
+        };
+        assert_eq!(record[3], day, "row {n}");
+    }
+    assert!(seen.iter().all(|s| *s), "every row is in the result");
+    assert_eq!(job["rows_processed"], files * per_file);
+}
