@@ -104,6 +104,32 @@ fn valid_csv_is_stored_typed_and_partitioned() {
             ("note".to_string(), Utf8)
         ]
     );
+    // LZ4_RAW in version 2 data pages, values PLAIN or dictionary (benches/README.md, "peers").
+    let file = parquet_files(&s.data_dir().join("data/default/shop/orders/1")).remove(0);
+    let reader =
+        parquet::file::reader::SerializedFileReader::new(std::fs::File::open(file).unwrap())
+            .unwrap();
+    use parquet::file::reader::FileReader;
+    let group = reader.metadata().row_group(0);
+    for column in group.columns() {
+        assert_eq!(column.compression(), parquet::basic::Compression::LZ4_RAW);
+        assert!(
+            !column.encodings().any(|e| matches!(
+                e,
+                parquet::basic::Encoding::DELTA_BINARY_PACKED
+                    | parquet::basic::Encoding::DELTA_BYTE_ARRAY
+            )),
+            "{:?}",
+            column.column_path()
+        );
+    }
+    let mut pages = reader
+        .get_row_group(0)
+        .unwrap()
+        .get_column_page_reader(0)
+        .unwrap();
+    let page = pages.get_next_page().unwrap().unwrap();
+    assert_eq!(page.page_type(), parquet::basic::PageType::DATA_PAGE_V2);
 }
 
 pub(crate) fn details(body: &Value) -> Vec<String> {

@@ -14,8 +14,8 @@ use arrow::array::{ArrayRef, AsArray, RecordBatch, UInt32Array};
 use arrow::compute::take_record_batch;
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type, Schema as ArrowSchema};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use parquet::basic::{Compression, Encoding};
+use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
@@ -79,8 +79,16 @@ impl PartitionedWriter {
         let file_schema = Arc::new(batch_schema.project(&data_positions).map_err(arrow_error)?);
         // Dictionary encoding pays off for repeated text; for numbers and dates it mostly costs
         // hashing every value before falling back, so it is on for string columns only.
+        // LZ4_RAW: decompressing it took 13% of a group-by where Snappy took 21%, and it
+        // compresses faster (upload 0.88 s -> 0.73 s for 1M rows; benches/README.md, "peers").
+        // Version 2 data pages say whether they are compressed: a page LZ4 shrinks by less than
+        // an eighth (bit-packed dictionary indexes, booleans) is kept as it is and never
+        // decompressed. Encodings stay PLAIN (version 2 would default to delta encodings).
         let mut properties = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
+            .set_writer_version(WriterVersion::PARQUET_2_0)
+            .set_encoding(Encoding::PLAIN)
+            .set_data_page_v2_compression_ratio_threshold(0.875)
+            .set_compression(Compression::LZ4_RAW)
             .set_max_row_group_row_count(Some(512 * 1024))
             .set_dictionary_enabled(false)
             .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")));
