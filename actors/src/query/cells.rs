@@ -17,7 +17,8 @@ use crate::ingest::date32_to_string;
 
 /// A column, typed once.
 pub(super) struct Cells<'a> {
-    array: &'a dyn Array,
+    /// The validity bitmap, taken once: asking the array per cell goes through its vtable.
+    nulls: Option<&'a arrow::buffer::NullBuffer>,
     typed: Typed<'a>,
 }
 
@@ -74,7 +75,11 @@ impl<'a> Cells<'a> {
             ArrowType::Date32 => Typed::Date(array.as_primitive()),
             _ => Typed::Other(array),
         };
-        Cells { array, typed }
+        // The bitmap `Array::is_null` reads.
+        Cells {
+            nulls: array.nulls(),
+            typed,
+        }
     }
 
     /// Cell `i` as a JSON value: its JSON text appended to `out` (a string quoted and escaped)
@@ -111,7 +116,7 @@ impl<'a> Cells<'a> {
                 Written::Bare
             }};
         }
-        if self.array.is_null(i) {
+        if self.nulls.is_some_and(|n| n.is_null(i)) {
             return Written::Null;
         }
         match &self.typed {

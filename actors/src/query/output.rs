@@ -176,22 +176,32 @@ pub fn csv_rows(batch: &RecordBatch, first: u64, out: &mut Vec<u8>) {
     }
 }
 
-/// Quotes the field written from `start` on if it needs it.
+/// Quotes the field written from `start` on if it needs it, in place (no copy of the field).
 fn quote_if_needed(out: &mut Vec<u8>, start: usize) {
     let special = |b: &u8| matches!(b, b',' | b'"' | b'\n' | b'\r');
     if !out[start..].iter().any(special) {
         return;
     }
-    let field = out.split_off(start);
-    out.reserve(field.len() + 2);
-    out.push(b'"');
-    for b in field {
-        if b == b'"' {
-            out.push(b'"');
-        }
-        out.push(b);
+    let quotes = out[start..].iter().filter(|b| **b == b'"').count();
+    let end = out.len();
+    out.resize(end + quotes + 2, b'"');
+    if quotes == 0 {
+        out.copy_within(start..end, start + 1);
+        out[start] = b'"';
+        return;
     }
-    out.push(b'"');
+    // From the back: each byte moves right by the quotes still to its left, plus the opening one.
+    let (mut read, mut write) = (end, end + quotes + 1);
+    while read > start {
+        read -= 1;
+        write -= 1;
+        out[write] = out[read];
+        if out[read] == b'"' {
+            write -= 1;
+            out[write] = b'"';
+        }
+    }
+    out[start] = b'"';
 }
 
 /// The whole result as one CSV document.

@@ -287,3 +287,35 @@ fn header_names_are_quoted_as_the_csv_writer_quotes_them() {
     old.write_record([""]).unwrap();
     assert_eq!(none, old.into_inner().unwrap());
 }
+
+#[test]
+fn fields_are_quoted_in_place_as_the_csv_writer_quotes_them() {
+    let odd = [
+        "\"",
+        "\"\"",
+        "a\"b",
+        "\"start",
+        "end\"",
+        ",",
+        "a,b",
+        "\n",
+        "\r\n",
+        "x\"y\"z,\n",
+        "no specials",
+        "",
+        "🦀\"🦀",
+        "\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"",
+    ];
+    let column: ArrayRef = Arc::new(StringArray::from(odd.to_vec()));
+    let schema = Schema::new(vec![
+        Field::new("s", ArrowType::Utf8, false),
+        Field::new("t", ArrowType::Utf8, false),
+    ]);
+    let batch = RecordBatch::try_new(Arc::new(schema), vec![column.clone(), column]).unwrap();
+    let names = names(&batch);
+    let new = to_csv(&names, std::slice::from_ref(&batch)).unwrap();
+    assert_eq!(
+        String::from_utf8(new).unwrap(),
+        String::from_utf8(csv_via_strings(&names, &[batch])).unwrap()
+    );
+}
