@@ -9,6 +9,7 @@ the tables this prints, before and after each change.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,7 @@ def main():
             print(f"| {share} | `{symbol[:110]}` |")
     finally:
         ours.stop()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
