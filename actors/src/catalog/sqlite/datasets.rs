@@ -11,22 +11,22 @@ use crate::key::{DatasetKey, DatasetRecord};
 use crate::sensitivity::Sensitivity;
 
 pub(super) fn find_dataset(conn: &Connection, key: &DatasetKey) -> Result<Option<DatasetRecord>> {
+    // Cached statements: these run on every query and job poll, and preparing was most of their cost.
     let row = conn
-        .query_row(
+        .prepare_cached(
             "SELECT d.id, d.dataset, d.sensitivity, max(v.version)
              FROM datasets d JOIN schema_versions v ON v.dataset_id = d.id
              WHERE d.layer = ?1 AND d.domain = ?2 AND d.dataset_key = ?3
              GROUP BY d.id",
-            params![key.layer, key.domain, key.dataset],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            },
-        )
+        )?
+        .query_row(params![key.layer, key.domain, key.dataset], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })
         .optional()?;
     let Some((id, name, sensitivity, latest_version)) = row else {
         return Ok(None);
@@ -151,11 +151,10 @@ impl DatasetCatalog for SqliteCatalog {
 
     fn schema_json(&self, dataset_id: i64, version: i64) -> Result<Option<String>> {
         self.with(|c| {
-            Ok(c.query_row(
+            Ok(c.prepare_cached(
                 "SELECT schema_json FROM schema_versions WHERE dataset_id = ?1 AND version = ?2",
-                params![dataset_id, version],
-                |r| r.get(0),
-            )
+            )?
+            .query_row(params![dataset_id, version], |r| r.get(0))
             .optional()?)
         })
     }

@@ -129,12 +129,11 @@ impl JobCatalog for SqliteCatalog {
 
     fn job(&self, job_id: &str) -> Result<Option<JobView>> {
         self.with(|c| {
-            Ok(c.query_row(
-                &format!("SELECT {COLUMNS} FROM jobs WHERE job_id = ?1"),
-                [job_id],
-                read_job,
+            Ok(
+                c.prepare_cached(&format!("SELECT {COLUMNS} FROM jobs WHERE job_id = ?1"))?
+                    .query_row([job_id], read_job)
+                    .optional()?,
             )
-            .optional()?)
         })
     }
 

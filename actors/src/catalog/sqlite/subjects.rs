@@ -296,8 +296,7 @@ impl SqliteCatalog {
 
 fn read_auth_version(c: &Connection) -> Result<i64> {
     Ok(
-        c.query_row("SELECT version FROM auth_version WHERE id = 1", [], |r| {
-            r.get(0)
-        })?,
+        c.prepare_cached("SELECT version FROM auth_version WHERE id = 1")?
+            .query_row([], |r| r.get(0))?,
     )
 }
