@@ -98,6 +98,25 @@ impl<R: Read> CsvRecords<R> {
         }
     }
 
+    /// Records of `input`, which continues a CSV file just after a record's end: no BOM is
+    /// looked for, and lines count on from `line` (the parser's line there).
+    pub fn resume(input: R, max_field: usize, line: u64) -> CsvRecords<R> {
+        let mut records = CsvRecords::new(input, max_field);
+        // With no room for output the parser consumes nothing, but it now counts as having read,
+        // so it no longer strips a BOM: a field may start with those bytes mid-file.
+        let _ = records.core.read_record(b"x", &mut [], &mut []);
+        records.core.set_line(line);
+        records.record_line = line;
+        records
+    }
+
+    /// The input after the last record read: the bytes read ahead of the parser, the rest of
+    /// the input, and the parser's line there.
+    pub fn into_rest(self) -> (Vec<u8>, R, u64) {
+        let line = self.core.line();
+        (self.buf[self.pos..self.filled].to_vec(), self.input, line)
+    }
+
     /// The line the last record read started on (1-based; blank lines before it count).
     pub fn line(&self) -> u64 {
         self.record_line
