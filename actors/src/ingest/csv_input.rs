@@ -10,7 +10,7 @@ use arrow::array::{
 };
 use arrow::datatypes::SchemaRef;
 
-use super::csv_records::{is_null_text, looks_numeric};
+use super::csv_records::{is_null_text, number_shape};
 use super::csv_records::{CsvRecords, Record, RecordError, MAX_FIELDS};
 use super::csv_split::BatchRule;
 use super::problems::{shown, Problems};
@@ -54,13 +54,14 @@ impl Builder {
         }
     }
 
-    /// Appends a non-null value; `false` (and a null appended) when it does not parse.
-    fn append(&mut self, raw: &[u8]) -> bool {
+    /// Appends a non-null value (`text`: the field as text, `None` when it is not UTF-8);
+    /// `false` (and a null appended) when it does not parse.
+    fn append(&mut self, raw: &[u8], text: Option<&str>) -> bool {
         let ok = match self {
             Builder::Int(b) => parse_int(raw).map(|v| b.append_value(v)).is_some(),
-            Builder::Double(b) => std::str::from_utf8(raw)
-                .ok()
-                .filter(|s| looks_numeric(s))
+            // The shape first, then one parse (`looks_numeric` would parse twice).
+            Builder::Double(b) => text
+                .filter(|s| number_shape(s))
                 .and_then(|s| s.parse::<f64>().ok())
                 .map(|v| b.append_value(v))
                 .is_some(),
@@ -75,12 +76,11 @@ impl Builder {
                     false
                 }
             }
-            Builder::Date(b, format) => std::str::from_utf8(raw)
-                .ok()
+            Builder::Date(b, format) => text
                 .and_then(|s| format.parse_value(s))
                 .map(|d| b.append_value(date_to_days(d)))
                 .is_some(),
-            Builder::Str(b) => std::str::from_utf8(raw).map(|s| b.append_value(s)).is_ok(),
+            Builder::Str(b) => text.map(|s| b.append_value(s)).is_some(),
         };
         if !ok {
             self.append_null();
@@ -229,9 +229,18 @@ impl BatchBuilder {
                 });
                 self.builders.iter_mut().for_each(Builder::append_null);
             } else {
+                // UTF-8 is checked once per record; a field is text when the record is and the
+                // field starts and ends on character boundaries (what checking it alone gives).
+                let all = std::str::from_utf8(record.bytes()).ok();
                 let fields = self.builders.iter_mut().zip(columns).zip(&layout.sources);
                 for ((builder, column), src) in fields {
-                    parse_field(builder, column, &record[*src], row, &mut problems);
+                    let range = record.range(*src);
+                    let raw = &record.bytes()[range.clone()];
+                    let text = match all {
+                        Some(all) => all.get(range),
+                        None => std::str::from_utf8(raw).ok(),
+                    };
+                    parse_field(builder, column, raw, text, row, &mut problems);
                 }
             }
             in_batch += 1;
@@ -364,10 +373,11 @@ fn parse_field(
     builder: &mut Builder,
     column: &ValidColumn,
     raw: &[u8],
+    text: Option<&str>,
     row: u64,
     problems: &mut Problems,
 ) {
-    if is_null_bytes(raw) {
+    if text.is_some_and(is_null_text) {
         builder.append_null();
         if !column.allow_null {
             problems.add(|| {
@@ -378,7 +388,7 @@ fn parse_field(
                 )
             });
         }
-    } else if !builder.append(raw) {
+    } else if !builder.append(raw, text) {
         problems.add(|| {
             let expected = match column.format {
                 Some(f) => format!("date in format {}", f.as_str()),
@@ -391,10 +401,6 @@ fn parse_field(
             )
         });
     }
-}
-
-fn is_null_bytes(raw: &[u8]) -> bool {
-    std::str::from_utf8(raw).map(is_null_text).unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -34,6 +34,18 @@ impl Record {
         self.ends[..self.len].last().copied().unwrap_or(0)
     }
 
+    /// The decoded bytes of all the fields, one after the other.
+    pub fn bytes(&self) -> &[u8] {
+        &self.fields[..self.byte_len()]
+    }
+
+    /// Where field `i` lies in [`Record::bytes`]; panics past the last field, as indexing does.
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        assert!(i < self.len, "field index within the record");
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        start..self.ends[i]
+    }
+
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         if i >= self.len {
             return None;
@@ -231,10 +243,14 @@ pub fn is_null_text(value: &str) -> bool {
 /// A decimal number as people write it: digits, optional sign, point and exponent. Rust's own
 /// float parser also takes `inf` and `NaN`, which in a CSV are words, not numbers.
 pub fn looks_numeric(value: &str) -> bool {
+    number_shape(value) && value.parse::<f64>().is_ok()
+}
+
+/// The part of [`looks_numeric`] before parsing: starts like a number and has a digit.
+pub fn number_shape(value: &str) -> bool {
     let first = value.as_bytes().first().copied().unwrap_or(b'x');
     (first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.'))
         && value.bytes().any(|b| b.is_ascii_digit())
-        && value.parse::<f64>().is_ok()
 }
 
 #[cfg(test)]
