@@ -212,23 +212,21 @@ impl Reading<'_, '_, '_> {
             self.shared.layout.columns.len(),
         );
         // `buf` always starts where a batch starts: row `first_row`, parser line `line`.
-        let (mut buf, mut scanned) = (pending, 0usize);
+        let mut buf = pending;
         let (mut first_row, mut line) = (1u64, header_line);
         loop {
-            while let Some(cut) = splitter.scan(&buf[scanned..]) {
-                let at = scanned + cut.at;
-                let mut rest = Vec::with_capacity(at + READ_BYTES);
-                rest.extend_from_slice(&buf[at..]);
-                buf.truncate(at);
+            while let Some(cut) = splitter.scan(&buf) {
+                let mut rest = Vec::with_capacity(cut.at + READ_BYTES);
+                rest.extend_from_slice(&buf[cut.at..]);
+                buf.truncate(cut.at);
                 let chunk = std::mem::replace(&mut buf, rest);
+                let newlines = chunk.iter().filter(|b| **b == b'\n').count() as u64;
                 if !self.send(chunk, first_row, cut.rows, line, None) {
                     return;
                 }
                 first_row += cut.rows as u64;
-                line = header_line + splitter.newlines();
-                scanned = 0;
+                line += newlines;
             }
-            scanned = buf.len();
             if self.shared.stop.load(Ordering::Relaxed) {
                 return;
             }
@@ -252,7 +250,7 @@ impl Reading<'_, '_, '_> {
             };
             buf.truncate(len + n);
             if n == 0 {
-                let rows = splitter.finish();
+                let rows = splitter.finish(&buf);
                 if rows > 0 {
                     self.send(buf, first_row, rows, line, None);
                 }

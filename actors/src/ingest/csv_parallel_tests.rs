@@ -263,3 +263,79 @@ fn a_broken_input_gives_the_same_error_and_line() {
         }
     }
 }
+
+fn two_strings() -> ValidSchema {
+    let schema: Schema = serde_json::from_value(json!({
+        "metadata": {"domain": "t", "dataset": "random", "sensitivity": "PUBLIC",
+                     "owners": [{"name": "T", "email": "t@example.com"}]},
+        "columns": [
+            {"name": "a", "data_type": "string", "allow_null": true},
+            {"name": "b", "data_type": "string", "allow_null": false}
+        ]
+    }))
+    .unwrap();
+    let layers = vec!["default".to_string()];
+    let domains = Default::default();
+    let ctx = SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    validate(&schema, &ctx).unwrap()
+}
+
+#[test]
+fn random_bytes_split_where_the_parser_ends_records() {
+    // Quotes, delimiters, both line ends and a UTF-8 character whose bytes may land in two
+    // fields: every mix must be cut and read as the sequential parser reads it.
+    let alphabet: &[u8] = b"ab,,\"\"\r\n\n\xC3\xA9";
+    let schema = two_strings();
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for _ in 0..300 {
+        let mut csv = b"a,b\n".to_vec();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        for _ in 0..(x % 120) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            csv.push(alphabet[(x % alphabet.len() as u64) as usize]);
+        }
+        let sequential = run(&csv[..], &schema, options(2, 9, 0, 1 << 30), 1 << 20);
+        for max_chunk in [1 << 30, 8] {
+            let o = options(2, 9, 2, max_chunk);
+            let parallel = run(
+                Trickle {
+                    data: &csv,
+                    step: 0,
+                },
+                &schema,
+                o,
+                1 << 20,
+            );
+            assert_eq!(parallel, sequential, "{:?}", String::from_utf8_lossy(&csv));
+        }
+    }
+}
+
+#[test]
+fn a_character_split_between_two_fields_is_not_text() {
+    let schema = two_strings();
+    let Outcome::Refused(m) = run(
+        &b"a,b\nx\xC3,\xA9y\n"[..],
+        &schema,
+        options(2, 9, 0, 1),
+        1024,
+    ) else {
+        panic!("refused expected")
+    };
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert!(
+        m[0].starts_with("Column [a] has an incorrect data type"),
+        "{m:?}"
+    );
+    assert!(
+        m[1].starts_with("Column [b] has an incorrect data type"),
+        "{m:?}"
+    );
+}

@@ -1,10 +1,15 @@
-//! Where the batches of a CSV file end, found without parsing it: a scan that follows the very
-//! state machine `csv_core` runs (default dialect: `,` delimiter, `"` quotes with `""` escapes,
-//! `\r`, `\n` or `\r\n` ending a record, blank lines skipped) but only counts. Per record it
-//! knows the number of fields and the decoded size, so it can apply the sequential parser's
-//! batch rule ([`BATCH_ROWS`](super::BATCH_ROWS) rows, or [`BATCH_BYTES`](super::BATCH_BYTES)
-//! decoded bytes) and cut the input exactly where that parser would end each batch. A chunk is
-//! then one batch: its rows, row numbers and problems are those of the sequential parse.
+//! Where the batches of a CSV file end, found without parsing it: a scan that follows the state
+//! machine `csv_core` runs (default dialect: `,` delimiter, `"` quotes with `""` escapes, `\r`,
+//! `\n` or `\r\n` ending a record, blank lines skipped) but only counts. It applies the
+//! sequential parser's batch rule ([`BATCH_ROWS`](super::BATCH_ROWS) rows, or
+//! [`BATCH_BYTES`](super::BATCH_BYTES) decoded bytes) and cuts the input exactly where that
+//! parser would end each batch. A chunk is then one batch: its rows, row numbers and problems
+//! are those of the sequential parse.
+//!
+//! Most of the time only record ends are needed: a fast pass jumps from quote to quote and line
+//! end to line end, and bounds a record's decoded size by its raw size. Only when that bound
+//! could reach the byte rule does an exact pass (every byte through the state machine, decoded
+//! bytes counted) rescan the batch.
 
 /// The parser's state between bytes (`csv_core`'s NFA states that matter for counting).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,28 +30,34 @@ pub(super) struct BatchRule {
     pub bytes: usize,
 }
 
-/// Counts records as they stream past and says where each batch ends.
-pub(super) struct Splitter {
-    rule: BatchRule,
-    header_len: usize,
-    columns: usize,
-    state: State,
-    /// Of the record being scanned: delimiters seen, decoded bytes.
-    delimiters: usize,
-    decoded: usize,
-    /// Of the batch being scanned: rows, decoded bytes.
-    rows: usize,
-    batch_bytes: usize,
-    /// `\n` bytes up to the end of the last complete record (the parser's line counting).
-    newlines_done: u64,
-    newlines_pending: u64,
-}
-
-/// A cut: the batch ends after byte `at` (exclusive end) and holds `rows` rows.
+/// A cut: the batch ends before byte `at` of the buffer and holds `rows` rows.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Cut {
     pub at: usize,
     pub rows: usize,
+}
+
+/// Counts records as the input grows and says where each batch ends. The buffer given to
+/// [`Splitter::scan`] always starts at the current batch's start; it may grow between calls,
+/// and after a cut the caller drops the bytes before it.
+pub(super) struct Splitter {
+    rule: BatchRule,
+    header_len: usize,
+    columns: usize,
+    /// Rows of the batch so far, and a bound of its decoded size (exact in the exact pass).
+    rows: usize,
+    bytes: usize,
+    /// Next byte to look at, and where the current record starts.
+    pos: usize,
+    record_start: usize,
+    exact: bool,
+    /// Fast pass: inside a quoted field; the next byte starts a field.
+    quoted: bool,
+    field_start: bool,
+    /// Exact pass: the state and the current record's delimiters and decoded bytes.
+    state: State,
+    delimiters: usize,
+    decoded: usize,
 }
 
 impl Splitter {
@@ -56,19 +67,17 @@ impl Splitter {
             rule,
             header_len,
             columns,
+            rows: 0,
+            bytes: 0,
+            pos: 0,
+            record_start: 0,
+            exact: false,
+            quoted: false,
+            field_start: true,
             state: State::StartRecord,
             delimiters: 0,
             decoded: 0,
-            rows: 0,
-            batch_bytes: 0,
-            newlines_done: 0,
-            newlines_pending: 0,
         }
-    }
-
-    /// `\n` bytes before the end of the last complete record since the scan began.
-    pub(super) fn newlines(&self) -> u64 {
-        self.newlines_done
     }
 
     /// Rows in the batch scanned so far (not yet cut).
@@ -76,108 +85,137 @@ impl Splitter {
         self.rows
     }
 
-    /// Scans `bytes` (the input continuing where the last call stopped) until a batch is full:
-    /// then returns the cut, relative to `bytes`; the caller calls again with what follows it.
-    /// `None`: all of `bytes` was scanned and the batch goes on.
-    pub(super) fn scan(&mut self, bytes: &[u8]) -> Option<Cut> {
-        let mut state = self.state;
-        let (mut delimiters, mut decoded) = (self.delimiters, self.decoded);
-        let mut newlines = 0u64;
-        let mut i = 0;
-        while i < bytes.len() {
-            let b = bytes[i];
-            i += 1;
-            newlines += (b == b'\n') as u64;
-            let ends_record = match state {
-                State::InField => {
-                    match b {
-                        b',' => {
-                            delimiters += 1;
-                            state = State::StartField;
-                        }
-                        b'\n' | b'\r' => {}
-                        _ => decoded += 1,
-                    }
-                    matches!(b, b'\n' | b'\r')
+    /// Scans what is new in `buf` until the batch is full: then the cut (and the splitter is
+    /// ready for the buffer that starts at it). `None`: all of `buf` is scanned.
+    pub(super) fn scan(&mut self, buf: &[u8]) -> Option<Cut> {
+        let cut = if self.exact {
+            self.scan_exact(buf)
+        } else {
+            match self.scan_fast(buf) {
+                Some(_) if self.bytes >= self.rule.bytes && self.rows < self.rule.rows => {
+                    // The raw size may overstate the decoded one: count exactly from the start.
+                    self.restart(true);
+                    self.scan_exact(buf)
                 }
-                State::InQuoted => {
-                    if b == b'"' {
-                        state = State::QuoteInQuoted;
-                    } else {
-                        decoded += 1;
+                other => other,
+            }
+        }?;
+        let rows = self.rows;
+        self.restart(false);
+        Some(Cut { at: cut, rows })
+    }
+
+    fn restart(&mut self, exact: bool) {
+        let (rule, header_len, columns) = (self.rule, self.header_len, self.columns);
+        *self = Splitter::new(rule, header_len, columns);
+        self.exact = exact;
+    }
+
+    /// The input is over (`buf` is all that is left of it): a record still open ends here.
+    /// The rows of the last batch.
+    pub(super) fn finish(&mut self, buf: &[u8]) -> usize {
+        if self.exact {
+            if self.state != State::StartRecord {
+                self.end_record(self.delimiters, self.decoded);
+            }
+        } else if self.record_start < buf.len() {
+            let (delimiters, decoded) = exact_counts(&buf[self.record_start..]);
+            self.end_record(delimiters, decoded);
+        }
+        std::mem::take(&mut self.rows)
+    }
+
+    /// Record ends found by jumping between quotes and line ends; the position after the last
+    /// byte of the record that fills the batch (by rows, or by the raw-size bound).
+    fn scan_fast(&mut self, buf: &[u8]) -> Option<usize> {
+        while self.pos < buf.len() {
+            if self.quoted {
+                let Some(j) = memchr::memchr(b'"', &buf[self.pos..]).map(|j| self.pos + j) else {
+                    self.pos = buf.len();
+                    return None;
+                };
+                match buf.get(j + 1) {
+                    None => {
+                        // Closing quote or `""`: the next byte decides.
+                        self.pos = j;
+                        return None;
                     }
-                    false
+                    Some(b'"') => self.pos = j + 2,
+                    Some(_) => {
+                        self.quoted = false;
+                        self.field_start = false;
+                        self.pos = j + 1;
+                    }
                 }
-                State::StartRecord | State::StartField => {
-                    if state == State::StartRecord {
-                        if b == b'\n' || b == b'\r' {
-                            continue;
-                        }
-                        (delimiters, decoded) = (0, 0);
-                    }
-                    match b {
-                        b'"' => {
-                            state = State::InQuoted;
-                            false
-                        }
-                        b',' => {
-                            delimiters += 1;
-                            state = State::StartField;
-                            false
-                        }
-                        b'\n' | b'\r' => true,
-                        _ => {
-                            decoded += 1;
-                            state = State::InField;
-                            false
-                        }
-                    }
+                continue;
+            }
+            let rest = &buf[self.pos..];
+            let Some(j) = memchr::memchr3(b'"', b'\n', b'\r', rest).map(|j| self.pos + j) else {
+                if let Some(last) = rest.last() {
+                    self.field_start = *last == b',';
                 }
-                State::QuoteInQuoted => match b {
-                    b'"' => {
-                        decoded += 1;
-                        state = State::InQuoted;
-                        false
-                    }
-                    b',' => {
-                        delimiters += 1;
-                        state = State::StartField;
-                        false
-                    }
-                    b'\n' | b'\r' => true,
-                    _ => {
-                        decoded += 1;
-                        state = State::InField;
-                        false
-                    }
-                },
+                self.pos = buf.len();
+                return None;
             };
-            if ends_record {
-                state = State::StartRecord;
-                self.newlines_done += self.newlines_pending + newlines;
-                (self.newlines_pending, newlines) = (0, 0);
-                if self.end_record(delimiters, decoded) {
-                    self.state = state;
-                    return Some(Cut {
-                        at: i,
-                        rows: std::mem::take(&mut self.rows),
-                    });
-                }
+            let field_start = if j == self.pos {
+                self.field_start
+            } else {
+                buf[j - 1] == b','
+            };
+            self.pos = j + 1;
+            if buf[j] == b'"' {
+                self.quoted = field_start;
+                self.field_start = false;
+                continue;
+            }
+            self.field_start = true;
+            if j == self.record_start {
+                // A blank line: not a record.
+                self.record_start = j + 1;
+                continue;
+            }
+            let raw = &buf[self.record_start..j];
+            self.record_start = j + 1;
+            // Only `""` (one empty field) can be a record of no rows; the exact pass decides.
+            // Longer records count as rows (any field count but one) of at most their raw size.
+            let (delimiters, decoded) = if raw.len() <= 2 {
+                exact_counts(raw)
+            } else {
+                (1, raw.len())
+            };
+            if self.end_record(delimiters, decoded) {
+                return Some(j + 1);
             }
         }
-        self.state = state;
-        (self.delimiters, self.decoded) = (delimiters, decoded);
-        self.newlines_pending += newlines;
         None
     }
 
-    /// The input is over: a record still open ends here. The rows of the last batch.
-    pub(super) fn finish(&mut self) -> usize {
-        if self.state != State::StartRecord {
-            self.state = State::StartRecord;
-            self.end_record(self.delimiters, self.decoded);
+    /// Every byte through the state machine: exact decoded sizes.
+    fn scan_exact(&mut self, buf: &[u8]) -> Option<usize> {
+        let mut state = self.state;
+        let (mut delimiters, mut decoded) = (self.delimiters, self.decoded);
+        let mut i = self.pos;
+        while i < buf.len() {
+            let b = buf[i];
+            i += 1;
+            if state == State::StartRecord {
+                if b == b'\n' || b == b'\r' {
+                    continue;
+                }
+                (delimiters, decoded) = (0, 0);
+                state = State::StartField;
+            }
+            if step(&mut state, b, &mut delimiters, &mut decoded) {
+                state = State::StartRecord;
+                if self.end_record(delimiters, decoded) {
+                    return Some(i);
+                }
+            }
         }
-        std::mem::take(&mut self.rows)
+        self.pos = i;
+        self.state = state;
+        (self.delimiters, self.decoded) = (delimiters, decoded);
+        None
     }
 
     /// The sequential parser's rule for one record; true when it ends the batch.
@@ -188,11 +226,52 @@ impl Splitter {
             return false;
         }
         self.rows += 1;
-        self.batch_bytes += decoded + 8 * self.columns;
-        if self.rows == self.rule.rows || self.batch_bytes >= self.rule.bytes {
-            self.batch_bytes = 0;
-            return true;
-        }
-        false
+        self.bytes += decoded + 8 * self.columns;
+        self.rows == self.rule.rows || self.bytes >= self.rule.bytes
     }
+}
+
+/// One byte of a record (never in `StartRecord`); true when it ends the record.
+fn step(state: &mut State, b: u8, delimiters: &mut usize, decoded: &mut usize) -> bool {
+    let quoted_text = *state == State::InQuoted;
+    if quoted_text {
+        if b == b'"' {
+            *state = State::QuoteInQuoted;
+        } else {
+            *decoded += 1;
+        }
+        return false;
+    }
+    match b {
+        b',' => {
+            *delimiters += 1;
+            *state = State::StartField;
+            false
+        }
+        b'\n' | b'\r' => true,
+        b'"' if *state == State::StartField => {
+            *state = State::InQuoted;
+            false
+        }
+        b'"' if *state == State::QuoteInQuoted => {
+            *decoded += 1;
+            *state = State::InQuoted;
+            false
+        }
+        _ => {
+            *decoded += 1;
+            *state = State::InField;
+            false
+        }
+    }
+}
+
+/// Delimiters and decoded bytes of one record's raw bytes (without its line end).
+fn exact_counts(raw: &[u8]) -> (usize, usize) {
+    let mut state = State::StartField;
+    let (mut delimiters, mut decoded) = (0, 0);
+    for &b in raw {
+        step(&mut state, b, &mut delimiters, &mut decoded);
+    }
+    (delimiters, decoded)
 }
