@@ -5,7 +5,7 @@
 //! order and cap, and every error are those of a sequential pass. At most `workers + 1` chunks
 //! are in flight: memory does not grow with the file.
 
-use std::io::{Cursor, Read};
+use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Mutex;
@@ -154,8 +154,12 @@ fn work(shared: &Shared<'_, '_>, jobs: &Mutex<Receiver<Job>>) {
 }
 
 fn parse_chunk(shared: &Shared<'_, '_>, builder: &mut BatchBuilder, job: Job) -> Result<Checked> {
-    let input = job.bytes.as_slice().chain(Failing(job.then));
-    let mut reader = CsvRecords::resume(input, shared.max_value_bytes, job.line);
+    let mut reader = CsvRecords::resume_after(
+        job.bytes,
+        Failing(job.then),
+        shared.max_value_bytes,
+        job.line,
+    );
     let parsed = builder.read(&mut reader, shared.layout, job.first_row)?;
     let parsed = match parsed {
         Some(p) if p.batch.num_rows() == job.rows && reader.at_end().unwrap_or(false) => p,
@@ -292,8 +296,7 @@ impl Reading<'_, '_, '_> {
             return;
         }
         let shared = self.shared;
-        let input = Cursor::new(buf).chain(input);
-        let mut reader = CsvRecords::resume(input, shared.max_value_bytes, line);
+        let mut reader = CsvRecords::resume_after(buf, input, shared.max_value_bytes, line);
         let mut builder = BatchBuilder::new(shared.layout);
         let mut row = first_row - 1;
         loop {

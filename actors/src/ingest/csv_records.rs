@@ -84,7 +84,7 @@ pub enum RecordError {
 pub struct CsvRecords<R> {
     core: csv_core::Reader,
     input: R,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
     pos: usize,
     filled: usize,
     eof: bool,
@@ -100,7 +100,7 @@ impl<R: Read> CsvRecords<R> {
         CsvRecords {
             core: csv_core::Reader::new(),
             input,
-            buf: vec![0u8; INPUT_BUFFER].into_boxed_slice(),
+            buf: vec![0u8; INPUT_BUFFER],
             pos: 0,
             filled: 0,
             eof: false,
@@ -113,7 +113,17 @@ impl<R: Read> CsvRecords<R> {
     /// Records of `input`, which continues a CSV file just after a record's end: no BOM is
     /// looked for, and lines count on from `line` (the parser's line there).
     pub fn resume(input: R, max_field: usize, line: u64) -> CsvRecords<R> {
+        CsvRecords::resume_after(Vec::new(), input, max_field, line)
+    }
+
+    /// [`CsvRecords::resume`] over `bytes` then `input`; the bytes are parsed where they lie
+    /// (not copied), and once they are consumed `input` is read into their buffer.
+    pub fn resume_after(bytes: Vec<u8>, input: R, max_field: usize, line: u64) -> CsvRecords<R> {
         let mut records = CsvRecords::new(input, max_field);
+        if !bytes.is_empty() {
+            records.filled = bytes.len();
+            records.buf = bytes;
+        }
         // With no room for output the parser consumes nothing, but it now counts as having read,
         // so it no longer strips a BOM: a field may start with those bytes mid-file.
         let _ = records.core.read_record(b"x", &mut [], &mut []);
