@@ -139,6 +139,11 @@ impl<R: Read> CsvRecords<R> {
         (self.buf[self.pos..self.filled].to_vec(), self.input, line)
     }
 
+    /// The input buffer, for reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
+    }
+
     /// The line the last record read started on (1-based; blank lines before it count).
     pub fn line(&self) -> u64 {
         self.record_line
