@@ -185,7 +185,8 @@ fn parse_chunk(shared: &Shared<'_, '_>, builder: &mut BatchBuilder, job: Job) ->
     let parsed = builder.read(&mut reader, shared.layout, job.first_row)?;
     let whole = reader.at_end().unwrap_or(false);
     let mut spare = shared.spare.lock().unwrap_or_else(|p| p.into_inner());
-    if spare.len() <= shared.options.workers {
+    // One spare is enough to skip most fresh buffers; more would hold memory for little.
+    if spare.is_empty() {
         spare.push(reader.into_buffer());
     }
     drop(spare);
