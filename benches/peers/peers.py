@@ -7,6 +7,7 @@ the ratios ours / DuckDB (issue 17's goals are against DuckDB) and ours / best p
 benches/README.md ("peers") for the figures and the goals.
 
     benches/peers/run.sh [--rows 1000000 5000000] [--runs 5] [--binary target/release/rapid-rs]
+                         [--only upload|csv-upload]
 """
 
 import argparse
@@ -250,6 +251,8 @@ def main():
     args.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
     args.add_argument("--runs", type=int, default=5)
     args.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "rapid-peers"))
+    args.add_argument("--only", choices=["upload", "csv-upload"],
+                      help="run only the upload rows (both, or the CSV one)")
     a = args.parse_args()
     os.makedirs(a.cache, exist_ok=True)
     print(f"duckdb {duckdb.__version__}, polars {pl.__version__}, {a.runs} runs, medians")
@@ -269,9 +272,13 @@ def main():
                 up_ours, up_duck = upload_round(ours, csv, tmp, rows, a.runs)
                 print(f"| {rows:,} | upload CSV ({mb:.0f} MB) | {fmt(up_ours)} | {fmt(up_duck)} |"
                       f" | {up_ours / up_duck:.2f} | {up_ours / up_duck:.2f} |", flush=True)
+                if a.only == "csv-upload":
+                    continue
                 up_ours, up_duck = upload_round(ours, parquet, tmp, rows, a.runs)
                 print(f"| {rows:,} | upload Parquet | {fmt(up_ours)} | {fmt(up_duck)} |"
                       f" | {up_ours / up_duck:.2f} | {up_ours / up_duck:.2f} |", flush=True)
+                if a.only:
+                    continue
                 dataset = f"up{rows}csv0"
                 for name, fs in make_work(ours, dataset, tmp).items():
                     t = measure(fs, a.runs)

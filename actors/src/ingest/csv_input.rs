@@ -8,12 +8,15 @@ use arrow::array::{
     ArrayRef, BooleanBuilder, Date32Builder, Float64Builder, Int64Builder, RecordBatch,
     StringBuilder,
 };
+use arrow::datatypes::SchemaRef;
 
-use super::csv_records::{is_null_text, looks_numeric};
+use super::csv_records::{is_null_text, number_shape};
 use super::csv_records::{CsvRecords, Record, RecordError, MAX_FIELDS};
+use super::csv_split::BatchRule;
 use super::problems::{shown, Problems};
 use super::{
-    date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_BYTES, BATCH_ROWS,
+    arrow_schema, date_to_days, header_mapping, IngestPlan, StagedOutput, Validator, BATCH_BYTES,
+    BATCH_ROWS,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{DataType, DateFormat, ValidColumn};
@@ -27,8 +30,7 @@ enum Builder {
 }
 
 impl Builder {
-    fn new(column: &ValidColumn) -> Builder {
-        let n = BATCH_ROWS;
+    fn new(column: &ValidColumn, n: usize) -> Builder {
         match column.data_type {
             DataType::Int => Builder::Int(Int64Builder::with_capacity(n)),
             DataType::Double => Builder::Double(Float64Builder::with_capacity(n)),
@@ -52,13 +54,14 @@ impl Builder {
         }
     }
 
-    /// Appends a non-null value; `false` (and a null appended) when it does not parse.
-    fn append(&mut self, raw: &[u8]) -> bool {
+    /// Appends a non-null value (`text`: the field as text, `None` when it is not UTF-8);
+    /// `false` (and a null appended) when it does not parse.
+    fn append(&mut self, raw: &[u8], text: Option<&str>) -> bool {
         let ok = match self {
             Builder::Int(b) => parse_int(raw).map(|v| b.append_value(v)).is_some(),
-            Builder::Double(b) => std::str::from_utf8(raw)
-                .ok()
-                .filter(|s| looks_numeric(s))
+            // The shape first, then one parse (`looks_numeric` would parse twice).
+            Builder::Double(b) => text
+                .filter(|s| number_shape(s))
                 .and_then(|s| s.parse::<f64>().ok())
                 .map(|v| b.append_value(v))
                 .is_some(),
@@ -73,12 +76,11 @@ impl Builder {
                     false
                 }
             }
-            Builder::Date(b, format) => std::str::from_utf8(raw)
-                .ok()
+            Builder::Date(b, format) => text
                 .and_then(|s| format.parse_value(s))
                 .map(|d| b.append_value(date_to_days(d)))
                 .is_some(),
-            Builder::Str(b) => std::str::from_utf8(raw).map(|s| b.append_value(s)).is_ok(),
+            Builder::Str(b) => text.map(|s| b.append_value(s)).is_some(),
         };
         if !ok {
             self.append_null();
@@ -128,7 +130,151 @@ fn parse_int(raw: &[u8]) -> Option<i64> {
     Some(value)
 }
 
-pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
+/// How to ingest a CSV file: the batch rule and how many threads parse it. The defaults are the
+/// service's; tests shrink the batches to make many of them.
+#[derive(Clone, Copy, Debug)]
+pub struct CsvOptions {
+    pub batch_rows: usize,
+    pub batch_bytes: usize,
+    /// Parsing threads beside the one reading the input; below 2, one thread does it all.
+    pub workers: usize,
+    /// A batch holding more raw bytes than this is parsed by the reading thread, as is the rest
+    /// of the file after it (bounded memory for very long rows or values).
+    pub max_chunk_bytes: usize,
+}
+
+impl Default for CsvOptions {
+    fn default() -> CsvOptions {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        CsvOptions {
+            batch_rows: BATCH_ROWS,
+            batch_bytes: BATCH_BYTES,
+            workers: if cores < 2 { 0 } else { cores.min(MAX_WORKERS) },
+            max_chunk_bytes: MAX_CHUNK_BYTES,
+        }
+    }
+}
+
+/// More parsing threads than this gain little: the single Parquet writer is the limit.
+const MAX_WORKERS: usize = 4;
+const MAX_CHUNK_BYTES: usize = 16 * 1024 * 1024;
+
+/// What parsing any batch of one file needs: the columns, where each comes from in a record,
+/// the header's names and length, the batch rule.
+pub(super) struct Layout<'a> {
+    pub columns: &'a [ValidColumn],
+    pub sources: Vec<usize>,
+    pub names: Vec<String>,
+    pub header_len: usize,
+    pub rule: BatchRule,
+    pub schema: SchemaRef,
+}
+
+/// One batch, typed: its rows numbered from `first_row`, and the problems met while parsing.
+pub(super) struct ParsedBatch {
+    pub batch: RecordBatch,
+    pub first_row: u64,
+    pub problems: Problems,
+}
+
+/// The builders of one parsing thread, reused batch after batch.
+pub(super) struct BatchBuilder {
+    builders: Vec<Builder>,
+    record: Record,
+}
+
+impl BatchBuilder {
+    pub(super) fn new(layout: &Layout<'_>) -> BatchBuilder {
+        let capacity = layout.rule.rows.min(BATCH_ROWS);
+        BatchBuilder {
+            builders: layout
+                .columns
+                .iter()
+                .map(|c| Builder::new(c, capacity))
+                .collect(),
+            record: Record::default(),
+        }
+    }
+
+    /// Reads the records of one batch (the batch rule ends it, or the input); `None` when the
+    /// input had no more records.
+    pub(super) fn read<R: Read>(
+        &mut self,
+        reader: &mut CsvRecords<R>,
+        layout: &Layout<'_>,
+        first_row: u64,
+    ) -> Result<Option<ParsedBatch>> {
+        let (columns, record) = (layout.columns, &mut self.record);
+        let mut problems = Problems::default();
+        let (mut row, mut in_batch, mut batch_bytes) = (first_row - 1, 0usize, 0usize);
+        loop {
+            match reader.read_record(record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) => return Err(record_error(e, &layout.names, row + 1, reader)),
+            }
+            row += 1;
+            if record.len() != layout.header_len {
+                // A blank line at the end of a file is not a row.
+                if record.len() == 1 && record[0].is_empty() {
+                    row -= 1;
+                    continue;
+                }
+                problems.add(|| {
+                    format!(
+                        "Row {row} has {} fields, but the header has {}",
+                        record.len(),
+                        layout.header_len
+                    )
+                });
+                self.builders.iter_mut().for_each(Builder::append_null);
+            } else {
+                // UTF-8 is checked once per record; a field is text when the record is and the
+                // field starts and ends on character boundaries (what checking it alone gives).
+                let all = std::str::from_utf8(record.bytes()).ok();
+                let fields = self.builders.iter_mut().zip(columns).zip(&layout.sources);
+                for ((builder, column), src) in fields {
+                    let range = record.range(*src);
+                    let raw = &record.bytes()[range.clone()];
+                    let text = match all {
+                        Some(all) => all.get(range),
+                        None => std::str::from_utf8(raw).ok(),
+                    };
+                    parse_field(builder, column, raw, text, row, &mut problems);
+                }
+            }
+            in_batch += 1;
+            // Decoded size, not only rows, ends a batch: long strings make short batches.
+            batch_bytes += record.byte_len() + 8 * columns.len();
+            if in_batch == layout.rule.rows || batch_bytes >= layout.rule.bytes {
+                break;
+            }
+        }
+        if in_batch == 0 {
+            return Ok(None);
+        }
+        let arrays: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
+        let batch = RecordBatch::try_new(layout.schema.clone(), arrays)
+            .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
+        Ok(Some(ParsedBatch {
+            batch,
+            first_row,
+            problems,
+        }))
+    }
+}
+
+pub fn ingest_csv<R: Read + Send>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
+    ingest_csv_with(input, plan, CsvOptions::default())
+}
+
+/// [`ingest_csv`] with its batch rule and threads chosen: every choice gives the same rows,
+/// problems and errors.
+pub fn ingest_csv_with<R: Read + Send>(
+    input: R,
+    plan: &IngestPlan<'_>,
+    options: CsvOptions,
+) -> Result<StagedOutput> {
     let mut reader = CsvRecords::new(input, plan.max_value_bytes);
     let mut headers = Record::default();
     match reader.read_record(&mut headers) {
@@ -146,51 +292,25 @@ pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutp
         .map(|h| String::from_utf8_lossy(h).into_owned())
         .collect();
     let columns = plan.schema.columns();
-    let sources = header_mapping(&names, columns)?;
+    let layout = Layout {
+        columns,
+        sources: header_mapping(&names, columns)?,
+        names,
+        header_len: headers.len(),
+        rule: BatchRule {
+            rows: options.batch_rows.max(1),
+            bytes: options.batch_bytes.max(1),
+        },
+        schema: arrow_schema(plan.schema),
+    };
     let mut validator = Validator::new(plan)?;
-    let mut builders: Vec<Builder> = columns.iter().map(Builder::new).collect();
-    let mut record = Record::default();
-    let (mut row, mut batch_start, mut in_batch, mut batch_bytes) = (0u64, 1u64, 0usize, 0usize);
-    loop {
-        match reader.read_record(&mut record) {
-            Ok(false) => break,
-            Ok(true) => {}
-            Err(e) => return Err(record_error(e, &names, row + 1, &reader)),
-        }
-        row += 1;
-        if record.len() != headers.len() {
-            // A blank line at the end of a file is not a row.
-            if record.len() == 1 && record[0].is_empty() {
-                row -= 1;
-                continue;
-            }
-            validator.problems.add(|| {
-                format!(
-                    "Row {row} has {} fields, but the header has {}",
-                    record.len(),
-                    headers.len()
-                )
-            });
-            builders.iter_mut().for_each(Builder::append_null);
-        } else {
-            for ((builder, column), src) in builders.iter_mut().zip(columns).zip(&sources) {
-                parse_field(builder, column, &record[*src], row, &mut validator.problems);
-            }
-        }
-        in_batch += 1;
-        // Decoded size, not only rows, ends a batch: long strings make short batches.
-        batch_bytes += record.byte_len() + 8 * columns.len();
-        if in_batch == BATCH_ROWS || batch_bytes >= BATCH_BYTES {
-            flush(&mut builders, &mut validator, batch_start)?;
-            (batch_start, in_batch, batch_bytes) = (row + 1, 0, 0);
-            (plan.progress)(row);
-        }
-    }
-    if in_batch > 0 {
-        flush(&mut builders, &mut validator, batch_start)?;
-    }
-    (plan.progress)(row);
-    if row == 0 {
+    let rows = if options.workers >= 2 {
+        super::csv_parallel::ingest(reader, &layout, &mut validator, plan, options)?
+    } else {
+        sequential(&mut reader, &layout, &mut validator, plan, 1)?
+    };
+    (plan.progress)(rows);
+    if rows == 0 {
         validator
             .problems
             .add(|| "The file has no data rows, it cannot be processed".into());
@@ -198,9 +318,28 @@ pub fn ingest_csv<R: Read>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutp
     validator.finish()
 }
 
+/// Parses the records of `reader` batch by batch on this thread, the first numbered
+/// `first_row`; returns the number of the last row.
+pub(super) fn sequential<R: Read>(
+    reader: &mut CsvRecords<R>,
+    layout: &Layout<'_>,
+    validator: &mut Validator,
+    plan: &IngestPlan<'_>,
+    first_row: u64,
+) -> Result<u64> {
+    let mut builder = BatchBuilder::new(layout);
+    let mut row = first_row - 1;
+    while let Some(parsed) = builder.read(reader, layout, row + 1)? {
+        row += parsed.batch.num_rows() as u64;
+        validator.accept_parsed(parsed)?;
+        (plan.progress)(row);
+    }
+    Ok(row)
+}
+
 /// A record that could not be read: unreadable input, or a value or row over the limit (which
 /// stops the upload at once: nothing after it is read).
-fn record_error<R: Read>(
+pub(super) fn record_error<R: Read>(
     e: RecordError,
     names: &[String],
     row: u64,
@@ -234,10 +373,11 @@ fn parse_field(
     builder: &mut Builder,
     column: &ValidColumn,
     raw: &[u8],
+    text: Option<&str>,
     row: u64,
     problems: &mut Problems,
 ) {
-    if is_null_bytes(raw) {
+    if text.is_some_and(is_null_text) {
         builder.append_null();
         if !column.allow_null {
             problems.add(|| {
@@ -248,7 +388,7 @@ fn parse_field(
                 )
             });
         }
-    } else if !builder.append(raw) {
+    } else if !builder.append(raw, text) {
         problems.add(|| {
             let expected = match column.format {
                 Some(f) => format!("date in format {}", f.as_str()),
@@ -261,17 +401,6 @@ fn parse_field(
             )
         });
     }
-}
-
-fn is_null_bytes(raw: &[u8]) -> bool {
-    std::str::from_utf8(raw).map(is_null_text).unwrap_or(false)
-}
-
-fn flush(builders: &mut [Builder], validator: &mut Validator, first_row: u64) -> Result<()> {
-    let arrays: Vec<ArrayRef> = builders.iter_mut().map(Builder::finish).collect();
-    let batch = RecordBatch::try_new(validator.batch_schema.clone(), arrays)
-        .map_err(|e| Error::internal(format!("assembling a batch: {e}")))?;
-    validator.accept(batch, first_row)
 }
 
 #[cfg(test)]

@@ -34,6 +34,18 @@ impl Record {
         self.ends[..self.len].last().copied().unwrap_or(0)
     }
 
+    /// The decoded bytes of all the fields, one after the other.
+    pub fn bytes(&self) -> &[u8] {
+        &self.fields[..self.byte_len()]
+    }
+
+    /// Where field `i` lies in [`Record::bytes`]; panics past the last field, as indexing does.
+    pub fn range(&self, i: usize) -> std::ops::Range<usize> {
+        assert!(i < self.len, "field index within the record");
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        start..self.ends[i]
+    }
+
     pub fn get(&self, i: usize) -> Option<&[u8]> {
         if i >= self.len {
             return None;
@@ -72,7 +84,7 @@ pub enum RecordError {
 pub struct CsvRecords<R> {
     core: csv_core::Reader,
     input: R,
-    buf: Box<[u8]>,
+    buf: Vec<u8>,
     pos: usize,
     filled: usize,
     eof: bool,
@@ -88,7 +100,7 @@ impl<R: Read> CsvRecords<R> {
         CsvRecords {
             core: csv_core::Reader::new(),
             input,
-            buf: vec![0u8; INPUT_BUFFER].into_boxed_slice(),
+            buf: vec![0u8; INPUT_BUFFER],
             pos: 0,
             filled: 0,
             eof: false,
@@ -96,6 +108,40 @@ impl<R: Read> CsvRecords<R> {
             max_row: max_field.saturating_mul(4),
             record_line: 1,
         }
+    }
+
+    /// Records of `input`, which continues a CSV file just after a record's end: no BOM is
+    /// looked for, and lines count on from `line` (the parser's line there).
+    pub fn resume(input: R, max_field: usize, line: u64) -> CsvRecords<R> {
+        CsvRecords::resume_after(Vec::new(), input, max_field, line)
+    }
+
+    /// [`CsvRecords::resume`] over `bytes` then `input`; the bytes are parsed where they lie
+    /// (not copied), and once they are consumed `input` is read into their buffer.
+    pub fn resume_after(bytes: Vec<u8>, input: R, max_field: usize, line: u64) -> CsvRecords<R> {
+        let mut records = CsvRecords::new(input, max_field);
+        if !bytes.is_empty() {
+            records.filled = bytes.len();
+            records.buf = bytes;
+        }
+        // With no room for output the parser consumes nothing, but it now counts as having read,
+        // so it no longer strips a BOM: a field may start with those bytes mid-file.
+        let _ = records.core.read_record(b"x", &mut [], &mut []);
+        records.core.set_line(line);
+        records.record_line = line;
+        records
+    }
+
+    /// The input after the last record read: the bytes read ahead of the parser, the rest of
+    /// the input, and the parser's line there.
+    pub fn into_rest(self) -> (Vec<u8>, R, u64) {
+        let line = self.core.line();
+        (self.buf[self.pos..self.filled].to_vec(), self.input, line)
+    }
+
+    /// The input buffer, for reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.buf
     }
 
     /// The line the last record read started on (1-based; blank lines before it count).
@@ -212,10 +258,14 @@ pub fn is_null_text(value: &str) -> bool {
 /// A decimal number as people write it: digits, optional sign, point and exponent. Rust's own
 /// float parser also takes `inf` and `NaN`, which in a CSV are words, not numbers.
 pub fn looks_numeric(value: &str) -> bool {
+    number_shape(value) && value.parse::<f64>().is_ok()
+}
+
+/// The part of [`looks_numeric`] before parsing: starts like a number and has a digit.
+pub fn number_shape(value: &str) -> bool {
     let first = value.as_bytes().first().copied().unwrap_or(b'x');
     (first.is_ascii_digit() || matches!(first, b'-' | b'+' | b'.'))
         && value.bytes().any(|b| b.is_ascii_digit())
-        && value.parse::<f64>().is_ok()
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 
 mod checks;
 mod csv_input;
+mod csv_parallel;
 pub mod csv_records;
+mod csv_split;
 mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
@@ -24,7 +26,7 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
 use chrono::NaiveDate;
 
-pub use csv_input::ingest_csv;
+pub use csv_input::{ingest_csv, ingest_csv_with, CsvOptions};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::Problems;
 pub use stream::{ingest_stream, Chunk, ChunkReader};
@@ -175,17 +177,31 @@ impl Validator {
     }
 
     fn accept(&mut self, batch: RecordBatch, first_row: u64) -> Result<()> {
-        for (i, column) in self.columns.iter().enumerate() {
-            let array = batch.column(i);
-            apply_checks(
-                column,
-                &self.checks[i],
-                array,
-                first_row,
-                &mut self.problems,
-            );
+        let checked = check_batch(&self.columns, &self.checks, &batch, first_row);
+        self.accept_checked(batch, first_row, Problems::default(), checked)
+    }
+
+    /// A parsed CSV batch: its parse problems come before those of the checks.
+    fn accept_parsed(&mut self, parsed: csv_input::ParsedBatch) -> Result<()> {
+        let checked = check_batch(&self.columns, &self.checks, &parsed.batch, parsed.first_row);
+        self.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checked)
+    }
+
+    /// A batch whose checks have run (`checked`: each column's problems): the problems are
+    /// recorded in the order of a sequential pass (parsing, then column by column its checks
+    /// and its in-file uniqueness), then the batch is written while the file has no problem.
+    fn accept_checked(
+        &mut self,
+        batch: RecordBatch,
+        first_row: u64,
+        parsed: Problems,
+        checked: Vec<Problems>,
+    ) -> Result<()> {
+        self.problems.append(parsed);
+        for (i, column_problems) in checked.into_iter().enumerate() {
+            self.problems.append(column_problems);
             if let Some(u) = &mut self.unique[i] {
-                u.observe(array, first_row, &mut self.problems);
+                u.observe(batch.column(i), first_row, &mut self.problems);
             }
         }
         self.rows += batch.num_rows() as u64;
@@ -215,6 +231,31 @@ impl Validator {
             unique: self.unique.into_iter().flatten().collect(),
         })
     }
+}
+
+/// Each column's check problems for one batch (rows numbered from `first_row`); any thread can
+/// run this, the problems are recorded in order by [`Validator::accept_checked`].
+fn check_batch(
+    columns: &[ValidColumn],
+    checks: &[Vec<PreparedCheck>],
+    batch: &RecordBatch,
+    first_row: u64,
+) -> Vec<Problems> {
+    columns
+        .iter()
+        .enumerate()
+        .map(|(i, column)| {
+            let mut problems = Problems::default();
+            apply_checks(
+                column,
+                &checks[i],
+                batch.column(i),
+                first_row,
+                &mut problems,
+            );
+            problems
+        })
+        .collect()
 }
 
 /// Writes already-typed batches (all columns, schema order) as staged, partitioned Parquet: the

@@ -20,6 +20,14 @@ impl Problems {
         }
     }
 
+    /// Records `other`'s problems after these: its kept messages are its first ones, so the
+    /// result is what adding them one by one here would have given.
+    pub fn append(&mut self, other: Problems) {
+        self.total += other.total;
+        let room = MAX_MESSAGES.saturating_sub(self.messages.len());
+        self.messages.extend(other.messages.into_iter().take(room));
+    }
+
     pub fn is_empty(&self) -> bool {
         self.total == 0
     }

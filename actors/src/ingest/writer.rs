@@ -120,6 +120,24 @@ impl PartitionedWriter {
         if self.partition_positions.is_empty() {
             return self.append(String::new(), &data);
         }
+        let groups = match self.groups_by_text(batch) {
+            Some(groups) => groups,
+            None => self.groups_by_key(batch),
+        };
+        if groups.len() == 1 {
+            // unwrap: exactly one group exists.
+            let (path, _) = groups.into_iter().next().unwrap();
+            return self.append(path, &data);
+        }
+        for (path, rows) in groups {
+            let part = take_record_batch(&data, &UInt32Array::from(rows)).map_err(arrow_error)?;
+            self.append(path, &part)?;
+        }
+        Ok(())
+    }
+
+    /// Rows by partition path, the path built for every row.
+    fn groups_by_key(&self, batch: &RecordBatch) -> HashMap<String, Vec<u32>> {
         let mut groups: HashMap<String, Vec<u32>> = HashMap::new();
         let mut key = String::new();
         for row in 0..batch.num_rows() {
@@ -143,16 +161,30 @@ impl PartitionedWriter {
                 }
             }
         }
-        if groups.len() == 1 {
-            // unwrap: exactly one group exists.
-            let (path, _) = groups.into_iter().next().unwrap();
-            return self.append(path, &data);
+        groups
+    }
+
+    /// The common case of one text partition column: rows grouped by the value itself, the
+    /// path built once per value. `None` for other layouts, or if two values gave one path (the
+    /// general grouping keeps such rows in one group, in order).
+    fn groups_by_text(&self, batch: &RecordBatch) -> Option<HashMap<String, Vec<u32>>> {
+        let [(pos, name, DataType::String)] = self.partition_positions.as_slice() else {
+            return None;
+        };
+        let values = batch.column(*pos).as_string::<i32>();
+        let mut by_value: HashMap<&str, Vec<u32>> = HashMap::new();
+        for row in 0..batch.num_rows() {
+            by_value
+                .entry(values.value(row))
+                .or_default()
+                .push(row as u32);
         }
-        for (path, rows) in groups {
-            let part = take_record_batch(&data, &UInt32Array::from(rows)).map_err(arrow_error)?;
-            self.append(path, &part)?;
-        }
-        Ok(())
+        let count = by_value.len();
+        let groups: HashMap<String, Vec<u32>> = by_value
+            .into_iter()
+            .map(|(v, rows)| (format!("{name}={}", encode_partition_value(v)), rows))
+            .collect();
+        (groups.len() == count).then_some(groups)
     }
 
     fn append(&mut self, partition_path: String, batch: &RecordBatch) -> Result<()> {
