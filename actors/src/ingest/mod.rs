@@ -10,6 +10,7 @@ mod csv_input;
 mod csv_parallel;
 pub mod csv_records;
 mod csv_split;
+mod csv_values;
 mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
