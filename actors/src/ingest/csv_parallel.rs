@@ -11,7 +11,7 @@ use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use std::sync::Mutex;
 
 use super::checks::PreparedCheck;
-use super::csv_input::{BatchBuilder, CsvOptions, Layout, ParsedBatch};
+use super::csv_batch::{BatchBuilder, CsvOptions, Layout, ParsedBatch};
 use super::csv_records::CsvRecords;
 use super::csv_split::Splitter;
 use super::problems::Problems;

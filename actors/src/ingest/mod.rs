@@ -6,6 +6,7 @@
 //! problem in the whole file is counted; the answer lists the first hundred with row numbers.
 
 mod checks;
+mod csv_batch;
 mod csv_input;
 mod csv_parallel;
 pub mod csv_records;
@@ -27,7 +28,8 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
 use chrono::NaiveDate;
 
-pub use csv_input::{ingest_csv, ingest_csv_with, CsvOptions};
+pub use csv_batch::CsvOptions;
+pub use csv_input::{ingest_csv, ingest_csv_with};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::Problems;
 pub use stream::{ingest_stream, Chunk, ChunkReader};
@@ -183,7 +185,7 @@ impl Validator {
     }
 
     /// A parsed CSV batch: its parse problems come before those of the checks.
-    fn accept_parsed(&mut self, parsed: csv_input::ParsedBatch) -> Result<()> {
+    fn accept_parsed(&mut self, parsed: csv_batch::ParsedBatch) -> Result<()> {
         let checked = check_batch(&self.columns, &self.checks, &parsed.batch, parsed.first_row);
         self.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checked)
     }
