@@ -10,25 +10,12 @@ use serde_json::json;
 use super::super::{ingest_csv_with, messages, CsvOptions, IngestPlan};
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 
-fn schema(partitioned: bool) -> ValidSchema {
-    let mut region = json!({"name": "region", "data_type": "string", "allow_null": true});
-    if partitioned {
-        region["partition_index"] = json!(0);
-        region["allow_null"] = json!(false);
-    }
+/// A validated schema of `columns` in domain `t`.
+fn valid(dataset: &str, columns: serde_json::Value) -> ValidSchema {
     let schema: Schema = serde_json::from_value(json!({
-        "metadata": {"domain": "t", "dataset": "split", "sensitivity": "PUBLIC",
+        "metadata": {"domain": "t", "dataset": dataset, "sensitivity": "PUBLIC",
                      "owners": [{"name": "T", "email": "t@example.com"}]},
-        "columns": [
-            region,
-            {"name": "id", "data_type": "int", "allow_null": false, "unique": true},
-            {"name": "note", "data_type": "string", "allow_null": true, "checks": {
-                "len": {"check_type": "str_length", "parameters": {"min_value": 1, "max_value": 30}}}},
-            {"name": "amount", "data_type": "double", "allow_null": true, "checks": {
-                "range": {"check_type": "in_range", "parameters": {"min_value": 0, "max_value": 100}}}},
-            {"name": "day", "data_type": "date", "format": "%Y-%m-%d", "allow_null": true},
-            {"name": "paid", "data_type": "boolean", "allow_null": true}
-        ]
+        "columns": columns
     }))
     .unwrap();
     let layers = vec!["default".to_string()];
@@ -38,6 +25,27 @@ fn schema(partitioned: bool) -> ValidSchema {
         protected_domains: &domains,
     };
     validate(&schema, &ctx).unwrap()
+}
+
+fn schema(partitioned: bool) -> ValidSchema {
+    let mut region = json!({"name": "region", "data_type": "string", "allow_null": true});
+    if partitioned {
+        region["partition_index"] = json!(0);
+        region["allow_null"] = json!(false);
+    }
+    valid(
+        "split",
+        json!([
+            region,
+            {"name": "id", "data_type": "int", "allow_null": false, "unique": true},
+            {"name": "note", "data_type": "string", "allow_null": true, "checks": {
+                "len": {"check_type": "str_length", "parameters": {"min_value": 1, "max_value": 30}}}},
+            {"name": "amount", "data_type": "double", "allow_null": true, "checks": {
+                "range": {"check_type": "in_range", "parameters": {"min_value": 0, "max_value": 100}}}},
+            {"name": "day", "data_type": "date", "format": "%Y-%m-%d", "allow_null": true},
+            {"name": "paid", "data_type": "boolean", "allow_null": true}
+        ]),
+    )
 }
 
 /// Gives out 1 to 7 bytes per read.
@@ -265,22 +273,13 @@ fn a_broken_input_gives_the_same_error_and_line() {
 }
 
 fn two_strings() -> ValidSchema {
-    let schema: Schema = serde_json::from_value(json!({
-        "metadata": {"domain": "t", "dataset": "random", "sensitivity": "PUBLIC",
-                     "owners": [{"name": "T", "email": "t@example.com"}]},
-        "columns": [
+    valid(
+        "random",
+        json!([
             {"name": "a", "data_type": "string", "allow_null": true},
             {"name": "b", "data_type": "string", "allow_null": false}
-        ]
-    }))
-    .unwrap();
-    let layers = vec!["default".to_string()];
-    let domains = Default::default();
-    let ctx = SchemaContext {
-        layers: &layers,
-        protected_domains: &domains,
-    };
-    validate(&schema, &ctx).unwrap()
+        ]),
+    )
 }
 
 #[test]
