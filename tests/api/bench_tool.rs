@@ -7,8 +7,9 @@ use serde_json::Value;
 
 use crate::support::{TestServer, ADMIN_ID, ADMIN_SECRET};
 
-fn bench(s: &TestServer, extra: &[&str]) -> (bool, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
+/// `rapid-rs bench --json` on a short configuration plus `extra`.
+fn run_bench(s: &TestServer, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
         .args(["bench", "--json", "--rows", "500", "--columns", "6"])
         .args([
             "--url",
@@ -20,7 +21,11 @@ fn bench(s: &TestServer, extra: &[&str]) -> (bool, Value) {
         ])
         .args(extra)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn bench(s: &TestServer, extra: &[&str]) -> (bool, Value) {
+    let out = run_bench(s, extra);
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|_| panic!("no JSON report: {}", String::from_utf8_lossy(&out.stderr)));
     (out.status.success(), report)
@@ -92,12 +97,7 @@ fn pregenerated_files_upload_the_same_rows_and_need_a_file_count() {
     assert_eq!(report["files_stored"], 7);
     assert_eq!(report["rows_stored"], 3500);
     assert_eq!(report["exactly_once"], true);
-    let refused = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
-        .args(["bench", "--pregenerate", "--duration", "1", "--url"])
-        .arg(format!("{}/api", s.base))
-        .args(["--client-id", ADMIN_ID, "--client-secret", ADMIN_SECRET])
-        .output()
-        .unwrap();
+    let refused = run_bench(&s, &["--pregenerate", "--duration", "1"]);
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(stderr.contains("--pregenerate needs --files"), "{stderr}");
