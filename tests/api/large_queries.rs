@@ -197,15 +197,19 @@ fn an_unordered_large_query_over_many_files_holds_every_row_once_in_index_order(
         ]),
     ));
     let (files, per_file) = (3, 12_000);
+    // Row n's date, empty (null) for every seventh row.
+    let day_of = |n: usize| {
+        if n % 7 == 0 {
+            String::new()
+        } else {
+            format!("20{:02}-0{}-1{}", n % 100, n % 9 + 1, n % 10)
+        }
+    };
     for f in 0..files {
         let mut csv = String::from("part,n,day,label\n");
         for i in 0..per_file {
             let n = f * per_file + i;
-            let day = if n % 7 == 0 {
-                String::new()
-            } else {
-                format!("20{:02}-0{}-1{}", n % 100, n % 9 + 1, n % 10)
-            };
+            let day = day_of(n);
             csv.push_str(&format!(
                 "p{},{n},{day},\"say \"\"{n}\"\", then\nstop\"\n",
                 n % 5
@@ -242,12 +246,7 @@ fn an_unordered_large_query_over_many_files_holds_every_row_once_in_index_order(
         seen[n] = true;
         assert_eq!(record[4], format!("say \"{n}\", then\nstop"));
         assert_eq!(record[1], format!("p{}", n % 5));
-        let day = if n % 7 == 0 {
-            String::new()
-        } else {
-            format!("20{:02}-0{}-1{}", n % 100, n % 9 + 1, n % 10)
-        };
-        assert_eq!(record[3], day, "row {n}");
+        assert_eq!(record[3], day_of(n), "row {n}");
     }
     assert!(seen.iter().all(|s| *s), "every row is in the result");
     assert_eq!(job["rows_processed"], files * per_file);
