@@ -237,7 +237,7 @@ fn an_unordered_large_query_over_many_files_holds_every_row_once_in_index_order(
         reader.headers().unwrap().iter().collect::<Vec<_>>(),
         ["", "part", "n", "day", "label"]
     );
-    let mut seen = vec![false; (files * per_file) as usize];
+    let mut seen = vec![false; files * per_file];
     for (i, record) in reader.records().enumerate() {
         let record = record.unwrap();
         assert_eq!(record[0], i.to_string(), "the index runs down the file");

@@ -78,7 +78,7 @@ impl Engine {
                 .collect();
             Ok(match format {
                 OutputFormat::Json => ("application/json", to_json(&batches)),
-                OutputFormat::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)?),
+                OutputFormat::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)),
                 OutputFormat::Arrow => (
                     "application/vnd.apache.arrow.stream",
                     to_arrow_stream(arrow_schema, &batches)?,

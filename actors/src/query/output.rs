@@ -82,64 +82,6 @@ fn json_rows(batch: &RecordBatch, first: usize, out: &mut Vec<u8>) {
     }
 }
 
-/// CSV with an empty first header cell and each row's index first (docs/SPEC.md 4.2), written
-/// to `W` batch by batch (see [`csv_rows`]).
-pub struct CsvRows<W: std::io::Write> {
-    out: W,
-    buf: Vec<u8>,
-    next_index: u64,
-    header_written: bool,
-}
-
-impl<W: std::io::Write> CsvRows<W> {
-    pub fn new(out: W) -> Self {
-        CsvRows {
-            out,
-            buf: Vec::new(),
-            next_index: 0,
-            header_written: false,
-        }
-    }
-
-    pub fn header(&mut self, names: &[String]) -> Result<()> {
-        csv_header(names, &mut self.buf);
-        self.header_written = true;
-        self.flush()
-    }
-
-    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        if !self.header_written {
-            self.header(&column_names(batch))?;
-        }
-        csv_rows(batch, self.next_index, &mut self.buf);
-        self.next_index += batch.num_rows() as u64;
-        self.flush()
-    }
-
-    fn flush(&mut self) -> Result<()> {
-        self.out.write_all(&self.buf).map_err(csv_error)?;
-        self.buf.clear();
-        Ok(())
-    }
-
-    pub fn rows(&self) -> u64 {
-        self.next_index
-    }
-
-    pub fn finish(self) -> Result<W> {
-        Ok(self.out)
-    }
-}
-
-fn csv_error(e: std::io::Error) -> Error {
-    Error::internal(format!("writing CSV: {e}"))
-}
-
-pub fn column_names(batch: &RecordBatch) -> Vec<String> {
-    let schema = batch.schema();
-    schema.fields().iter().map(|f| f.name().clone()).collect()
-}
-
 /// The header record: an empty cell, then the names.
 pub fn csv_header(names: &[String], out: &mut Vec<u8>) {
     if names.is_empty() {
@@ -204,14 +146,17 @@ fn quote_if_needed(out: &mut Vec<u8>, start: usize) {
     out[start] = b'"';
 }
 
-/// The whole result as one CSV document.
-pub fn to_csv(names: &[String], batches: &[RecordBatch]) -> Result<Vec<u8>> {
-    let mut rows = CsvRows::new(Vec::new());
-    rows.header(names)?;
+/// The whole result as one CSV document: an empty first header cell and each row's index first
+/// (docs/SPEC.md 4.2).
+pub fn to_csv(names: &[String], batches: &[RecordBatch]) -> Vec<u8> {
+    let mut out = Vec::new();
+    csv_header(names, &mut out);
+    let mut first = 0;
     for b in batches {
-        rows.write(b)?;
+        csv_rows(b, first, &mut out);
+        first += b.num_rows() as u64;
     }
-    rows.finish()
+    out
 }
 
 pub fn to_parquet(schema: arrow::datatypes::SchemaRef, batches: &[RecordBatch]) -> Result<Vec<u8>> {
