@@ -93,7 +93,8 @@ pub fn arrow_schema(schema: &ValidSchema) -> SchemaRef {
     ))
 }
 
-const EPOCH_DAYS_FROM_CE: i32 = 719_163;
+/// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
+pub(crate) const EPOCH_DAYS_FROM_CE: i32 = 719_163;
 
 pub fn date_to_days(d: NaiveDate) -> i32 {
     use chrono::Datelike;

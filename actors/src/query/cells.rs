@@ -13,7 +13,7 @@ use arrow::datatypes::{
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 use serde_json::Value;
 
-use crate::ingest::date32_to_string;
+use crate::ingest::{date32_to_string, EPOCH_DAYS_FROM_CE};
 
 /// A column, typed once.
 pub(super) struct Cells<'a> {
@@ -162,7 +162,8 @@ impl<'a> Cells<'a> {
 /// 0..=9999 (which chrono writes with a sign) go through chrono.
 fn push_date(out: &mut Vec<u8>, days: i32) {
     use chrono::Datelike;
-    let date = chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(EPOCH_DAYS));
+    let date =
+        chrono::NaiveDate::from_num_days_from_ce_opt(days.saturating_add(EPOCH_DAYS_FROM_CE));
     match date {
         Some(d) if (0..=9999).contains(&d.year()) => {
             let (y, m, day) = (d.year() as u32, d.month(), d.day());
@@ -183,9 +184,6 @@ fn push_date(out: &mut Vec<u8>, days: i32) {
         _ => out.extend_from_slice(date32_to_string(days).as_bytes()),
     }
 }
-
-/// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
-const EPOCH_DAYS: i32 = 719_163;
 
 /// One cell as JSON. `None` means "null" for the caller to render (JSON: `null`, or `{}` for booleans).
 pub(super) fn cell(array: &dyn Array, i: usize) -> Option<Value> {
