@@ -82,6 +82,8 @@ async fn write_rows(
         tasks.spawn(async move {
             while let Some(batch) = stream.next().await {
                 let formatted = match batch {
+                    // An empty batch would take the same first index as the next one.
+                    Ok(batch) if batch.num_rows() == 0 => continue,
                     Ok(batch) => {
                         // unwrap: the semaphore is never closed.
                         let place = places.clone().acquire_owned().await.unwrap();

@@ -38,7 +38,7 @@ async fn partitions_are_written_whole_with_indexes_in_order() {
         .unwrap();
     assert_eq!(count, 40 * 7 + 3 * 50 + 25);
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut per_partition: Vec<Vec<i64>> = vec![Vec::new(); 3];
+    let mut per_partition: Vec<Vec<i64>> = vec![Vec::new(); 4];
     for (i, line) in text.lines().enumerate() {
         let (index, value) = line.split_once(',').unwrap();
         assert_eq!(index, i.to_string(), "indexes run 0, 1, 2... down the file");
