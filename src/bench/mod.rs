@@ -82,31 +82,35 @@ impl Files {
         if !args.pregenerate {
             return Ok(Files::OnTheFly(shape.clone()));
         }
-        // Estimated from the first file; every file has the same shape.
-        let first = shape.file(0).0.len() as u64;
-        if first.saturating_mul(args.files) > PREGENERATED_MAX_BYTES {
+        // Estimated from the first file (kept: it is file 0); every file has the same shape.
+        let first = shape.file(0);
+        let estimate = (first.0.len() as u64).saturating_mul(args.files);
+        if estimate > PREGENERATED_MAX_BYTES {
             return Err(format!(
                 "--pregenerate would hold {} MB of files in memory (limit {} MB): fewer --files \
                  or --rows",
-                first.saturating_mul(args.files) >> 20,
+                estimate >> 20,
                 PREGENERATED_MAX_BYTES >> 20
             ));
         }
-        let (shape, count) = (shape.clone(), args.files);
+        let (shape, count) = (shape.clone(), args.files as usize);
         let files = tokio::task::spawn_blocking(move || {
-            let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as u64;
-            let mut files = vec![(bytes::Bytes::new(), 0); count as usize];
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+            let mut files = vec![(bytes::Bytes::new(), 0); count];
+            if let Some(slot) = files.first_mut() {
+                *slot = (bytes::Bytes::from(first.0), first.1);
+            }
+            let per_thread = count.div_ceil(threads).max(1);
             std::thread::scope(|scope| {
-                for (t, chunk) in files
-                    .chunks_mut(count.div_ceil(threads).max(1) as usize)
-                    .enumerate()
-                {
+                for (t, chunk) in files.chunks_mut(per_thread).enumerate() {
                     let shape = &shape;
-                    let base = t as u64 * count.div_ceil(threads).max(1);
                     scope.spawn(move || {
                         for (i, slot) in chunk.iter_mut().enumerate() {
-                            let (bytes, invalid) = shape.file(base + i as u64);
-                            *slot = (bytes::Bytes::from(bytes), invalid);
+                            let index = t * per_thread + i;
+                            if index > 0 {
+                                let (bytes, invalid) = shape.file(index as u64);
+                                *slot = (bytes::Bytes::from(bytes), invalid);
+                            }
                         }
                     });
                 }
