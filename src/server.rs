@@ -41,6 +41,8 @@ pub async fn serve_until(
     args: ServeArgs,
     shutdown: impl std::future::Future<Output = ()> + 'static,
 ) -> std::io::Result<()> {
+    // Before any thread allocates: the same allocator behaviour for every request.
+    rapid_actors::allocator::steady();
     // First, so a folder of another account is refused with its own reason; and before the
     // catalog opens: SQLite gives its WAL and SHM files the catalog file's mode.
     let tightened = file_modes::secure_data_dir(&args.data_dir).map_err(std::io::Error::other)?;

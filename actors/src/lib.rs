@@ -74,6 +74,7 @@
 //! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
 pub mod admin;
+pub mod allocator;
 pub mod auth;
 pub(crate) mod catalog;
 pub(crate) mod dataset;

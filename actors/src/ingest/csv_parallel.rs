@@ -84,7 +84,8 @@ pub(super) fn ingest<R: Read + Send>(
     let (order_tx, order_rx) = channel::<Entry>();
     // A bounded channel of tokens as a semaphore: one per chunk in flight.
     let (permit_tx, permit_rx) = sync_channel::<()>(options.workers);
-    steady_allocator();
+    // Chunks are allocated here and freed on the parsing threads (see allocator).
+    crate::allocator::steady();
     std::thread::scope(|scope| {
         for _ in 0..options.workers {
             scope.spawn(|| work(&shared, &job_rx));
@@ -106,23 +107,6 @@ pub(super) fn ingest<R: Read + Send>(
         }
         outcome
     })
-}
-
-/// Chunks and batches are megabytes each, allocated on one thread and freed on another. glibc
-/// raises its mmap threshold to the largest block freed (up to 32 MB), after which such blocks
-/// come from per-thread arenas that keep their peak: a 2 GB upload peaked at 333 MB instead of
-/// 252 MB. A fixed threshold of 1 MB sends large blocks back to the system when freed (and
-/// stops the adjusting, process-wide; blocks under 1 MB are unaffected).
-fn steady_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        static ONCE: std::sync::Once = std::sync::Once::new();
-        // SAFETY: mallopt only sets an allocator parameter; it is called once, before the
-        // threads of this upload start allocating through it.
-        ONCE.call_once(|| unsafe {
-            libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-        });
-    }
 }
 
 /// This thread: results in input order into the validator.

@@ -15,6 +15,7 @@ pub mod large;
 pub mod limits;
 mod limits_json;
 pub mod load;
+mod local_reader;
 mod naming;
 pub mod output;
 pub mod request;

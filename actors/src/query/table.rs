@@ -11,15 +11,19 @@ use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{DFSchema, ScalarValue};
 use datafusion::datasource::listing::PartitionedFile;
 use datafusion::datasource::physical_plan::parquet::CachedParquetFileReaderFactory;
-use datafusion::datasource::physical_plan::{FileGroup, FileScanConfigBuilder, ParquetSource};
+use datafusion::datasource::physical_plan::{
+    FileGroup, FileScanConfigBuilder, ParquetFileReaderFactory, ParquetSource,
+};
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::datasource::table_schema::TableSchema;
 use datafusion::error::Result as DfResult;
+use datafusion::execution::object_store::ObjectStoreUrl;
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::object_store::path::Path;
 use datafusion::object_store::ObjectMeta;
 use datafusion::physical_plan::ExecutionPlan;
 
+use super::local_reader::LocalReaderFactory;
 use crate::error::{Error, Result};
 use crate::ingest::arrow_type;
 use crate::manifest::DataFile;
@@ -191,13 +195,18 @@ impl TableProvider for ManifestTable {
         // Footers (and page indexes) are read once per file, not once per query: the engine's
         // bounded metadata cache keys them by path and size, and a data file's path names the
         // upload that wrote it, so a path never holds other bytes.
-        let readers = CachedParquetFileReaderFactory::new(
+        let cached = CachedParquetFileReaderFactory::new(
             self.store.store.clone(),
             env.cache_manager.get_file_metadata_cache(),
         );
-        let source = Arc::new(
-            ParquetSource::new(table_schema).with_parquet_file_reader_factory(Arc::new(readers)),
-        );
+        let readers: Arc<dyn ParquetFileReaderFactory> =
+            if self.store.url == ObjectStoreUrl::local_filesystem() {
+                Arc::new(LocalReaderFactory { cached })
+            } else {
+                Arc::new(cached)
+            };
+        let source =
+            Arc::new(ParquetSource::new(table_schema).with_parquet_file_reader_factory(readers));
         let config = FileScanConfigBuilder::new(self.store.url.clone(), source)
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
             .with_projection_indices(projection.cloned())?
