@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 /// below; the import graph must still be acyclic (between files and between top-level modules).
 const LAYERS: &[&[&str]] = &[
     // Shared types: the dataset key and records, errors, sensitivity, file kinds, permits, the
-    // job record and its states.
+    // job record and its states; the process's allocator settings.
     &[
+        "allocator",
         "error",
         "key",
         "sensitivity",

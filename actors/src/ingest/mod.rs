@@ -20,6 +20,7 @@ mod stream;
 mod unique;
 pub mod value_limit;
 mod writer;
+mod writer_lanes;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -37,7 +38,8 @@ pub use unique::{value_at, UniqueColumn, UniqueValue};
 pub use writer::StagedDataFile;
 
 use checks::{apply_checks, PreparedCheck};
-use writer::{BackgroundWriter, PartitionedWriter};
+use writer::PartitionedWriter;
+use writer_lanes::BackgroundWriter;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{sanitise_column_name, DataType, ValidColumn, ValidSchema};

@@ -3,7 +3,7 @@
 //! written to the raw file as they are read, and parsed as they come.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 
 use tokio::sync::mpsc::Receiver;
@@ -11,6 +11,7 @@ use tokio::sync::mpsc::Receiver;
 use super::{ingest_csv, ingest_parquet, IngestPlan, StagedOutput};
 use crate::error::{Error, Result};
 use crate::file_kind::FileKind;
+use crate::storage::WriteBehind;
 
 /// One message of the body stream: a chunk, or word that the body broke off (client gone,
 /// size limit), which must fail the parse rather than look like a short file.
@@ -37,11 +38,12 @@ impl RawWriter {
     fn start(file: File) -> RawWriter {
         let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);
         let thread = std::thread::spawn(move || {
-            let mut out = BufWriter::with_capacity(1 << 20, file);
+            // Chunks are written as they are (a buffer would copy every byte once more), and
+            // handed to the kernel for writing back as they go (see WriteBehind).
+            let mut out = WriteBehind::new(file);
             for chunk in rx {
                 out.write_all(&chunk)?;
             }
-            out.flush()?;
             // Synced on this thread while the parser finishes (storage durability discipline).
             crate::storage::sync_file(out.get_ref())
         });

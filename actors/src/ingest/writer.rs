@@ -3,7 +3,8 @@
 //! Partition columns live in the folder names (`col=value`), not in the files, as Hive lays
 //! them out. Memory stays bounded: a writer's buffered row group is flushed when the writers
 //! together hold more than [`BUFFER_BUDGET`] bytes, and at most [`MAX_OPEN_WRITERS`] files are
-//! open at once (a partition seen again after its file was closed gets a new file).
+//! open at once (a partition seen again after its file was closed gets a new file). Written on
+//! several threads (`writer_lanes`), each lane holds its share of both.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -20,7 +21,7 @@ use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 use crate::schema::{DataType, ValidColumn};
-use crate::storage::encode_partition_value;
+use crate::storage::{encode_partition_value, WriteBehind};
 
 const BUFFER_BUDGET: usize = 24 * 1024 * 1024;
 const MAX_OPEN_WRITERS: usize = 64;
@@ -36,7 +37,7 @@ pub struct StagedDataFile {
 }
 
 struct OpenFile {
-    writer: ArrowWriter<File>,
+    writer: ArrowWriter<WriteBehind>,
     path: PathBuf,
     rows: u64,
 }
@@ -50,7 +51,12 @@ pub(super) struct PartitionedWriter {
     partition_positions: Vec<(usize, String, DataType)>,
     open: HashMap<String, OpenFile>,
     done: Vec<StagedDataFile>,
+    /// Staged file numbers: `next_file`, then every `file_step`-th (lanes share one folder).
     next_file: usize,
+    file_step: usize,
+    /// Buffered row groups and open files this writer may hold (its share, in lanes).
+    budget: usize,
+    max_open: usize,
     properties: WriterProperties,
 }
 
@@ -110,15 +116,42 @@ impl PartitionedWriter {
             open: HashMap::new(),
             done: Vec::new(),
             next_file: 0,
+            file_step: 1,
+            budget: BUFFER_BUDGET,
+            max_open: MAX_OPEN_WRITERS,
             properties: properties.build(),
         })
     }
 
-    /// Splits `batch` (all columns, schema order) by partition and appends each part.
-    pub(super) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+    /// Whether the stored files are split into partition folders.
+    pub(super) fn is_partitioned(&self) -> bool {
+        !self.partition_positions.is_empty()
+    }
+
+    /// A writer for lane `lane` of `lanes`: the same files' settings, a `lanes`-th of the
+    /// memory and open files, and file numbers of its own.
+    pub(super) fn lane(&self, lane: usize, lanes: usize) -> PartitionedWriter {
+        PartitionedWriter {
+            dir: self.dir.clone(),
+            file_schema: self.file_schema.clone(),
+            data_positions: self.data_positions.clone(),
+            partition_positions: self.partition_positions.clone(),
+            open: HashMap::new(),
+            done: Vec::new(),
+            next_file: lane,
+            file_step: lanes,
+            budget: (BUFFER_BUDGET / lanes).max(1),
+            max_open: (MAX_OPEN_WRITERS / lanes).max(1),
+            properties: self.properties.clone(),
+        }
+    }
+
+    /// The stored columns of `batch` (all columns, schema order), by partition path, each
+    /// partition's rows in their order.
+    pub(super) fn split(&self, batch: &RecordBatch) -> Result<Vec<(String, RecordBatch)>> {
         let data = batch.project(&self.data_positions).map_err(arrow_error)?;
         if self.partition_positions.is_empty() {
-            return self.append(String::new(), &data);
+            return Ok(vec![(String::new(), data)]);
         }
         let groups = match self.groups_by_text(batch) {
             Some(groups) => groups,
@@ -127,10 +160,21 @@ impl PartitionedWriter {
         if groups.len() == 1 {
             // unwrap: exactly one group exists.
             let (path, _) = groups.into_iter().next().unwrap();
-            return self.append(path, &data);
+            return Ok(vec![(path, data)]);
         }
-        for (path, rows) in groups {
-            let part = take_record_batch(&data, &UInt32Array::from(rows)).map_err(arrow_error)?;
+        groups
+            .into_iter()
+            .map(|(path, rows)| {
+                take_record_batch(&data, &UInt32Array::from(rows))
+                    .map(|part| (path, part))
+                    .map_err(arrow_error)
+            })
+            .collect()
+    }
+
+    /// Splits `batch` (all columns, schema order) by partition and appends each part.
+    pub(super) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        for (path, part) in self.split(batch)? {
             self.append(path, &part)?;
         }
         Ok(())
@@ -187,14 +231,14 @@ impl PartitionedWriter {
         (groups.len() == count).then_some(groups)
     }
 
-    fn append(&mut self, partition_path: String, batch: &RecordBatch) -> Result<()> {
+    pub(super) fn append(&mut self, partition_path: String, batch: &RecordBatch) -> Result<()> {
         if !self.open.contains_key(&partition_path) {
-            if self.open.len() >= MAX_OPEN_WRITERS {
+            if self.open.len() >= self.max_open {
                 self.close_largest()?;
             }
             let path = crate::storage::staged_parquet(&self.dir, self.next_file);
-            self.next_file += 1;
-            let file = File::create(&path)?;
+            self.next_file += self.file_step;
+            let file = WriteBehind::new(File::create(&path)?);
             let writer = ArrowWriter::try_new(
                 file,
                 self.file_schema.clone(),
@@ -224,7 +268,7 @@ impl PartitionedWriter {
                 .values()
                 .map(|f| f.writer.in_progress_size())
                 .sum();
-            if total <= BUFFER_BUDGET {
+            if total <= self.budget {
                 return Ok(());
             }
             let Some(largest) = self
@@ -255,7 +299,11 @@ impl PartitionedWriter {
         let Some(open) = self.open.remove(partition_path) else {
             return Ok(None);
         };
-        let file = open.writer.into_inner().map_err(parquet_error)?;
+        let file = open
+            .writer
+            .into_inner()
+            .map_err(parquet_error)?
+            .into_inner();
         self.done.push(StagedDataFile {
             partition_path: partition_path.to_string(),
             staged_path: open.path,
@@ -303,42 +351,4 @@ fn arrow_error(e: arrow::error::ArrowError) -> Error {
 
 fn parquet_error(e: parquet::errors::ParquetError) -> Error {
     Error::internal(format!("writing parquet: {e}"))
-}
-
-/// A [`PartitionedWriter`] on its own thread: Parquet encoding and compression overlap with the
-/// parsing of the next batch (two cores, two stages). At most two batches wait in between.
-pub(super) struct BackgroundWriter {
-    tx: std::sync::mpsc::SyncSender<RecordBatch>,
-    thread: std::thread::JoinHandle<Result<Vec<StagedDataFile>>>,
-}
-
-impl BackgroundWriter {
-    pub(super) fn start(mut writer: PartitionedWriter) -> BackgroundWriter {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(2);
-        let thread = std::thread::spawn(move || {
-            for batch in rx {
-                writer.write(&batch)?;
-            }
-            writer.finish()
-        });
-        BackgroundWriter { tx, thread }
-    }
-
-    pub(super) fn write(self, batch: RecordBatch) -> Result<BackgroundWriter> {
-        match self.tx.send(batch) {
-            Ok(()) => Ok(self),
-            // The thread stopped early: its result says why.
-            Err(_) => Err(self
-                .finish()
-                .err()
-                .unwrap_or_else(|| Error::internal("the Parquet writer stopped"))),
-        }
-    }
-
-    pub(super) fn finish(self) -> Result<Vec<StagedDataFile>> {
-        drop(self.tx);
-        self.thread
-            .join()
-            .map_err(|_| Error::internal("the Parquet writer panicked"))?
-    }
 }

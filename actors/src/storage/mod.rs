@@ -53,6 +53,7 @@ mod local;
 mod objects;
 mod s3;
 mod s3_io;
+mod write_behind;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -68,6 +69,7 @@ pub use objects::{
     StagedObject,
 };
 pub use s3::S3Objects;
+pub use write_behind::WriteBehind;
 
 use crate::error::{Error, Result};
 
