@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::memory_pool::FairSpillPool;
-use datafusion::execution::runtime_env::{RuntimeEnv, RuntimeEnvBuilder};
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
@@ -94,7 +95,8 @@ pub struct Slot {
 
 pub struct QueryEngine {
     settings: QuerySettings,
-    env: Arc<RuntimeEnv>,
+    /// Every query's session starts as a copy of this one (see session::from_template).
+    template: SessionState,
     runtime: tokio::runtime::Runtime,
     sync_slots: Arc<Semaphore>,
     large_slots: Arc<Semaphore>,
@@ -143,12 +145,21 @@ impl QueryEngine {
             .build_arc()
             .map_err(|e| Error::internal(format!("query engine: {e}")))?;
         let runtime = super::runtime::build(settings.threads.max(1))?;
+        let config = SessionConfig::new()
+            .with_target_partitions(2)
+            .with_information_schema(false)
+            // The statement wraps the user's expressions in a few levels of its own.
+            .set_usize(
+                "datafusion.sql_parser.recursion_limit",
+                settings.limits.max_depth + 20,
+            );
+        let template = super::session::new_context(config, env).state();
         Ok(QueryEngine {
+            template,
             sync_slots: Arc::new(Semaphore::new(settings.concurrency.max(1))),
             large_slots: Arc::new(Semaphore::new(settings.large_concurrency.max(1))),
             load: super::load::Counters::default(),
             settings,
-            env,
             runtime,
         })
     }
@@ -157,17 +168,10 @@ impl QueryEngine {
         &self.settings
     }
 
-    /// A DataFusion session over the shared memory pool and spill folder.
+    /// A DataFusion session over the shared memory pool and spill folder, with a catalog of
+    /// its own.
     pub fn session(&self) -> SessionContext {
-        let config = SessionConfig::new()
-            .with_target_partitions(2)
-            .with_information_schema(false)
-            // The statement wraps the user's expressions in a few levels of its own.
-            .set_usize(
-                "datafusion.sql_parser.recursion_limit",
-                self.settings.limits.max_depth + 20,
-            );
-        super::session::new_context(config, self.env.clone())
+        super::session::from_template(&self.template)
     }
 
     /// Running, waiting and refused queries of both pools (for metrics).

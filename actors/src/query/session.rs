@@ -9,7 +9,12 @@
 
 use std::sync::Arc;
 
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
+    MemorySchemaProvider,
+};
 use datafusion::execution::runtime_env::RuntimeEnv;
+use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use super::checked::CheckedIntegers;
@@ -38,3 +43,22 @@ pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionCo
 #[cfg(test)]
 #[path = "session_tests.rs"]
 mod tests;
+
+/// A fresh context from `template` (a context's state, built once): the functions and rules
+/// are shared, only the catalog is new, so one query's table is never seen by another. Building
+/// a context registers every built-in function again, a tenth of a small query's server time.
+pub fn from_template(template: &SessionState) -> SessionContext {
+    let mut state = template.clone();
+    let options = state.config().options();
+    let (catalog_name, schema_name) = (
+        options.catalog.default_catalog.clone(),
+        options.catalog.default_schema.clone(),
+    );
+    let catalog = MemoryCatalogProvider::new();
+    // A memory catalog accepts any schema: the result (a replaced schema) is always None.
+    let _ = catalog.register_schema(&schema_name, Arc::new(MemorySchemaProvider::new()));
+    let catalogs = MemoryCatalogProviderList::new();
+    catalogs.register_catalog(catalog_name, Arc::new(catalog));
+    state.register_catalog_list(Arc::new(catalogs));
+    SessionContext::new_with_state(state)
+}

@@ -8,7 +8,23 @@ use datafusion::datasource::MemTable;
 use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-use super::new_context;
+use super::{from_template, new_context};
+
+fn template() -> datafusion::execution::SessionState {
+    new_context(SessionConfig::new(), Arc::new(RuntimeEnv::default())).state()
+}
+
+#[test]
+fn contexts_from_one_template_have_tables_of_their_own() {
+    let template = template();
+    let (a, b) = (from_template(&template), from_template(&template));
+    let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+    let table = MemTable::try_new(schema, vec![vec![]]).unwrap();
+    a.register_table("dataset", Arc::new(table)).unwrap();
+    assert!(a.table_exist("dataset").unwrap());
+    assert!(!b.table_exist("dataset").unwrap());
+    assert!(!from_template(&template).table_exist("dataset").unwrap());
+}
 
 fn ctx() -> SessionContext {
     let schema = Arc::new(Schema::new(vec![
@@ -18,7 +34,8 @@ fn ctx() -> SessionContext {
     let x = Int64Array::from(vec![Some(1), None, Some(i64::MAX), Some(i64::MIN), Some(2)]);
     let s = StringArray::from(vec![Some("a"), None, Some("b"), Some("c"), None]);
     let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(x), Arc::new(s)]).unwrap();
-    let ctx = new_context(SessionConfig::new(), Arc::new(RuntimeEnv::default()));
+    // As the engine makes them: a copy of a template context's state.
+    let ctx = from_template(&template());
     let table = MemTable::try_new(schema, vec![vec![batch]]).unwrap();
     ctx.register_table("t", Arc::new(table)).unwrap();
     ctx
