@@ -26,6 +26,9 @@ pub struct CsvOptions {
     /// A batch holding more raw bytes than this is parsed by the reading thread, as is the rest
     /// of the file after it (bounded memory for very long rows or values).
     pub max_chunk_bytes: usize,
+    /// Parse on one thread when the uploads running now leave this one less than two cores
+    /// (see running); off: always `workers`.
+    pub share_cores: bool,
 }
 
 impl Default for CsvOptions {
@@ -36,6 +39,7 @@ impl Default for CsvOptions {
             batch_bytes: BATCH_BYTES,
             workers: if cores < 2 { 0 } else { cores.min(MAX_WORKERS) },
             max_chunk_bytes: MAX_CHUNK_BYTES,
+            share_cores: true,
         }
     }
 }

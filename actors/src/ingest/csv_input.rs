@@ -49,7 +49,9 @@ pub fn ingest_csv_with<R: Read + Send>(
         schema: arrow_schema(plan.schema),
     };
     let mut validator = Validator::new(plan)?;
-    let rows = if options.workers >= 2 {
+    let parallel =
+        options.workers >= 2 && (!options.share_cores || super::running::cores_each() >= 2);
+    let rows = if parallel {
         super::csv_parallel::ingest(reader, &layout, &mut validator, plan, options)?
     } else {
         sequential(&mut reader, &layout, &mut validator, plan, 1)?

@@ -119,6 +119,8 @@ fn options(rows: usize, bytes: usize, workers: usize, max_chunk: usize) -> CsvOp
         batch_bytes: bytes,
         workers,
         max_chunk_bytes: max_chunk,
+        // Other tests upload at the same time: the parallel path must run whatever they do.
+        share_cores: false,
     }
 }
 

@@ -16,6 +16,7 @@ mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
 mod problems;
+mod running;
 mod stream;
 mod unique;
 pub mod value_limit;
@@ -152,6 +153,8 @@ struct Validator {
     writer: Option<BackgroundWriter>,
     problems: Problems,
     rows: u64,
+    /// Counts this upload among the running ones while it is validated and written.
+    _running: running::Running,
 }
 
 impl Validator {
@@ -160,11 +163,14 @@ impl Validator {
     fn new(plan: &IngestPlan<'_>) -> Result<Validator> {
         let columns = plan.schema.columns().to_vec();
         let batch_schema = arrow_schema(plan.schema);
-        let writer = BackgroundWriter::start(PartitionedWriter::new(
-            plan.staging,
-            &batch_schema,
-            &columns,
-        )?);
+        let running = running::Running::enter();
+        let writer = PartitionedWriter::new(plan.staging, &batch_schema, &columns)?;
+        let lanes = if writer.is_partitioned() {
+            running::cores_each()
+        } else {
+            1
+        };
+        let writer = BackgroundWriter::start(writer, lanes);
         Ok(Validator {
             checks: columns
                 .iter()
@@ -179,6 +185,7 @@ impl Validator {
             writer: Some(writer),
             problems: Problems::default(),
             rows: 0,
+            _running: running,
         })
     }
 

@@ -87,10 +87,10 @@ impl Drop for StopOnExit {
 }
 
 impl BackgroundWriter {
-    pub(super) fn start(writer: PartitionedWriter) -> BackgroundWriter {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    /// `lanes` threads (at most [`MAX_LANES`]; one for a writer without partitions).
+    pub(super) fn start(writer: PartitionedWriter, lanes: usize) -> BackgroundWriter {
         let count = if writer.is_partitioned() {
-            cores.clamp(1, MAX_LANES)
+            lanes.clamp(1, MAX_LANES)
         } else {
             1
         };

@@ -47,7 +47,7 @@ fn every_row_is_stored_once_in_order_within_its_partition() {
     let schema = schema();
     let dir = tempfile::tempdir().unwrap();
     let writer = PartitionedWriter::new(dir.path(), &arrow_schema(&schema), schema.columns());
-    let mut lanes = BackgroundWriter::start(writer.unwrap());
+    let mut lanes = BackgroundWriter::start(writer.unwrap(), 2);
     // 100 partitions: more than a lane may keep open, so files are closed and new ones made.
     for start in (0..30_000).step_by(1_000) {
         lanes = lanes
@@ -105,7 +105,7 @@ fn a_lane_that_cannot_write_is_an_error_not_a_hang() {
     let dir = tempfile::tempdir().unwrap();
     let staging = dir.path().join("staging");
     let writer = PartitionedWriter::new(&staging, &arrow_schema(&schema), schema.columns());
-    let mut lanes = Some(BackgroundWriter::start(writer.unwrap()));
+    let mut lanes = Some(BackgroundWriter::start(writer.unwrap(), 2));
     std::fs::remove_dir_all(&staging).unwrap();
     for start in (0..200_000).step_by(20_000) {
         // unwrap: put back after every successful write below.
