@@ -70,9 +70,6 @@ def generate_csv(path, rows):
     return os.path.getsize(path)
 
 
-BUFFERED_UPLOAD = False
-
-
 def multipart_stream(path, boundary):
     """A multipart/form-data body with one file part, read as it is sent."""
     yield (f'--{boundary}\r\nContent-Disposition: form-data; name="file"; '
@@ -86,8 +83,9 @@ def multipart_stream(path, boundary):
 class Ours:
     """A release server on a fresh data folder, on a free loopback port."""
 
-    def __init__(self, binary, folder):
+    def __init__(self, binary, folder, buffered_upload=False):
         self.folder = folder
+        self.buffered_upload = buffered_upload
         env = dict(os.environ, RAPID_ADMIN_CLIENT_ID=ADMIN_ID,
                    RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET)
         self.proc = subprocess.Popen(
@@ -126,7 +124,7 @@ class Ours:
         in memory (about 100 ms for 90 MB before the first byte leaves): `--buffered-upload`
         measures that way."""
         url = f"{self.base}/datasets/default/peers/{dataset}"
-        if BUFFERED_UPLOAD:
+        if self.buffered_upload:
             with open(path, "rb") as f:
                 res = self.http.post(url, files={"file": (os.path.basename(path), f)})
         else:
@@ -278,8 +276,6 @@ def main():
     args.add_argument("--buffered-upload", action="store_true",
                       help="upload with requests' files= (whole body built in memory first)")
     a = args.parse_args()
-    global BUFFERED_UPLOAD
-    BUFFERED_UPLOAD = a.buffered_upload
     os.makedirs(a.cache, exist_ok=True)
     print(f"duckdb {duckdb.__version__}, polars {pl.__version__}, {a.runs} runs, medians")
     print("| rows | work | ours | DuckDB | polars | ours / DuckDB | ours / best peer |")
@@ -293,7 +289,7 @@ def main():
         if not os.path.exists(parquet):
             parquet_copy(csv, parquet)
         with tempfile.TemporaryDirectory() as tmp:
-            ours = Ours(a.binary, os.path.join(tmp, "data"))
+            ours = Ours(a.binary, os.path.join(tmp, "data"), a.buffered_upload)
             try:
                 up_ours, up_duck = upload_round(ours, csv, tmp, rows, a.runs)
                 print(f"| {rows:,} | upload CSV ({mb:.0f} MB) | {fmt(up_ours)} | {fmt(up_duck)} |"

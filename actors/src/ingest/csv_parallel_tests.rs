@@ -7,25 +7,8 @@ use std::io::Read;
 
 use serde_json::json;
 
-use super::super::{ingest_csv_with, messages, CsvOptions, IngestPlan};
-use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
-
-/// A validated schema of `columns` in domain `t`.
-fn valid(dataset: &str, columns: serde_json::Value) -> ValidSchema {
-    let schema: Schema = serde_json::from_value(json!({
-        "metadata": {"domain": "t", "dataset": dataset, "sensitivity": "PUBLIC",
-                     "owners": [{"name": "T", "email": "t@example.com"}]},
-        "columns": columns
-    }))
-    .unwrap();
-    let layers = vec!["default".to_string()];
-    let domains = Default::default();
-    let ctx = SchemaContext {
-        layers: &layers,
-        protected_domains: &domains,
-    };
-    validate(&schema, &ctx).unwrap()
-}
+use super::super::{ingest_csv_with, messages, test_schema as valid, CsvOptions, IngestPlan};
+use crate::schema::ValidSchema;
 
 fn schema(partitioned: bool) -> ValidSchema {
     let mut region = json!({"name": "region", "data_type": "string", "allow_null": true});

@@ -292,3 +292,22 @@ pub fn messages(e: &Error) -> Vec<String> {
         crate::error::Details::Many(ms) => ms.clone(),
     }
 }
+
+/// For the ingest tests: a validated schema of `columns` in domain `t`.
+#[cfg(test)]
+fn test_schema(dataset: &str, columns: serde_json::Value) -> ValidSchema {
+    use crate::schema::{validate, Schema, SchemaContext};
+    let schema: Schema = serde_json::from_value(serde_json::json!({
+        "metadata": {"domain": "t", "dataset": dataset, "sensitivity": "PUBLIC",
+                     "owners": [{"name": "T", "email": "t@example.com"}]},
+        "columns": columns
+    }))
+    .unwrap();
+    let layers = vec!["default".to_string()];
+    let domains = Default::default();
+    let ctx = SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    validate(&schema, &ctx).unwrap()
+}

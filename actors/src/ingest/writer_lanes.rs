@@ -43,15 +43,22 @@ struct Lane {
     thread: JoinHandle<Result<Vec<StagedDataFile>>>,
 }
 
-/// Bytes handed to lanes and not yet written, and whether a lane has stopped.
 #[derive(Default)]
 struct InFlight {
-    state: Mutex<(usize, bool)>,
+    state: Mutex<Lanes>,
     changed: Condvar,
 }
 
+#[derive(Default)]
+struct Lanes {
+    /// Bytes handed to lanes and not yet written.
+    bytes: usize,
+    /// A lane's thread has ended: nothing it was sent will be released any more.
+    stopped: bool,
+}
+
 impl InFlight {
-    fn lock(&self) -> std::sync::MutexGuard<'_, (usize, bool)> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Lanes> {
         // A panicking lane is reported by its join; the counter itself stays consistent.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -59,19 +66,19 @@ impl InFlight {
     /// Waits until `bytes` more fit (or nothing is in flight, or a lane stopped).
     fn reserve(&self, bytes: usize) {
         let mut state = self.lock();
-        while state.0 > 0 && state.0 + bytes > IN_FLIGHT_BYTES && !state.1 {
+        while state.bytes > 0 && state.bytes + bytes > IN_FLIGHT_BYTES && !state.stopped {
             state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
         }
-        state.0 += bytes;
+        state.bytes += bytes;
     }
 
     fn release(&self, bytes: usize) {
-        self.lock().0 -= bytes;
+        self.lock().bytes -= bytes;
         self.changed.notify_all();
     }
 
     fn stop(&self) {
-        self.lock().1 = true;
+        self.lock().stopped = true;
         self.changed.notify_all();
     }
 }

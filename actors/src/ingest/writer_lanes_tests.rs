@@ -9,28 +9,19 @@ use arrow::datatypes::Int64Type;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::json;
 
-use super::super::arrow_schema;
 use super::super::writer::PartitionedWriter;
+use super::super::{arrow_schema, test_schema};
 use super::BackgroundWriter;
-use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
+use crate::schema::ValidSchema;
 
 fn schema() -> ValidSchema {
-    let schema: Schema = serde_json::from_value(json!({
-        "metadata": {"domain": "t", "dataset": "lanes", "sensitivity": "PUBLIC",
-                     "owners": [{"name": "T", "email": "t@example.com"}]},
-        "columns": [
+    test_schema(
+        "lanes",
+        json!([
             {"name": "part", "data_type": "string", "allow_null": false, "partition_index": 0},
             {"name": "id", "data_type": "int", "allow_null": false}
-        ]
-    }))
-    .unwrap();
-    let layers = vec!["default".to_string()];
-    let domains = Default::default();
-    let ctx = SchemaContext {
-        layers: &layers,
-        protected_domains: &domains,
-    };
-    validate(&schema, &ctx).unwrap()
+        ]),
+    )
 }
 
 /// Rows `from..to`, row `i` in partition `p{i % parts}`.

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use datafusion::datasource::listing::PartitionedFile;
@@ -24,7 +25,6 @@ use parquet::arrow::arrow_reader::ArrowReaderOptions;
 use parquet::arrow::async_reader::AsyncFileReader;
 use parquet::errors::{ParquetError, Result as ParquetResult};
 use parquet::file::metadata::ParquetMetaData;
-use std::sync::Arc;
 
 /// Makes [`LocalFileReader`]s; footers through `cached`.
 #[derive(Debug)]
@@ -60,12 +60,6 @@ pub struct LocalFileReader {
     footers: Box<dyn AsyncFileReader + Send>,
 }
 
-impl LocalFileReader {
-    fn read_range(&mut self, range: Range<u64>) -> ParquetResult<Bytes> {
-        read_range(&self.path, &mut self.file, range)
-    }
-}
-
 /// Bytes `range` of the file at `path`, opened into `file` at the first call.
 fn read_range(path: &Path, file: &mut Option<File>, range: Range<u64>) -> ParquetResult<Bytes> {
     let io = |e: std::io::Error| ParquetError::External(Box::new(e));
@@ -90,7 +84,7 @@ fn read_range(path: &Path, file: &mut Option<File>, range: Range<u64>) -> Parque
 
 impl AsyncFileReader for LocalFileReader {
     fn get_bytes(&mut self, range: Range<u64>) -> BoxFuture<'_, ParquetResult<Bytes>> {
-        let result = self.read_range(range);
+        let result = read_range(&self.path, &mut self.file, range);
         async move { result }.boxed()
     }
 
@@ -98,7 +92,10 @@ impl AsyncFileReader for LocalFileReader {
         &mut self,
         ranges: Vec<Range<u64>>,
     ) -> BoxFuture<'_, ParquetResult<Vec<Bytes>>> {
-        let result = ranges.into_iter().map(|r| self.read_range(r)).collect();
+        let result = ranges
+            .into_iter()
+            .map(|r| read_range(&self.path, &mut self.file, r))
+            .collect();
         async move { result }.boxed()
     }
 
