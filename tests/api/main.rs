@@ -33,6 +33,7 @@ mod query_constants;
 mod query_functions;
 mod query_isolation;
 mod query_limits;
+mod query_plans_kept;
 mod query_semantics;
 mod restart;
 mod schemas;

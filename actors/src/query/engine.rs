@@ -101,6 +101,7 @@ pub struct QueryEngine {
     sync_slots: Arc<Semaphore>,
     large_slots: Arc<Semaphore>,
     load: super::load::Counters,
+    plans: super::plan_cache::PlanCache,
 }
 
 static ENGINE: OnceLock<QueryEngine> = OnceLock::new();
@@ -159,6 +160,7 @@ impl QueryEngine {
             sync_slots: Arc::new(Semaphore::new(settings.concurrency.max(1))),
             large_slots: Arc::new(Semaphore::new(settings.large_concurrency.max(1))),
             load: super::load::Counters::default(),
+            plans: Default::default(),
             settings,
             runtime,
         })
@@ -172,6 +174,11 @@ impl QueryEngine {
     /// its own.
     pub fn session(&self) -> SessionContext {
         super::session::from_template(&self.template)
+    }
+
+    /// Physical plans kept for queries asked again.
+    pub fn plans(&self) -> &super::plan_cache::PlanCache {
+        &self.plans
     }
 
     /// Running, waiting and refused queries of both pools (for metrics).

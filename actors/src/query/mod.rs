@@ -18,6 +18,7 @@ pub mod load;
 mod local_reader;
 mod naming;
 pub mod output;
+mod plan_cache;
 pub mod request;
 pub mod run;
 mod runtime;

@@ -4,18 +4,20 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
+use datafusion::catalog::TableProvider;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::physical_plan::{collect, execute_stream_partitioned, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 
 use super::engine::engine;
+use super::plan_cache::PlanKey;
 use super::request::QueryRequest;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::key::DatasetRecord;
-use crate::manifest::snapshot;
+use crate::manifest::{snapshot, DataFile};
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
@@ -25,7 +27,11 @@ pub const SYNC_ROW_LIMIT: u64 = 100_000;
 /// A query ready to run: checked, with its files fixed from one manifest read.
 pub struct PreparedQuery {
     ctx: SessionContext,
-    sql: String,
+    /// The statement over one version, as the plan cache knows it.
+    key: PlanKey,
+    /// The manifest's files and the table's schema, which a kept plan must have been made for.
+    files: Vec<DataFile>,
+    schema: SchemaRef,
     /// Keeps the snapshot's files on disk until the query is dropped.
     _lease: LeaseGuard,
 }
@@ -49,21 +55,51 @@ impl PreparedQuery {
         let checked = request.check(&names)?;
         let (files, lease) = snapshot(catalog, storage, record.id, version)?;
         let table = ManifestTable::new(storage, schema, &files)?;
+        let table_schema = table.schema();
         let ctx = engine().session();
+        if cap.is_some_and(|c| checked.limit.is_none_or(|l| l >= c)) {
+            // Only the cap limits the rows. A TopK's running bound in the scan would prune
+            // once more than `cap` rows were found, when the answer is refused anyway; without
+            // it, an ordered query's plan can be kept for the next run (see plan_cache).
+            ctx.state_ref()
+                .write()
+                .config_mut()
+                .options_mut()
+                .optimizer
+                .enable_topk_dynamic_filter_pushdown = false;
+        }
         ctx.register_table("dataset", Arc::new(table))
             .map_err(engine_error)?;
         Ok(PreparedQuery {
             ctx,
-            sql: checked.to_sql("dataset", cap),
+            key: PlanKey {
+                dataset: record.id,
+                version,
+                sql: checked.to_sql("dataset", cap),
+            },
+            files,
+            schema: table_schema,
             _lease: lease,
         })
     }
 
-    /// The physical plan, its leaves made to yield after every batch (see yielding).
+    /// The physical plan, its leaves made to yield now and then (see yielding): a fresh copy of
+    /// the one kept for this statement over these files, or planned now (and kept).
     async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {
-        let df = self.ctx.sql(&self.sql).await.map_err(engine_error)?;
+        let plans = engine().plans();
+        if let Some(plan) = plans
+            .reuse(&self.key, &self.files, &self.schema)
+            .map_err(engine_error)?
+        {
+            return Ok(plan);
+        }
+        let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
         let plan = df.create_physical_plan().await.map_err(engine_error)?;
-        super::yielding::yield_per_batch(plan).map_err(engine_error)
+        let plan = super::yielding::yield_per_batch(plan).map_err(engine_error)?;
+        plans
+            .keep(&self.key, &self.files, &self.schema, &plan)
+            .map_err(engine_error)?;
+        Ok(plan)
     }
 
     /// The answer's column names and one stream per output partition of the plan: several
