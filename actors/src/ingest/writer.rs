@@ -26,6 +26,25 @@ use crate::storage::{encode_partition_value, WriteBehind};
 const BUFFER_BUDGET: usize = 24 * 1024 * 1024;
 const MAX_OPEN_WRITERS: usize = 64;
 
+/// Values of a file's first rows looked at to judge a text column, and the fewest that say
+/// anything (a smaller start keeps the dictionary).
+const DISTINCT_SAMPLE: usize = 2048;
+const DISTINCT_MIN_SAMPLE: usize = 64;
+
+/// Whether more than half of the first [`DISTINCT_SAMPLE`] non-null values of a text `column`
+/// differ from each other.
+fn mostly_distinct(column: &ArrayRef) -> bool {
+    let Some(values) = column.as_string_opt::<i32>() else {
+        return false;
+    };
+    let sample: Vec<&str> = values.iter().flatten().take(DISTINCT_SAMPLE).collect();
+    if sample.len() < DISTINCT_MIN_SAMPLE {
+        return false;
+    }
+    let seen: std::collections::HashSet<&str> = sample.iter().copied().collect();
+    seen.len() * 2 > sample.len()
+}
+
 /// One Parquet file written to staging, with where it belongs.
 #[derive(Debug, Clone)]
 pub struct StagedDataFile {
@@ -58,6 +77,8 @@ pub(super) struct PartitionedWriter {
     budget: usize,
     max_open: usize,
     properties: WriterProperties,
+    /// Text columns (position in the file batch, path) written with a dictionary by default.
+    text_columns: Vec<(usize, ColumnPath)>,
 }
 
 impl PartitionedWriter {
@@ -98,12 +119,14 @@ impl PartitionedWriter {
             .set_max_row_group_row_count(Some(512 * 1024))
             .set_dictionary_enabled(false)
             .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")));
-        for c in columns
+        let text_columns: Vec<(usize, ColumnPath)> = data_positions
             .iter()
-            .filter(|c| c.partition_index.is_none() && c.data_type == DataType::String)
-        {
-            properties =
-                properties.set_column_dictionary_enabled(ColumnPath::from(c.name.as_str()), true);
+            .enumerate()
+            .filter(|(_, &pos)| columns[pos].data_type == DataType::String)
+            .map(|(i, &pos)| (i, ColumnPath::from(columns[pos].name.as_str())))
+            .collect();
+        for (_, path) in &text_columns {
+            properties = properties.set_column_dictionary_enabled(path.clone(), true);
         }
         Ok(PartitionedWriter {
             dir: dir.to_path_buf(),
@@ -120,6 +143,7 @@ impl PartitionedWriter {
             budget: BUFFER_BUDGET,
             max_open: MAX_OPEN_WRITERS,
             properties: properties.build(),
+            text_columns,
         })
     }
 
@@ -143,6 +167,7 @@ impl PartitionedWriter {
             budget: (BUFFER_BUDGET / lanes).max(1),
             max_open: (MAX_OPEN_WRITERS / lanes).max(1),
             properties: self.properties.clone(),
+            text_columns: self.text_columns.clone(),
         }
     }
 
@@ -242,7 +267,7 @@ impl PartitionedWriter {
             let writer = ArrowWriter::try_new(
                 file,
                 self.file_schema.clone(),
-                Some(self.properties.clone()),
+                Some(self.file_properties(batch)),
             )
             .map_err(parquet_error)?;
             self.open.insert(
@@ -259,6 +284,27 @@ impl PartitionedWriter {
         open.writer.write(batch).map_err(parquet_error)?;
         open.rows += batch.num_rows() as u64;
         self.keep_within_budget()
+    }
+
+    /// The settings of a file whose first rows are `first`: dictionary encoding is turned off
+    /// for text columns whose values there are mostly distinct (ids, free text). Such a
+    /// dictionary only grows until its page limit: every value hashed, and a dictionary page as
+    /// large as the values plus the indexes (an upload spent a tenth of its time on it).
+    fn file_properties(&self, first: &RecordBatch) -> WriterProperties {
+        let distinct: Vec<&ColumnPath> = self
+            .text_columns
+            .iter()
+            .filter(|(i, _)| mostly_distinct(first.column(*i)))
+            .map(|(_, path)| path)
+            .collect();
+        if distinct.is_empty() {
+            return self.properties.clone();
+        }
+        let mut builder = self.properties.clone().into_builder();
+        for path in distinct {
+            builder = builder.set_column_dictionary_enabled(path.clone(), false);
+        }
+        builder.build()
     }
 
     fn keep_within_budget(&mut self) -> Result<()> {
@@ -352,3 +398,7 @@ fn arrow_error(e: arrow::error::ArrowError) -> Error {
 fn parquet_error(e: parquet::errors::ParquetError) -> Error {
     Error::internal(format!("writing parquet: {e}"))
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;
