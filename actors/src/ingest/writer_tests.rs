@@ -11,16 +11,13 @@ use serde_json::json;
 use super::super::{arrow_schema, test_schema};
 use super::PartitionedWriter;
 
+/// Text columns' values, column by column.
+type Columns = Vec<Vec<Option<String>>>;
+
 /// Writes `rows` rows (text `unique` distinct per row, `kind` one of three, `sparse` mostly
 /// null) and returns, per column, whether its first column chunk has a dictionary page, and
 /// the values read back.
-fn write(
-    rows: usize,
-) -> (
-    Vec<bool>,
-    Vec<Vec<Option<String>>>,
-    Vec<Vec<Option<String>>>,
-) {
+fn write(rows: usize) -> (Vec<bool>, Columns, Columns) {
     let schema = test_schema(
         "dict",
         json!([
@@ -36,7 +33,7 @@ fn write(
     let sparse: StringArray = (0..rows)
         .map(|i| (i % 100 == 0).then(|| format!("s{i}")))
         .collect();
-    let written: Vec<Vec<Option<String>>> = [&unique, &kind, &sparse]
+    let written: Columns = [&unique, &kind, &sparse]
         .iter()
         .map(|a| a.iter().map(|v| v.map(str::to_string)).collect())
         .collect();
@@ -57,7 +54,7 @@ fn write(
     let dictionaries = (0..3)
         .map(|c| group.column(c).dictionary_page_offset().is_some())
         .collect();
-    let mut read: Vec<Vec<Option<String>>> = vec![Vec::new(); 3];
+    let mut read: Columns = vec![Vec::new(); 3];
     let batches = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(path).unwrap())
         .unwrap()
         .build()
