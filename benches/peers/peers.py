@@ -150,10 +150,17 @@ class Ours:
                                  headers={"Accept": accept})
             assert res.status_code == 200, res.text
             return len(res.content)
-        self.lean.request("POST", path, body=json.dumps(body).encode(), headers={
+        request = ("POST", path, json.dumps(body).encode(), {
             "Authorization": self.http.headers["Authorization"], "Accept": accept,
             "Content-Type": "application/json"})
-        res = self.lean.getresponse()
+        try:
+            self.lean.request(*request)
+            res = self.lean.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # The server closes a connection left idle past its keep-alive time: open anew.
+            self.lean.close()
+            self.lean.request(*request)
+            res = self.lean.getresponse()
         answer = res.read()
         assert res.status == 200, answer
         return len(answer)
