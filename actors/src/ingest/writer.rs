@@ -37,12 +37,13 @@ fn mostly_distinct(column: &ArrayRef) -> bool {
     let Some(values) = column.as_string_opt::<i32>() else {
         return false;
     };
-    let sample: Vec<&str> = values.iter().flatten().take(DISTINCT_SAMPLE).collect();
-    if sample.len() < DISTINCT_MIN_SAMPLE {
-        return false;
+    let mut seen = std::collections::HashSet::new();
+    let mut sampled = 0;
+    for value in values.iter().flatten().take(DISTINCT_SAMPLE) {
+        seen.insert(value);
+        sampled += 1;
     }
-    let seen: std::collections::HashSet<&str> = sample.iter().copied().collect();
-    seen.len() * 2 > sample.len()
+    sampled >= DISTINCT_MIN_SAMPLE && seen.len() * 2 > sampled
 }
 
 /// One Parquet file written to staging, with where it belongs.

@@ -11,7 +11,7 @@ use datafusion::physical_plan::collect;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 
 use super::*;
-use crate::query::session::{from_template, new_context};
+use crate::query::session::{from_template, keep_topk_bounds_in_sorts, new_context};
 
 fn file(id: i64) -> DataFile {
     DataFile {
@@ -154,12 +154,7 @@ async fn a_topk_that_keeps_its_bound_to_itself_is_kept_and_answers_alike() {
     let dir = tempfile::tempdir().unwrap();
     let ctx = context(dir.path()).await;
     // As a query limited only by the sync cap is planned (see run.rs).
-    ctx.state_ref()
-        .write()
-        .config_mut()
-        .options_mut()
-        .optimizer
-        .enable_topk_dynamic_filter_pushdown = false;
+    keep_topk_bounds_in_sorts(&ctx);
     let sql = "SELECT x, s FROM t WHERE x % 7 = 0 ORDER BY s DESC, x LIMIT 5";
     let topk = plan(&ctx, sql).await;
     assert!(!has_shared_dynamic_filter(&topk).unwrap());

@@ -61,12 +61,7 @@ impl PreparedQuery {
             // Only the cap limits the rows. A TopK's running bound in the scan would prune
             // once more than `cap` rows were found, when the answer is refused anyway; without
             // it, an ordered query's plan can be kept for the next run (see plan_cache).
-            ctx.state_ref()
-                .write()
-                .config_mut()
-                .options_mut()
-                .optimizer
-                .enable_topk_dynamic_filter_pushdown = false;
+            super::session::keep_topk_bounds_in_sorts(&ctx);
         }
         ctx.register_table("dataset", Arc::new(table))
             .map_err(engine_error)?;

@@ -40,6 +40,17 @@ pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionCo
     ctx
 }
 
+/// Plans `ctx`'s TopK sorts with their running bound kept to themselves, not pushed into the
+/// scan: such a plan can be kept and run again (see plan_cache).
+pub fn keep_topk_bounds_in_sorts(ctx: &SessionContext) {
+    ctx.state_ref()
+        .write()
+        .config_mut()
+        .options_mut()
+        .optimizer
+        .enable_topk_dynamic_filter_pushdown = false;
+}
+
 #[cfg(test)]
 #[path = "session_tests.rs"]
 mod tests;
