@@ -24,6 +24,7 @@ pub mod run;
 mod runtime;
 mod session;
 mod signed_zero;
+mod small_groups;
 pub mod table;
 mod three_valued;
 mod yielding;

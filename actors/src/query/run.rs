@@ -90,6 +90,7 @@ impl PreparedQuery {
         }
         let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
         let plan = df.create_physical_plan().await.map_err(engine_error)?;
+        let plan = super::small_groups::rewrite(plan).map_err(engine_error)?;
         let plan = super::yielding::yield_per_batch(plan).map_err(engine_error)?;
         plans
             .keep(&self.key, &self.files, &self.schema, &plan)

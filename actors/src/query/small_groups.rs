@@ -1,0 +1,512 @@
+//! The partial stage of a group-by over one text column, faster than DataFusion's own.
+//!
+//! DataFusion's `GroupValuesBytesView` hashes every row's string and probes a hash table with
+//! it: grouping 5M rows by a four-valued text column spent 70% of the query's CPU there (85 ms
+//! of CPU against 25 without the group-by). Text read from a Parquet dictionary arrives as
+//! views that repeat exactly, so [`TextGroups`] looks a row's 16-byte view up in a small
+//! direct-mapped cache first and hashes the string only when the cache misses. Text without
+//! views (a partition column arrives as `Utf8`) is hashed only when it differs from the row
+//! before: a partition's value is the same for a whole file.
+//!
+//! Only a `Partial` aggregate is replaced ([`rewrite`]): its output is intermediate state that
+//! the final stage merges by value, so emitting a group twice (a cache that missed, or the
+//! group limit below) is harmless, and the answer is computed by DataFusion's own final stage
+//! and accumulators. Memory is bounded without a reservation: at most [`MAX_GROUPS`] groups and
+//! [`MAX_GROUP_BYTES`] of their text are held; past that the state is emitted and grouping
+//! starts again, and when the input turns out to be mostly distinct values, rows are passed on
+//! as states without grouping (as DataFusion's "skip partial aggregation" does).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, GenericStringArray, OffsetSizeTrait, RecordBatch,
+    StringViewArray, StringViewBuilder,
+};
+use arrow::compute::cast;
+use arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::{SendableRecordBatchStream, TaskContext};
+use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
+use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
+use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, InputOrderMode, PlanProperties,
+};
+use futures_util::StreamExt;
+
+/// Groups held before their state is emitted and grouping starts again.
+pub const MAX_GROUPS: usize = 65_536;
+/// Bytes of group text held before the state is emitted.
+pub const MAX_GROUP_BYTES: usize = 16 << 20;
+/// Slots of the view cache (a power of two): 6 KB, within the first-level cache.
+const CACHE_SLOTS: usize = 256;
+
+/// `plan` with every eligible partial aggregate replaced by a [`SmallGroupsExec`].
+pub fn rewrite(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
+    rewrite_with(plan, Limits::default())
+}
+
+/// [`rewrite`] with other limits (tests reach them with a few rows).
+pub fn rewrite_with(
+    plan: Arc<dyn ExecutionPlan>,
+    limits: Limits,
+) -> DfResult<Arc<dyn ExecutionPlan>> {
+    plan.transform_up(|node| {
+        if eligible(node.as_ref()) {
+            let exec = SmallGroupsExec::new(node, limits)?;
+            Ok(Transformed::yes(Arc::new(exec) as Arc<dyn ExecutionPlan>))
+        } else {
+            Ok(Transformed::no(node))
+        }
+    })
+    .map(|t| t.data)
+}
+
+/// A partial aggregate by exactly one text expression, whose aggregates all have group
+/// accumulators and need no input order, with no grouping sets, limit or dynamic filter.
+fn eligible(node: &dyn ExecutionPlan) -> bool {
+    let Some(agg) = node.downcast_ref::<AggregateExec>() else {
+        return false;
+    };
+    let group_by = agg.group_expr();
+    *agg.mode() == AggregateMode::Partial
+        && !group_by.has_grouping_set()
+        && group_by.is_single()
+        && group_by.expr().len() == 1
+        && group_by.expr()[0]
+            .0
+            .data_type(&agg.input_schema())
+            .is_ok_and(|t| matches!(t, DataType::Utf8View | DataType::Utf8 | DataType::LargeUtf8))
+        && agg.limit_options().is_none()
+        && agg.dynamic_expressions_produced().is_empty()
+        && matches!(agg.input_order_mode(), InputOrderMode::Linear)
+        && agg.aggr_expr().iter().all(|a| {
+            a.groups_accumulator_supported() && a.order_bys().is_empty() && !a.is_distinct()
+        })
+}
+
+/// When state is emitted early (see the module comment).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub groups: usize,
+    pub bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            groups: MAX_GROUPS,
+            bytes: MAX_GROUP_BYTES,
+        }
+    }
+}
+
+/// Runs the partial aggregate it replaces (kept as `agg`: its input, expressions and schema).
+#[derive(Debug)]
+pub struct SmallGroupsExec {
+    agg: Arc<dyn ExecutionPlan>,
+    limits: Limits,
+}
+
+impl SmallGroupsExec {
+    pub fn new(agg: Arc<dyn ExecutionPlan>, limits: Limits) -> DfResult<Self> {
+        if !eligible(agg.as_ref()) {
+            return Err(DataFusionError::Internal(
+                "SmallGroupsExec replaces a partial aggregate by one text column".into(),
+            ));
+        }
+        Ok(SmallGroupsExec { agg, limits })
+    }
+
+    fn aggregate(&self) -> &AggregateExec {
+        self.agg
+            .downcast_ref::<AggregateExec>()
+            .expect("checked by new")
+    }
+}
+
+impl DisplayAs for SmallGroupsExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "SmallGroupsExec for ")?;
+        self.aggregate().fmt_as(t, f)
+    }
+}
+
+impl ExecutionPlan for SmallGroupsExec {
+    fn name(&self) -> &str {
+        "SmallGroupsExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        self.agg.properties()
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        self.agg.children()
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        self.agg.apply_expressions(f)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let agg = Arc::clone(&self.agg).replace_children(
+            children,
+            ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
+        )?;
+        Ok(Arc::new(SmallGroupsExec::new(agg, self.limits)?))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let agg = self.aggregate();
+        let input = agg.input().execute(partition, context)?;
+        let state = Grouping::new(agg, self.limits)?;
+        let schema = agg.schema();
+        let batches = futures_util::stream::unfold(
+            (input, state, false),
+            |(mut input, mut state, done)| async move {
+                if done {
+                    return None;
+                }
+                loop {
+                    let next = match input.next().await {
+                        Some(Ok(batch)) => state.consume(&batch),
+                        Some(Err(e)) => Err(e),
+                        None => {
+                            let last = state.emit().transpose()?;
+                            return Some((last, (input, state, true)));
+                        }
+                    };
+                    match next {
+                        Ok(None) => continue,
+                        Ok(Some(out)) => return Some((Ok(out), (input, state, false))),
+                        Err(e) => return Some((Err(e), (input, state, true))),
+                    }
+                }
+            },
+        );
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
+    }
+}
+
+/// One aggregate function: its arguments, its `FILTER`, and its running state per group.
+struct Aggregate {
+    arguments: Vec<Arc<dyn PhysicalExpr>>,
+    filter: Option<Arc<dyn PhysicalExpr>>,
+    accumulator: Box<dyn GroupsAccumulator>,
+}
+
+/// The running state of one output partition.
+struct Grouping {
+    schema: SchemaRef,
+    group: Arc<dyn PhysicalExpr>,
+    aggregates: Vec<Aggregate>,
+    groups: TextGroups,
+    indices: Vec<usize>,
+    limits: Limits,
+    /// Rows grouped since the state was last emitted.
+    rows: usize,
+    /// Rows are passed on as states without grouping (mostly distinct input).
+    passing: bool,
+}
+
+impl Grouping {
+    fn new(agg: &AggregateExec, limits: Limits) -> DfResult<Self> {
+        let aggregates = agg
+            .aggr_expr()
+            .iter()
+            .zip(agg.filter_expr())
+            .map(|(a, filter): (&Arc<AggregateFunctionExpr>, _)| {
+                Ok(Aggregate {
+                    arguments: a.expressions(),
+                    filter: filter.clone(),
+                    accumulator: a.create_groups_accumulator()?,
+                })
+            })
+            .collect::<DfResult<Vec<_>>>()?;
+        Ok(Grouping {
+            schema: agg.schema(),
+            group: Arc::clone(&agg.group_expr().expr()[0].0),
+            aggregates,
+            groups: TextGroups::new(),
+            indices: Vec::new(),
+            limits,
+            rows: 0,
+            passing: false,
+        })
+    }
+
+    /// Takes one input batch; returns state to send on, if any is due.
+    fn consume(&mut self, batch: &RecordBatch) -> DfResult<Option<RecordBatch>> {
+        let rows = batch.num_rows();
+        let keys = self.group.evaluate(batch)?.into_array(rows)?;
+        let mut arguments = Vec::with_capacity(self.aggregates.len());
+        for a in &self.aggregates {
+            let values = a
+                .arguments
+                .iter()
+                .map(|e| e.evaluate(batch)?.into_array(rows))
+                .collect::<DfResult<Vec<_>>>()?;
+            let filter = match &a.filter {
+                Some(f) => Some(f.evaluate(batch)?.into_array(rows)?),
+                None => None,
+            };
+            arguments.push((values, filter));
+        }
+        if self.passing {
+            let mut columns = vec![keys];
+            for (a, (values, filter)) in self.aggregates.iter().zip(&arguments) {
+                let filter = filter.as_ref().map(|f| f.as_boolean());
+                columns.extend(a.accumulator.convert_to_state(values, filter)?);
+            }
+            return Ok(Some(RecordBatch::try_new(
+                Arc::clone(&self.schema),
+                columns,
+            )?));
+        }
+        match keys.data_type() {
+            DataType::Utf8 => self
+                .groups
+                .intern_runs(keys.as_string::<i32>(), &mut self.indices),
+            DataType::LargeUtf8 => self
+                .groups
+                .intern_runs(keys.as_string::<i64>(), &mut self.indices),
+            _ => self.groups.intern(keys.as_string_view(), &mut self.indices),
+        }
+        let total = self.groups.len();
+        for (a, (values, filter)) in self.aggregates.iter_mut().zip(&arguments) {
+            let filter: Option<&BooleanArray> = filter.as_ref().map(|f| f.as_boolean());
+            a.accumulator
+                .update_batch(values, &self.indices, filter, total)?;
+        }
+        self.rows += rows;
+        if total < self.limits.groups && self.groups.bytes < self.limits.bytes {
+            return Ok(None);
+        }
+        // Mostly new groups: grouping only costs; the final stage does the work either way.
+        if total * 2 > self.rows {
+            self.passing = true;
+        }
+        self.emit()
+    }
+
+    /// The state of every group so far (none if there is none); grouping starts again.
+    fn emit(&mut self) -> DfResult<Option<RecordBatch>> {
+        if self.groups.len() == 0 {
+            return Ok(None);
+        }
+        let values = self.groups.take();
+        let key_type = self.schema.field(0).data_type();
+        let values = if values.data_type() == key_type {
+            values
+        } else {
+            cast(&values, key_type)?
+        };
+        let mut columns: Vec<ArrayRef> = vec![values];
+        for a in &mut self.aggregates {
+            columns.extend(a.accumulator.state(EmitTo::All)?);
+        }
+        self.rows = 0;
+        Ok(Some(RecordBatch::try_new(
+            Arc::clone(&self.schema),
+            columns,
+        )?))
+    }
+}
+
+/// One slot of the view cache. A view of 12 bytes or fewer holds the whole string, so equal
+/// views mean equal strings in any batch; a longer view points into its array's buffers, so
+/// it is trusted only within the batch (`batch`) it was seen in.
+#[derive(Clone, Copy)]
+struct Slot {
+    view: u128,
+    group: u32,
+    batch: u32,
+}
+
+const EMPTY: u32 = u32::MAX;
+const EMPTY_SLOT: Slot = Slot {
+    view: 0,
+    group: EMPTY,
+    batch: 0,
+};
+
+/// Group numbers for text values, in order of first appearance.
+struct TextGroups {
+    cache: Box<[Slot; CACHE_SLOTS]>,
+    /// Every group by its text: the cache's fallback.
+    by_text: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
+    null_group: Option<u32>,
+    values: StringViewBuilder,
+    count: usize,
+    /// Bytes of group text held.
+    bytes: usize,
+    /// The batch being interned (never 0, so a fresh slot matches no batch).
+    batch: u32,
+}
+
+impl TextGroups {
+    fn new() -> Self {
+        TextGroups {
+            cache: Box::new([EMPTY_SLOT; CACHE_SLOTS]),
+            by_text: HashMap::default(),
+            null_group: None,
+            values: StringViewBuilder::new(),
+            count: 0,
+            bytes: 0,
+            batch: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Sets `indices` to the group of each row of `keys`, adding new groups.
+    fn intern(&mut self, keys: &StringViewArray, indices: &mut Vec<usize>) {
+        self.batch = self.batch.wrapping_add(1);
+        if self.batch == 0 {
+            // Wrapped: forget every long view rather than trust one from 2^32 batches ago.
+            self.cache.fill(EMPTY_SLOT);
+            self.batch = 1;
+        }
+        // Written in place: pushing stored the vector's length back on every row.
+        indices.clear();
+        indices.resize(keys.len(), 0);
+        let rows = indices.iter_mut().zip(keys.views()).enumerate();
+        match keys.nulls().filter(|n| n.null_count() > 0) {
+            None => {
+                for (i, (index, &view)) in rows {
+                    let group = match self.cached(view) {
+                        Some(group) => group,
+                        None => self.miss(keys, i, view),
+                    };
+                    *index = group as usize;
+                }
+            }
+            Some(nulls) => {
+                for (i, (index, &view)) in rows {
+                    let group = if nulls.is_null(i) {
+                        self.null_group()
+                    } else {
+                        match self.cached(view) {
+                            Some(group) => group,
+                            None => self.miss(keys, i, view),
+                        }
+                    };
+                    *index = group as usize;
+                }
+            }
+        }
+    }
+
+    /// Sets `indices` for text without views (a partition column, say): a row with the same
+    /// text as the row before it takes its group without hashing.
+    fn intern_runs<O: OffsetSizeTrait>(
+        &mut self,
+        keys: &GenericStringArray<O>,
+        indices: &mut Vec<usize>,
+    ) {
+        indices.clear();
+        indices.resize(keys.len(), 0);
+        let mut last: Option<(&str, u32)> = None;
+        for (index, key) in indices.iter_mut().zip(keys.iter()) {
+            let group = match (key, last) {
+                (None, _) => self.null_group(),
+                (Some(text), Some((before, group))) if text == before => group,
+                (Some(text), _) => {
+                    let group = self.group_by_text(text);
+                    last = Some((text, group));
+                    group
+                }
+            };
+            *index = group as usize;
+        }
+    }
+
+    /// The group of `view` if the cache has it (the path nearly every row takes).
+    #[inline(always)]
+    fn cached(&self, view: u128) -> Option<u32> {
+        let slot = &self.cache[slot_of(view)];
+        let valid = slot.view == view
+            && slot.group != EMPTY
+            && ((view as u32) <= 12 || slot.batch == self.batch);
+        valid.then_some(slot.group)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, keys: &StringViewArray, i: usize, view: u128) -> u32 {
+        let group = self.group_by_text(keys.value(i));
+        self.cache[slot_of(view)] = Slot {
+            view,
+            group,
+            batch: self.batch,
+        };
+        group
+    }
+
+    fn group_by_text(&mut self, text: &str) -> u32 {
+        if let Some(&group) = self.by_text.get(text.as_bytes()) {
+            return group;
+        }
+        let group = self.next_group();
+        self.by_text.insert(text.as_bytes().into(), group);
+        self.values.append_value(text);
+        self.bytes += text.len();
+        group
+    }
+
+    fn null_group(&mut self) -> u32 {
+        if let Some(group) = self.null_group {
+            return group;
+        }
+        let group = self.next_group();
+        self.values.append_null();
+        self.null_group = Some(group);
+        group
+    }
+
+    fn next_group(&mut self) -> u32 {
+        let group = self.count as u32;
+        self.count += 1;
+        group
+    }
+
+    /// The group values in group order; starts again with no groups.
+    fn take(&mut self) -> ArrayRef {
+        let values = Arc::new(self.values.finish());
+        *self = TextGroups {
+            batch: self.batch,
+            ..TextGroups::new()
+        };
+        values
+    }
+}
+
+/// A cache slot for a view: the two halves folded and multiplied (Fibonacci hashing).
+#[inline]
+fn slot_of(view: u128) -> usize {
+    let folded = (view as u64) ^ ((view >> 64) as u64).rotate_left(29);
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - CACHE_SLOTS.trailing_zeros())) as usize
+}
+
+#[cfg(test)]
+#[path = "small_groups_tests.rs"]
+mod tests;
