@@ -26,6 +26,7 @@ mod session;
 mod signed_zero;
 mod small_groups;
 pub mod table;
+mod text_groups;
 mod three_valued;
 mod yielding;
 
