@@ -162,7 +162,12 @@ impl ExecutionPlan for SmallGroupsExec {
             children,
             ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
         )?;
-        Ok(Arc::new(SmallGroupsExec::new(agg, self.limits)?))
+        // New children may make it ineligible (an ordered input): then DataFusion's runs.
+        if eligible(agg.as_ref()) {
+            Ok(Arc::new(SmallGroupsExec::new(agg, self.limits)?))
+        } else {
+            Ok(agg)
+        }
     }
 
     fn execute(
@@ -283,7 +288,12 @@ impl Grouping {
             DataType::LargeUtf8 => self
                 .groups
                 .intern_runs(keys.as_string::<i64>(), &mut self.indices),
-            _ => self.groups.intern(keys.as_string_view(), &mut self.indices),
+            DataType::Utf8View => self.groups.intern(keys.as_string_view(), &mut self.indices),
+            other => {
+                return Err(DataFusionError::Internal(format!(
+                    "SmallGroupsExec was given {other} keys"
+                )))
+            }
         }
         let total = self.groups.len();
         for (a, (values, filter)) in self.aggregates.iter_mut().zip(&arguments) {

@@ -246,3 +246,16 @@ async fn other_group_bys_are_left_to_datafusion() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_kept_plan_reset_for_another_run_still_groups_alike() {
+    // What the plan cache does: a kept plan runs, and later runs are reset copies of it.
+    let ctx = context(60, 9, 40);
+    let expected = answer(&ctx, plan(&ctx, EVERY_AGGREGATE).await).await;
+    let ours = rewrite(plan(&ctx, EVERY_AGGREGATE).await).unwrap();
+    let copy =
+        datafusion::physical_plan::execution_plan::reset_plan_states(Arc::clone(&ours)).unwrap();
+    assert!(shown(&copy).contains("SmallGroupsExec"), "{}", shown(&copy));
+    assert_eq!(answer(&ctx, ours).await, expected);
+    assert_eq!(answer(&ctx, copy).await, expected);
+}
