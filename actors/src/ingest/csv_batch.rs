@@ -26,8 +26,9 @@ pub struct CsvOptions {
     /// A batch holding more raw bytes than this is parsed by the reading thread, as is the rest
     /// of the file after it (bounded memory for very long rows or values).
     pub max_chunk_bytes: usize,
-    /// Parse on one thread when the uploads running now leave this one less than two cores
-    /// (see running); off: always `workers`.
+    /// Parse on one thread while the uploads running leave this one less than two cores
+    /// (see running; asked before each batch, so an upload left alone moves to `workers`);
+    /// off: always `workers`.
     pub share_cores: bool,
 }
 

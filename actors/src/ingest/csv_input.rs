@@ -20,6 +20,21 @@ pub fn ingest_csv_with<R: Read + Send>(
     plan: &IngestPlan<'_>,
     options: CsvOptions,
 ) -> Result<StagedOutput> {
+    let share = options.share_cores;
+    ingest_csv_while(input, plan, options, &mut || {
+        share && super::running::cores_each() < 2
+    })
+}
+
+/// [`ingest_csv_with`], parsing on this thread alone while `busy()` says other uploads hold
+/// the cores, and on the parallel path from the first batch on where it no longer does: the
+/// last upload of a burst gets both cores instead of leaving one idle.
+pub(super) fn ingest_csv_while<R: Read + Send>(
+    input: R,
+    plan: &IngestPlan<'_>,
+    options: CsvOptions,
+    busy: &mut dyn FnMut() -> bool,
+) -> Result<StagedOutput> {
     let mut reader = CsvRecords::new(input, plan.max_value_bytes);
     let mut headers = Record::default();
     match reader.read_record(&mut headers) {
@@ -49,12 +64,20 @@ pub fn ingest_csv_with<R: Read + Send>(
         schema: arrow_schema(plan.schema),
     };
     let mut validator = Validator::new(plan)?;
-    let parallel =
-        options.workers >= 2 && (!options.share_cores || super::running::cores_each() >= 2);
-    let rows = if parallel {
-        super::csv_parallel::ingest(reader, &layout, &mut validator, plan, options)?
-    } else {
+    let rows = if options.workers < 2 {
         sequential(&mut reader, &layout, &mut validator, plan, 1)?
+    } else {
+        match sequential_while(&mut reader, &layout, &mut validator, plan, busy)? {
+            Parsed::All(rows) => rows,
+            Parsed::UpTo(row) => super::csv_parallel::ingest(
+                reader,
+                &layout,
+                &mut validator,
+                plan,
+                options,
+                row + 1,
+            )?,
+        }
     };
     (plan.progress)(rows);
     if rows == 0 {
@@ -63,6 +86,37 @@ pub fn ingest_csv_with<R: Read + Send>(
             .add(|| "The file has no data rows, it cannot be processed".into());
     }
     validator.finish()
+}
+
+/// How far [`sequential_while`] got.
+enum Parsed {
+    /// The whole input: the last row's number.
+    All(u64),
+    /// Up to this row (0: none), where the cores were no longer busy.
+    UpTo(u64),
+}
+
+/// Parses batch by batch on this thread, checking `busy()` before each batch.
+fn sequential_while<R: Read>(
+    reader: &mut CsvRecords<R>,
+    layout: &Layout<'_>,
+    validator: &mut Validator,
+    plan: &IngestPlan<'_>,
+    busy: &mut dyn FnMut() -> bool,
+) -> Result<Parsed> {
+    let mut builder = BatchBuilder::new(layout);
+    let mut row = 0;
+    loop {
+        if !busy() {
+            return Ok(Parsed::UpTo(row));
+        }
+        let Some(parsed) = builder.read(reader, layout, row + 1)? else {
+            return Ok(Parsed::All(row));
+        };
+        row += parsed.batch.num_rows() as u64;
+        validator.accept_parsed(parsed)?;
+        (plan.progress)(row);
+    }
 }
 
 /// Parses the records of `reader` batch by batch on this thread, the first numbered

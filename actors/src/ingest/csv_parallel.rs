@@ -58,14 +58,15 @@ struct Shared<'a, 'l> {
     spare: Mutex<Vec<Vec<u8>>>,
 }
 
-/// Ingests the records after the header (`header` has just read it); returns the last row's
-/// number.
+/// Ingests the records `reader` has not read yet, the first of them row `first_row` (1 just
+/// after the header); returns the last row's number.
 pub(super) fn ingest<R: Read + Send>(
-    header: CsvRecords<R>,
+    reader: CsvRecords<R>,
     layout: &Layout<'_>,
     validator: &mut Validator,
     plan: &IngestPlan<'_>,
     options: CsvOptions,
+    first_row: u64,
 ) -> Result<u64> {
     let shared = Shared {
         layout,
@@ -92,16 +93,16 @@ pub(super) fn ingest<R: Read + Send>(
         }
         let shared = &shared;
         scope.spawn(move || {
-            let (pending, input, line) = header.into_rest();
+            let (pending, input, line) = reader.into_rest();
             let reading = Reading {
                 shared,
                 jobs: job_tx,
                 order: order_tx,
                 permits: permit_tx,
             };
-            reading.split(pending, input, line);
+            reading.split(pending, input, line, first_row);
         });
-        let outcome = sequence(order_rx, permit_rx, validator, plan);
+        let outcome = sequence(order_rx, permit_rx, validator, plan, first_row);
         if outcome.is_err() {
             shared.stop.store(true, Ordering::Relaxed);
         }
@@ -115,8 +116,9 @@ fn sequence(
     permits: Receiver<()>,
     validator: &mut Validator,
     plan: &IngestPlan<'_>,
+    first_row: u64,
 ) -> Result<u64> {
-    let mut row = 0u64;
+    let mut row = first_row - 1;
     let mut record = |checked: Result<Checked>| -> Result<()> {
         let Checked { parsed, checks } = checked?;
         row = parsed.first_row - 1 + parsed.batch.num_rows() as u64;
@@ -217,10 +219,10 @@ struct Reading<'s, 'a, 'l> {
 }
 
 impl Reading<'_, '_, '_> {
-    /// Reads `pending` then `input` (continuing just after the header, at parser line
-    /// `header_line`) and hands out chunks, until the input ends or the results are no longer
-    /// wanted.
-    fn split<R: Read>(self, pending: Vec<u8>, mut input: R, header_line: u64) {
+    /// Reads `pending` then `input` (continuing where a record ended: row `first_row`, parser
+    /// line `header_line`) and hands out chunks, until the input ends or the results are no
+    /// longer wanted.
+    fn split<R: Read>(self, pending: Vec<u8>, mut input: R, header_line: u64, first_row: u64) {
         let options = self.shared.options;
         let rule = self.shared.layout.rule;
         let mut splitter = Splitter::new(
@@ -230,7 +232,7 @@ impl Reading<'_, '_, '_> {
         );
         // `buf` always starts where a batch starts: row `first_row`, parser line `line`.
         let mut buf = pending;
-        let (mut first_row, mut line) = (1u64, header_line);
+        let (mut first_row, mut line) = (first_row, header_line);
         loop {
             while let Some(cut) = splitter.scan(&buf) {
                 let spare = self.shared.spare.lock().map(|mut s| s.pop());

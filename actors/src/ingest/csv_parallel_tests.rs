@@ -7,6 +7,7 @@ use std::io::Read;
 
 use serde_json::json;
 
+use super::super::csv_input::ingest_csv_while;
 use super::super::{ingest_csv_with, messages, test_schema as valid, CsvOptions, IngestPlan};
 use crate::schema::ValidSchema;
 
@@ -75,6 +76,18 @@ fn run(
     options: CsvOptions,
     max_value: usize,
 ) -> Outcome {
+    run_switching(input, schema, options, max_value, None)
+}
+
+/// [`run`]; with `busy_batches`, the first that many batches are parsed on the calling thread
+/// (the cores busy with other uploads), the rest on the parallel path.
+fn run_switching(
+    input: impl Read + Send,
+    schema: &ValidSchema,
+    options: CsvOptions,
+    max_value: usize,
+    busy_batches: Option<usize>,
+) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let progress = |_: u64| {};
     let plan = IngestPlan {
@@ -83,7 +96,18 @@ fn run(
         progress: &progress,
         max_value_bytes: max_value,
     };
-    match ingest_csv_with(input, &plan, options) {
+    let result = match busy_batches {
+        None => ingest_csv_with(input, &plan, options),
+        Some(n) => {
+            let mut asked = 0;
+            let mut busy = || {
+                asked += 1;
+                asked <= n
+            };
+            ingest_csv_while(input, &plan, options, &mut busy)
+        }
+    };
+    match result {
         Ok(out) => {
             let mut files = BTreeMap::new();
             for f in &out.files {
@@ -125,6 +149,23 @@ fn same_everywhere(csv: &[u8], partitioned: bool, max_value: usize) -> Outcome {
                 assert_eq!(whole, sequential, "{o:?}");
                 let trickled = run(Trickle { data: csv, step: 0 }, &schema, o, max_value);
                 assert_eq!(trickled, sequential, "{o:?} trickled");
+            }
+            // Parsed here while the cores are busy, then on the parallel path.
+            for busy in [1, 2, 5] {
+                let o = options(rows, bytes, workers, 1 << 30);
+                let switched = run_switching(csv, &schema, o, max_value, Some(busy));
+                assert_eq!(switched, sequential, "{o:?} after {busy} busy batches");
+                let trickled = run_switching(
+                    Trickle { data: csv, step: 0 },
+                    &schema,
+                    o,
+                    max_value,
+                    Some(busy),
+                );
+                assert_eq!(
+                    trickled, sequential,
+                    "{o:?} after {busy} busy batches, trickled"
+                );
             }
         }
         if rows == 1000 {
