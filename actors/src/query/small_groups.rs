@@ -14,7 +14,8 @@
 //! and accumulators. Memory is bounded without a reservation: at most [`MAX_GROUPS`] groups and
 //! [`MAX_GROUP_BYTES`] of their text are held; past that the state is emitted and grouping
 //! starts again, and when the input turns out to be mostly distinct values, rows are passed on
-//! as states without grouping (as DataFusion's "skip partial aggregation" does).
+//! as states without grouping (as DataFusion's "skip partial aggregation" does); so is a single
+//! batch whose keys alone are larger than that.
 
 use std::fmt;
 use std::sync::Arc;
@@ -88,11 +89,15 @@ fn eligible(node: &dyn ExecutionPlan) -> bool {
         })
 }
 
-/// When state is emitted early (see the module comment).
+/// When state is emitted early, and which batches are passed on ungrouped (see the module
+/// comment).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub groups: usize,
     pub bytes: usize,
+    /// A batch whose keys take more memory than this is passed on as states: its text could
+    /// all be new, and would be copied twice before the byte limit is next looked at.
+    pub batch_bytes: usize,
 }
 
 impl Default for Limits {
@@ -100,6 +105,7 @@ impl Default for Limits {
         Limits {
             groups: MAX_GROUPS,
             bytes: MAX_GROUP_BYTES,
+            batch_bytes: MAX_GROUP_BYTES,
         }
     }
 }
@@ -271,7 +277,7 @@ impl Grouping {
             };
             arguments.push((values, filter));
         }
-        if self.passing {
+        if self.passing || keys.get_array_memory_size() > self.limits.batch_bytes {
             let mut columns = vec![keys];
             for (a, (values, filter)) in self.aggregates.iter().zip(&arguments) {
                 let filter = filter.as_ref().map(|f| f.as_boolean());

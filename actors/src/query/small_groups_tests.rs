@@ -131,6 +131,7 @@ async fn text_without_views_grouped_by_runs() {
             Limits {
                 groups: 2,
                 bytes: usize::MAX,
+                batch_bytes: usize::MAX,
             },
         )
         .await;
@@ -145,6 +146,7 @@ async fn state_emitted_early_and_passed_on_gives_the_same_answers() {
         let limits = Limits {
             groups,
             bytes: usize::MAX,
+            batch_bytes: usize::MAX,
         };
         same_as_datafusion(&ctx, EVERY_AGGREGATE, limits).await;
     }
@@ -152,6 +154,13 @@ async fn state_emitted_early_and_passed_on_gives_the_same_answers() {
     let limits = Limits {
         groups: usize::MAX,
         bytes: 1,
+        batch_bytes: usize::MAX,
+    };
+    same_as_datafusion(&ctx, EVERY_AGGREGATE, limits).await;
+    // Batches larger than a limit of one byte: every one is passed on ungrouped.
+    let limits = Limits {
+        batch_bytes: 1,
+        ..Limits::default()
     };
     same_as_datafusion(&ctx, EVERY_AGGREGATE, limits).await;
     // Mostly distinct values: past the limit, rows are passed on as states.
@@ -159,6 +168,7 @@ async fn state_emitted_early_and_passed_on_gives_the_same_answers() {
     let limits = Limits {
         groups: 100,
         bytes: usize::MAX,
+        batch_bytes: usize::MAX,
     };
     same_as_datafusion(&ctx, EVERY_AGGREGATE, limits).await;
 }
@@ -188,10 +198,12 @@ async fn distinct_counts_through_datafusions_two_stages() {
     same_as_datafusion(&ctx, sql, Limits::default()).await;
 }
 
-#[tokio::test]
-async fn mostly_distinct_input_is_passed_on_after_the_limit() {
-    let ctx = context(64, 30, 100_000);
-    let plan = plan(&ctx, "SELECT k, count(*) FROM t GROUP BY k").await;
+/// The partial aggregate of `sql`, and its input's batches.
+async fn partial_and_input(
+    ctx: &SessionContext,
+    sql: &str,
+) -> (Arc<dyn ExecutionPlan>, Vec<RecordBatch>) {
+    let plan = plan(ctx, sql).await;
     let mut aggregate = None;
     plan.apply(|node| {
         if node
@@ -204,15 +216,41 @@ async fn mostly_distinct_input_is_passed_on_after_the_limit() {
     })
     .unwrap();
     let aggregate = aggregate.unwrap();
+    let input = aggregate.downcast_ref::<AggregateExec>().unwrap().input();
+    let batches = collect(Arc::clone(input), ctx.task_ctx()).await.unwrap();
+    (aggregate, batches)
+}
+
+#[tokio::test]
+async fn a_batch_of_keys_over_the_byte_limit_is_passed_on_whole() {
+    let ctx = context(64, 3, 40);
+    let (aggregate, batches) =
+        partial_and_input(&ctx, "SELECT k, count(*) FROM t GROUP BY k").await;
+    let aggregate = aggregate.downcast_ref::<AggregateExec>().unwrap();
+    let limits = Limits {
+        batch_bytes: 1,
+        ..Limits::default()
+    };
+    let mut grouping = Grouping::new(aggregate, limits).unwrap();
+    for batch in batches.iter().filter(|b| b.num_rows() > 0) {
+        let out = grouping.consume(batch).unwrap().unwrap();
+        assert_eq!(out.num_rows(), batch.num_rows());
+    }
+    assert_eq!(grouping.groups.len(), 0);
+}
+
+#[tokio::test]
+async fn mostly_distinct_input_is_passed_on_after_the_limit() {
+    let ctx = context(64, 30, 100_000);
+    let (aggregate, batches) =
+        partial_and_input(&ctx, "SELECT k, count(*) FROM t GROUP BY k").await;
     let aggregate = aggregate.downcast_ref::<AggregateExec>().unwrap();
     let limits = Limits {
         groups: 100,
         bytes: usize::MAX,
+        batch_bytes: usize::MAX,
     };
     let mut grouping = Grouping::new(aggregate, limits).unwrap();
-    let batches = collect(Arc::clone(aggregate.input()), ctx.task_ctx())
-        .await
-        .unwrap();
     let mut rows_out = 0;
     for batch in &batches {
         if let Some(out) = grouping.consume(batch).unwrap() {
