@@ -26,6 +26,8 @@ mod session;
 mod signed_zero;
 mod small_groups;
 pub mod table;
+#[cfg(test)]
+mod test_plans;
 mod text_groups;
 mod three_valued;
 mod yielding;

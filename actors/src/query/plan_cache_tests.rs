@@ -5,13 +5,12 @@ use std::sync::Arc;
 
 use arrow::array::{Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
-use arrow::util::pretty::pretty_format_batches;
 use datafusion::execution::runtime_env::RuntimeEnv;
-use datafusion::physical_plan::collect;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 
 use super::*;
 use crate::query::session::{from_template, keep_topk_bounds_in_sorts, new_context};
+use crate::query::test_plans::{answer, plan};
 
 fn file(id: i64) -> DataFile {
     DataFile {
@@ -53,20 +52,6 @@ async fn context(dir: &std::path::Path) -> SessionContext {
         .await
         .unwrap();
     ctx
-}
-
-async fn plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
-    ctx.sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap()
-}
-
-async fn answer(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>) -> String {
-    let batches = collect(plan, ctx.task_ctx()).await.unwrap();
-    pretty_format_batches(&batches).unwrap().to_string()
 }
 
 fn schema() -> SchemaRef {

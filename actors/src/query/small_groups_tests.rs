@@ -4,7 +4,6 @@ use arrow::array::{
     Float64Array, Int64Array, LargeStringArray, RecordBatch, StringArray, StringViewArray,
 };
 use arrow::datatypes::{DataType, Field, Schema};
-use arrow::util::pretty::pretty_format_batches;
 use datafusion::datasource::MemTable;
 use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -13,6 +12,7 @@ use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 
 use super::{rewrite, rewrite_with, Grouping, Limits};
+use crate::query::test_plans::{answer, plan};
 
 /// Three partitions of several small batches: short and long text (long values repeat, in
 /// batches with buffers of their own), nulls in the key and in the values.
@@ -67,22 +67,8 @@ fn context(rows_per_batch: usize, batches: usize, distinct: usize) -> SessionCon
     ctx
 }
 
-async fn plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
-    ctx.sql(sql)
-        .await
-        .unwrap()
-        .create_physical_plan()
-        .await
-        .unwrap()
-}
-
 fn shown(plan: &Arc<dyn ExecutionPlan>) -> String {
     displayable(plan.as_ref()).indent(false).to_string()
-}
-
-async fn answer(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>) -> String {
-    let batches = collect(plan, ctx.task_ctx()).await.unwrap();
-    pretty_format_batches(&batches).unwrap().to_string()
 }
 
 const EVERY_AGGREGATE: &str = "SELECT k, count(*) AS n, count(v) AS nv, sum(v) AS s, \
