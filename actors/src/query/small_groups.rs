@@ -55,15 +55,17 @@ pub fn rewrite_with(
     plan: Arc<dyn ExecutionPlan>,
     limits: Limits,
 ) -> DfResult<Arc<dyn ExecutionPlan>> {
-    plan.transform_up(|node| {
-        if eligible(node.as_ref()) {
-            let exec = SmallGroupsExec::new(node, limits)?;
-            Ok(Transformed::yes(Arc::new(exec) as Arc<dyn ExecutionPlan>))
-        } else {
-            Ok(Transformed::no(node))
-        }
-    })
-    .map(|t| t.data)
+    plan.transform_up(|node| Ok(replaced(node, limits)))
+        .map(|t| t.data)
+}
+
+/// `node` run by a [`SmallGroupsExec`] if it is eligible, else `node` as it is.
+fn replaced(node: Arc<dyn ExecutionPlan>, limits: Limits) -> Transformed<Arc<dyn ExecutionPlan>> {
+    if eligible(node.as_ref()) {
+        Transformed::yes(Arc::new(SmallGroupsExec { agg: node, limits }))
+    } else {
+        Transformed::no(node)
+    }
 }
 
 /// A partial aggregate by exactly one text expression, whose aggregates all have group
@@ -111,6 +113,7 @@ impl Default for Limits {
 }
 
 /// Runs the partial aggregate it replaces (kept as `agg`: its input, expressions and schema).
+/// Made only by [`replaced`], so `agg` is always an eligible `AggregateExec`.
 #[derive(Debug)]
 pub struct SmallGroupsExec {
     agg: Arc<dyn ExecutionPlan>,
@@ -118,19 +121,10 @@ pub struct SmallGroupsExec {
 }
 
 impl SmallGroupsExec {
-    pub fn new(agg: Arc<dyn ExecutionPlan>, limits: Limits) -> DfResult<Self> {
-        if !eligible(agg.as_ref()) {
-            return Err(DataFusionError::Internal(
-                "SmallGroupsExec replaces a partial aggregate by one text column".into(),
-            ));
-        }
-        Ok(SmallGroupsExec { agg, limits })
-    }
-
     fn aggregate(&self) -> &AggregateExec {
         self.agg
             .downcast_ref::<AggregateExec>()
-            .expect("checked by new")
+            .expect("made by replaced")
     }
 }
 
@@ -170,11 +164,7 @@ impl ExecutionPlan for SmallGroupsExec {
             ReplaceChildrenOptions::new(ChildrenPropertiesMode::Recompute),
         )?;
         // New children may make it ineligible (an ordered input): then DataFusion's runs.
-        if eligible(agg.as_ref()) {
-            Ok(Arc::new(SmallGroupsExec::new(agg, self.limits)?))
-        } else {
-            Ok(agg)
-        }
+        Ok(replaced(agg, self.limits).data)
     }
 
     fn execute(

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow::array::{
-    Array, ArrayRef, GenericStringArray, OffsetSizeTrait, StringViewArray, StringViewBuilder,
+    Array, ArrayBuilder, ArrayRef, GenericStringArray, OffsetSizeTrait, StringViewArray,
+    StringViewBuilder,
 };
 
 /// Slots of the view cache (a power of two): 8 KB, within the first-level cache.
@@ -34,8 +35,8 @@ pub struct TextGroups {
     /// Every group by its text: the cache's fallback.
     by_text: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
     null_group: Option<u32>,
+    /// One entry per group, in group order.
     values: StringViewBuilder,
-    count: usize,
     /// Bytes of group text held.
     pub bytes: usize,
     /// The batch being interned (never 0, so a fresh slot matches no batch).
@@ -49,14 +50,13 @@ impl TextGroups {
             by_text: HashMap::default(),
             null_group: None,
             values: StringViewBuilder::new(),
-            count: 0,
             bytes: 0,
             batch: 0,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.count
+        self.values.len()
     }
 
     /// Sets `indices` to the group of each row of `keys`, adding new groups.
@@ -74,11 +74,7 @@ impl TextGroups {
         match keys.nulls().filter(|n| n.null_count() > 0) {
             None => {
                 for (i, (index, &view)) in rows {
-                    let group = match self.cached(view) {
-                        Some(group) => group,
-                        None => self.miss(keys, i, view),
-                    };
-                    *index = group as usize;
+                    *index = self.group_of_view(keys, i, view) as usize;
                 }
             }
             Some(nulls) => {
@@ -86,10 +82,7 @@ impl TextGroups {
                     let group = if nulls.is_null(i) {
                         self.null_group()
                     } else {
-                        match self.cached(view) {
-                            Some(group) => group,
-                            None => self.miss(keys, i, view),
-                        }
+                        self.group_of_view(keys, i, view)
                     };
                     *index = group as usize;
                 }
@@ -121,14 +114,18 @@ impl TextGroups {
         }
     }
 
-    /// The group of `view` if the cache has it (the path nearly every row takes).
+    /// The group of row `i`, whose view is `view`: from the cache if it has it (the path
+    /// nearly every row takes), else by its text.
     #[inline(always)]
-    fn cached(&self, view: u128) -> Option<u32> {
+    fn group_of_view(&mut self, keys: &StringViewArray, i: usize, view: u128) -> u32 {
         let slot = &self.cache[slot_of(view)];
-        let valid = slot.view == view
+        if slot.view == view
             && slot.group != EMPTY
-            && ((view as u32) <= 12 || slot.batch == self.batch);
-        valid.then_some(slot.group)
+            && ((view as u32) <= 12 || slot.batch == self.batch)
+        {
+            return slot.group;
+        }
+        self.miss(keys, i, view)
     }
 
     #[cold]
@@ -147,7 +144,7 @@ impl TextGroups {
         if let Some(&group) = self.by_text.get(text.as_bytes()) {
             return group;
         }
-        let group = self.next_group();
+        let group = self.len() as u32;
         self.by_text.insert(text.as_bytes().into(), group);
         self.values.append_value(text);
         self.bytes += text.len();
@@ -158,15 +155,9 @@ impl TextGroups {
         if let Some(group) = self.null_group {
             return group;
         }
-        let group = self.next_group();
+        let group = self.len() as u32;
         self.values.append_null();
         self.null_group = Some(group);
-        group
-    }
-
-    fn next_group(&mut self) -> u32 {
-        let group = self.count as u32;
-        self.count += 1;
         group
     }
 
