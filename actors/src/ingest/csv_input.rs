@@ -64,19 +64,17 @@ pub(super) fn ingest_csv_while<R: Read + Send>(
         schema: arrow_schema(plan.schema),
     };
     let mut validator = Validator::new(plan)?;
-    let rows = if options.workers < 2 {
-        sequential(&mut reader, &layout, &mut validator, plan, 1)?
+    // Without parsing threads, this thread parses everything.
+    let mut no_threads = || true;
+    let busy: &mut dyn FnMut() -> bool = if options.workers < 2 {
+        &mut no_threads
     } else {
-        match sequential_while(&mut reader, &layout, &mut validator, plan, busy)? {
-            Parsed::All(rows) => rows,
-            Parsed::UpTo(row) => super::csv_parallel::ingest(
-                reader,
-                &layout,
-                &mut validator,
-                plan,
-                options,
-                row + 1,
-            )?,
+        busy
+    };
+    let rows = match sequential_while(&mut reader, &layout, &mut validator, plan, busy)? {
+        Parsed::All(rows) => rows,
+        Parsed::UpTo(row) => {
+            super::csv_parallel::ingest(reader, &layout, &mut validator, plan, options, row + 1)?
         }
     };
     (plan.progress)(rows);
@@ -117,23 +115,4 @@ fn sequential_while<R: Read>(
         validator.accept_parsed(parsed)?;
         (plan.progress)(row);
     }
-}
-
-/// Parses the records of `reader` batch by batch on this thread, the first numbered
-/// `first_row`; returns the number of the last row.
-pub(super) fn sequential<R: Read>(
-    reader: &mut CsvRecords<R>,
-    layout: &Layout<'_>,
-    validator: &mut Validator,
-    plan: &IngestPlan<'_>,
-    first_row: u64,
-) -> Result<u64> {
-    let mut builder = BatchBuilder::new(layout);
-    let mut row = first_row - 1;
-    while let Some(parsed) = builder.read(reader, layout, row + 1)? {
-        row += parsed.batch.num_rows() as u64;
-        validator.accept_parsed(parsed)?;
-        (plan.progress)(row);
-    }
-    Ok(row)
 }
