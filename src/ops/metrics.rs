@@ -34,6 +34,7 @@ struct Metrics {
     queries_running: IntGaugeVec,
     queries_waiting: IntGaugeVec,
     queries_refused: IntCounterVec,
+    query_memory: IntGauge,
     /// Refusals already added to `queries_refused`, per pool (the engine keeps the totals).
     refused_seen: Mutex<[u64; 2]>,
     commit_queue: IntGauge,
@@ -97,6 +98,10 @@ fn build() -> prometheus::Result<Metrics> {
             ),
             &["pool"],
         )?,
+        query_memory: IntGauge::new(
+            "query_memory_reserved_bytes",
+            "Bytes of the query memory pool (RAPID_QUERY_MEMORY_BYTES) reserved by running queries",
+        )?,
         refused_seen: Mutex::new([0; 2]),
         commit_queue: IntGauge::new(
             "upload_commits_pending",
@@ -121,7 +126,7 @@ fn build() -> prometheus::Result<Metrics> {
 }
 
 fn register(m: &Metrics) -> prometheus::Result<()> {
-    let collectors: [Box<dyn prometheus::core::Collector>; 12] = [
+    let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
         Box::new(m.requests.clone()),
         Box::new(m.latency.clone()),
         Box::new(m.upload_rows.clone()),
@@ -131,6 +136,7 @@ fn register(m: &Metrics) -> prometheus::Result<()> {
         Box::new(m.queries_running.clone()),
         Box::new(m.queries_waiting.clone()),
         Box::new(m.queries_refused.clone()),
+        Box::new(m.query_memory.clone()),
         Box::new(m.commit_queue.clone()),
         Box::new(m.catalog.clone()),
         Box::new(m.catalog_file_bytes.clone()),
@@ -184,6 +190,7 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         .inc_by(commits.stored_bytes.saturating_sub(m.upload_bytes.get()));
 
     let load = rapid_actors::query::engine().load();
+    m.query_memory.set(load.memory_bytes as i64);
     {
         // A poisoned lock still holds valid totals.
         let mut seen = m.refused_seen.lock().unwrap_or_else(|p| p.into_inner());

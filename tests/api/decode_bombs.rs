@@ -170,7 +170,7 @@ fn schema_generations_beyond_the_pool_get_503_with_retry_after() {
         std::thread::spawn(move || {
             let body = SlowBody {
                 sent: 0,
-                delay: Some(Duration::from_secs(3)),
+                delay: Some(Duration::from_secs(10)),
             };
             let part = reqwest::blocking::multipart::Part::reader(body).file_name("slow.csv");
             let form = reqwest::blocking::multipart::Form::new().part("file", part);
@@ -183,15 +183,24 @@ fn schema_generations_beyond_the_pool_get_503_with_retry_after() {
             into_parts(res).0
         })
     };
-    // While the slow one holds the only place, another is told to come back.
-    std::thread::sleep(Duration::from_millis(1000));
-    let part = reqwest::blocking::multipart::Part::bytes(b"id\n1\n".to_vec()).file_name("b.csv");
-    let res = s
-        .request("POST", "/api/schema/bombs/other/generate")
-        .bearer_auth(&token)
-        .multipart(reqwest::blocking::multipart::Form::new().part("file", part))
-        .send()
-        .unwrap();
+    // While the slow one holds the only place, another is told to come back. Until the slow
+    // one has its place (its thread may start late on a busy machine), the other is served:
+    // ask again until the place is seen taken.
+    let deadline = std::time::Instant::now() + Duration::from_secs(8);
+    let res = loop {
+        let part =
+            reqwest::blocking::multipart::Part::bytes(b"id\n1\n".to_vec()).file_name("b.csv");
+        let res = s
+            .request("POST", "/api/schema/bombs/other/generate")
+            .bearer_auth(&token)
+            .multipart(reqwest::blocking::multipart::Form::new().part("file", part))
+            .send()
+            .unwrap();
+        if res.status() != StatusCode::OK || std::time::Instant::now() > deadline {
+            break res;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(res.headers().get("retry-after").unwrap(), "1");
     let (status, body) = into_parts(res);
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");

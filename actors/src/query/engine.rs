@@ -8,7 +8,8 @@
 //! - Admission: a sync query or a large-query job needs a slot; with every slot taken a request
 //!   waits a moment, then is refused with `Busy` (503), rather than queueing without bound.
 //! - Time: each run is bounded; at its limit the work's future is dropped on the query runtime,
-//!   which stops DataFusion (its spawned tasks abort on drop) and frees its memory.
+//!   which stops DataFusion (its spawned tasks abort on drop, at their next batch) and frees its
+//!   memory; the slot is held until the last of those tasks has stopped.
 //! - Memory: one DataFusion memory pool for all queries; sorts and aggregations spill under
 //!   `{data}/spill` (emptied at start), or fail with a clear error.
 
@@ -24,11 +25,12 @@ use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::execution::SessionState;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::limits::QueryLimits;
 pub use super::load::QueryKind;
+use super::work_scope::WorkScope;
 use crate::error::{Error, ErrorKind, Result};
 
 /// The settings of the query engine (README, Limits).
@@ -181,7 +183,7 @@ impl QueryEngine {
         &self.plans
     }
 
-    /// Running, waiting and refused queries of both pools (for metrics).
+    /// Running, waiting and refused queries of both pools, and the memory they hold (for metrics).
     pub fn load(&self) -> super::load::QueryLoad {
         let pool = |kind, slots: &Semaphore, size: usize| {
             self.load.pool(kind, size.max(1), slots.available_permits())
@@ -193,6 +195,7 @@ impl QueryEngine {
                 &self.large_slots,
                 self.settings.large_concurrency,
             ),
+            memory_bytes: self.template.runtime_env().memory_pool.reserved() as u64,
         }
     }
 
@@ -241,8 +244,10 @@ impl QueryEngine {
     /// Runs `work` on the query runtime for at most `limit`, holding `slot` until it ends. At the
     /// limit the work is dropped there (DataFusion stops: its leaves yield after every batch, see
     /// yielding) and `timed_out` is the answer. If the caller goes away (a client disconnects),
-    /// the work is aborted the same way. Should the work not yield at all, the caller still
-    /// answers soon after the limit; the slot stays taken until the work really ends.
+    /// the work is dropped the same way. The answer comes at once; the slot is given back only
+    /// once every pipeline of the work has stopped (see work_scope), since the partitions
+    /// DataFusion spawned stop at their next batch, not at once. Should the work not yield at
+    /// all, the caller still answers soon after the limit.
     pub async fn run<T: Send + 'static>(
         &self,
         slot: Option<Slot>,
@@ -251,15 +256,33 @@ impl QueryEngine {
         timed_out: Error,
     ) -> Result<T> {
         let inside = timed_out.clone();
-        let task = self.runtime.spawn(async move {
+        let (leave, left) = oneshot::channel::<()>();
+        let (answer, answered) = oneshot::channel::<Result<T>>();
+        // Not aborted when dropped: the task ends the work itself and then frees the slot.
+        self.runtime.spawn(async move {
             // Declared first, dropped last: the slot is free only once the work is gone.
             let _slot = slot;
-            match tokio::time::timeout(limit, work).await {
-                Ok(result) => result,
-                Err(_) => Err(inside),
-            }
+            let scope = WorkScope::new();
+            let result = tokio::select! {
+                done = tokio::time::timeout(limit, scope.run(work)) => match done {
+                    Ok(result) => result,
+                    Err(_) => Err(inside),
+                },
+                // The caller dropped its wait (the sender went with it): nobody needs the answer.
+                _ = left => Err(Error::internal("the caller went away")),
+            };
+            let _ = answer.send(result);
+            scope.ended().await;
         });
-        match tokio::time::timeout(limit + CALLER_GRACE, AbortOnDrop(task)).await {
+        let waited = async move {
+            // Dropped with this wait if the caller goes away: the task then drops the work.
+            let _leave = leave;
+            answered.await.unwrap_or_else(|_| {
+                // The sender went without an answer: the work panicked.
+                Err(Error::internal("query task panicked"))
+            })
+        };
+        match tokio::time::timeout(limit + CALLER_GRACE, waited).await {
             Ok(result) => result,
             Err(_) => Err(timed_out),
         }

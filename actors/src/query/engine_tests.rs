@@ -109,6 +109,57 @@ fn work_past_its_limit_is_dropped_and_its_slot_freed() {
     });
 }
 
+/// A pipeline DataFusion spawned stops at its next batch, after the work's future is gone: the
+/// answer does not wait for it, the slot does.
+#[test]
+fn the_slot_waits_for_every_pipeline_of_the_work_the_answer_does_not() {
+    let engine = engine_with(1, 0);
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
+    block_on(async {
+        let slot = engine.admit(QueryKind::Sync).await.unwrap();
+        let err = engine
+            .run(
+                Some(slot),
+                Duration::from_millis(100),
+                async move {
+                    // A context carrying this run's token, held by a "pipeline" elsewhere.
+                    let context = super::super::work_scope::task_context(
+                        &datafusion::prelude::SessionContext::new(),
+                    );
+                    std::thread::spawn(move || {
+                        let _context = context;
+                        held_tx.send(()).unwrap();
+                        let _ = release_rx.recv();
+                    });
+                    std::future::pending::<Result<()>>().await
+                },
+                Error::invalid("too long"),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.to_string(), "Invalid: too long");
+        held_rx.recv().unwrap();
+        let busy = engine.admit(QueryKind::Sync).await.unwrap_err();
+        assert_eq!(
+            busy.kind,
+            ErrorKind::Busy,
+            "the pipeline still holds the slot"
+        );
+        assert_eq!(engine.load().sync.running, 1);
+        release_tx.send(()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while engine.load().sync.running != 0 {
+            assert!(Instant::now() < deadline, "the slot never came back");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        engine
+            .admit(QueryKind::Sync)
+            .await
+            .expect("slot given back");
+    });
+}
+
 #[test]
 fn a_caller_that_goes_away_aborts_the_work() {
     let engine = engine_with(1, 0);

@@ -35,6 +35,8 @@ pub struct PoolLoad {
 pub struct QueryLoad {
     pub sync: PoolLoad,
     pub large: PoolLoad,
+    /// Bytes of the shared memory pool reserved by running queries now.
+    pub memory_bytes: u64,
 }
 
 fn index(kind: QueryKind) -> usize {

@@ -30,6 +30,7 @@ pub mod table;
 mod test_plans;
 mod text_groups;
 mod three_valued;
+mod work_scope;
 mod yielding;
 
 pub use engine::on_query_runtime;

@@ -108,8 +108,8 @@ impl PreparedQuery {
             .iter()
             .map(|f| f.name().clone())
             .collect();
-        let streams =
-            execute_stream_partitioned(plan, self.ctx.task_ctx()).map_err(engine_error)?;
+        let streams = execute_stream_partitioned(plan, super::work_scope::task_context(&self.ctx))
+            .map_err(engine_error)?;
         Ok((names, streams))
     }
 
@@ -117,7 +117,7 @@ impl PreparedQuery {
     pub async fn collect(&self) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let plan = self.plan().await?;
         let planned = plan.schema();
-        let batches = collect(plan, self.ctx.task_ctx())
+        let batches = collect(plan, super::work_scope::task_context(&self.ctx))
             .await
             .map_err(engine_error)?;
         // The batches' own schema: the analyzer rules may refine types and nullability after

@@ -94,6 +94,7 @@ impl ExecutionPlan for YieldingExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
+        let work = super::work_scope::token_of(&context);
         let inner = self.input.execute(partition, context)?;
         let schema = inner.schema();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
@@ -102,6 +103,7 @@ impl ExecutionPlan for YieldingExec {
                 inner,
                 pause: None,
                 since: Instant::now(),
+                _work: work,
             },
         )))
     }
@@ -117,6 +119,8 @@ struct YieldEachBatch {
     pause: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     /// When this stream last gave its thread back (a yield, or `inner` waiting).
     since: Instant,
+    /// The query run's token, kept while this pipeline lives (see work_scope).
+    _work: Option<Arc<super::work_scope::WorkToken>>,
 }
 
 impl Stream for YieldEachBatch {

@@ -1,0 +1,117 @@
+//! When a query's work has really ended. Stopping a query drops its future, but DataFusion runs
+//! the partitions of a plan on tasks of their own (`collect` over several partitions,
+//! repartitions); dropping the future only asks those tasks to stop, and each stops at its next
+//! yield, after the batch it is computing (for an expensive expression, most of a second in a
+//! debug build). Until then it holds a core and its memory reservations.
+//!
+//! Each run of a query gets a [`WorkToken`]: the task context it executes with carries it, and
+//! every leaf stream of the plan (see yielding) keeps a clone while it lives. [`WorkScope::ended`]
+//! resolves once the last clone is gone, that is, once every pipeline reading data has stopped.
+//! The query's admission slot is held until then, so the pool never admits more work than it has
+//! slots for, and "no query running" in the metrics means no query's work is left on a core.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use datafusion::execution::TaskContext;
+use datafusion::prelude::SessionContext;
+use tokio::sync::oneshot;
+
+/// Held by everything that executes one run of a query; dropped with the last of them.
+#[derive(Debug)]
+pub struct WorkToken {
+    /// Dropped with the token: the scope's receiver then resolves.
+    _ended: oneshot::Sender<()>,
+}
+
+tokio::task_local! {
+    /// The token of the query run the current task executes (set by [`WorkScope::run`]).
+    static CURRENT: Arc<WorkToken>;
+}
+
+/// One run of a query: the token its pipelines hold, and the signal that they are all gone.
+pub struct WorkScope {
+    token: Arc<WorkToken>,
+    ended: oneshot::Receiver<()>,
+}
+
+impl WorkScope {
+    pub fn new() -> WorkScope {
+        let (tx, ended) = oneshot::channel();
+        WorkScope {
+            token: Arc::new(WorkToken { _ended: tx }),
+            ended,
+        }
+    }
+
+    /// `work` run with this scope's token as the current one: the task contexts it makes with
+    /// [`task_context`] carry it. The token is kept only by what the work executes.
+    pub fn run<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
+        CURRENT.scope(self.token.clone(), work)
+    }
+
+    /// Resolves once the token is gone: `self` gives up its own clone, then waits for every
+    /// pipeline that took one.
+    pub async fn ended(self) {
+        drop(self.token);
+        // The sender is never used: the receiver resolves (with an error) when it is dropped.
+        let _ = self.ended.await;
+    }
+}
+
+impl Default for WorkScope {
+    fn default() -> Self {
+        WorkScope::new()
+    }
+}
+
+/// A task context of `ctx` for executing a plan, carrying the current query run's token when
+/// there is one (outside [`WorkScope::run`], in tools and tests, it carries none).
+pub fn task_context(ctx: &SessionContext) -> Arc<TaskContext> {
+    let task = ctx.task_ctx();
+    match CURRENT.try_with(Arc::clone) {
+        Ok(token) => {
+            let config = task.session_config().clone().with_extension(token);
+            Arc::new(TaskContext::from(ctx).with_session_config(config))
+        }
+        Err(_) => task,
+    }
+}
+
+/// The token a plan executed with `context` must keep while it runs, if any.
+pub fn token_of(context: &TaskContext) -> Option<Arc<WorkToken>> {
+    context.session_config().get_extension::<WorkToken>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn ended_waits_for_every_clone_of_the_token() {
+        let scope = WorkScope::new();
+        let ctx = SessionContext::new();
+        let context = scope.run(async { task_context(&ctx) }).await;
+        let held = token_of(&context).expect("the context carries the token");
+        assert!(
+            token_of(&task_context(&ctx)).is_none(),
+            "only inside the scope's work"
+        );
+        drop(context);
+        let mut ended = Box::pin(scope.ended());
+        // Still held by `held`: the wait does not end.
+        assert!(tokio::time::timeout(Duration::from_millis(50), &mut ended)
+            .await
+            .is_err());
+        drop(held);
+        tokio::time::timeout(Duration::from_secs(10), ended)
+            .await
+            .expect("ends once the last clone is dropped");
+    }
+
+    #[tokio::test]
+    async fn outside_a_scope_contexts_carry_no_token() {
+        assert!(token_of(&task_context(&SessionContext::new())).is_none());
+    }
+}
