@@ -45,6 +45,7 @@ struct Metrics {
 fn build() -> prometheus::Result<Metrics> {
     let registry = Registry::new_custom(Some("rapid".into()), None)?;
     let by_route = ["method", "route", "status"];
+    let (queries_running, queries_waiting, queries_refused, query_memory) = query_gauges()?;
     let m = Metrics {
         requests: IntCounterVec::new(
             Opts::new(
@@ -80,28 +81,10 @@ fn build() -> prometheus::Result<Metrics> {
             ),
             &["kind", "status"],
         )?,
-        queries_running: IntGaugeVec::new(
-            Opts::new(
-                "queries_running",
-                "Queries holding a slot, by pool (sync, large)",
-            ),
-            &["pool"],
-        )?,
-        queries_waiting: IntGaugeVec::new(
-            Opts::new("queries_waiting", "Queries waiting for a slot, by pool"),
-            &["pool"],
-        )?,
-        queries_refused: IntCounterVec::new(
-            Opts::new(
-                "queries_refused_total",
-                "Queries refused (503) for want of a slot, by pool",
-            ),
-            &["pool"],
-        )?,
-        query_memory: IntGauge::new(
-            "query_memory_reserved_bytes",
-            "Bytes of the query memory pool (RAPID_QUERY_MEMORY_BYTES) reserved by running queries",
-        )?,
+        queries_running,
+        queries_waiting,
+        queries_refused,
+        query_memory,
         refused_seen: Mutex::new([0; 2]),
         commit_queue: IntGauge::new(
             "upload_commits_pending",
@@ -123,6 +106,34 @@ fn build() -> prometheus::Result<Metrics> {
     };
     register(&m)?;
     Ok(m)
+}
+
+/// The query engine's figures: slots by pool and the memory its queries hold.
+fn query_gauges() -> prometheus::Result<(IntGaugeVec, IntGaugeVec, IntCounterVec, IntGauge)> {
+    Ok((
+        IntGaugeVec::new(
+            Opts::new(
+                "queries_running",
+                "Queries holding a slot, by pool (sync, large)",
+            ),
+            &["pool"],
+        )?,
+        IntGaugeVec::new(
+            Opts::new("queries_waiting", "Queries waiting for a slot, by pool"),
+            &["pool"],
+        )?,
+        IntCounterVec::new(
+            Opts::new(
+                "queries_refused_total",
+                "Queries refused (503) for want of a slot, by pool",
+            ),
+            &["pool"],
+        )?,
+        IntGauge::new(
+            "query_memory_reserved_bytes",
+            "Bytes of the query memory pool (RAPID_QUERY_MEMORY_BYTES) reserved by running queries",
+        )?,
+    ))
 }
 
 fn register(m: &Metrics) -> prometheus::Result<()> {
