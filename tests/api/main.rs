@@ -16,6 +16,7 @@ mod generate_refusals;
 mod hostile_http;
 mod large_queries;
 mod layered_permissions;
+mod links_forwarded;
 mod listing_info;
 mod openapi;
 mod ops_admin;
