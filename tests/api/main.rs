@@ -39,6 +39,7 @@ mod query_semantics;
 mod restart;
 mod schemas;
 mod secrets;
+mod signin_flood;
 mod signin_throttle;
 mod storage_s3;
 mod subjects;
