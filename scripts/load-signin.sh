@@ -21,7 +21,8 @@ if [ "$PROFILE" = release ]; then
 else
   cargo build --locked --bin rapid-rs --example load_signin
 fi
-BIN="target/$PROFILE/rapid-rs"
+# RAPID_BIN: another server binary (e.g. an older build, for "before" figures).
+BIN="${RAPID_BIN:-target/$PROFILE/rapid-rs}"
 TOOL="target/$PROFILE/examples/load_signin"
 echo "build: $PROFILE; attackers from $SOURCES address(es)"
 read -r -a SERVER_FLAGS <<<"${SERVER_ARGS:-}"
