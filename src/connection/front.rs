@@ -9,8 +9,8 @@
 //!
 //! When the application answers without reading a request's body (`hold.rs` marks it in the
 //! connection's [`BodyTracker`]), the front discards at most [`ABANDONED_BODY_READ_CAP`] more
-//! bytes of it and then tells actix-http the stream ended: actix-http finishes the answer, shuts
-//! the write side (the client sees the answer and its end first) and closes.
+//! bytes of it and then reads nothing more; actix-http's linger (`client_disconnect_timeout`)
+//! then shuts the write side (the client sees the answer and its end first) and closes.
 //!
 //! Refusals are written when actix-http shuts the connection down: the front tells it the client
 //! closed (end of stream), actix-http finishes any earlier pipelined answers, then shuts down, so
@@ -113,21 +113,19 @@ impl FrontIo {
         ) && self.tracker.is_abandoned(self.heads)
     }
 
-    /// Reads and drops what arrives, up to the cap; then (or when the client closes) reports
-    /// the end of the stream.
+    /// Reads and drops what arrives, up to the cap, then reads no more: the client's sending
+    /// stalls while it can still read the answer, and actix-http's linger timer then shuts the
+    /// write side and closes. (Ending the stream at the cap instead would close at once, and the
+    /// reset that unread bytes cause can reach a client still writing before it reads the answer.)
+    /// A client that closes its side ends the stream at once.
     fn poll_discard(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut scratch = [0u8; 16 * 1024];
         loop {
             let discarded = *self.discarded.get_or_insert(0);
             let room = ABANDONED_BODY_READ_CAP.saturating_sub(discarded) as usize;
             if room == 0 {
-                tracing::info!(
-                    peer = ?self.io.peer_addr().ok(),
-                    discarded,
-                    "answered before its body was read: closing after the read cap"
-                );
-                self.state = State::Closed;
-                return Poll::Ready(Ok(()));
+                // Woken by actix-http's linger timer, not by the socket.
+                return Poll::Pending;
             }
             let mut buf = ReadBuf::new(&mut scratch[..room.min(16 * 1024)]);
             ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
@@ -135,7 +133,15 @@ impl FrontIo {
                 self.state = State::Closed;
                 return Poll::Ready(Ok(()));
             }
-            self.discarded = Some(discarded + buf.filled().len() as u64);
+            let discarded = discarded + buf.filled().len() as u64;
+            self.discarded = Some(discarded);
+            if discarded >= ABANDONED_BODY_READ_CAP {
+                tracing::info!(
+                    peer = ?self.io.peer_addr().ok(),
+                    discarded,
+                    "answered before its body was read: no more is read, closing after the linger"
+                );
+            }
         }
     }
 

@@ -9,8 +9,8 @@
 //!
 //! The linger is bounded in time only, so on a fast link it could read gigabytes; this middleware
 //! also tells the connection's front ([`BodyTracker`]) which request's body was abandoned, and
-//! the front reads at most [`ABANDONED_BODY_READ_CAP`] more bytes of it before ending the
-//! connection.
+//! the front reads at most [`ABANDONED_BODY_READ_CAP`] more bytes of it (the linger then ends
+//! the connection).
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
