@@ -2,13 +2,17 @@
 //! `scripts/load-signin.sh`, which starts the server and runs this once per phase):
 //!
 //! - `signin`: 200 guessers against one user's password, 40 against unknown user names, 20
-//!   against one client's secret, for `--seconds`; meanwhile `/api/status` and a good client's
-//!   token are timed. Reports peak RSS, RSS after 12 s idle, answers by status, p50/p95/max.
+//!   against the admin client's secret, for `--seconds`, sent from `--sources` loopback
+//!   addresses (127.0.0.2 and up, round robin; 0: the default address); meanwhile a good client
+//!   on 127.0.0.1 times `/api/status`, the dataset listing and a token with the admin's true
+//!   secret, and takes one more token right after the flood. Reports peak RSS, RSS after 12 s
+//!   idle, answers by status, p50/p95/max.
 //! - `generate`: 100 schema generations of one 50 MB CSV at once: statuses and peak RSS.
 //! - `bombs`: 4 Parquet files whose 16 rows point at one 50 MB dictionary value and 4 CSV files
 //!   with one 300 MB field, at once: statuses and peak RSS.
 
 use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +33,8 @@ struct Args {
     admin_secret: String,
     seconds: u64,
     phase: String,
+    /// Loopback source addresses the attackers send from (127.0.0.2 and up); 0: the default.
+    sources: u8,
 }
 
 fn args() -> Args {
@@ -57,6 +63,10 @@ fn args() -> Args {
         admin_secret: get("admin-secret"),
         seconds: map.get("seconds").map_or(8, |s| s.parse().unwrap()).min(30),
         phase: get("phase"),
+        sources: map
+            .get("sources")
+            .map_or(0, |s| s.parse().unwrap())
+            .min(250),
     }
 }
 
@@ -159,11 +169,33 @@ async fn signin(a: &Args, http: &Client) {
         .json()
         .await
         .unwrap();
-    let victim_client = client["client_id"].as_str().unwrap().to_string();
+    assert!(client["client_id"].is_string(), "{client}");
+    // One HTTP client per source address; the good client below stays on 127.0.0.1.
+    let attackers: Vec<Client> = if a.sources == 0 {
+        vec![http.clone()]
+    } else {
+        (0..a.sources)
+            .map(|k| {
+                Client::builder()
+                    .local_address(IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2 + k)))
+                    .timeout(Duration::from_secs(120))
+                    .build()
+                    .unwrap()
+            })
+            .collect()
+    };
+    println!(
+        "attackers send from {} address(es); the good client from 127.0.0.1",
+        attackers.len()
+    );
     let deadline = Instant::now() + Duration::from_secs(a.seconds);
     let mut tasks = Vec::new();
     for i in 0..260u32 {
-        let (http, base, victim_client) = (http.clone(), a.base.clone(), victim_client.clone());
+        let (http, base, victim_client) = (
+            attackers[i as usize % attackers.len()].clone(),
+            a.base.clone(),
+            a.admin_id.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let (kind, mut tally, mut n) = (
                 if i < 200 {
@@ -198,11 +230,12 @@ async fn signin(a: &Args, http: &Client) {
         }));
     }
     let probe = |path: &'static str| {
-        let (http, base, id, secret) = (
+        let (http, base, id, secret, listing_token) = (
             http.clone(),
             a.base.clone(),
             a.admin_id.clone(),
             a.admin_secret.clone(),
+            token.clone(),
         );
         tokio::spawn(async move {
             let mut ms = Vec::new();
@@ -211,6 +244,10 @@ async fn signin(a: &Args, http: &Client) {
                 let t = Instant::now();
                 let req = match path {
                     "status" => http.get(format!("{base}/api/status")),
+                    "list" => http
+                        .post(format!("{base}/api/datasets"))
+                        .bearer_auth(&listing_token)
+                        .json(&json!({})),
                     _ => http
                         .post(format!("{base}/api/oauth2/token"))
                         .basic_auth(&id, Some(&secret)),
@@ -226,16 +263,32 @@ async fn signin(a: &Args, http: &Client) {
             (ms, failed)
         })
     };
-    let (status, good) = (probe("status"), probe("token"));
+    let (status, list, good) = (probe("status"), probe("list"), probe("token"));
     let mut tally = Tally::new();
     for t in tasks {
         for (k, v) in t.await.unwrap() {
             *tally.entry(k).or_default() += v;
         }
     }
-    let ((status_ms, status_failed), (token_ms, token_failed)) =
-        (status.await.unwrap(), good.await.unwrap());
+    let ((status_ms, status_failed), (list_ms, list_failed), (token_ms, token_failed)) = (
+        status.await.unwrap(),
+        list.await.unwrap(),
+        good.await.unwrap(),
+    );
+    let after = http
+        .post(format!("{}/api/oauth2/token", a.base))
+        .basic_auth(&a.admin_id, Some(&a.admin_secret))
+        .send()
+        .await;
     println!("answers: {tally:?}");
+    println!(
+        "admin's true secret right after the flood: {}",
+        answer(&after)
+    );
+    println!(
+        "dataset listing: {} (failed {list_failed})",
+        percentiles(list_ms)
+    );
     println!(
         "/api/status: {} (failed {status_failed})",
         percentiles(status_ms)

@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
 # Hostile load on loopback, bounded in count and time (about a minute and a half in all):
-# a sign-in flood (200 password guessers on one user, 40 on unknown names, 20 on a client
-# secret), 100 concurrent 50 MB schema generations, and the two decoding bombs. Each phase gets
-# a fresh release server; the tool (examples/load_signin.rs) samples its RSS from /proc.
+# a sign-in flood (200 password guessers on one user, 40 on unknown names, 20 on the admin
+# client's secret) sent from SOURCES loopback addresses (127.0.0.2 and up) while a good client on
+# 127.0.0.1 asks for /api/status, the dataset listing and tokens; 100 concurrent 50 MB schema
+# generations; and the two decoding bombs. Each phase gets a fresh server; the tool
+# (examples/load_signin.rs) samples its RSS from /proc.
 #
-#   scripts/load-signin.sh [seconds-of-flood]      (default 8, at most 30)
+#   scripts/load-signin.sh [seconds-of-flood [sources [phases]]]
+#     seconds default 8 (at most 30); sources default 50 (0: every request from 127.0.0.1);
+#     phases default "signin generate bombs". PROFILE=debug uses a debug build.
+#     Extra server flags (e.g. the "before" settings): SERVER_ARGS="--hash-workers 2".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_OF_FLOOD="${1:-8}"
-cargo build --release --locked --bin rapid-rs --example load_signin
-BIN=target/release/rapid-rs
-TOOL=target/release/examples/load_signin
+SOURCES="${2:-50}"
+PHASES="${3:-signin generate bombs}"
+PROFILE="${PROFILE:-release}"
+if [ "$PROFILE" = release ]; then
+  cargo build --release --locked --bin rapid-rs --example load_signin
+else
+  cargo build --locked --bin rapid-rs --example load_signin
+fi
+# RAPID_BIN: another server binary (e.g. an older build, for "before" figures).
+BIN="${RAPID_BIN:-target/$PROFILE/rapid-rs}"
+TOOL="target/$PROFILE/examples/load_signin"
+echo "build: $PROFILE; attackers from $SOURCES address(es)"
+read -r -a SERVER_FLAGS <<<"${SERVER_ARGS:-}"
 ADMIN_ID=loadadmin
 ADMIN_SECRET="load-admin-secret-$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
@@ -20,7 +35,7 @@ run_phase() {
   dir="$(mktemp -d)"
   RAPID_ADMIN_CLIENT_ID="$ADMIN_ID" RAPID_ADMIN_CLIENT_SECRET="$ADMIN_SECRET" \
   ALLOWED_EMAIL_DOMAINS=example.com RUST_LOG=warn,rapid_actors::auth::signin=info \
-    "$BIN" serve --bind 127.0.0.1:0 --data-dir "$dir/data" >"$dir/out" 2>"$dir/log" &
+    "$BIN" serve --bind 127.0.0.1:0 --data-dir "$dir/data" ${SERVER_FLAGS[@]+"${SERVER_FLAGS[@]}"} >"$dir/out" 2>"$dir/log" &
   local pid=$!
   local addr=""
   for _ in $(seq 1 200); do
@@ -31,7 +46,7 @@ run_phase() {
   [ -n "$addr" ] || { echo "server did not start"; cat "$dir/log"; kill "$pid"; exit 1; }
   echo "== $phase (server pid $pid, $addr)"
   "$TOOL" --base "$addr" --pid "$pid" --admin-id "$ADMIN_ID" --admin-secret "$ADMIN_SECRET" \
-    --seconds "$SECONDS_OF_FLOOD" --phase "$phase"
+    --seconds "$SECONDS_OF_FLOOD" --phase "$phase" --sources "$SOURCES"
   if kill -0 "$pid" 2>/dev/null; then
     echo "server still up: yes"
   else
@@ -44,6 +59,6 @@ run_phase() {
   rm -rf "$dir"
 }
 
-run_phase signin
-run_phase generate
-run_phase bombs
+for phase in $PHASES; do
+  run_phase "$phase"
+done

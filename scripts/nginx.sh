@@ -56,7 +56,11 @@ $servers  }
     proxy_send_timeout 3600s;
     location / {
       proxy_pass http://rapid;
-      proxy_set_header Host \$host;
+      # The host as the client wrote it, port included (\$host drops the port), and the
+      # scheme: the nodes build download links from them (believed from RAPID_TRUSTED_PROXIES).
+      proxy_set_header Host \$http_host;
+      proxy_set_header X-Forwarded-Host \$http_host;
+      proxy_set_header X-Forwarded-Proto \$scheme;
       proxy_set_header X-Forwarded-For \$remote_addr;
       proxy_set_header Connection "";
       proxy_next_upstream error timeout;

@@ -56,6 +56,7 @@ start_node() {
     "$RAPID_BIN" serve --bind 127.0.0.1:0 --workers 2 --data-dir "$work/$name" \
       --catalog-url "$PG_URL" --storage-url "$STORAGE_URL" --key-file "$work/shared.key" \
       --node-id "$name" --job-lease-secs "$LEASE" --query-timeout-seconds 600 \
+      --trusted-proxies 127.0.0.1 \
       >"$out" 2>"$work/$name.log" &
   node_pid[$name]=$!
   for _ in $(seq 1 300); do
@@ -81,7 +82,7 @@ bench() {  # bench URL DATASETS-NAME-SEED ARGS...
   "$RAPID_BIN" bench --url "$url" --client-id "$ADMIN_ID" --client-secret "$ADMIN_SECRET" \
     --json "$@"
 }
-figure() { .venv/bin/python -c 'import json,sys; r=json.load(open(sys.argv[1])); print("   %d of %d files stored, %d rows in %.1f s: %.0f rows/s; exactly once: %s" % (r["files_stored"], r["files"], r["rows_stored"], r["seconds"], r["rows_per_second"], r["exactly_once"]))' "$1"; }
+figure() { .venv/bin/python -c 'import json,sys; r=json.load(open(sys.argv[1])); print("   %d of %d files stored, %d rows in %.1f s: %.0f rows/s; exactly once: %s; %d poll(s)/count(s) retried" % (r["files_stored"], r["files"], r["rows_stored"], r["seconds"], r["rows_per_second"], r["exactly_once"], r["retries"]))' "$1"; }
 
 say "2. 200 concurrent uploads to one dataset through the balancer"
 bench "$BALANCER" --uploaders 200 --files 200 --rows 2000 --seed 11 >"$work/two.json"
@@ -93,25 +94,50 @@ say "   the same load against node a alone"
 bench "http://${node_addr[a]}/api" --uploaders 200 --files 200 --rows 2000 --seed 12 >"$work/one.json"
 figure "$work/one.json"
 
-say "   a download link made on node a, fetched from node b"
 # One admin token (issued by node a, valid on every node: the signing key is shared).
 token="$(curl -sf -u "$ADMIN_ID:$ADMIN_SECRET" -d grant_type=client_credentials "http://${node_addr[a]}/api/oauth2/token" | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
 dataset="$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["verification"][0]["dataset"])' "$work/two.json")"
-job="$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"limit": 10}' \
-  "http://${node_addr[a]}/api/datasets/default/bench/$dataset/query/large" \
-  | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["details"]["job_id"])')"
-link=""
-for _ in $(seq 1 600); do
-  link="$(curl -sf -H "Authorization: Bearer $token" "http://${node_addr[b]}/api/jobs/$job" \
-    | .venv/bin/python -c 'import json,sys; j=json.load(sys.stdin); print(j["result_url"] or "" if j["status"] == "SUCCESS" else "")')"
-  [ -n "$link" ] && break
-  sleep 0.2
-done
-[ -n "$link" ] || { echo "FAILED: the large query did not succeed"; exit 1; }
-path="/api/${link#*/api/}"
-lines="$(curl -sf "http://${node_addr[b]}$path" | wc -l)"
-echo "   node b served node a's result: $lines lines (header + 10 rows)"
-[ "$lines" = 11 ] || { echo "FAILED: expected 11 lines"; exit 1; }
+# large_query URL [CURL-ARGS...]: starts a large query at URL (an .../api base), polls it there
+# and prints the result link exactly as the service returned it.
+large_query() {
+  local api="$1"; shift
+  local job link=""
+  job="$(curl -sf "$@" -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"limit": 10}' \
+    "$api/datasets/default/bench/$dataset/query/large" \
+    | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["details"]["job_id"])')"
+  for _ in $(seq 1 600); do
+    link="$(curl -sf -H "Authorization: Bearer $token" "$api/jobs/$job" \
+      | .venv/bin/python -c 'import json,sys; j=json.load(sys.stdin); print(j["result_url"] or "" if j["status"] == "SUCCESS" else "")')"
+    [ -n "$link" ] && break
+    sleep 0.2
+  done
+  [ -n "$link" ] || { echo "FAILED: the large query did not succeed" >&2; exit 1; }
+  echo "$link"
+}
+# fetch_link LINK WHAT: downloads LINK exactly as given; 11 lines expected (header + 10 rows).
+fetch_link() {
+  local lines
+  lines="$(curl -sf "$1" | wc -l)"
+  echo "   $2: $lines lines (header + 10 rows) from $1"
+  [ "$lines" = 11 ] || { echo "FAILED: expected 11 lines from $1"; exit 1; }
+}
+
+say "   a download link made through the balancer, fetched as given"
+link="$(large_query "$BALANCER")"
+case "$link" in
+  "$NGINX_URL/api/results/"*) ;;
+  *) echo "FAILED: the link does not name the balancer ($NGINX_URL): $link"; exit 1 ;;
+esac
+fetch_link "$link" "the balancer served the result"
+
+say "   a download link made on node a for node b's address, fetched as given"
+# This script is on loopback, a trusted proxy: it forwards node b's address as the host.
+link="$(large_query "http://${node_addr[a]}/api" -H "X-Forwarded-Host: ${node_addr[b]}")"
+case "$link" in
+  "http://${node_addr[b]}/api/results/"*) ;;
+  *) echo "FAILED: the link does not name node b: $link"; exit 1 ;;
+esac
+fetch_link "$link" "node b served node a's result"
 
 say "3. kill -9 of node b during uploads"
 bench "$BALANCER" --uploaders 16 --duration 12 --rows 5000 --seed 13 >"$work/killed.json" &

@@ -67,7 +67,8 @@ impl TrustedProxies {
         Ok(TrustedProxies(nets))
     }
 
-    fn trusts(&self, ip: IpAddr) -> bool {
+    /// Whether `ip` (canonical) is one of the trusted proxies.
+    pub fn trusts(&self, ip: IpAddr) -> bool {
         self.0.iter().any(|n| n.contains(ip))
     }
 

@@ -199,6 +199,12 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(i64).range(60..=2_592_000))]
     pub web_session_ttl_seconds: i64,
 
+    /// The origin clients reach the service at (`https://data.example.com`, optionally with a
+    /// path prefix): every link the service gives starts with it. Unset: the request's host
+    /// (forwarded host and scheme believed only from trusted proxies).
+    #[arg(long, env = "RAPID_PUBLIC_URL")]
+    pub public_url: Option<String>,
+
     /// Mark the web session cookie `Secure` (set it when the pages are served over HTTPS).
     #[arg(long, env = "RAPID_WEB_SECURE_COOKIE", default_value_t = false)]
     pub web_secure_cookie: bool,

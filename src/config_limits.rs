@@ -25,9 +25,15 @@ pub struct LimitArgs {
     pub signin_free_failures: u32,
 
     /// Consecutive failed sign-ins of one account from any address before each attempt waits.
-    #[arg(long, env = "RAPID_SIGNIN_ACCOUNT_FREE_FAILURES", default_value_t = 20,
+    #[arg(long, env = "RAPID_SIGNIN_ACCOUNT_FREE_FAILURES", default_value_t = 15,
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub signin_account_free_failures: u32,
+
+    /// Consecutive failed user sign-ins from one address, whatever the names (unknown ones
+    /// included), before each attempt from it waits; users who signed in from it before are exempt.
+    #[arg(long, env = "RAPID_SIGNIN_ADDRESS_FREE_FAILURES", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub signin_address_free_failures: u32,
 
     /// First delay after the free failures, in milliseconds; it doubles with each failure.
     #[arg(long, env = "RAPID_SIGNIN_BASE_DELAY_MS", default_value_t = 1000,
@@ -49,7 +55,8 @@ pub struct LimitArgs {
           value_parser = clap::value_parser!(u64).range(100..=10_000_000))]
     pub signin_table_entries: u64,
 
-    /// Threads checking passwords at once, each holding 19 MiB for argon2 (default: one per core).
+    /// Threads checking passwords at once, each holding 19 MiB for argon2 (default: one fewer
+    /// than the cores, at least one, so hashing never holds every core).
     #[arg(long, env = "RAPID_HASH_WORKERS")]
     pub hash_workers: Option<usize>,
 
@@ -78,7 +85,10 @@ pub struct LimitArgs {
 
 impl LimitArgs {
     pub fn hash_pool(&self) -> HashPoolSettings {
-        let workers = self.hash_workers.unwrap_or_else(cores).max(1);
+        let workers = self
+            .hash_workers
+            .unwrap_or_else(|| cores().saturating_sub(1))
+            .max(1);
         HashPoolSettings {
             workers,
             queue: self.hash_queue.unwrap_or(2 * workers),
@@ -90,6 +100,7 @@ impl LimitArgs {
         ThrottleSettings {
             free_failures: self.signin_free_failures,
             account_free_failures: self.signin_account_free_failures,
+            address_free_failures: self.signin_address_free_failures,
             base_delay: Duration::from_millis(self.signin_base_delay_ms),
             max_delay: Duration::from_secs(self.signin_max_delay_seconds),
             forget_after: Duration::from_secs(self.signin_forget_seconds),

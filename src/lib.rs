@@ -11,6 +11,8 @@
 //!   `Expect` preflight, closing after unread bodies.
 //! - [`config`]: flags and environment variables (clap); [`config_limits`] the hostile-input bounds.
 //! - [`client_addr`]: the client address (trusted proxies' `X-Forwarded-For`).
+//! - [`origin`]: the origin links start with (`RAPID_PUBLIC_URL`, or the host trusted proxies
+//!   forward).
 //! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
 //! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
 //! - [`file_modes`]: umask 0o077, data folder 0700 and secret files 0600, tightened at start.
@@ -36,6 +38,7 @@ pub mod error;
 pub mod file_modes;
 pub mod openapi;
 pub mod ops;
+pub mod origin;
 pub mod routes;
 pub mod server;
 pub mod state;

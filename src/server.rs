@@ -204,6 +204,10 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         max_upload_bytes: args.max_upload_bytes,
         query_max_body_bytes: args.query_max_body_bytes,
         trusted_proxies,
+        public_url: match args.public_url.as_deref().filter(|u| !u.trim().is_empty()) {
+            Some(url) => Some(crate::origin::PublicUrl::parse(url).map_err(Error::invalid)?),
+            None => None,
+        },
         generations: WorkPermits::new(
             args.limits.generate_workers(),
             std::time::Duration::from_millis(args.limits.generate_wait_ms),

@@ -14,6 +14,8 @@ pub struct AppState {
     pub query_max_body_bytes: u64,
     /// Whose `X-Forwarded-For` is believed for the client address.
     pub trusted_proxies: TrustedProxies,
+    /// The origin links start with, when set (RAPID_PUBLIC_URL).
+    pub public_url: Option<crate::origin::PublicUrl>,
     /// Schema generations running at once.
     pub generations: WorkPermits,
     /// The longest single value in an upload or sample.
@@ -26,5 +28,10 @@ impl AppState {
     /// Subjects, credentials, tokens, permissions and protected domains.
     pub fn auth(&self) -> &Auth {
         self.engine.auth()
+    }
+
+    /// The origin (`scheme://host[:port][/prefix]`) of links in the answer to `req`.
+    pub fn link_origin(&self, req: &actix_web::HttpRequest) -> String {
+        crate::origin::link_origin(req, self.public_url.as_ref(), &self.trusted_proxies)
     }
 }

@@ -4,6 +4,7 @@
 
 mod data;
 mod report;
+mod retry;
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -146,21 +147,32 @@ struct Client {
     http: reqwest::Client,
     base: String,
     token: String,
+    /// Retries of idempotent requests (polls, counts), for the summary.
+    retries: retry::Retries,
 }
 
 impl Client {
     async fn connect(args: &BenchArgs) -> Result<Client, String> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(3600))
+            // Below the server's default keep-alive (5 s), so that a pooled connection is
+            // rarely reused just as the server closes it.
+            .pool_idle_timeout(Duration::from_secs(2))
             .build()
             .map_err(|e| e.to_string())?;
         let base = args.url.trim_end_matches('/').to_string();
         let token =
             rapid_testkit::nonblocking::token(&http, &base, &args.client_id, &args.client_secret)
                 .await?;
-        Ok(Client { http, base, token })
+        Ok(Client {
+            http,
+            base,
+            token,
+            retries: retry::Retries::default(),
+        })
     }
 
+    /// Not retried: used for requests that change something (schemas).
     async fn post_json(&self, path: &str, body: &Value) -> Result<(u16, Value), String> {
         let res = self
             .http
@@ -174,9 +186,30 @@ impl Client {
         Ok((status, res.json().await.unwrap_or(Value::Null)))
     }
 
+    /// A query: it changes nothing, so it is retried.
+    async fn query(&self, path: &str, body: &Value) -> Result<(u16, Value), String> {
+        let url = format!("{}{path}", self.base);
+        self.retries
+            .send(|| self.http.post(&url).bearer_auth(&self.token).json(body))
+            .await
+    }
+
+    /// Polls a job until it ends; each poll is retried.
     async fn wait_job(&self, id: &str) -> Result<Value, String> {
-        let poll = Duration::from_millis(20);
-        rapid_testkit::nonblocking::wait_job(&self.http, &self.base, &self.token, id, poll).await
+        let url = format!("{}/jobs/{id}", self.base);
+        loop {
+            let (status, job) = self
+                .retries
+                .send(|| self.http.get(&url).bearer_auth(&self.token))
+                .await?;
+            if status != 200 {
+                return Err(format!("job poll answered {status}: {job}"));
+            }
+            if rapid_testkit::job_ended(&job) {
+                return Ok(job);
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 }
 
@@ -270,7 +303,13 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
     let outcomes = std::mem::take(&mut *outcomes.lock().unwrap_or_else(|p| p.into_inner()));
 
     let verification = verify(&client, &names, &outcomes).await?;
-    Ok(Report::new(&args, outcomes, elapsed, verification))
+    Ok(Report::new(
+        &args,
+        outcomes,
+        elapsed,
+        verification,
+        client.retries.count(),
+    ))
 }
 
 /// What each dataset should hold (the rows of its stored uploads) against what a count finds.
@@ -287,7 +326,7 @@ async fn verify(
     for (name, want) in &expected {
         let body = json!({"select_columns": ["count(*) AS n", "count(DISTINCT id) AS d"]});
         let (status, answer) = client
-            .post_json(&format!("/datasets/default/bench/{name}/query"), &body)
+            .query(&format!("/datasets/default/bench/{name}/query"), &body)
             .await?;
         let (n, d, error) = if status == 200 {
             (

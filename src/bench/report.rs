@@ -101,6 +101,8 @@ pub struct Report {
     pub failures: BTreeMap<String, u64>,
     pub verification: Vec<Verification>,
     pub exactly_once: bool,
+    /// Idempotent requests (job polls, counts) sent again after a connection error or a 502-504.
+    pub retries: u64,
 }
 
 fn latency(mut samples: Vec<Duration>) -> Option<Latency> {
@@ -126,6 +128,7 @@ impl Report {
         outcomes: Vec<Outcome>,
         elapsed: Duration,
         verification: Vec<Verification>,
+        retries: u64,
     ) -> Report {
         let seconds = elapsed.as_secs_f64().max(1e-9);
         let stored: Vec<&Outcome> = outcomes.iter().filter(|o| o.stored).collect();
@@ -155,6 +158,7 @@ impl Report {
             failures,
             verification,
             exactly_once,
+            retries,
         }
     }
 
@@ -177,6 +181,12 @@ impl Report {
                     l.p50_ms, l.p95_ms, l.p99_ms, l.max_ms
                 ));
             }
+        }
+        if self.retries > 0 {
+            s.push_str(&format!(
+                "  retried     {} poll(s) or count(s) after a connection error or 502-504\n",
+                self.retries
+            ));
         }
         for (reason, n) in &self.failures {
             s.push_str(&format!("  failed {n} x {reason}\n"));

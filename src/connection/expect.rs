@@ -16,7 +16,7 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 
-use super::hold::Holding;
+use super::hold::{BodyTracker, Holding};
 
 /// In a probe's extensions: check, do not act.
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +95,12 @@ where
     if answer.headers().contains_key(PREFLIGHT_PASSED) {
         return Ok(req);
     }
-    // Keep the unread body alive until the refusal is written: the connection then closes.
+    // Keep the unread body alive until the refusal is written: the connection then closes, the
+    // front reading at most a capped remainder of the body.
+    if let Some(tracker) = req.conn_data::<Rc<BodyTracker>>() {
+        let index = tracker.route();
+        tracker.abandon(index);
+    }
     let payload = req.take_payload();
     Err(answer.map_body(|_, body| BoxBody::new(Holding::new(body, Box::new(payload)))))
 }

@@ -7,6 +7,11 @@
 //! body that stops arriving for the body timeout ends the connection (the handler then sees a
 //! broken body and answers with its error).
 //!
+//! When the application answers without reading a request's body (`hold.rs` marks it in the
+//! connection's [`BodyTracker`]), the front discards at most [`ABANDONED_BODY_READ_CAP`] more
+//! bytes of it and then reads nothing more; actix-http's linger (`client_disconnect_timeout`)
+//! then shuts the write side (the client sees the answer and its end first) and closes.
+//!
 //! Refusals are written when actix-http shuts the connection down: the front tells it the client
 //! closed (end of stream), actix-http finishes any earlier pipelined answers, then shuts down, so
 //! the refusal is always the last thing written.
@@ -14,6 +19,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
@@ -26,6 +32,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::chunked::ChunkState;
 use super::head::{judge, Framing, HeadLimits, Refusal};
+use super::hold::{BodyTracker, ABANDONED_BODY_READ_CAP};
 
 /// The connection limits the front enforces.
 #[derive(Debug, Clone, Copy)]
@@ -67,6 +74,12 @@ pub struct FrontIo {
     timer: Pin<Box<Sleep>>,
     /// When a body read started waiting for the client.
     waiting_since: Option<Instant>,
+    /// Which request bodies the application abandoned (shared with the requests).
+    tracker: Rc<BodyTracker>,
+    /// Request heads passed on so far: the index of the request whose body is being read.
+    heads: u64,
+    /// Bytes of an abandoned body discarded so far, once discarding started.
+    discarded: Option<u64>,
 }
 
 impl FrontIo {
@@ -81,6 +94,54 @@ impl FrontIo {
             refusal: None,
             timer: Box::pin(tokio::time::sleep_until(now)),
             waiting_since: None,
+            tracker: Rc::default(),
+            heads: 0,
+            discarded: None,
+        }
+    }
+
+    /// The connection's tracker, for its requests' connection data.
+    pub fn tracker(&self) -> Rc<BodyTracker> {
+        self.tracker.clone()
+    }
+
+    /// Whether the body being received belongs to a request the application already answered.
+    fn body_abandoned(&self) -> bool {
+        matches!(
+            self.state,
+            State::Body { .. } | State::Chunked(_) | State::Opaque
+        ) && self.tracker.is_abandoned(self.heads)
+    }
+
+    /// Reads and drops what arrives, up to the cap, then reads no more: the client's sending
+    /// stalls while it can still read the answer, and actix-http's linger timer then shuts the
+    /// write side and closes. (Ending the stream at the cap instead would close at once, and the
+    /// reset that unread bytes cause can reach a client still writing before it reads the answer.)
+    /// A client that closes its side ends the stream at once.
+    fn poll_discard(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut scratch = [0u8; 16 * 1024];
+        loop {
+            let discarded = *self.discarded.get_or_insert(0);
+            let room = ABANDONED_BODY_READ_CAP.saturating_sub(discarded) as usize;
+            if room == 0 {
+                // Woken by actix-http's linger timer, not by the socket.
+                return Poll::Pending;
+            }
+            let mut buf = ReadBuf::new(&mut scratch[..room.min(16 * 1024)]);
+            ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
+            if buf.filled().is_empty() {
+                self.state = State::Closed;
+                return Poll::Ready(Ok(()));
+            }
+            let discarded = discarded + buf.filled().len() as u64;
+            self.discarded = Some(discarded);
+            if discarded >= ABANDONED_BODY_READ_CAP {
+                tracing::info!(
+                    peer = ?self.io.peer_addr().ok(),
+                    discarded,
+                    "answered before its body was read: no more is read, closing after the linger"
+                );
+            }
         }
     }
 
@@ -98,6 +159,7 @@ impl FrontIo {
                         Ok(None) => return,
                         Ok(Some((len, framing))) => {
                             self.pass(len);
+                            self.heads += 1;
                             self.state = match framing {
                                 Framing::None => State::Head { started: None },
                                 Framing::Length(n) => State::Body { remaining: n },
@@ -234,6 +296,10 @@ impl AsyncRead for FrontIo {
             }
             if this.state == State::Closed {
                 return Poll::Ready(Ok(()));
+            }
+            if this.discarded.is_some() || this.body_abandoned() {
+                this.unjudged.clear();
+                return this.poll_discard(cx);
             }
             this.unjudged.reserve(16 * 1024);
             match tokio_util::io::poll_read_buf(Pin::new(&mut this.io), cx, &mut this.unjudged) {

@@ -6,7 +6,7 @@
 //!   head and body timeouts).
 //! - [`expect`]: refusals before `100 Continue`.
 //! - [`hold`]: an answer given without reading the body closes the connection instead of
-//!   draining the body.
+//!   draining the body, reading at most a small capped remainder of it.
 
 mod chunked;
 pub mod expect;
@@ -103,6 +103,10 @@ where
                 .client_request_timeout(Duration::ZERO)
                 .client_disconnect_timeout(settings.linger)
                 .h1_allow_half_closed(true)
+                // Requests tell the front which bodies they abandoned (hold.rs).
+                .on_connect_ext(|io: &FrontIo, ext| {
+                    ext.insert(io.tracker());
+                })
                 .local_addr(local)
                 .expect(expect::preflight_factory(probe_app))
                 .h1(app);

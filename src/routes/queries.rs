@@ -140,10 +140,7 @@ pub async fn query_dataset_large(
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
-    let base_url = {
-        let info = req.connection_info();
-        format!("{}://{}", info.scheme(), info.host())
-    };
+    let base_url = state.link_origin(&req);
     let job_id = state
         .engine
         .start_large_query(access.pass, version.version, body, &base_url)

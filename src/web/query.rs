@@ -224,10 +224,7 @@ pub async fn post_query_job(
     let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let query = query_body(&f, false)?;
-    let origin = {
-        let info = req.connection_info();
-        format!("{}://{}", info.scheme(), info.host())
-    };
+    let origin = state.link_origin(&req);
     let job_id = backend::start_large_query(&state, pass, asked, query, &origin).await?;
     Ok(see_other(&format!("/jobs/{job_id}")))
 }

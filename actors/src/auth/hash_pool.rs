@@ -29,10 +29,12 @@ pub struct HashPoolSettings {
 
 impl Default for HashPoolSettings {
     fn default() -> Self {
+        // One core is always left to everything else: a flood of sign-ins must not hold them all.
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let workers = cores.saturating_sub(1).max(1);
         HashPoolSettings {
-            workers: cores,
-            queue: 2 * cores,
+            workers,
+            queue: 2 * workers,
             max_wait: Duration::from_millis(1000),
         }
     }

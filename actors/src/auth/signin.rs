@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use super::secrets;
 use super::signin_stats::Outcome;
 use super::snapshot::Credential;
-use super::throttle::{AccountKind, Attempt, Refused};
+use super::throttle::{AccountKind, Attempt, Refused, Scope};
 use super::{Auth, IssuedToken};
 use crate::error::{Error, ErrorKind, Result};
 
@@ -15,13 +15,17 @@ const BAD_USER_CREDENTIALS: &str = "Invalid username or password";
 
 impl Auth {
     /// OAuth2 client credentials grant. Unknown id and wrong secret give the same answer.
+    ///
+    /// The secret is checked first (a digest, microseconds): the true secret always gets its
+    /// token, whatever others have guessed. A 256-bit secret cannot be guessed, so refusing it
+    /// would protect nothing and let anyone lock a client out. Wrong secrets go through the
+    /// throttle, so a guesser is answered 429.
     pub fn client_token(
         &self,
         client_id: &str,
         client_secret: &str,
         addr: IpAddr,
     ) -> Result<IssuedToken> {
-        let attempt = self.begin_attempt(AccountKind::Client, client_id, addr)?;
         let snapshot = self.snapshot();
         let known = match snapshot.subjects.get(client_id).map(|s| &s.credential) {
             Some(Credential::SecretDigest(d)) => Some(d.as_slice()),
@@ -30,18 +34,19 @@ impl Auth {
         // Spend the same digest work for an unknown id.
         let ok =
             secrets::secret_matches(client_secret, known.unwrap_or(&[0u8; 32])) && known.is_some();
-        if !ok {
-            attempt.failed();
-            let (outcome, name) = match known {
-                Some(_) => (Outcome::WrongSecret, Some(client_id)),
-                None => (Outcome::UnknownClient, None),
-            };
-            self.stats.record(outcome, name);
-            return Err(Error::unauthenticated(BAD_CLIENT_CREDENTIALS));
+        if ok {
+            self.throttle.forgive(AccountKind::Client, client_id, addr);
+            self.stats.record(Outcome::Succeeded, Some(client_id));
+            return Ok(self.issue(client_id));
         }
-        attempt.succeeded();
-        self.stats.record(Outcome::Succeeded, Some(client_id));
-        Ok(self.issue(client_id))
+        let attempt = self.begin_attempt(AccountKind::Client, client_id, addr)?;
+        attempt.failed();
+        let (outcome, name) = match known {
+            Some(_) => (Outcome::WrongSecret, Some(client_id)),
+            None => (Outcome::UnknownClient, None),
+        };
+        self.stats.record(outcome, name);
+        Err(Error::unauthenticated(BAD_CLIENT_CREDENTIALS))
     }
 
     /// OAuth2 password grant for users.
@@ -109,10 +114,10 @@ impl Auth {
         self.throttle
             .begin(kind, account, addr)
             .map_err(|r: Refused| {
-                let outcome = if r.account_wide {
-                    Outcome::ThrottledAccount
-                } else {
-                    Outcome::ThrottledPair
+                let outcome = match r.scope {
+                    Scope::Pair => Outcome::ThrottledPair,
+                    Scope::Account => Outcome::ThrottledAccount,
+                    Scope::Address => Outcome::ThrottledAddress,
                 };
                 // The name only when it is a real account (an unknown one may be a mistyped secret).
                 let snapshot = self.snapshot();

@@ -16,6 +16,8 @@ pub enum Outcome {
     ThrottledPair,
     /// Refused before any check: too many failures of this account from any address.
     ThrottledAccount,
+    /// Refused before any check: too many failed user sign-ins from this address, any names.
+    ThrottledAddress,
     /// Refused before any check: the hash pool was full.
     Busy,
 }
@@ -30,11 +32,12 @@ impl Outcome {
             Outcome::UnknownClient => "unknown_client",
             Outcome::ThrottledPair => "throttled_pair",
             Outcome::ThrottledAccount => "throttled_account",
+            Outcome::ThrottledAddress => "throttled_address",
             Outcome::Busy => "busy",
         }
     }
 
-    const ALL: [Outcome; 8] = [
+    const ALL: [Outcome; 9] = [
         Outcome::Succeeded,
         Outcome::WrongPassword,
         Outcome::UnknownUser,
@@ -42,6 +45,7 @@ impl Outcome {
         Outcome::UnknownClient,
         Outcome::ThrottledPair,
         Outcome::ThrottledAccount,
+        Outcome::ThrottledAddress,
         Outcome::Busy,
     ];
 }
@@ -49,7 +53,7 @@ impl Outcome {
 /// The counters, one per outcome, plus the argon2 checks actually computed.
 #[derive(Default)]
 pub struct SignInStats {
-    counts: [AtomicU64; 8],
+    counts: [AtomicU64; 9],
     /// Password hashes verified (known users and decoys alike).
     password_checks: AtomicU64,
     /// Seconds since the epoch of the last summary line, to write at most one every ten seconds.

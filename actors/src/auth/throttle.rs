@@ -1,4 +1,5 @@
-//! Throttling of failed sign-ins, per (account, client address) and, more loosely, per account.
+//! Throttling of failed sign-ins: per (account, client address), more loosely per account, and
+//! for users per address across every name.
 //!
 //! Every credential check (token endpoint, password change, later the web sign-in) asks
 //! [`SignInThrottle::begin`] first. After `free_failures` consecutive failures of one account from
@@ -7,7 +8,13 @@
 //! count against the free failures, so a burst of concurrent guesses cannot slip past the limit.
 //! A looser bound per account, whatever the address, slows an attacker with many addresses; an
 //! address that has signed in to the account successfully is exempt from it, so such an attacker
-//! cannot lock the real user out from their usual address. A success resets both counters.
+//! cannot lock the real user out from their usual address. A success resets these counters.
+//!
+//! Each new name is a new account, so an attacker trying many names (unknown ones included) is
+//! stopped by a third bound, per address whatever the name, before any password is hashed. It
+//! applies to users only (a client secret is a cheap digest), a success does not clear it (one
+//! held account must not launder guesses at others), and an address's own real users (pairs
+//! that signed in before) are exempt, so an attacker sharing their address cannot lock them out.
 //!
 //! The table is bounded: entries are keyed by a keyed hash of the account (never the name
 //! itself, whatever its length), forgotten after `forget_after` of quiet, and when it is full the
@@ -26,6 +33,8 @@ pub struct ThrottleSettings {
     pub free_failures: u32,
     /// Consecutive failures of one account from any address before delays start.
     pub account_free_failures: u32,
+    /// Consecutive failed user sign-ins from one address, whatever the names, before delays start.
+    pub address_free_failures: u32,
     /// The first delay; each further failure doubles it.
     pub base_delay: Duration,
     /// The longest delay.
@@ -40,7 +49,8 @@ impl Default for ThrottleSettings {
     fn default() -> Self {
         ThrottleSettings {
             free_failures: 5,
-            account_free_failures: 20,
+            account_free_failures: 15,
+            address_free_failures: 10,
             base_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(300),
             forget_after: Duration::from_secs(3600),
@@ -56,11 +66,21 @@ pub enum AccountKind {
     Client,
 }
 
+/// Which bound refused an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// This account from this address.
+    Pair,
+    /// This account from any address.
+    Account,
+    /// Any user name from this address.
+    Address,
+}
+
 /// Why an attempt was refused, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refused {
-    /// True when the per-account bound refused (any address), false for the (account, address) pair.
-    pub account_wide: bool,
+    pub scope: Scope,
     pub retry_after: Duration,
 }
 
@@ -68,6 +88,7 @@ pub struct Refused {
 enum Key {
     Pair(u64, IpAddr),
     Account(u64),
+    Address(IpAddr),
 }
 
 #[derive(Debug, Clone)]
@@ -137,16 +158,23 @@ impl SignInThrottle {
         addr: IpAddr,
     ) -> Result<Attempt, Refused> {
         let account = self.hasher.hash_one((kind, account));
-        let (pair, whole) = (Key::Pair(account, network_of(addr)), Key::Account(account));
+        let net = network_of(addr);
+        let (pair, whole) = (Key::Pair(account, net), Key::Account(account));
+        // Users only: a wrong client secret costs a digest, not a hash.
+        let address = (kind == AccountKind::User).then_some(Key::Address(net));
+        let keys: Vec<Key> = [Some(pair), Some(whole), address]
+            .into_iter()
+            .flatten()
+            .collect();
         let now = Instant::now();
         let s = &self.settings;
         let mut table = self.lock();
-        if table.len() + 2 > s.max_entries {
+        if table.len() + keys.len() > s.max_entries {
             self.make_room(&mut table, now);
         }
         let forget = s.forget_after;
-        for key in [pair, whole] {
-            let entry = table.entry(key).or_insert_with(|| Entry::new(now));
+        for key in &keys {
+            let entry = table.entry(*key).or_insert_with(|| Entry::new(now));
             // Quiet for long enough: start afresh.
             if entry.in_flight == 0
                 && !entry.locked_at(now)
@@ -159,38 +187,59 @@ impl SignInThrottle {
         // never in flight together for long: only slow (password) checks bound concurrency,
         // which also leaves a busy client's many parallel token requests alone.
         let bounded = kind == AccountKind::User;
-        // unwrap: both keys were inserted just above, under the same lock.
+        // unwrap: every key was inserted just above, under the same lock.
         let pair_entry = table.get(&pair).unwrap().clone();
-        if let Some(retry_after) = pair_entry.admits(s.free_failures, now, bounded) {
-            return Err(Refused {
-                account_wide: false,
-                retry_after,
-            });
-        }
-        if !pair_entry.signed_in_here {
-            // unwrap: inserted above.
-            let account_entry = table.get(&whole).unwrap();
-            if let Some(retry_after) = account_entry.admits(s.account_free_failures, now, bounded) {
-                if pair_entry.useless(now) {
-                    table.remove(&pair);
+        let refusal = pair_entry
+            .admits(s.free_failures, now, bounded)
+            .map(|d| (Scope::Pair, d))
+            .or_else(|| {
+                // A pair that signed in before is this address's real user: exempt from the
+                // bounds others' failures raise.
+                if pair_entry.signed_in_here {
+                    return None;
                 }
-                return Err(Refused {
-                    account_wide: true,
-                    retry_after,
+                let by_address = address.and_then(|k| {
+                    table[&k]
+                        .admits(s.address_free_failures, now, bounded)
+                        .map(|d| (Scope::Address, d))
                 });
+                by_address.or_else(|| {
+                    table[&whole]
+                        .admits(s.account_free_failures, now, bounded)
+                        .map(|d| (Scope::Account, d))
+                })
+            });
+        if let Some((scope, retry_after)) = refusal {
+            for key in &keys {
+                if table.get(key).is_some_and(|e| e.useless(now)) {
+                    table.remove(key);
+                }
             }
+            return Err(Refused { scope, retry_after });
         }
-        for key in [pair, whole] {
-            if let Some(e) = table.get_mut(&key) {
+        for key in &keys {
+            if let Some(e) = table.get_mut(key) {
                 e.in_flight += 1;
                 e.last_seen = now;
             }
         }
         Ok(Attempt {
             throttle: self.clone(),
-            keys: [pair, whole],
+            keys,
             resolved: false,
         })
+    }
+
+    /// A client's true secret, checked before the throttle is asked: it always gets its token,
+    /// and clears the failures others' guesses left on the client and on this pair.
+    pub fn forgive(&self, kind: AccountKind, account: &str, addr: IpAddr) {
+        let account = self.hasher.hash_one((kind, account));
+        let mut table = self.lock();
+        for key in [Key::Pair(account, network_of(addr)), Key::Account(account)] {
+            if table.get(&key).is_some_and(|e| e.in_flight == 0) {
+                table.remove(&key);
+            }
+        }
     }
 
     /// Entries held now (for tests and the stats).
@@ -219,13 +268,14 @@ impl SignInThrottle {
         )
     }
 
-    fn resolve(&self, keys: [Key; 2], succeeded: Option<bool>) {
+    fn resolve(&self, keys: &[Key], succeeded: Option<bool>) {
         let now = Instant::now();
         let mut table = self.lock();
-        for key in keys {
+        for &key in keys {
             let free = match key {
                 Key::Pair(..) => self.settings.free_failures,
                 Key::Account(_) => self.settings.account_free_failures,
+                Key::Address(_) => self.settings.address_free_failures,
             };
             let Some(e) = table.get_mut(&key) else {
                 continue; // evicted meanwhile: nothing to record
@@ -233,6 +283,9 @@ impl SignInThrottle {
             e.in_flight = e.in_flight.saturating_sub(1);
             e.last_seen = now;
             match succeeded {
+                // One real user signing in does not clear an address's failures under other
+                // names: an attacker holding one account could otherwise launder its guesses.
+                Some(true) if matches!(key, Key::Address(_)) => {}
                 Some(true) => {
                     e.failures = 0;
                     e.locked_until = None;
@@ -292,26 +345,26 @@ fn network_of(addr: IpAddr) -> IpAddr {
 /// One credential check in flight. Report it; dropped unreported it counts as nothing.
 pub struct Attempt {
     throttle: Arc<SignInThrottle>,
-    keys: [Key; 2],
+    keys: Vec<Key>,
     resolved: bool,
 }
 
 impl Attempt {
     pub fn succeeded(mut self) {
         self.resolved = true;
-        self.throttle.resolve(self.keys, Some(true));
+        self.throttle.resolve(&self.keys, Some(true));
     }
 
     pub fn failed(mut self) {
         self.resolved = true;
-        self.throttle.resolve(self.keys, Some(false));
+        self.throttle.resolve(&self.keys, Some(false));
     }
 }
 
 impl Drop for Attempt {
     fn drop(&mut self) {
         if !self.resolved {
-            self.throttle.resolve(self.keys, None);
+            self.throttle.resolve(&self.keys, None);
         }
     }
 }

@@ -7,6 +7,7 @@ fn settings() -> ThrottleSettings {
     ThrottleSettings {
         free_failures: 3,
         account_free_failures: 5,
+        address_free_failures: 4,
         base_delay: Duration::from_millis(200),
         max_delay: Duration::from_millis(800),
         forget_after: Duration::from_secs(3600),
@@ -29,7 +30,7 @@ fn free_failures_then_a_doubling_capped_delay_and_success_resets() {
         fail(&t, "alice", ip(1));
     }
     let refused = t.begin(AccountKind::User, "alice", ip(1)).err().unwrap();
-    assert!(!refused.account_wide);
+    assert_eq!(refused.scope, Scope::Pair);
     assert!(refused.retry_after <= Duration::from_millis(200));
     assert!(refused.retry_after > Duration::from_millis(100));
 
@@ -99,7 +100,7 @@ fn the_account_bound_stops_many_addresses_but_not_one_that_signed_in_before() {
         fail(&t, "alice", ip(i));
     }
     let r = t.begin(AccountKind::User, "alice", ip(50)).err().unwrap();
-    assert!(r.account_wide);
+    assert_eq!(r.scope, Scope::Account);
     // The real user's usual address still gets its own attempts.
     t.begin(AccountKind::User, "alice", ip(200))
         .unwrap()
@@ -125,6 +126,8 @@ fn ipv6_addresses_of_one_network_share_a_counter() {
 fn the_table_stays_bounded_and_keeps_locks_over_rotating_names() {
     let t = SignInThrottle::new(ThrottleSettings {
         max_entries: 100,
+        // The names rotate over addresses that would otherwise be locked themselves.
+        address_free_failures: 1000,
         base_delay: Duration::from_secs(60),
         max_delay: Duration::from_secs(60),
         ..settings()
@@ -155,4 +158,86 @@ fn quiet_entries_are_forgotten() {
         fail(&t, "alice", ip(1));
     }
     assert!(t.begin(AccountKind::User, "alice", ip(1)).is_ok());
+}
+
+#[test]
+fn an_address_failing_under_many_names_is_refused_whatever_name_it_tries_next() {
+    let t = SignInThrottle::new(settings());
+    for i in 0..4 {
+        fail(&t, &format!("nobody{i}"), ip(1));
+    }
+    let r = t
+        .begin(AccountKind::User, "someone-else", ip(1))
+        .err()
+        .unwrap();
+    assert_eq!(r.scope, Scope::Address);
+    assert!(r.retry_after > Duration::ZERO);
+    // Other addresses, and client secrets from this one, are not affected.
+    assert!(t.begin(AccountKind::User, "someone-else", ip(2)).is_ok());
+    assert!(t.begin(AccountKind::Client, "app", ip(1)).is_ok());
+}
+
+#[test]
+fn a_burst_of_names_from_one_address_gets_only_its_free_failures_in_flight() {
+    let t = SignInThrottle::new(settings());
+    let held: Vec<Attempt> = (0..20)
+        .filter_map(|i| t.begin(AccountKind::User, &format!("n{i}"), ip(1)).ok())
+        .collect();
+    assert_eq!(held.len(), 4);
+}
+
+#[test]
+fn an_addresses_own_user_is_exempt_and_a_success_does_not_clear_the_address() {
+    let t = SignInThrottle::new(settings());
+    t.begin(AccountKind::User, "alice", ip(1))
+        .unwrap()
+        .succeeded();
+    for i in 0..3 {
+        fail(&t, &format!("guess{i}"), ip(1));
+    }
+    // Alice signing in again does not reset what the other names failed.
+    t.begin(AccountKind::User, "alice", ip(1))
+        .unwrap()
+        .succeeded();
+    fail(&t, "guess3", ip(1));
+    let r = t.begin(AccountKind::User, "bob", ip(1)).err().unwrap();
+    assert_eq!(r.scope, Scope::Address);
+    // Alice, who signed in from here before, still gets her attempts.
+    t.begin(AccountKind::User, "alice", ip(1))
+        .unwrap()
+        .succeeded();
+}
+
+#[test]
+fn the_account_bound_holds_whatever_the_number_of_addresses() {
+    let t = SignInThrottle::new(settings());
+    // One after another from 50 addresses: 5 checks, then refusals.
+    let mut checked = 0;
+    for i in 0..50 {
+        match t.begin(AccountKind::User, "alice", ip(i)) {
+            Ok(a) => {
+                checked += 1;
+                a.failed();
+            }
+            Err(r) => assert_eq!(r.scope, Scope::Account),
+        }
+    }
+    assert_eq!(checked, 5);
+    // All at once from 50 addresses: still 5 in flight.
+    let t = SignInThrottle::new(settings());
+    let held: Vec<Attempt> = (0..50)
+        .filter_map(|i| t.begin(AccountKind::User, "bob", ip(i)).ok())
+        .collect();
+    assert_eq!(held.len(), 5);
+}
+
+#[test]
+fn a_client_forgiven_by_its_true_secret_starts_afresh() {
+    let t = SignInThrottle::new(settings());
+    for _ in 0..3 {
+        t.begin(AccountKind::Client, "app", ip(1)).unwrap().failed();
+    }
+    assert!(t.begin(AccountKind::Client, "app", ip(1)).is_err());
+    t.forgive(AccountKind::Client, "app", ip(1));
+    assert!(t.begin(AccountKind::Client, "app", ip(1)).is_ok());
 }
