@@ -98,9 +98,10 @@ fn try_commit(
     // An APPEND with no unique column depends on no other file: it commits on any state. Read
     // first: any commit after this refuses this one (conflict), so later reads may be newer.
     let checked = !upload.output.unique.is_empty() || upload.behaviour != UpdateBehaviour::Append;
-    let based_on = match checked {
-        true => Some(catalog.data_file_ids(record.id, upload.version)?),
-        false => None,
+    let based_on = if checked {
+        Some(catalog.data_file_ids(record.id, upload.version)?)
+    } else {
+        None
     };
     let replaced = replaced_files(catalog, record, upload)?;
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
