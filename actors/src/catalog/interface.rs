@@ -57,6 +57,17 @@ pub trait ManifestCatalog {
     /// The version's data files, in the order they were recorded.
     fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>>;
 
+    /// The ids of the version's data files (what a commit is `based_on`), cheaper than the files.
+    fn data_file_ids(&self, dataset_id: i64, version: i64) -> Result<Vec<i64>>;
+
+    /// The version's data files in the partitions `partition_paths` (what an OVERWRITE replaces).
+    fn data_files_in(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        partition_paths: &[String],
+    ) -> Result<Vec<DataFile>>;
+
     /// As [`Self::data_files`], and `hold` runs with them before any commit that replaces them
     /// can return (a reader leases them there, so none is deleted under it).
     fn data_files_held(
@@ -69,11 +80,22 @@ pub trait ManifestCatalog {
     /// The version's raw files, oldest first (then by name).
     fn raw_files(&self, dataset_id: i64, version: i64) -> Result<Vec<RawFile>>;
 
-    /// One upload commit, atomically: the raw file, its data files, the replaced files dropped
-    /// and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
+    /// One upload commit, atomically: the raw file, its data files and their unique keys, the
+    /// replaced files (and their keys) dropped and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
     /// the version's files are not `based_on`; [`super::refusal::job_not_running`] when its job
     /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
+
+    /// Which of `keys` the version's index of `unique` column `column` holds, with the partition
+    /// of the file holding each. `None` when the version's index is not built yet (its files
+    /// were stored before the index existed; see [`UploadCommit::backfill`]).
+    fn stored_keys(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        column: &str,
+        keys: &[Vec<u8>],
+    ) -> Result<Option<Vec<KeyHit>>>;
 
     /// Removes one raw file and every data file it contributed; returns their paths, or `None`
     /// when there is no such raw file.

@@ -42,6 +42,32 @@ pub struct NewDataFile {
     pub path: String,
     pub rows: i64,
     pub bytes: i64,
+    /// The index keys of the file's `unique` columns (partition columns excepted: their values
+    /// are in the paths).
+    pub unique_keys: Vec<ColumnKeys>,
+}
+
+/// Index keys of one `unique` column (see `dataset::unique_index` for their encoding).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnKeys {
+    pub column: String,
+    pub keys: Vec<Vec<u8>>,
+}
+
+/// A key of an upload found in a version's unique index: the partition of the file holding it
+/// (an OVERWRITE of that partition replaces it, so it is no clash).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyHit {
+    pub key: Vec<u8>,
+    pub partition_path: String,
+}
+
+/// The keys of a file stored before its version had a unique index, recorded by the first
+/// commit that needs the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredKeys {
+    pub data_file_id: i64,
+    pub keys: ColumnKeys,
 }
 
 /// Everything one upload commit records, in one atomic step.
@@ -65,6 +91,10 @@ pub struct UploadCommit {
     pub based_on: Option<Vec<i64>>,
     /// Data files this commit replaces (OVERWRITE), a subset of `based_on`.
     pub replaced: Vec<i64>,
+    /// When the version's unique index is still to be built (its files were stored before the
+    /// index existed): the keys of every file in `based_on`, recorded before the commit's own;
+    /// the version's index is complete from then on. Needs `based_on`.
+    pub backfill: Option<Vec<StoredKeys>>,
 }
 
 /// A raw file the manifest lists, with the dataset it belongs to.

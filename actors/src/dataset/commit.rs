@@ -1,11 +1,12 @@
 //! Committing a staged upload (docs/DESIGN.md, Upload path step 5), run off the actor thread while the
 //! actor waits, so commits of one dataset are strictly one at a time.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
-use super::stored_unique::find_duplicates;
+use super::stored_unique::{find_clashes, Target};
 use crate::catalog::refusal::is_commit_conflict;
+use crate::catalog::ColumnKeys;
 use crate::catalog::{Catalog, NewDataFile, UploadCommit};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput};
@@ -30,14 +31,18 @@ pub struct StagedUpload {
     pub uploaded_by: String,
     pub raw_bytes: u64,
     pub output: StagedOutput,
+    /// The unique index keys of each staged file, in `output.files`' order
+    /// ([`super::unique_index::staged_keys`]).
+    pub file_keys: Vec<Vec<ColumnKeys>>,
 }
 
 /// 1. For OVERWRITE, the files of the partitions present in the upload (every file when
 ///    unpartitioned) are to be replaced.
-/// 2. `unique` columns are checked against the files that stay.
+/// 2. `unique` columns are checked against the files that stay (their unique index).
 /// 3. Staged Parquet files and the raw file (fsynced by the threads that wrote them) are put
 ///    under their keys, durably (on the local folder: renamed into place, folders fsynced).
-/// 4. One durable transaction records them, drops the replaced files from the manifest, and marks
+/// 4. One durable transaction records them with their unique keys, drops the replaced files (and
+///    their keys) from the manifest, and marks
 ///    the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
 /// 5. Replaced files are deleted (see the storage module's durability discipline).
 pub(super) fn commit(
@@ -90,17 +95,33 @@ fn try_commit(
     objects: &[StagedObject],
     placed: &mut bool,
 ) -> Result<Vec<String>> {
-    let current = catalog.data_files(record.id, upload.version)?;
-    let replaced = replaced_files(&current, upload);
+    // An APPEND with no unique column depends on no other file: it commits on any state. Read
+    // first: any commit after this refuses this one (conflict), so later reads may be newer.
+    let checked = !upload.output.unique.is_empty() || upload.behaviour != UpdateBehaviour::Append;
+    let based_on = if checked {
+        Some(catalog.data_file_ids(record.id, upload.version)?)
+    } else {
+        None
+    };
+    let replaced = replaced_files(catalog, record, upload)?;
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
 
+    let mut backfill = None;
     if !upload.output.unique.is_empty() {
-        let kept: Vec<&DataFile> = current
-            .iter()
-            .filter(|f| !replaced_ids.contains(&f.id))
-            .collect();
+        let target = Target {
+            dataset_id: record.id,
+            version: upload.version,
+            behaviour: upload.behaviour,
+        };
         let mut problems = Problems::default();
-        find_duplicates(storage, &kept, &upload.output.unique, &mut problems)?;
+        backfill = find_clashes(
+            catalog,
+            storage,
+            target,
+            &upload.output,
+            &mut || catalog.data_files(record.id, upload.version),
+            &mut problems,
+        )?;
         if !problems.is_empty() {
             return Err(problems.into_error());
         }
@@ -114,34 +135,29 @@ fn try_commit(
         .iter()
         .map(|o| o.key.clone())
         .collect();
-    // An APPEND with no unique column depends on no other file: it commits on any state.
-    let checked = !upload.output.unique.is_empty() || upload.behaviour != UpdateBehaviour::Append;
-    let based_on = checked.then(|| current.iter().map(|f| f.id).collect());
-    catalog.commit_upload(&upload_commit(
-        record,
-        upload,
-        based_on,
-        &rels,
-        &replaced_ids,
-    ))?;
+    let mut commit = upload_commit(record, upload, based_on, &rels, &replaced_ids);
+    commit.backfill = backfill;
+    catalog.commit_upload(&commit)?;
     Ok(replaced.iter().map(|f| f.path.clone()).collect())
 }
 
 /// Step 1: the current files an upload replaces (OVERWRITE: those of the partitions present).
-fn replaced_files<'a>(current: &'a [DataFile], upload: &StagedUpload) -> Vec<&'a DataFile> {
+fn replaced_files(
+    catalog: &dyn Catalog,
+    record: &DatasetRecord,
+    upload: &StagedUpload,
+) -> Result<Vec<DataFile>> {
     match upload.behaviour {
-        UpdateBehaviour::Append => Vec::new(),
+        UpdateBehaviour::Append => Ok(Vec::new()),
         UpdateBehaviour::Overwrite => {
-            let incoming: HashSet<&str> = upload
+            let incoming: BTreeSet<String> = upload
                 .output
                 .files
                 .iter()
-                .map(|f| f.partition_path.as_str())
+                .map(|f| f.partition_path.clone())
                 .collect();
-            current
-                .iter()
-                .filter(|f| incoming.contains(f.partition_path.as_str()))
-                .collect()
+            let incoming: Vec<String> = incoming.into_iter().collect();
+            catalog.data_files_in(record.id, upload.version, &incoming)
         }
     }
 }
@@ -198,15 +214,18 @@ fn upload_commit(
             .files
             .iter()
             .zip(rels)
-            .map(|(file, rel)| NewDataFile {
+            .enumerate()
+            .map(|(n, (file, rel))| NewDataFile {
                 partition_path: file.partition_path.clone(),
                 path: rel.clone(),
                 rows: file.rows as i64,
                 bytes: file.bytes as i64,
+                unique_keys: upload.file_keys.get(n).cloned().unwrap_or_default(),
             })
             .collect(),
         based_on,
         replaced: replaced_ids.iter().copied().collect(),
+        backfill: None,
     }
 }
 

@@ -5,11 +5,15 @@
 
 mod commit;
 mod stored_unique;
+mod unique_index;
+#[cfg(test)]
+mod unique_tests;
 
 use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
 
 pub use commit::StagedUpload;
 pub use stored_unique::check_before_answer;
+pub use unique_index::staged_keys;
 
 use crate::catalog::SharedCatalog;
 use crate::error::{Error, Result};

@@ -1,44 +1,44 @@
 //! `unique` across the whole stored version: the upload's values of each unique column are
-//! looked up in the files that will remain after the commit.
+//! looked up in the version's unique index ([`super::unique_index`]), or, for a version whose
+//! files predate the index, read from the files that will remain after the commit.
 //!
 //! Checked twice: before the upload is answered ([`check_before_answer`], so a clash is a 422
 //! rather than a 202 and a failed job), and again at commit, which also catches an upload
 //! committed in between.
 
-use arrow::array::Array;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ProjectionMask;
+use std::collections::HashSet;
 
-use crate::catalog::Catalog;
+use super::unique_index::{column_values, index_key, indexed, keyed};
+use crate::catalog::{Catalog, ColumnKeys, StoredKeys};
 use crate::error::{Error, Result};
-use crate::ingest::{value_at, Problems, StagedOutput, UniqueColumn, UniqueValue};
+use crate::ingest::{Problems, StagedOutput, UniqueColumn, UniqueValue};
 use crate::manifest::{snapshot, DataFile};
 use crate::schema::UpdateBehaviour;
 use crate::storage::{encode_partition_value, ObjectReader, Storage};
 
-/// The files that stay after an upload commits: all of them for APPEND; for OVERWRITE, those of
-/// the partitions the upload does not replace (none when unpartitioned).
-pub(super) fn kept_files<'a>(
-    current: &'a [DataFile],
-    behaviour: UpdateBehaviour,
-    output: &StagedOutput,
-) -> Vec<&'a DataFile> {
-    match behaviour {
-        UpdateBehaviour::Append => current.iter().collect(),
-        UpdateBehaviour::Overwrite => current
+/// The version an upload goes to, and how it changes it.
+#[derive(Clone, Copy)]
+pub(super) struct Target {
+    pub dataset_id: i64,
+    pub version: i64,
+    pub behaviour: UpdateBehaviour,
+}
+
+/// The partitions an upload replaces: those it has rows in, under OVERWRITE ("" stands for the
+/// whole of an unpartitioned dataset); none under APPEND.
+fn replaced_partitions(target: Target, output: &StagedOutput) -> HashSet<&str> {
+    match target.behaviour {
+        UpdateBehaviour::Append => HashSet::new(),
+        UpdateBehaviour::Overwrite => output
+            .files
             .iter()
-            .filter(|f| {
-                !output
-                    .files
-                    .iter()
-                    .any(|n| n.partition_path == f.partition_path)
-            })
+            .map(|f| f.partition_path.as_str())
             .collect(),
     }
 }
 
 /// The upload's `unique` values against the version as stored now (files leased while read):
-/// 422 naming every clashing value. Blocking (reads Parquet): call off the async workers.
+/// 422 naming every clashing value. Blocking (catalog, maybe Parquet): call off the async workers.
 pub fn check_before_answer(
     catalog: &dyn Catalog,
     storage: &Storage,
@@ -50,10 +50,26 @@ pub fn check_before_answer(
     if output.unique.is_empty() {
         return Ok(());
     }
-    let (current, _lease) = snapshot(catalog, storage, dataset_id, version)?;
-    let kept = kept_files(&current, behaviour, output);
+    let target = Target {
+        dataset_id,
+        version,
+        behaviour,
+    };
+    let mut lease = None;
+    let mut current = || {
+        let (files, guard) = snapshot(catalog, storage, dataset_id, version)?;
+        lease = Some(guard);
+        Ok(files)
+    };
     let mut problems = Problems::default();
-    find_duplicates(storage, &kept, &output.unique, &mut problems)?;
+    find_clashes(
+        catalog,
+        storage,
+        target,
+        output,
+        &mut current,
+        &mut problems,
+    )?;
     if problems.is_empty() {
         Ok(())
     } else {
@@ -61,22 +77,96 @@ pub fn check_before_answer(
     }
 }
 
-pub(super) fn find_duplicates(
+/// Every value of the upload already stored in a file that stays, into `problems`. `current`
+/// lists the version's files; it is called only when needed (a unique partition column, or a
+/// version not indexed yet). Returns, for a version not indexed yet, the keys of the files that
+/// stay (read from them), for the commit to record.
+pub(super) fn find_clashes(
+    catalog: &dyn Catalog,
     storage: &Storage,
-    kept: &[&DataFile],
-    unique: &[UniqueColumn],
+    target: Target,
+    output: &StagedOutput,
+    current: &mut dyn FnMut() -> Result<Vec<DataFile>>,
     problems: &mut Problems,
-) -> Result<()> {
-    for column in unique {
-        if column.partition {
-            partition_duplicates(column, kept, problems);
-        } else {
-            for file in kept {
-                file_duplicates(storage, file, column, problems)?;
+) -> Result<Option<Vec<StoredKeys>>> {
+    let replaced = replaced_partitions(target, output);
+    let mut listed: Option<Vec<DataFile>> = None;
+    let mut kept = |listed: &mut Option<Vec<DataFile>>| -> Result<Vec<DataFile>> {
+        if listed.is_none() {
+            *listed = Some(current()?);
+        }
+        // unwrap: set just above
+        let files = listed.as_ref().unwrap();
+        Ok(files
+            .iter()
+            .filter(|f| !replaced.contains(f.partition_path.as_str()))
+            .cloned()
+            .collect())
+    };
+    for column in output.unique.iter().filter(|c| c.partition) {
+        partition_duplicates(column, &kept(&mut listed)?, problems);
+    }
+    let mut unindexed = false;
+    for column in indexed(&output.unique) {
+        let values = keyed(column);
+        let keys: Vec<Vec<u8>> = values.keys().cloned().collect();
+        let Some(mut hits) =
+            catalog.stored_keys(target.dataset_id, target.version, &column.name, &keys)?
+        else {
+            unindexed = true;
+            break;
+        };
+        // In key order, whatever order the catalog found them in: one refusal, one text.
+        hits.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        for hit in hits {
+            if !replaced.contains(hit.partition_path.as_str()) {
+                if let Some(value) = values.get(&hit.key) {
+                    report(column, value, problems);
+                }
             }
         }
     }
-    Ok(())
+    if !unindexed {
+        return Ok(None);
+    }
+    let kept = kept(&mut listed)?;
+    read_kept_files(storage, &kept, output, problems).map(Some)
+}
+
+/// For a version not indexed yet: reads the indexed columns of every kept file, reporting the
+/// upload's values found there and returning each file's keys.
+fn read_kept_files(
+    storage: &Storage,
+    kept: &[DataFile],
+    output: &StagedOutput,
+    problems: &mut Problems,
+) -> Result<Vec<StoredKeys>> {
+    let mut stored = Vec::new();
+    for column in indexed(&output.unique) {
+        for file in kept {
+            let read_error =
+                |e: &dyn std::fmt::Display| Error::internal(format!("reading {}: {e}", file.path));
+            // A listed file that is missing is a fault of ours, not a 404.
+            let handle = ObjectReader::new(storage.objects().clone(), &file.path)
+                .map_err(|e| e.with_kind(crate::error::ErrorKind::Internal))?;
+            let mut keys = Vec::with_capacity(file.rows.max(0) as usize);
+            column_values(handle, column, &mut |v| {
+                if column.values.contains(&v) {
+                    report(column, &v, problems);
+                }
+                keys.push(index_key(&v));
+            })
+            .map_err(|e| read_error(&e))?;
+            stored.push(StoredKeys {
+                data_file_id: file.id,
+                keys: ColumnKeys {
+                    column: column.name.clone(),
+                    keys,
+                },
+            });
+        }
+    }
+    Ok(stored)
 }
 
 fn report(column: &UniqueColumn, value: &UniqueValue, problems: &mut Problems) {
@@ -90,7 +180,7 @@ fn report(column: &UniqueColumn, value: &UniqueValue, problems: &mut Problems) {
 }
 
 /// A partition column's stored values are in the folder names of the kept files.
-fn partition_duplicates(column: &UniqueColumn, kept: &[&DataFile], problems: &mut Problems) {
+fn partition_duplicates(column: &UniqueColumn, kept: &[DataFile], problems: &mut Problems) {
     let prefix = format!("{}=", column.name);
     for value in &column.values {
         let text = match value {
@@ -106,44 +196,4 @@ fn partition_duplicates(column: &UniqueColumn, kept: &[&DataFile], problems: &mu
             report(column, value, problems);
         }
     }
-}
-
-fn file_duplicates(
-    storage: &Storage,
-    file: &DataFile,
-    column: &UniqueColumn,
-    problems: &mut Problems,
-) -> Result<()> {
-    let read_error =
-        |e: &dyn std::fmt::Display| Error::internal(format!("reading {}: {e}", file.path));
-    // A listed file that is missing is a fault of ours, not a 404.
-    let handle = ObjectReader::new(storage.objects().clone(), &file.path)
-        .map_err(|e| e.with_kind(crate::error::ErrorKind::Internal))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(handle).map_err(|e| read_error(&e))?;
-    let Some(index) = builder
-        .schema()
-        .fields()
-        .iter()
-        .position(|f| f.name() == &column.name)
-    else {
-        return Ok(());
-    };
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
-    let reader = builder
-        .with_projection(mask)
-        .build()
-        .map_err(|e| read_error(&e))?;
-    for batch in reader {
-        let batch = batch.map_err(|e| read_error(&e))?;
-        let array = batch.column(0);
-        for i in 0..array.len() {
-            if array.is_valid(i) {
-                let v = value_at(column.data_type, array.as_ref(), i);
-                if column.values.contains(&v) {
-                    report(column, &v, problems);
-                }
-            }
-        }
-    }
-    Ok(())
 }

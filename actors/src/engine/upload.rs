@@ -17,7 +17,8 @@ use tracing::Instrument;
 
 use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Write};
-use crate::dataset::{check_before_answer, CommitUpload, StagedUpload};
+use crate::catalog::ColumnKeys;
+use crate::dataset::{check_before_answer, staged_keys, CommitUpload, StagedUpload};
 use crate::error::{Error, ErrorKind, Result};
 use crate::file_kind::FileKind;
 use crate::ingest::{ingest_stream, messages, Chunk, IngestPlan, StagedOutput};
@@ -89,7 +90,7 @@ impl UploadTarget {
             .validate(&record, &job_id, kind, &staging, &raw_staged, body)
             .instrument(span.clone())
             .await;
-        let (output, raw_bytes) = match received {
+        let (output, raw_bytes, file_keys) = match received {
             Ok(done) => done,
             Err(e) => {
                 engine.jobs.fail(&job_id, &messages(&e))?;
@@ -109,6 +110,7 @@ impl UploadTarget {
             uploaded_by: self.pass.subject().name.clone(),
             raw_bytes,
             output,
+            file_keys,
         };
         engine.spawn_commit(record, staging, upload, span);
         Ok(UploadAccepted {
@@ -120,7 +122,8 @@ impl UploadTarget {
         })
     }
 
-    /// Steps 3 and 4: the staged, valid output and the raw file's size.
+    /// Steps 3 and 4: the staged, valid output, the raw file's size and the staged files' unique
+    /// index keys.
     async fn validate<S>(
         &self,
         record: &DatasetRecord,
@@ -129,7 +132,7 @@ impl UploadTarget {
         staging: &std::path::Path,
         raw_staged: &std::path::Path,
         body: S,
-    ) -> Result<(StagedOutput, u64)>
+    ) -> Result<(StagedOutput, u64, Vec<Vec<ColumnKeys>>)>
     where
         S: Stream<Item = Result<Bytes>> + Unpin,
     {
@@ -165,8 +168,9 @@ impl UploadTarget {
                 version,
                 behaviour,
                 &output,
-            )
-            .map(|()| (output, raw_bytes))
+            )?;
+            let file_keys = staged_keys(&output)?;
+            Ok((output, raw_bytes, file_keys))
         })
         .await
         .map_err(|e| Error::internal(format!("unique check task: {e}")))?

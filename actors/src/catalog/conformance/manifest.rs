@@ -226,3 +226,37 @@ pub(super) fn commit_of_a_failed_job_leaves_nothing(c: &dyn Catalog) {
     assert_eq!(kind_of(c.commit_upload(&unknown)), ErrorKind::Conflict);
     assert!(c.stored_files().unwrap().data.is_empty());
 }
+
+/// The cheap reads a commit makes: the ids of the version's files, and the files of some
+/// partitions.
+pub(super) fn ids_and_files_of_partitions(c: &dyn Catalog) {
+    let record = dataset(c, "sales");
+    let job = upload_job(c, &record, "s1", "r1.csv");
+    let commit = upload(
+        &record,
+        &job,
+        "r1.csv",
+        &[
+            "p=a/1.parquet",
+            "p=b/2.parquet",
+            "p=a/3.parquet",
+            "4.parquet",
+        ],
+    );
+    c.commit_upload(&commit).unwrap();
+    let files = c.data_files(record.id, 1).unwrap();
+    assert_eq!(c.data_file_ids(record.id, 1).unwrap(), ids(&files));
+    assert!(c.data_file_ids(record.id, 2).unwrap().is_empty());
+    let of = |partitions: &[&str]| {
+        let partitions: Vec<String> = partitions.iter().map(|p| p.to_string()).collect();
+        let found = c.data_files_in(record.id, 1, &partitions).unwrap();
+        paths(&found)
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of(&["p=a"]), ["p=a/1.parquet", "p=a/3.parquet"]);
+    assert_eq!(of(&["p=b", ""]), ["p=b/2.parquet", "4.parquet"]);
+    assert!(of(&["p=c"]).is_empty());
+    assert!(of(&[]).is_empty());
+}

@@ -10,6 +10,7 @@ mod ids;
 mod jobs;
 mod manifest;
 mod subjects;
+mod unique_keys;
 
 use crate::catalog::{Catalog, NewDataFile, SchemaVersion, SharedCatalog, UploadCommit};
 use crate::error::{ErrorKind, Result};
@@ -121,6 +122,18 @@ const CASES: &[(&str, Case)] = &[
         "appends::unchecked_appends_never_conflict",
         appends::unchecked_appends_never_conflict,
     ),
+    (
+        "manifest::ids_and_files_of_partitions",
+        manifest::ids_and_files_of_partitions,
+    ),
+    (
+        "unique_keys::keys_follow_their_files",
+        unique_keys::keys_follow_their_files,
+    ),
+    (
+        "unique_keys::backfill_and_refusals",
+        unique_keys::backfill_and_refusals,
+    ),
 ];
 
 /// Runs every case, each on a fresh catalog from `make`; a failing case panics naming itself.
@@ -193,10 +206,12 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
                 path: p.to_string(),
                 rows: 2,
                 bytes: 10,
+                unique_keys: Vec::new(),
             })
             .collect(),
         based_on: Some(Vec::new()),
         replaced: Vec::new(),
+        backfill: None,
     }
 }
 

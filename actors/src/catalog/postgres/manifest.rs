@@ -6,10 +6,12 @@ use std::collections::BTreeSet;
 use tokio_postgres::Row;
 
 use super::pool::Db;
-use super::{lock_dataset_id, PostgresCatalog};
+use super::{lock_dataset_id, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
-use crate::catalog::{now_text, DataFile, ListedRawFile, RawFile, StoredFiles, UploadCommit};
+use crate::catalog::{
+    now_text, DataFile, KeyHit, ListedRawFile, RawFile, StoredFiles, UploadCommit,
+};
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
@@ -90,11 +92,13 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
             &commit.uploaded_by,
         ],
     )?;
+    unique_keys::record_backfill(db, commit)?;
+    let mut ids = Vec::with_capacity(commit.files.len());
     for file in &commit.files {
-        db.execute(
+        let row = db.query_one(
             "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
                                      bytes, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
             &[
                 &commit.dataset_id,
                 &commit.version,
@@ -106,12 +110,17 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
                 &now,
             ],
         )?;
+        ids.push(row.try_get::<_, i64>(0)?);
     }
+    // The replaced files' keys go with them (cascade), before the new keys are recorded.
     if !commit.replaced.is_empty() {
         db.execute(
             "DELETE FROM data_files WHERE id = ANY($1)",
             &[&commit.replaced],
         )?;
+    }
+    for (n, id) in ids.into_iter().enumerate() {
+        unique_keys::record_file_keys(db, commit, n, id)?;
     }
     let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
@@ -132,6 +141,36 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
 impl ManifestCatalog for PostgresCatalog {
     fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
         self.with(|db| data_files(db, dataset_id, version))
+    }
+
+    fn data_file_ids(&self, dataset_id: i64, version: i64) -> Result<Vec<i64>> {
+        self.with(|db| {
+            db.query(
+                "SELECT id FROM data_files WHERE dataset_id = $1 AND version = $2 ORDER BY id",
+                &[&dataset_id, &version],
+            )?
+            .iter()
+            .map(|r| Ok(r.try_get(0)?))
+            .collect()
+        })
+    }
+
+    fn data_files_in(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        partition_paths: &[String],
+    ) -> Result<Vec<DataFile>> {
+        self.with(|db| {
+            db.query(
+                "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+                 WHERE dataset_id = $1 AND version = $2 AND partition_path = ANY($3) ORDER BY id",
+                &[&dataset_id, &version, &partition_paths],
+            )?
+            .iter()
+            .map(data_file)
+            .collect()
+        })
     }
 
     fn data_files_held(
@@ -186,6 +225,16 @@ impl ManifestCatalog for PostgresCatalog {
             }
             record_commit(db, commit)
         })
+    }
+
+    fn stored_keys(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        column: &str,
+        keys: &[Vec<u8>],
+    ) -> Result<Option<Vec<KeyHit>>> {
+        self.snapshot(|db| unique_keys::stored_keys(db, dataset_id, version, column, keys))
     }
 
     fn delete_raw_file(

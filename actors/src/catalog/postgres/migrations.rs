@@ -136,6 +136,25 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE jobs ADD COLUMN node_id TEXT, ADD COLUMN heartbeat_at TEXT COLLATE "C";
     "#,
+    // 3: the unique index and the versions still to be indexed (as SQLite's migration 8).
+    r#"
+    CREATE TABLE unique_keys (
+        dataset_id   BIGINT NOT NULL,
+        version      BIGINT NOT NULL,
+        column_name  TEXT COLLATE "C" NOT NULL,
+        key          BYTEA NOT NULL,
+        data_file_id BIGINT NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
+        PRIMARY KEY (dataset_id, version, column_name, key)
+    );
+    CREATE INDEX unique_keys_by_file ON unique_keys (data_file_id);
+    CREATE TABLE unique_keys_pending (
+        dataset_id BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version    BIGINT NOT NULL,
+        PRIMARY KEY (dataset_id, version)
+    );
+    INSERT INTO unique_keys_pending (dataset_id, version)
+        SELECT DISTINCT dataset_id, version FROM data_files;
+    "#,
 ];
 
 /// The newest schema version this binary knows.

@@ -34,9 +34,11 @@ fn commit_of(
             path: format!("data/{raw}.parquet"),
             rows: 1,
             bytes: 1,
+            unique_keys: Vec::new(),
         }],
         based_on: Some(based_on),
         replaced: Vec::new(),
+        backfill: None,
     }
 }
 

@@ -4,10 +4,12 @@ use std::collections::BTreeSet;
 
 use rusqlite::{params, Connection, Transaction};
 
-use super::SqliteCatalog;
+use super::{unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
-use crate::catalog::{now_text, DataFile, ListedRawFile, RawFile, StoredFiles, UploadCommit};
+use crate::catalog::{
+    now_text, DataFile, KeyHit, ListedRawFile, RawFile, StoredFiles, UploadCommit,
+};
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
@@ -83,10 +85,12 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             commit.uploaded_by
         ],
     )?;
+    unique_keys::record_backfill(tx, commit)?;
     let mut insert = tx.prepare_cached(
         "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
+    let mut ids = Vec::with_capacity(commit.files.len());
     for file in &commit.files {
         insert.execute(params![
             commit.dataset_id,
@@ -98,10 +102,15 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             file.bytes,
             now
         ])?;
+        ids.push(tx.last_insert_rowid());
     }
+    // The replaced files' keys go with them (cascade), before the new keys are recorded.
     let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
     for id in &commit.replaced {
         delete.execute([id])?;
+    }
+    for (n, id) in ids.into_iter().enumerate() {
+        unique_keys::record_file_keys(tx, commit, n, id)?;
     }
     let succeeded = tx.execute(
         "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
@@ -122,6 +131,40 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
 impl ManifestCatalog for SqliteCatalog {
     fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
         self.with(|c| data_files(c, dataset_id, version))
+    }
+
+    fn data_file_ids(&self, dataset_id: i64, version: i64) -> Result<Vec<i64>> {
+        self.with(|c| {
+            let mut stmt = c.prepare_cached(
+                "SELECT id FROM data_files WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
+            )?;
+            let ids = stmt
+                .query_map(params![dataset_id, version], |r| r.get(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(ids)
+        })
+    }
+
+    fn data_files_in(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        partition_paths: &[String],
+    ) -> Result<Vec<DataFile>> {
+        self.transaction(|tx| {
+            let mut stmt = tx.prepare_cached(
+                "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+                 WHERE dataset_id = ?1 AND version = ?2 AND partition_path = ?3",
+            )?;
+            let mut files = Vec::new();
+            for partition in partition_paths {
+                for file in stmt.query_map(params![dataset_id, version, partition], data_file)? {
+                    files.push(file?);
+                }
+            }
+            files.sort_by_key(|f| f.id);
+            Ok(files)
+        })
     }
 
     fn data_files_held(
@@ -172,6 +215,16 @@ impl ManifestCatalog for SqliteCatalog {
             }
             record_commit(tx, commit)
         })
+    }
+
+    fn stored_keys(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        column: &str,
+        keys: &[Vec<u8>],
+    ) -> Result<Option<Vec<KeyHit>>> {
+        self.transaction(|tx| unique_keys::stored_keys(tx, dataset_id, version, column, keys))
     }
 
     fn delete_raw_file(

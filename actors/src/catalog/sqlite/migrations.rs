@@ -153,6 +153,28 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE jobs ADD COLUMN node_id TEXT;
     ALTER TABLE jobs ADD COLUMN heartbeat_at TEXT;
     "#,
+    // 8: the unique index: every stored value of a `unique` column (by its index key) with the
+    // data file holding it, so an upload's check looks up its own values instead of reading every
+    // stored file. Keys go with their file (cascade). Versions that already had files are pending:
+    // the first commit that checks uniqueness there records their keys.
+    r#"
+    CREATE TABLE unique_keys (
+        dataset_id   INTEGER NOT NULL,
+        version      INTEGER NOT NULL,
+        column_name  TEXT NOT NULL,
+        key          BLOB NOT NULL,
+        data_file_id INTEGER NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
+        PRIMARY KEY (dataset_id, version, column_name, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX unique_keys_by_file ON unique_keys (data_file_id);
+    CREATE TABLE unique_keys_pending (
+        dataset_id INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version    INTEGER NOT NULL,
+        PRIMARY KEY (dataset_id, version)
+    );
+    INSERT INTO unique_keys_pending (dataset_id, version)
+        SELECT DISTINCT dataset_id, version FROM data_files;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

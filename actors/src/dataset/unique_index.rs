@@ -1,0 +1,151 @@
+//! The unique index's keys: each stored value of a `unique` column is recorded in the catalog
+//! with the data file holding it, so an upload's check costs one lookup per uploaded value
+//! however many files the version has (docs/DESIGN.md, Unique index).
+//!
+//! A key is the value's type tag and its bytes; strings longer than [`SHORT`] bytes are keyed by
+//! their SHA-256 instead, so every key is at most 33 bytes.
+
+use std::collections::HashMap;
+
+use arrow::array::Array;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ProjectionMask;
+use parquet::file::reader::ChunkReader;
+use ring::digest;
+
+use crate::catalog::ColumnKeys;
+use crate::error::{Error, Result};
+use crate::ingest::{value_at, StagedOutput, UniqueColumn, UniqueValue};
+
+/// Strings up to this many bytes are their own key.
+const SHORT: usize = 32;
+
+/// The index key of `value` (values of one column all have one type; the tag keeps keys of
+/// different types apart anyway).
+pub fn index_key(value: &UniqueValue) -> Vec<u8> {
+    let mut key = Vec::with_capacity(SHORT + 1);
+    match value {
+        UniqueValue::Int(v) => {
+            key.push(1);
+            key.extend_from_slice(&v.to_be_bytes());
+        }
+        UniqueValue::Double(bits) => {
+            key.push(2);
+            key.extend_from_slice(&bits.to_be_bytes());
+        }
+        UniqueValue::Bool(b) => key.extend_from_slice(&[3, u8::from(*b)]),
+        UniqueValue::Date(d) => {
+            key.push(4);
+            key.extend_from_slice(&d.to_be_bytes());
+        }
+        UniqueValue::Str(s) if s.len() <= SHORT => {
+            key.push(5);
+            key.extend_from_slice(s.as_bytes());
+        }
+        UniqueValue::Str(s) => {
+            key.push(6);
+            key.extend_from_slice(digest::digest(&digest::SHA256, s.as_bytes()).as_ref());
+        }
+    }
+    key
+}
+
+/// The columns kept in the index: `unique` columns that are not partition columns (those values
+/// are in the files' paths).
+pub(super) fn indexed(unique: &[UniqueColumn]) -> impl Iterator<Item = &UniqueColumn> {
+    unique.iter().filter(|c| !c.partition)
+}
+
+/// The upload's values of `column` by key, to look up and to name in a refusal.
+pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, &UniqueValue> {
+    column.values.iter().map(|v| (index_key(v), v)).collect()
+}
+
+/// The keys of each staged file's indexed columns, in the files' order (what the commit records).
+/// Reads the staged files' unique columns back: the cost of the upload, not of the dataset.
+pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
+    output
+        .files
+        .iter()
+        .map(|file| {
+            let at = |e: &dyn std::fmt::Display| {
+                Error::internal(format!("reading {}: {e}", file.staged_path.display()))
+            };
+            indexed(&output.unique)
+                .map(|column| {
+                    let handle = std::fs::File::open(&file.staged_path).map_err(|e| at(&e))?;
+                    let mut keys = Vec::with_capacity(file.rows as usize);
+                    column_values(handle, column, &mut |v| keys.push(index_key(&v)))
+                        .map_err(|e| at(&e))?;
+                    Ok(ColumnKeys {
+                        column: column.name.clone(),
+                        keys,
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Calls `visit` with every non-null value of `column` in the Parquet file `reader` (none when
+/// the file has no such column).
+pub(super) fn column_values<R: ChunkReader + 'static>(
+    reader: R,
+    column: &UniqueColumn,
+    visit: &mut dyn FnMut(UniqueValue),
+) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(reader)?;
+    let Some(index) = builder
+        .schema()
+        .fields()
+        .iter()
+        .position(|f| f.name() == &column.name)
+    else {
+        return Ok(());
+    };
+    let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
+    for batch in builder.with_projection(mask).build()? {
+        let batch = batch?;
+        let array = batch.column(0);
+        for i in 0..array.len() {
+            if array.is_valid(i) {
+                visit(value_at(column.data_type, array.as_ref(), i));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_tell_values_apart_and_stay_short() {
+        let long = "x".repeat(1000);
+        let values = [
+            UniqueValue::Int(1),
+            UniqueValue::Int(256),
+            UniqueValue::Double(1.0f64.to_bits()),
+            UniqueValue::Bool(true),
+            UniqueValue::Date(1),
+            UniqueValue::Str("1".into()),
+            UniqueValue::Str("x".repeat(SHORT)),
+            UniqueValue::Str(long.clone()),
+            UniqueValue::Str(format!("{long}y")),
+        ];
+        let keys: Vec<Vec<u8>> = values.iter().map(index_key).collect();
+        for (i, a) in keys.iter().enumerate() {
+            assert!(
+                a.len() <= SHORT + 1,
+                "{:?} keyed in {} bytes",
+                values[i],
+                a.len()
+            );
+            for b in &keys[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(index_key(&UniqueValue::Str(long.clone())), keys[7]);
+    }
+}
