@@ -3,7 +3,6 @@
 //! holds whatever the number of addresses, and a client's true secret always gets its token.
 
 use reqwest::StatusCode;
-use serde_json::json;
 
 use crate::support::{Options, TestServer, ADMIN_ID, ADMIN_SECRET};
 
@@ -60,21 +59,10 @@ fn logged(s: &TestServer, outcome: &str) -> usize {
     s.logs().lines().filter(|l| l.contains(&needle)).count()
 }
 
-fn create_user(s: &TestServer, name: &str) -> String {
-    let (status, body) = s.call(
-        "POST",
-        "/api/user",
-        Some(&s.admin_token()),
-        Some(&json!({"username": name, "email": format!("{name}@example.com")})),
-    );
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["temporary_password"].as_str().unwrap().to_string()
-}
-
 #[test]
 fn an_address_trying_many_names_is_refused_before_any_hash_but_its_own_user_is_not() {
     let s = flood_server();
-    let dave = create_user(&s, "dave");
+    let dave = s.create_user("dave");
     assert_eq!(password(&s, "dave", &dave, "198.51.100.1"), StatusCode::OK);
     let statuses: Vec<StatusCode> = (0..12)
         .map(|i| password(&s, &format!("nobody{i}"), "x", "198.51.100.1"))
@@ -105,7 +93,7 @@ fn an_address_trying_many_names_is_refused_before_any_hash_but_its_own_user_is_n
 #[test]
 fn the_per_account_bound_holds_over_fifty_addresses() {
     let s = flood_server();
-    let erin = create_user(&s, "erin");
+    let erin = s.create_user("erin");
     let statuses: Vec<StatusCode> = (1..=50)
         .map(|i| password(&s, "erin", "guess", &format!("203.0.113.{i}")))
         .collect();

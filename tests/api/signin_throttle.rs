@@ -32,17 +32,6 @@ fn throttled_server(extra: &[&str]) -> TestServer {
     })
 }
 
-fn create_user(s: &TestServer, name: &str) -> String {
-    let (status, body) = s.call(
-        "POST",
-        "/api/user",
-        Some(&s.admin_token()),
-        Some(&json!({"username": name, "email": format!("{name}@example.com")})),
-    );
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["temporary_password"].as_str().unwrap().to_string()
-}
-
 /// A password sign-in; the status, the body and the Retry-After header.
 fn password_signin(
     s: &TestServer,
@@ -102,7 +91,7 @@ fn logged(s: &TestServer, outcome: &str, account: Option<&str>) -> usize {
 #[test]
 fn after_the_threshold_attempts_get_429_before_any_hash_and_a_success_resets() {
     let s = throttled_server(&[]);
-    let password = create_user(&s, "alice");
+    let password = s.create_user("alice");
     for _ in 0..3 {
         let (status, body, _) = password_signin(&s, "alice", "wrong password", None);
         assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
@@ -153,7 +142,7 @@ fn client_guessers_and_password_changes_are_throttled_but_the_true_secret_is_nev
     // The true secret gets its token at once, from the guesser's own address too.
     assert_eq!(client_signin(&s, &id, &secret, None).0, StatusCode::OK);
 
-    let password = create_user(&s, "bob");
+    let password = s.create_user("bob");
     let (status, body, _) = password_signin(&s, "bob", &password, None);
     assert_eq!(status, StatusCode::OK, "{body}");
     let token = body["access_token"].as_str().unwrap().to_string();
@@ -178,7 +167,7 @@ fn client_guessers_and_password_changes_are_throttled_but_the_true_secret_is_nev
 fn a_good_client_keeps_getting_tokens_during_a_flood_and_the_password_is_checked_a_handful_of_times(
 ) {
     let s = throttled_server(&[]);
-    create_user(&s, "carol");
+    s.create_user("carol");
     let base = s.base.clone();
     let flood: Vec<_> = (0..8)
         .map(|i| {

@@ -180,6 +180,18 @@ impl TestServer {
         into_parts(req.send().unwrap())
     }
 
+    /// Creates a user `name` (at example.com) as the admin; returns the temporary password.
+    pub fn create_user(&self, name: &str) -> String {
+        let (status, body) = self.call(
+            "POST",
+            "/api/user",
+            Some(&self.admin_token()),
+            Some(&json!({"username": name, "email": format!("{name}@example.com")})),
+        );
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["temporary_password"].as_str().unwrap().to_string()
+    }
+
     /// Creates a client with `permissions` as the admin; returns (client_id, client_secret).
     pub fn create_client(&self, name: &str, permissions: &[&str]) -> (String, String) {
         let (status, body) = self.call(

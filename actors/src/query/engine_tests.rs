@@ -81,25 +81,35 @@ fn a_waiting_query_gets_the_slot_freed_during_its_wait() {
     });
 }
 
+/// Runs `work` in a sync slot with a 100 ms limit; the work never ends by itself, so the answer
+/// is the limit's error.
+async fn run_past_its_limit(
+    engine: &QueryEngine,
+    work: impl Future<Output = Result<()>> + Send + 'static,
+) -> Error {
+    let slot = engine.admit(QueryKind::Sync).await.unwrap();
+    engine
+        .run(
+            Some(slot),
+            Duration::from_millis(100),
+            work,
+            Error::invalid("too long"),
+        )
+        .await
+        .unwrap_err()
+}
+
 #[test]
 fn work_past_its_limit_is_dropped_and_its_slot_freed() {
     let engine = engine_with(1, 0);
     let dropped = Arc::new(AtomicBool::new(false));
     let flag = DropFlag(dropped.clone());
     block_on(async {
-        let slot = engine.admit(QueryKind::Sync).await.unwrap();
-        let err = engine
-            .run(
-                Some(slot),
-                Duration::from_millis(100),
-                async move {
-                    let _flag = flag;
-                    std::future::pending::<Result<()>>().await
-                },
-                Error::invalid("too long"),
-            )
-            .await
-            .unwrap_err();
+        let err = run_past_its_limit(&engine, async move {
+            let _flag = flag;
+            std::future::pending::<Result<()>>().await
+        })
+        .await;
         assert_eq!(err.to_string(), "Invalid: too long");
         assert!(dropped.load(Ordering::SeqCst), "the work was dropped");
         engine
@@ -117,27 +127,18 @@ fn the_slot_waits_for_every_pipeline_of_the_work_the_answer_does_not() {
     let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
     let (held_tx, held_rx) = std::sync::mpsc::channel::<()>();
     block_on(async {
-        let slot = engine.admit(QueryKind::Sync).await.unwrap();
-        let err = engine
-            .run(
-                Some(slot),
-                Duration::from_millis(100),
-                async move {
-                    // A context carrying this run's token, held by a "pipeline" elsewhere.
-                    let context = super::super::work_scope::task_context(
-                        &datafusion::prelude::SessionContext::new(),
-                    );
-                    std::thread::spawn(move || {
-                        let _context = context;
-                        held_tx.send(()).unwrap();
-                        let _ = release_rx.recv();
-                    });
-                    std::future::pending::<Result<()>>().await
-                },
-                Error::invalid("too long"),
-            )
-            .await
-            .unwrap_err();
+        let err = run_past_its_limit(&engine, async move {
+            // A context carrying this run's token, held by a "pipeline" elsewhere.
+            let context =
+                super::super::work_scope::task_context(&datafusion::prelude::SessionContext::new());
+            std::thread::spawn(move || {
+                let _context = context;
+                held_tx.send(()).unwrap();
+                let _ = release_rx.recv();
+            });
+            std::future::pending::<Result<()>>().await
+        })
+        .await;
         assert_eq!(err.to_string(), "Invalid: too long");
         held_rx.recv().unwrap();
         let busy = engine.admit(QueryKind::Sync).await.unwrap_err();

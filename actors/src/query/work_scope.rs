@@ -68,13 +68,14 @@ impl Default for WorkScope {
 /// A task context of `ctx` for executing a plan, carrying the current query run's token when
 /// there is one (outside [`WorkScope::run`], in tools and tests, it carries none).
 pub fn task_context(ctx: &SessionContext) -> Arc<TaskContext> {
-    let task = ctx.task_ctx();
+    // Built once: a task context copies the session's function registries.
+    let task = TaskContext::from(ctx);
     match CURRENT.try_with(Arc::clone) {
         Ok(token) => {
             let config = task.session_config().clone().with_extension(token);
-            Arc::new(TaskContext::from(ctx).with_session_config(config))
+            Arc::new(task.with_session_config(config))
         }
-        Err(_) => task,
+        Err(_) => Arc::new(task),
     }
 }
 
