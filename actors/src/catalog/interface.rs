@@ -57,8 +57,10 @@ pub trait ManifestCatalog {
     /// The version's data files, in the order they were recorded.
     fn data_files(&self, dataset_id: i64, version: i64) -> Result<Vec<DataFile>>;
 
-    /// The ids of the version's data files (what a commit is `based_on`), cheaper than the files.
-    fn data_file_ids(&self, dataset_id: i64, version: i64) -> Result<Vec<i64>>;
+    /// The version's manifest generation: a number that grows with every data file recorded or
+    /// dropped in the version (triggers on `data_files` keep it, whoever writes), so a commit can
+    /// be `based_on` the state its checks saw at a cost that does not grow with the files.
+    fn manifest_generation(&self, dataset_id: i64, version: i64) -> Result<i64>;
 
     /// The version's data files in the partitions `partition_paths` (what an OVERWRITE replaces).
     fn data_files_in(
@@ -82,7 +84,7 @@ pub trait ManifestCatalog {
 
     /// One upload commit, atomically: the raw file, its data files and their unique keys, the
     /// replaced files (and their keys) dropped and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
-    /// the version's files are not `based_on`; [`super::refusal::job_not_running`] when its job
+    /// the version's manifest generation is not `based_on`; [`super::refusal::job_not_running`] when its job
     /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
 

@@ -83,16 +83,17 @@ pub struct UploadCommit {
     pub rows: i64,
     pub raw_bytes: i64,
     pub files: Vec<NewDataFile>,
-    /// The ids of the version's data files the commit's checks saw (its unique checks read
-    /// them, OVERWRITE replaces some): the commit is refused (conflict) when the version's files
-    /// are no longer exactly these, so a commit never lands on a state it did not check. `None`
-    /// when nothing about the commit depends on them (APPEND with no unique column): such
-    /// commits from several nodes never conflict.
-    pub based_on: Option<Vec<i64>>,
-    /// Data files this commit replaces (OVERWRITE), a subset of `based_on`.
+    /// The version's manifest generation the commit's checks saw (its unique checks read the
+    /// version's files or index, OVERWRITE replaces some; see
+    /// [`crate::catalog::interface::ManifestCatalog::manifest_generation`]): the commit is
+    /// refused (conflict) when the version's files changed since, so a commit never lands on a
+    /// state it did not check. `None` when nothing about the commit depends on them (APPEND with
+    /// no unique column): such commits from several nodes never conflict.
+    pub based_on: Option<i64>,
+    /// Data files this commit replaces (OVERWRITE), among the files of generation `based_on`.
     pub replaced: Vec<i64>,
     /// When the version's unique index is still to be built (its files were stored before the
-    /// index existed): the keys of every file in `based_on`, recorded before the commit's own;
+    /// index existed): the keys of every file of generation `based_on`, recorded before the commit's own;
     /// the version's index is complete from then on. Needs `based_on`.
     pub backfill: Option<Vec<StoredKeys>>,
 }

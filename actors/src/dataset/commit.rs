@@ -99,7 +99,7 @@ fn try_commit(
     // first: any commit after this refuses this one (conflict), so later reads may be newer.
     let checked = !upload.output.unique.is_empty() || upload.behaviour != UpdateBehaviour::Append;
     let based_on = if checked {
-        Some(catalog.data_file_ids(record.id, upload.version)?)
+        Some(catalog.manifest_generation(record.id, upload.version)?)
     } else {
         None
     };
@@ -196,7 +196,7 @@ fn staged_objects(record: &DatasetRecord, upload: &StagedUpload) -> Vec<StagedOb
 fn upload_commit(
     record: &DatasetRecord,
     upload: &StagedUpload,
-    based_on: Option<Vec<i64>>,
+    based_on: Option<i64>,
     rels: &[String],
     replaced_ids: &HashSet<i64>,
 ) -> UploadCommit {

@@ -139,13 +139,7 @@ pub(super) fn last_update_and_uploader(c: &dyn Catalog) {
     let job = upload_job(c, &record, "s1", "r2.csv");
     let mut second = upload(&record, &job, "r2.csv", &["data/b.parquet"]);
     second.uploaded_by = "second".into();
-    second.based_on = c
-        .data_files(record.id, 1)
-        .unwrap()
-        .iter()
-        .map(|f| f.id)
-        .collect::<Vec<_>>()
-        .into();
+    second.based_on = Some(c.manifest_generation(record.id, 1).expect("generation"));
     c.commit_upload(&second).unwrap();
     let updated = c.last_updated(record.id, 1).unwrap().expect("updated");
     let raw = c.raw_files(record.id, 1).unwrap();

@@ -1,7 +1,7 @@
 //! The unique index: keys recorded with their files, looked up, and gone with their files.
 
 use super::{dataset, upload, upload_job};
-use crate::catalog::{Catalog, ColumnKeys, DataFile, KeyHit, StoredKeys};
+use crate::catalog::{Catalog, ColumnKeys, KeyHit, StoredKeys};
 use crate::key::DatasetRecord;
 
 fn keys(values: &[&str]) -> ColumnKeys {
@@ -30,10 +30,6 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter()
         .map(|(k, p)| (k.to_string(), p.to_string()))
         .collect()
-}
-
-fn ids(files: &[DataFile]) -> Vec<i64> {
-    files.iter().map(|f| f.id).collect()
 }
 
 /// Keys follow their files through APPEND, OVERWRITE (which may store a replaced value again)
@@ -66,7 +62,7 @@ pub(super) fn keys_follow_their_files(c: &dyn Catalog) {
     let job = upload_job(c, &record, "s1", "r2.csv");
     let mut second = upload(&record, &job, "r2.csv", &["p=x/3.parquet"]);
     second.files[0].unique_keys = vec![keys(&["a", "d"])];
-    second.based_on = Some(ids(&before));
+    second.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
     second.replaced = vec![before[0].id];
     c.commit_upload(&second).unwrap();
     assert_eq!(
@@ -92,7 +88,7 @@ pub(super) fn backfill_and_refusals(c: &dyn Catalog) {
     let job = upload_job(c, &record, "s1", "r2.csv");
     let mut second = upload(&record, &job, "r2.csv", &["2.parquet"]);
     second.files[0].unique_keys = vec![keys(&["b"])];
-    second.based_on = Some(ids(&stored));
+    second.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
     second.backfill = Some(vec![StoredKeys {
         data_file_id: stored[0].id,
         keys: keys(&["a"]),
@@ -103,11 +99,10 @@ pub(super) fn backfill_and_refusals(c: &dyn Catalog) {
         pairs(&[("a", ""), ("b", "")])
     );
 
-    let now = c.data_files(record.id, 1).unwrap();
     let job = upload_job(c, &record, "s1", "r3.csv");
     let mut clash = upload(&record, &job, "r3.csv", &["3.parquet"]);
     clash.files[0].unique_keys = vec![keys(&["c", "a"])];
-    clash.based_on = Some(ids(&now));
+    clash.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
     assert!(c.commit_upload(&clash).is_err());
     assert_eq!(c.data_files(record.id, 1).unwrap().len(), 2);
     assert!(found(c, &record, &["c"]).is_empty(), "nothing of it stays");

@@ -1,8 +1,6 @@
 //! The manifest in PostgreSQL: raw files and data files per dataset version, and the upload
 //! commit, serialised per dataset across nodes by the dataset's advisory lock.
 
-use std::collections::BTreeSet;
-
 use tokio_postgres::Row;
 
 use super::pool::Db;
@@ -37,6 +35,18 @@ fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile
     .iter()
     .map(data_file)
     .collect()
+}
+
+/// The version's manifest generation (0 for a version with no row: nothing recorded yet).
+pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i64> {
+    let row = db.query_opt(
+        "SELECT generation FROM schema_versions WHERE dataset_id = $1 AND version = $2",
+        &[&dataset_id, &version],
+    )?;
+    Ok(match row {
+        Some(row) => row.try_get(0)?,
+        None => 0,
+    })
 }
 
 /// Every listed file; call inside a snapshot (or with the manifest locked) for one state.
@@ -143,16 +153,8 @@ impl ManifestCatalog for PostgresCatalog {
         self.with(|db| data_files(db, dataset_id, version))
     }
 
-    fn data_file_ids(&self, dataset_id: i64, version: i64) -> Result<Vec<i64>> {
-        self.with(|db| {
-            db.query(
-                "SELECT id FROM data_files WHERE dataset_id = $1 AND version = $2 ORDER BY id",
-                &[&dataset_id, &version],
-            )?
-            .iter()
-            .map(|r| Ok(r.try_get(0)?))
-            .collect()
-        })
+    fn manifest_generation(&self, dataset_id: i64, version: i64) -> Result<i64> {
+        self.with(|db| generation(db, dataset_id, version))
     }
 
     fn data_files_in(
@@ -214,12 +216,8 @@ impl ManifestCatalog for PostgresCatalog {
         self.transaction(|db| {
             // Under the dataset's lock, the files read are the newest committed by any node.
             lock_dataset_id(db, commit.dataset_id, false)?;
-            if let Some(based_on) = &commit.based_on {
-                let now: BTreeSet<i64> = data_files(db, commit.dataset_id, commit.version)?
-                    .iter()
-                    .map(|f| f.id)
-                    .collect();
-                if now != based_on.iter().copied().collect() {
+            if let Some(based_on) = commit.based_on {
+                if generation(db, commit.dataset_id, commit.version)? != based_on {
                     return Err(commit_conflict(commit.dataset_id, commit.version));
                 }
             }

@@ -155,6 +155,24 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO unique_keys_pending (dataset_id, version)
         SELECT DISTINCT dataset_id, version FROM data_files;
     "#,
+    // 4: as SQLite's 9, each version's manifest generation, kept by a trigger on data_files.
+    r#"
+    ALTER TABLE schema_versions ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+    CREATE FUNCTION bump_manifest_generation() RETURNS trigger LANGUAGE plpgsql AS $body$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            UPDATE schema_versions SET generation = generation + 1
+             WHERE dataset_id = OLD.dataset_id AND version = OLD.version;
+        ELSE
+            UPDATE schema_versions SET generation = generation + 1
+             WHERE dataset_id = NEW.dataset_id AND version = NEW.version;
+        END IF;
+        RETURN NULL;
+    END
+    $body$;
+    CREATE TRIGGER data_files_changed AFTER INSERT OR DELETE ON data_files
+        FOR EACH ROW EXECUTE FUNCTION bump_manifest_generation();
+    "#,
 ];
 
 /// The newest schema version this binary knows.

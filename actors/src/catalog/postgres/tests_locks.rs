@@ -18,7 +18,7 @@ fn commit_of(
     record: &crate::key::DatasetRecord,
     job: &str,
     raw: &str,
-    based_on: Vec<i64>,
+    based_on: i64,
 ) -> UploadCommit {
     UploadCommit {
         dataset_id: record.id,
@@ -62,23 +62,14 @@ fn two_nodes_committing_to_one_dataset_are_serialised() {
         .unwrap();
     const ROUNDS: usize = 20;
     for round in 0..ROUNDS {
-        let based_on: Vec<i64> = nodes[0]
-            .data_files(record.id, 1)
-            .unwrap()
-            .iter()
-            .map(|f| f.id)
-            .collect();
+        let based_on = nodes[0].manifest_generation(record.id, 1).unwrap();
         let barrier = Arc::new(Barrier::new(2));
         let outcomes: Vec<_> = nodes
             .iter()
             .enumerate()
             .map(|(n, node)| {
-                let (node, barrier, record, based_on) = (
-                    node.clone(),
-                    barrier.clone(),
-                    record.clone(),
-                    based_on.clone(),
-                );
+                let (node, barrier, record, based_on) =
+                    (node.clone(), barrier.clone(), record.clone(), based_on);
                 std::thread::spawn(move || {
                     let raw = format!("r{round}n{n}");
                     let job = new_upload_job(node.as_ref(), &record, &raw);
@@ -137,7 +128,7 @@ fn failed_jobs_are_committed_and_manifest_writers_wait_for_the_callback() {
                 after_returned.clone(),
             );
             writer = Some(std::thread::spawn(move || {
-                let outcome = other.commit_upload(&commit_of(&record, &late, "r2", Vec::new()));
+                let outcome = other.commit_upload(&commit_of(&record, &late, "r2", 0));
                 (outcome, returned.load(Ordering::SeqCst))
             }));
             // Time for the writer to reach its insert (it must wait there, however long).

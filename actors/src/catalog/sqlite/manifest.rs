@@ -1,8 +1,6 @@
 //! The manifest in SQLite: raw files and data files per dataset version, and the upload commit.
 
-use std::collections::BTreeSet;
-
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::{unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
@@ -35,6 +33,17 @@ fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<Da
         .query_map(params![dataset_id, version], data_file)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(files)
+}
+
+/// The version's manifest generation (0 for a version with no row: nothing recorded yet).
+pub(super) fn generation(conn: &Connection, dataset_id: i64, version: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT generation FROM schema_versions WHERE dataset_id = ?1 AND version = ?2",
+        )?
+        .query_row(params![dataset_id, version], |r| r.get(0))
+        .optional()?
+        .unwrap_or(0))
 }
 
 /// Every listed file; call inside a transaction (or the lock) for one committed state.
@@ -133,16 +142,8 @@ impl ManifestCatalog for SqliteCatalog {
         self.with(|c| data_files(c, dataset_id, version))
     }
 
-    fn data_file_ids(&self, dataset_id: i64, version: i64) -> Result<Vec<i64>> {
-        self.with(|c| {
-            let mut stmt = c.prepare_cached(
-                "SELECT id FROM data_files WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
-            )?;
-            let ids = stmt
-                .query_map(params![dataset_id, version], |r| r.get(0))?
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(ids)
-        })
+    fn manifest_generation(&self, dataset_id: i64, version: i64) -> Result<i64> {
+        self.with(|c| generation(c, dataset_id, version))
     }
 
     fn data_files_in(
@@ -204,12 +205,8 @@ impl ManifestCatalog for SqliteCatalog {
 
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()> {
         self.transaction(|tx| {
-            if let Some(based_on) = &commit.based_on {
-                let now: BTreeSet<i64> = data_files(tx, commit.dataset_id, commit.version)?
-                    .iter()
-                    .map(|f| f.id)
-                    .collect();
-                if now != based_on.iter().copied().collect() {
+            if let Some(based_on) = commit.based_on {
+                if generation(tx, commit.dataset_id, commit.version)? != based_on {
                     return Err(commit_conflict(commit.dataset_id, commit.version));
                 }
             }

@@ -175,6 +175,18 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO unique_keys_pending (dataset_id, version)
         SELECT DISTINCT dataset_id, version FROM data_files;
     "#,
+    // 9: each version's manifest generation, bumped by triggers whenever a data file of the version
+    // is recorded or dropped, so a commit checks "nothing changed since my checks" by one number
+    // instead of the list of every file's id (which grows with the uploads).
+    r#"
+    ALTER TABLE schema_versions ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    CREATE TRIGGER data_files_recorded AFTER INSERT ON data_files
+        BEGIN UPDATE schema_versions SET generation = generation + 1
+              WHERE dataset_id = NEW.dataset_id AND version = NEW.version; END;
+    CREATE TRIGGER data_files_dropped AFTER DELETE ON data_files
+        BEGIN UPDATE schema_versions SET generation = generation + 1
+              WHERE dataset_id = OLD.dataset_id AND version = OLD.version; END;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
