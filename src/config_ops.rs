@@ -1,4 +1,4 @@
-//! Operations settings: log format, who may read metrics, graceful shutdown. Part of
+//! Operations settings: log format, who may read metrics, graceful shutdown, compaction. Part of
 //! [`ServeArgs`](crate::config::ServeArgs).
 
 use clap::{Args, ValueEnum};
@@ -27,4 +27,38 @@ pub struct OpsArgs {
     #[arg(long, env = "RAPID_SHUTDOWN_TIMEOUT_SECONDS", default_value_t = 30,
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_timeout_seconds: u64,
+
+    /// Compaction merges a partition's small data files into files of about this many bytes
+    /// (a file of at least half of it is not small).
+    #[arg(long, env = "RAPID_COMPACT_TARGET_BYTES", default_value_t = 128 * 1024 * 1024,
+          value_parser = clap::value_parser!(u64).range(1024..))]
+    pub compact_target_bytes: u64,
+
+    /// While commits keep coming, a partition is compacted once it has this many small files.
+    #[arg(long, env = "RAPID_COMPACT_MIN_FILES", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(2..=100_000))]
+    pub compact_min_files: u64,
+
+    /// A dataset version with no commit for this many seconds has every partition with two or
+    /// more small files compacted.
+    #[arg(long, env = "RAPID_COMPACT_IDLE_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub compact_idle_secs: u64,
+
+    /// Whether compaction starts on its own (`false`: only when asked, by the API or
+    /// `rapid-rs admin compact`).
+    #[arg(long, env = "RAPID_COMPACT_AUTO", default_value_t = true, action = clap::ArgAction::Set)]
+    pub compact_auto: bool,
+}
+
+impl OpsArgs {
+    /// The compaction settings these flags give.
+    pub fn compaction(&self) -> rapid_actors::compaction::CompactionSettings {
+        rapid_actors::compaction::CompactionSettings {
+            target_bytes: self.compact_target_bytes,
+            min_files: self.compact_min_files as usize,
+            idle: std::time::Duration::from_secs(self.compact_idle_secs),
+            automatic: self.compact_auto,
+        }
+    }
 }

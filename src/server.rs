@@ -184,6 +184,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         result_ttl_seconds: args.result_ttl_seconds,
         storage_url: args.storage_url.clone(),
         sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
+        compaction: args.ops.compaction(),
     })?;
     match bootstrap {
         Bootstrap::Existing => {}

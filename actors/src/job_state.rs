@@ -5,6 +5,7 @@
 //! ```text
 //! UPLOAD: IN PROGRESS/VALIDATION -> IN PROGRESS/COMMIT -> SUCCESS/- | FAILED (from either step)
 //! QUERY:  IN PROGRESS/RUNNING -> SUCCESS/- (with its result_url) | FAILED
+//! COMPACT: IN PROGRESS/RUNNING -> SUCCESS/- | FAILED
 //! ```
 //!
 //! A restart fails every job still IN PROGRESS ([`crate::jobs::Jobs::fail_interrupted`]). The strings
@@ -79,6 +80,8 @@ pub enum JobStep {
 pub enum JobKind {
     Upload,
     Query,
+    /// Small files of a dataset version merged (on demand; automatic runs record no job).
+    Compact,
 }
 
 impl JobStatus {
@@ -133,11 +136,12 @@ impl JobKind {
         match self {
             JobKind::Upload => "UPLOAD",
             JobKind::Query => "QUERY",
+            JobKind::Compact => "COMPACT",
         }
     }
 
     pub fn parse(s: &str) -> Option<JobKind> {
-        [JobKind::Upload, JobKind::Query]
+        [JobKind::Upload, JobKind::Query, JobKind::Compact]
             .into_iter()
             .find(|v| v.as_str() == s)
     }
@@ -146,7 +150,7 @@ impl JobKind {
     pub fn first_step(self) -> JobStep {
         match self {
             JobKind::Upload => JobStep::Validation,
-            JobKind::Query => JobStep::Running,
+            JobKind::Query | JobKind::Compact => JobStep::Running,
         }
     }
 }
@@ -170,7 +174,7 @@ mod tests {
             assert_eq!(JobStep::parse(s.as_str()), Some(s));
             assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
         }
-        for k in [JobKind::Upload, JobKind::Query] {
+        for k in [JobKind::Upload, JobKind::Query, JobKind::Compact] {
             assert_eq!(JobKind::parse(k.as_str()), Some(k));
             assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
         }

@@ -28,10 +28,11 @@
 //!    version).
 //! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
 //!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
-//!    expression trees, run by DataFusion over exactly the manifest's files).
+//!    expression trees, run by DataFusion over exactly the manifest's files), [`compaction`]
+//!    (which small files to merge, merging them, rewriting a merged file without a raw file).
 //! 5. The actors: [`registry`] (creates datasets, starts one dataset actor per dataset) and
-//!    [`dataset`] (the one writer of a dataset: version bumps, upload commits, deletions, one at a
-//!    time in arrival order).
+//!    [`dataset`] (the one writer of a dataset: version bumps, upload commits, compactions,
+//!    deletions, one at a time in arrival order).
 //! 6. The facade: [`engine`], opened once ([`engine::Engine::open`]: catalog, auth, recovery,
 //!    query threads, registry); its methods are the use cases and take a permission pass.
 //!    Beside it, [`admin`]: what `rapid-rs admin` does to a data folder (keys, client creation,
@@ -77,6 +78,7 @@ pub mod admin;
 pub mod allocator;
 pub mod auth;
 pub(crate) mod catalog;
+pub mod compaction;
 pub(crate) mod dataset;
 pub mod engine;
 pub mod error;

@@ -26,8 +26,8 @@ const LAYERS: &[&[&str]] = &[
     // Rules and the catalog's tables: schemas, jobs, subjects and permissions, dataset records
     // and schema versions, the manifest of files.
     &["schema", "jobs", "auth", "records", "manifest"],
-    // The work: ingesting uploads, inferring drafts, running queries.
-    &["ingest", "infer", "query"],
+    // The work: ingesting uploads, inferring drafts, running queries, merging small files.
+    &["ingest", "infer", "query", "compaction"],
     // The actors that serialise changes.
     &["dataset", "registry"],
     // The facade the edges (HTTP, web pages, CLI) call, and the admin CLI's commands on a

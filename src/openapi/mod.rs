@@ -57,6 +57,7 @@ use modifiers::{Aliases, CommonErrors, SecuritySchemes};
         queries::download_result,
         datasets::list_raw_files,
         datasets::delete_raw_file,
+        datasets::compact_dataset,
         jobs::list_jobs,
         jobs::get_job,
         protected_domains::list_protected_domains,

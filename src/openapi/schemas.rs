@@ -368,7 +368,7 @@ pub struct QueryRows(pub BTreeMap<String, BTreeMap<String, Value>>);
 #[derive(Serialize, ToSchema)]
 pub struct Job {
     pub job_id: String,
-    /// `UPLOAD` or `QUERY`.
+    /// `UPLOAD`, `QUERY` or `COMPACT`.
     #[serde(rename = "type")]
     pub kind: String,
     /// `IN PROGRESS`, `SUCCESS` or `FAILED`.

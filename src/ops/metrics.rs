@@ -40,6 +40,8 @@ struct Metrics {
     commit_queue: IntGauge,
     catalog: IntGaugeVec,
     catalog_file_bytes: IntGauge,
+    compaction: IntCounterVec,
+    compaction_running: IntGauge,
 }
 
 fn build() -> prometheus::Result<Metrics> {
@@ -102,6 +104,17 @@ fn build() -> prometheus::Result<Metrics> {
             "catalog_file_bytes",
             "Size of catalog.sqlite and its WAL on disk",
         )?,
+        compaction: IntCounterVec::new(
+            Opts::new(
+                "compaction_total",
+                "Compaction since start, by figure: merges, files_replaced, rows_written, bytes_written, conflicts, failures",
+            ),
+            &["figure"],
+        )?,
+        compaction_running: IntGauge::new(
+            "compaction_running",
+            "1 while the compactor merges files",
+        )?,
         registry,
     };
     register(&m)?;
@@ -137,7 +150,7 @@ fn query_gauges() -> prometheus::Result<(IntGaugeVec, IntGaugeVec, IntCounterVec
 }
 
 fn register(m: &Metrics) -> prometheus::Result<()> {
-    let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
+    let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
         Box::new(m.requests.clone()),
         Box::new(m.latency.clone()),
         Box::new(m.upload_rows.clone()),
@@ -151,6 +164,8 @@ fn register(m: &Metrics) -> prometheus::Result<()> {
         Box::new(m.commit_queue.clone()),
         Box::new(m.catalog.clone()),
         Box::new(m.catalog_file_bytes.clone()),
+        Box::new(m.compaction.clone()),
+        Box::new(m.compaction_running.clone()),
     ];
     for c in collectors {
         m.registry.register(c)?;
@@ -180,7 +195,7 @@ pub fn render(state: &AppState) -> Result<String, Error> {
     let m = &*METRICS;
     let figures = state.engine.catalog_figures()?;
     m.jobs.reset();
-    for kind in ["UPLOAD", "QUERY"] {
+    for kind in ["UPLOAD", "QUERY", "COMPACT"] {
         for status in ["IN PROGRESS", "SUCCESS", "FAILED"] {
             m.jobs.with_label_values(&[kind, status]).set(0);
         }
@@ -199,6 +214,8 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         .inc_by(commits.stored_rows.saturating_sub(m.upload_rows.get()));
     m.upload_bytes
         .inc_by(commits.stored_bytes.saturating_sub(m.upload_bytes.get()));
+
+    compaction(m, state.engine.compaction_figures());
 
     let load = rapid_actors::query::engine().load();
     m.query_memory.set(load.memory_bytes as i64);
@@ -226,6 +243,25 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         .encode(&m.registry.gather(), &mut out)
         .map_err(|e| Error::internal(format!("writing metrics: {e}")))?;
     String::from_utf8(out).map_err(|e| Error::internal(format!("writing metrics: {e}")))
+}
+
+/// The compactor's running totals; the counters catch up to them.
+fn compaction(m: &Metrics, figures: &rapid_actors::engine::CompactionFigures) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let totals = [
+        ("merges", &figures.merges),
+        ("files_replaced", &figures.files_replaced),
+        ("rows_written", &figures.rows_written),
+        ("bytes_written", &figures.bytes_written),
+        ("conflicts", &figures.conflicts),
+        ("failures", &figures.failures),
+    ];
+    for (name, total) in totals {
+        let counter = m.compaction.with_label_values(&[name]);
+        counter.inc_by(total.load(Relaxed).saturating_sub(counter.get()));
+    }
+    m.compaction_running
+        .set(figures.running.load(Relaxed) as i64);
 }
 
 async fn respond(state: web::Data<AppState>) -> ApiResult<HttpResponse> {

@@ -1,4 +1,4 @@
-//! Dataset data: upload, raw file listing and deletion, dataset deletion.
+//! Dataset data: upload, raw file listing and deletion, dataset deletion, compaction.
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
@@ -114,4 +114,23 @@ pub async fn delete_dataset(
         .map_err(not_found_as_invalid)?;
     Ok(HttpResponse::Accepted()
         .json(json!({ "details": format!("{} has been deleted.", record.name) })))
+}
+
+/// `POST .../compact`: merges the version's small data files now, as a COMPACT job.
+#[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/compact", tag = "datasets",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    responses(
+        (status = 202, description = "A COMPACT job merges the version's small files (DATA_ADMIN); answers of queries are the same before, during and after", body = doc::QueryJobAccepted),
+        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+    ))]
+pub async fn compact_dataset(
+    admin: Authorized<DataAdmin>,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String, String)>,
+    query: web::Query<VersionQuery>,
+) -> ApiResult<HttpResponse> {
+    let (layer, domain, dataset) = path.into_inner();
+    let key = DatasetKey::new(&layer, &domain, &dataset);
+    let job_id = state.engine.compact(&admin.pass, &key, query.version)?;
+    Ok(HttpResponse::Accepted().json(json!({ "details": { "job_id": job_id } })))
 }

@@ -58,6 +58,7 @@ route_table! {
     },
     "/datasets" => { post: queries::list_datasets },
     "/datasets/{layer}/{domain}/{dataset}/info" => { get: queries::get_dataset_info },
+    "/datasets/{layer}/{domain}/{dataset}/compact" => { post: datasets::compact_dataset },
     "/datasets/{layer}/{domain}/{dataset}/query" => { post: queries::query_dataset },
     // Before `{version}/{filename}`, which has the same shape.
     "/datasets/{layer}/{domain}/{dataset}/query/large" => { post: queries::query_dataset_large },

@@ -6,6 +6,7 @@ mod support;
 mod auth_tokens;
 mod bench_tool;
 mod catalog_postgres;
+mod compaction;
 mod dataset_recreated;
 mod decode_bombs;
 mod durability;

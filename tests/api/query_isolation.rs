@@ -55,22 +55,6 @@ fn slow_query(limit: Option<u64>) -> Value {
     q
 }
 
-/// One sample of `/api/metrics` (`series` as written there, labels included).
-fn metric(s: &TestServer, t: &str, series: &str) -> f64 {
-    let res = s
-        .request("GET", "/api/metrics")
-        .bearer_auth(t)
-        .send()
-        .unwrap();
-    assert_eq!(res.status(), StatusCode::OK);
-    let text = res.text().unwrap();
-    text.lines()
-        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
-        .unwrap_or_else(|| panic!("no {series} in the metrics:\n{text}"))
-        .parse()
-        .unwrap()
-}
-
 const SYNC_RUNNING: &str = "rapid_queries_running{pool=\"sync\"}";
 const QUERY_MEMORY: &str = "rapid_query_memory_reserved_bytes";
 
@@ -78,7 +62,7 @@ const QUERY_MEMORY: &str = "rapid_query_memory_reserved_bytes";
 fn wait_for_metrics(s: &TestServer, t: &str, what: &str, done: impl Fn(f64, f64) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
-        let (running, memory) = (metric(s, t, SYNC_RUNNING), metric(s, t, QUERY_MEMORY));
+        let (running, memory) = (s.metric(t, SYNC_RUNNING), s.metric(t, QUERY_MEMORY));
         if done(running, memory) {
             return;
         }
@@ -148,7 +132,7 @@ fn cheap_requests_answer_while_slow_queries_hold_every_slot() {
             running == 2.0
         });
         cheap_requests(&s, &t, &job_id);
-        let still_running = metric(&s, &t, SYNC_RUNNING);
+        let still_running = s.metric(&t, SYNC_RUNNING);
         let ended: Vec<bool> = ended.iter().map(|e| e.load(Ordering::SeqCst)).collect();
         assert_eq!(
             (still_running, ended),

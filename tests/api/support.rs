@@ -294,6 +294,22 @@ impl TestServer {
     }
 
     /// Polls a job until it is no longer IN PROGRESS.
+    /// One sample of `/api/metrics` (`series` as written there, labels included).
+    pub fn metric(&self, token: &str, series: &str) -> f64 {
+        let res = self
+            .request("GET", "/api/metrics")
+            .bearer_auth(token)
+            .send()
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        let text = res.text().unwrap();
+        text.lines()
+            .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+            .unwrap_or_else(|| panic!("no {series} in the metrics:\n{text}"))
+            .parse()
+            .unwrap()
+    }
+
     pub fn wait_job(&self, token: &str, job_id: &str) -> Value {
         let (deadline, poll) = (Duration::from_secs(120), Duration::from_millis(25));
         rapid_testkit::wait_job(&self.http, &self.base, token, job_id, deadline, poll)

@@ -108,6 +108,23 @@ pub trait ManifestCatalog {
         raw_filename: &str,
     ) -> Result<Option<Vec<String>>>;
 
+    /// The parts of the version's merged data files (files holding rows of several raw files),
+    /// with the id of the file each is in, ordered by file and row; with `holding`, only the
+    /// parts of files holding rows of that raw file.
+    fn file_parts(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        holding: Option<&str>,
+    ) -> Result<Vec<(i64, FilePart)>>;
+
+    /// One [`FileSwap`], atomically: the added files recorded with their parts, the unique keys
+    /// of `keys_from` moved to them less `dropped_keys`, the removed files dropped, and the
+    /// raw file (with the data files it alone contributed) deleted. Returns the paths of every
+    /// data file dropped; `None` (nothing recorded) when `raw_deleted` names no raw file.
+    /// Refused: [`super::refusal::commit_conflict`] when a removed file is gone.
+    fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>>;
+
     /// Every file the manifest lists, as one committed state.
     fn stored_files(&self) -> Result<StoredFiles>;
 }
@@ -140,6 +157,9 @@ pub trait JobCatalog {
 
     /// A job IN PROGRESS becomes FAILED with `errors`; a finished job stays as it ended.
     fn fail_job(&self, job_id: &str, errors: &[String]) -> Result<()>;
+
+    /// A job IN PROGRESS becomes SUCCESS (a job with nothing to download).
+    fn succeed_job(&self, job_id: &str) -> Result<()>;
 
     /// A job IN PROGRESS becomes SUCCESS with its result link.
     fn succeed_job_with_url(&self, job_id: &str, result_url: &str) -> Result<()>;

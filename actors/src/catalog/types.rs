@@ -186,3 +186,40 @@ pub const COUNT_NAMES: [&str; 7] = [
     "stored_bytes",
     "subjects",
 ];
+
+/// A stretch of a merged data file's rows that came from one raw file: rows `first_row` to
+/// `first_row + rows - 1` (0-based). Kept so that deleting the raw file removes exactly them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePart {
+    pub raw_filename: String,
+    pub first_row: i64,
+    pub rows: i64,
+}
+
+/// A data file written by a [`FileSwap`] (compaction, or a rewrite that drops a raw file's rows).
+#[derive(Debug, Clone)]
+pub struct SwapFile {
+    pub partition_path: String,
+    pub path: String,
+    pub rows: i64,
+    pub bytes: i64,
+    /// Where each of its rows came from, in row order, covering every row.
+    pub parts: Vec<FilePart>,
+    /// The removed files whose unique keys now belong to this file (less `dropped_keys`).
+    pub keys_from: Vec<i64>,
+}
+
+/// Data files replaced by others holding the same rows (compaction), or the same rows less a
+/// raw file's (`raw_deleted`), in one atomic step.
+#[derive(Debug, Clone)]
+pub struct FileSwap {
+    pub dataset_id: i64,
+    pub version: i64,
+    /// Refused (conflict, nothing recorded) unless every one of them is still in the version.
+    pub removed: Vec<i64>,
+    pub added: Vec<SwapFile>,
+    /// Unique keys of rows the swap drops (those of `raw_deleted` in a rewritten file).
+    pub dropped_keys: Vec<ColumnKeys>,
+    /// A raw file deleted in the same step, with the data files only it contributed.
+    pub raw_deleted: Option<String>,
+}

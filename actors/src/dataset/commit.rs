@@ -229,7 +229,8 @@ fn upload_commit(
     }
 }
 
-/// Removes one raw file and every data file it contributed; 404 when there is no such file.
+/// Removes one raw file and every row it contributed (also rows merged into other files by
+/// compaction); 404 when there is no such file.
 pub(super) fn delete_raw_file(
     catalog: &dyn Catalog,
     storage: &Storage,
@@ -237,6 +238,11 @@ pub(super) fn delete_raw_file(
     version: i64,
     raw_filename: &str,
 ) -> Result<()> {
+    if super::swap::delete_merged_rows(catalog, storage, record, version, raw_filename)? {
+        return storage
+            .objects()
+            .delete(&keys::raw_key(&record.key, version, raw_filename));
+    }
     let paths = catalog
         .delete_raw_file(record.id, version, raw_filename)?
         .ok_or_else(|| {

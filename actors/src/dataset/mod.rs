@@ -5,6 +5,7 @@
 
 mod commit;
 mod stored_unique;
+mod swap;
 mod unique_index;
 #[cfg(test)]
 mod unique_tests;
@@ -13,6 +14,7 @@ use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
 
 pub use commit::StagedUpload;
 pub use stored_unique::check_before_answer;
+pub use swap::StagedMerge;
 pub use unique_index::staged_keys;
 
 use crate::catalog::SharedCatalog;
@@ -101,7 +103,7 @@ impl Actor for DatasetActor {
     type Context = Context<Self>;
 }
 
-crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, DeleteRawFile, DeleteDataset);
+crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, CommitMerges, DeleteRawFile, DeleteDataset);
 
 /// Store a schema as the next version. The sensitivity of a dataset never changes.
 pub struct BumpSchema(pub ValidSchema);
@@ -168,6 +170,37 @@ impl Handler<CommitUpload> for DatasetActor {
                 }
             }
             result
+        })
+    }
+}
+
+/// Swap merged files (compaction, [`crate::compaction`]) for the files they replace; answers how
+/// many files were replaced. A conflict leaves the dataset as it was.
+pub struct CommitMerges {
+    /// The dataset the files were merged for (one deleted and created again is another).
+    pub dataset_id: i64,
+    pub version: i64,
+    pub merges: Vec<StagedMerge>,
+}
+
+impl Message for CommitMerges {
+    type Result = Result<usize>;
+}
+
+impl Handler<CommitMerges> for DatasetActor {
+    type Result = AtomicResponse<Self, Result<usize>>;
+
+    fn handle(&mut self, msg: CommitMerges, _: &mut Context<Self>) -> Self::Result {
+        let gone = match self.present() {
+            Ok(()) if self.record.id != msg.dataset_id => Some(self.gone()),
+            outcome => outcome.err(),
+        };
+        let span = self.span("commit_merges", "");
+        self.atomically(span, move |catalog, storage, record| match gone {
+            Some(e) => Err(e),
+            None => {
+                swap::commit_merges(catalog.as_ref(), &storage, &record, msg.version, msg.merges)
+            }
         })
     }
 }

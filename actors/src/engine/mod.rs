@@ -7,6 +7,7 @@
 //! `Engine` is `Clone` and can be held by every worker.
 
 mod browse;
+mod compactor;
 mod ops;
 mod query;
 mod upload;
@@ -20,6 +21,7 @@ use serde_json::Value;
 
 pub use crate::registry::DatasetFilter;
 pub use browse::{RawFile, VersionFiles};
+pub use compactor::CompactionFigures;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
@@ -65,6 +67,8 @@ pub struct EngineConfig {
     pub storage_url: Option<String>,
     /// How old an unlisted object in a shared store must be before it is swept.
     pub sweep_grace: Duration,
+    /// When small data files are merged.
+    pub compaction: crate::compaction::CompactionSettings,
 }
 
 #[derive(Clone)]
@@ -76,6 +80,7 @@ pub struct Engine {
     storage: Storage,
     settings: Arc<Settings>,
     commits: Arc<ops::CommitCounters>,
+    compactor: compactor::Compactor,
 }
 
 struct Settings {
@@ -106,6 +111,13 @@ impl Engine {
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
         jobs.start_heartbeat(config.job_lease)?;
         let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
+        let compactor = compactor::Compactor::start(
+            catalog.clone(),
+            storage.clone(),
+            registry.clone(),
+            jobs.clone(),
+            config.compaction,
+        )?;
         let settings = Arc::new(Settings {
             shared_catalog: shared,
             max_upload_bytes: config.max_upload_bytes,
@@ -120,6 +132,7 @@ impl Engine {
             storage,
             settings,
             commits: Arc::default(),
+            compactor,
         };
         Ok((engine, bootstrap))
     }
@@ -252,6 +265,29 @@ impl Engine {
             }))
             .await??;
         Ok(())
+    }
+
+    /// Merges the small files of a version now (a COMPACT job; the answer is its id); 404 for an
+    /// unknown dataset or version.
+    pub fn compact(
+        &self,
+        pass: &AdminPass,
+        key: &DatasetKey,
+        version: Option<i64>,
+    ) -> Result<String> {
+        let record = self.registry.find(key)?;
+        let version = pick_version(version, record.latest_version);
+        self.registry.schema(key, Some(version))?;
+        let job_id = self.jobs.create(crate::jobs::NewJob {
+            kind: crate::jobs::JobKind::Compact,
+            key: &record.key,
+            version,
+            subject_id: &pass.subject().id,
+            filename: None,
+            raw_filename: None,
+        })?;
+        self.compactor.demand(&record.key, version, &job_id);
+        Ok(job_id)
     }
 
     /// Deletes every version, file and schema of a dataset; 404 if there is none.

@@ -84,6 +84,11 @@ impl Engine {
         }
     }
 
+    /// The compactor's totals since the engine opened.
+    pub fn compaction_figures(&self) -> &super::CompactionFigures {
+        &self.compactor.figures
+    }
+
     /// Jobs by kind and status, the catalog's object counts and its size on disk. Blocking.
     pub fn catalog_figures(&self) -> Result<CatalogFigures> {
         self.catalog.figures()

@@ -186,7 +186,12 @@ impl Engine {
         upload: StagedUpload,
         span: tracing::Span,
     ) {
-        let (registry, jobs) = (self.registry.clone(), self.jobs.clone());
+        let (registry, jobs, compactor) = (
+            self.registry.clone(),
+            self.jobs.clone(),
+            self.compactor.clone(),
+        );
+        let (key, version) = (record.key.clone(), upload.version);
         // Graceful shutdown waits while commits are pending; metrics count what they stored.
         let (pending, commits) = (self.commits.started(), self.commits.clone());
         let stored = (upload.output.rows, upload.raw_bytes);
@@ -204,6 +209,7 @@ impl Engine {
                 };
                 if outcome.is_ok() {
                     commits.stored(stored.0, stored.1);
+                    compactor.committed(&key, version);
                     // Inside the job's span, itself inside the request's: carries its id.
                     tracing::info!(rows = stored.0, bytes = stored.1, "upload committed");
                 }

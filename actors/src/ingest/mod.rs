@@ -36,6 +36,7 @@ pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::Problems;
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
+pub(crate) use writer::stored_file_properties;
 pub use writer::StagedDataFile;
 
 use checks::{apply_checks, PreparedCheck};

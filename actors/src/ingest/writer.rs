@@ -56,6 +56,19 @@ pub struct StagedDataFile {
     pub bytes: u64,
 }
 
+/// The settings every stored data file starts from (see [`PartitionedWriter::new`] for why);
+/// text columns then get a dictionary. Compaction writes merged files with the same ones.
+pub(crate) fn stored_file_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+    WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_2_0)
+        .set_encoding(Encoding::PLAIN)
+        .set_data_page_v2_compression_ratio_threshold(0.875)
+        .set_compression(Compression::LZ4_RAW)
+        .set_max_row_group_row_count(Some(512 * 1024))
+        .set_dictionary_enabled(false)
+        .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")))
+}
+
 struct OpenFile {
     writer: ArrowWriter<WriteBehind>,
     path: PathBuf,
@@ -113,14 +126,7 @@ impl PartitionedWriter {
         // Version 2 data pages say whether they are compressed: a page LZ4 shrinks by less than
         // an eighth (bit-packed dictionary indexes, booleans) is kept as it is and never
         // decompressed. Encodings stay PLAIN (version 2 would default to delta encodings).
-        let mut properties = WriterProperties::builder()
-            .set_writer_version(WriterVersion::PARQUET_2_0)
-            .set_encoding(Encoding::PLAIN)
-            .set_data_page_v2_compression_ratio_threshold(0.875)
-            .set_compression(Compression::LZ4_RAW)
-            .set_max_row_group_row_count(Some(512 * 1024))
-            .set_dictionary_enabled(false)
-            .set_created_by(format!("rapid-rs {}", env!("CARGO_PKG_VERSION")));
+        let mut properties = stored_file_properties();
         let text_columns: Vec<(usize, ColumnPath)> = data_positions
             .iter()
             .enumerate()

@@ -72,6 +72,11 @@ impl Jobs {
         self.catalog.jobs(subject_id, LIST_LIMIT)
     }
 
+    /// A finished job with nothing to download (a compaction): SUCCESS.
+    pub fn succeed(&self, job_id: &str) -> Result<()> {
+        self.catalog.succeed_job(job_id)
+    }
+
     /// A finished large query: SUCCESS with its download link.
     pub fn succeed_with_url(&self, job_id: &str, result_url: &str) -> Result<()> {
         self.catalog.succeed_job_with_url(job_id, result_url)

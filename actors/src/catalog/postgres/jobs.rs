@@ -111,6 +111,23 @@ impl JobCatalog for PostgresCatalog {
         })
     }
 
+    fn succeed_job(&self, job_id: &str) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET status = $1, step = $2, finished_at = $3
+                 WHERE job_id = $4 AND status = $5",
+                &[
+                    &JobStatus::Success.as_str(),
+                    &JobStep::Done.as_str(),
+                    &now_text(),
+                    &job_id,
+                    &JobStatus::InProgress.as_str(),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
     fn succeed_job_with_url(&self, job_id: &str, result_url: &str) -> Result<()> {
         self.with(|db| {
             db.execute(

@@ -4,11 +4,12 @@
 use tokio_postgres::Row;
 
 use super::pool::Db;
-use super::{lock_dataset_id, unique_keys, PostgresCatalog};
+use super::{lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, KeyHit, ListedRawFile, RawFile, StoredFiles, UploadCommit,
+    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, RawFile, StoredFiles,
+    UploadCommit,
 };
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
@@ -265,5 +266,18 @@ impl ManifestCatalog for PostgresCatalog {
 
     fn stored_files(&self) -> Result<StoredFiles> {
         self.snapshot(stored_files)
+    }
+
+    fn file_parts(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        holding: Option<&str>,
+    ) -> Result<Vec<(i64, FilePart)>> {
+        self.with(|db| swap::file_parts(db, dataset_id, version, holding))
+    }
+
+    fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>> {
+        self.transaction(|db| swap::swap_files(db, swap))
     }
 }

@@ -173,6 +173,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER data_files_changed AFTER INSERT OR DELETE ON data_files
         FOR EACH ROW EXECUTE FUNCTION bump_manifest_generation();
     "#,
+    // 5: as SQLite's 10, compaction: merged files' parts, and the COMPACT job kind.
+    r#"
+    CREATE TABLE data_file_parts (
+        data_file_id BIGINT NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
+        raw_filename TEXT COLLATE "C" NOT NULL,
+        first_row    BIGINT NOT NULL,
+        rows         BIGINT NOT NULL,
+        PRIMARY KEY (data_file_id, first_row)
+    );
+    CREATE INDEX data_file_parts_by_raw ON data_file_parts (raw_filename);
+    ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
+    ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('UPLOAD', 'QUERY', 'COMPACT'));
+    "#,
 ];
 
 /// The newest schema version this binary knows.

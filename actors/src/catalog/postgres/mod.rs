@@ -14,6 +14,7 @@ mod manifest;
 mod migrations;
 mod pool;
 mod subjects;
+mod swap;
 mod unique_keys;
 
 use tokio_postgres::Config;

@@ -109,6 +109,22 @@ impl JobCatalog for SqliteCatalog {
         })
     }
 
+    fn succeed_job(&self, job_id: &str) -> Result<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
+                params![
+                    JobStatus::Success.as_str(),
+                    JobStep::Done.as_str(),
+                    now_text(),
+                    job_id,
+                    JobStatus::InProgress.as_str()
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
     fn succeed_job_with_url(&self, job_id: &str, result_url: &str) -> Result<()> {
         self.with(|c| {
             c.execute(

@@ -2,11 +2,12 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
-use super::{unique_keys, SqliteCatalog};
+use super::{swap, unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, KeyHit, ListedRawFile, RawFile, StoredFiles, UploadCommit,
+    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, RawFile, StoredFiles,
+    UploadCommit,
 };
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
@@ -253,5 +254,18 @@ impl ManifestCatalog for SqliteCatalog {
 
     fn stored_files(&self) -> Result<StoredFiles> {
         self.transaction(|tx| stored_files(tx))
+    }
+
+    fn file_parts(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        holding: Option<&str>,
+    ) -> Result<Vec<(i64, FilePart)>> {
+        self.with(|c| swap::file_parts(c, dataset_id, version, holding))
+    }
+
+    fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>> {
+        self.transaction(|tx| swap::swap_files(tx, swap))
     }
 }

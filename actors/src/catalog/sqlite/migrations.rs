@@ -187,6 +187,49 @@ const MIGRATIONS: &[&str] = &[
         BEGIN UPDATE schema_versions SET generation = generation + 1
               WHERE dataset_id = OLD.dataset_id AND version = OLD.version; END;
     "#,
+    // 10: compaction. A merged data file holds rows of several raw files: its parts say which rows
+    // came from which, so deleting a raw file removes exactly its rows. Jobs gain the COMPACT
+    // kind (a CHECK constraint cannot be altered in SQLite: the table is copied).
+    r#"
+    CREATE TABLE data_file_parts (
+        data_file_id INTEGER NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
+        raw_filename TEXT NOT NULL,
+        first_row    INTEGER NOT NULL,
+        rows         INTEGER NOT NULL,
+        PRIMARY KEY (data_file_id, first_row)
+    ) WITHOUT ROWID;
+    CREATE INDEX data_file_parts_by_raw ON data_file_parts (raw_filename);
+    CREATE TABLE jobs_with_compact (
+        job_id         TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL CHECK (kind IN ('UPLOAD', 'QUERY', 'COMPACT')),
+        status         TEXT NOT NULL CHECK (status IN ('IN PROGRESS', 'SUCCESS', 'FAILED')),
+        step           TEXT NOT NULL,
+        errors         TEXT,
+        filename       TEXT,
+        raw_filename   TEXT,
+        layer          TEXT NOT NULL,
+        domain         TEXT NOT NULL,
+        dataset        TEXT NOT NULL,
+        version        INTEGER NOT NULL,
+        result_url     TEXT,
+        subject_id     TEXT NOT NULL,
+        rows_processed INTEGER NOT NULL DEFAULT 0,
+        created_at     TEXT NOT NULL,
+        finished_at    TEXT,
+        node_id        TEXT,
+        heartbeat_at   TEXT
+    );
+    INSERT INTO jobs_with_compact (job_id, kind, status, step, errors, filename, raw_filename,
+            layer, domain, dataset, version, result_url, subject_id, rows_processed, created_at,
+            finished_at, node_id, heartbeat_at)
+        SELECT job_id, kind, status, step, errors, filename, raw_filename, layer, domain,
+            dataset, version, result_url, subject_id, rows_processed, created_at, finished_at,
+            node_id, heartbeat_at FROM jobs;
+    DROP TABLE jobs;
+    ALTER TABLE jobs_with_compact RENAME TO jobs;
+    CREATE INDEX jobs_by_subject ON jobs (subject_id, created_at);
+    CREATE INDEX jobs_in_progress ON jobs (status) WHERE status = 'IN PROGRESS';
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

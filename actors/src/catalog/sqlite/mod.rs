@@ -10,6 +10,7 @@ mod jobs;
 mod manifest;
 mod migrations;
 mod subjects;
+mod swap;
 mod unique_keys;
 
 use std::path::Path;

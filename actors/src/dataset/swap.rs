@@ -1,0 +1,195 @@
+//! Commits that swap data files for others holding the same rows (compaction) or the same rows
+//! less one raw file's (deleting a raw file whose rows were merged), run by the dataset's actor
+//! like every other change of the dataset.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use arrow::array::{Array, RecordBatch};
+
+use super::unique_index::index_key;
+use crate::catalog::{Catalog, ColumnKeys, FileSwap, SwapFile};
+use crate::compaction::{rewrite_without, Merged};
+use crate::error::{Error, Result};
+use crate::ingest::value_at;
+use crate::key::DatasetRecord;
+use crate::records::load_schema;
+use crate::schema::ValidColumn;
+use crate::storage::{keys, StagedObject, Storage};
+
+/// A merged file in staging, and the files of one partition it replaces.
+#[derive(Debug)]
+pub struct StagedMerge {
+    pub staged: PathBuf,
+    pub partition_path: String,
+    pub replaces: Vec<i64>,
+    pub merged: Merged,
+}
+
+/// Puts the merged files under their keys and swaps them for the files they replace, in one
+/// catalog step; returns how many files were replaced. A conflict (another change removed one
+/// of them meanwhile) records nothing and removes the placed objects.
+pub(super) fn commit_merges(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+    merges: Vec<StagedMerge>,
+) -> Result<usize> {
+    let objects: Vec<StagedObject> = merges
+        .iter()
+        .map(|m| StagedObject {
+            staged: m.staged.clone(),
+            key: new_key(record, version, &m.partition_path),
+        })
+        .collect();
+    let swap = FileSwap {
+        dataset_id: record.id,
+        version,
+        removed: merges.iter().flat_map(|m| m.replaces.clone()).collect(),
+        added: merges
+            .iter()
+            .zip(&objects)
+            .map(|(m, o)| swap_file(&m.partition_path, &o.key, &m.merged, m.replaces.clone()))
+            .collect(),
+        dropped_keys: Vec::new(),
+        raw_deleted: None,
+    };
+    let replaced = swap.removed.len();
+    put_and_swap(catalog, storage, &objects, &swap)?;
+    Ok(replaced)
+}
+
+/// Deletes raw file `raw` when merged files hold some of its rows: each is rewritten without
+/// them, and one catalog step swaps the rewrites in, drops the raw file's own data files, its
+/// unique keys and its row. `Ok(false)` when no merged file holds its rows (the caller deletes
+/// it the plain way).
+pub(super) fn delete_merged_rows(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+    raw: &str,
+) -> Result<bool> {
+    let parts = catalog.file_parts(record.id, version, Some(raw))?;
+    if parts.is_empty() {
+        return Ok(false);
+    }
+    let mut by_file: HashMap<i64, Vec<crate::catalog::FilePart>> = HashMap::new();
+    for (id, part) in parts {
+        by_file.entry(id).or_default().push(part);
+    }
+    let schema = load_schema(catalog, record, Some(version))?;
+    let unique: Vec<&ValidColumn> = schema.data_columns().filter(|c| c.unique).collect();
+    let mut dropped: HashMap<String, Vec<Vec<u8>>> = HashMap::new();
+    let mut objects = Vec::new();
+    let mut added = Vec::new();
+    let files = catalog.data_files(record.id, version)?;
+    for file in files.iter().filter(|f| by_file.contains_key(&f.id)) {
+        let staged = storage
+            .staging_root()
+            .join(format!("rewrite-{}.parquet", uuid::Uuid::new_v4()));
+        let rewritten = rewrite_without(
+            storage,
+            file,
+            &by_file[&file.id],
+            raw,
+            &staged,
+            &mut |rows| {
+                drop_keys(&unique, rows, &mut dropped);
+                Ok(())
+            },
+        )?;
+        if let Some(merged) = rewritten {
+            let key = new_key(record, version, &file.partition_path);
+            added.push(swap_file(
+                &file.partition_path,
+                &key,
+                &merged,
+                vec![file.id],
+            ));
+            objects.push(StagedObject { staged, key });
+        }
+    }
+    let swap = FileSwap {
+        dataset_id: record.id,
+        version,
+        removed: by_file.keys().copied().collect(),
+        added,
+        dropped_keys: dropped
+            .into_iter()
+            .map(|(column, keys)| ColumnKeys { column, keys })
+            .collect(),
+        raw_deleted: Some(raw.to_string()),
+    };
+    put_and_swap(catalog, storage, &objects, &swap)?;
+    Ok(true)
+}
+
+/// The unique keys of `rows`, by column.
+fn drop_keys(
+    unique: &[&ValidColumn],
+    rows: &RecordBatch,
+    into: &mut HashMap<String, Vec<Vec<u8>>>,
+) {
+    for column in unique {
+        let Some(array) = rows.column_by_name(&column.name) else {
+            continue;
+        };
+        let keys = into.entry(column.name.clone()).or_default();
+        for i in 0..array.len() {
+            if array.is_valid(i) {
+                keys.push(index_key(&value_at(column.data_type, array.as_ref(), i)));
+            }
+        }
+    }
+}
+
+fn new_key(record: &DatasetRecord, version: i64, partition_path: &str) -> String {
+    let name = format!("compacted-{}.parquet", uuid::Uuid::new_v4().simple());
+    keys::data_key(&record.key, version, partition_path, &name)
+}
+
+fn swap_file(partition_path: &str, key: &str, merged: &Merged, keys_from: Vec<i64>) -> SwapFile {
+    SwapFile {
+        partition_path: partition_path.to_string(),
+        path: key.to_string(),
+        rows: merged.rows,
+        bytes: merged.bytes,
+        parts: merged.parts.clone(),
+        keys_from,
+    }
+}
+
+/// Puts `objects` durably, records `swap`, then retires the files it dropped (deleted once no
+/// query reads them). On any failure the placed objects are removed and nothing is recorded.
+fn put_and_swap(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    objects: &[StagedObject],
+    swap: &FileSwap,
+) -> Result<()> {
+    storage.objects().put(objects)?;
+    let outcome = catalog.swap_files(swap).and_then(|dropped| {
+        dropped.ok_or_else(|| {
+            Error::not_found(format!(
+                "The file [{}] does not exist",
+                swap.raw_deleted.as_deref().unwrap_or_default()
+            ))
+        })
+    });
+    match outcome {
+        Ok(dropped) => {
+            for path in dropped {
+                storage.leases().retire(&path);
+            }
+            Ok(())
+        }
+        Err(e) => {
+            for object in objects {
+                let _ = storage.objects().delete(&object.key);
+            }
+            Err(e)
+        }
+    }
+}
