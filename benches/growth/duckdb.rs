@@ -24,13 +24,19 @@ pub fn python() -> Result<PathBuf, String> {
         Some(p) => PathBuf::from(p),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"),
     };
-    if path.exists() {
+    let hint = "run scripts/setup-python.sh, or set BENCH_PYTHON to a Python with duckdb";
+    if !path.exists() {
+        return Err(format!("no Python at {} ({hint})", path.display()));
+    }
+    let has_duckdb = Command::new(&path)
+        .args(["-c", "import duckdb"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_duckdb {
         Ok(path)
     } else {
-        Err(format!(
-            "no Python at {} (run scripts/setup-python.sh, or set BENCH_PYTHON to a Python with duckdb)",
-            path.display()
-        ))
+        Err(format!("{} cannot import duckdb ({hint})", path.display()))
     }
 }
 

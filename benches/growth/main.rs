@@ -132,7 +132,7 @@ fn print_settled(names: &[&str], s: &settle::Settled) {
         .map(|i| format!("{} {} -> {}", names[i], s.before[i], s.after[i]))
         .collect();
     let how = if s.timed_out {
-        "TIMED OUT, files still changing"
+        "TIMED OUT before the counts were stable for BENCH_SETTLE_SECS"
     } else {
         "settled"
     };
@@ -202,42 +202,29 @@ fn main() {
         "  catalog file (both datasets): {:.1} MB",
         catalog_mb(&data)
     );
-    let (q1_once, q2_once) = bench.queries("once", s.query_runs);
-    let (q1_appended, q2_appended) = bench.queries("appended", s.query_runs);
+    let line = |name: &str, first_ms, last_ms| {
+        let (q1, q2) = bench.queries(name, s.query_runs);
+        Line {
+            dataset: name.to_string(),
+            files: 0,
+            first_ms,
+            last_ms,
+            q1,
+            q2,
+            peer: None,
+        }
+    };
+    let mut lines = [
+        line("once", once.as_secs_f64() * 1000.0, None),
+        line("appended", first, Some(last)),
+    ];
+    lines[0].dataset = "once (1 upload)".into();
     let _ = server.kill();
     let _ = server.wait();
-    println!(
-        "  q1 filter + limit: one upload {:.1} ms, appended {:.1} ms (x{:.2})",
-        q1_once.ms,
-        q1_appended.ms,
-        q1_appended.ms / q1_once.ms
-    );
-    println!(
-        "  q2 group by + having: one upload {:.1} ms, appended {:.1} ms (x{:.2})",
-        q2_once.ms,
-        q2_appended.ms,
-        q2_appended.ms / q2_once.ms
-    );
-
-    let mut found = peers(&dirs, s.duckdb_runs).into_iter();
-    let once_ms = once.as_secs_f64() * 1000.0;
-    let lines = [
-        ("once (1 upload)", once_ms, None, q1_once, q2_once),
-        ("appended", first, Some(last), q1_appended, q2_appended),
-    ]
-    .into_iter()
-    .zip(&settled.after)
-    .map(|((name, first_ms, last_ms, q1, q2), &files)| Line {
-        dataset: name.to_string(),
-        files,
-        first_ms,
-        last_ms,
-        q1,
-        q2,
-        peer: found.next().flatten(),
-    })
-    .collect::<Vec<_>>();
-    for line in &lines {
+    report::ours(&lines);
+    let found = peers(&dirs, s.duckdb_runs);
+    for ((line, peer), &files) in lines.iter_mut().zip(found).zip(&settled.after) {
+        (line.peer, line.files) = (peer, files);
         report::check_peer(line, total);
     }
     report::summary(&s.case(), &lines);

@@ -29,6 +29,22 @@ fn ratio(a: f64, b: f64) -> String {
     format!("{:.2}", a / b)
 }
 
+/// q1 and q2 on the appended dataset against the one upload (`lines`: once, appended).
+pub fn ours(lines: &[Line; 2]) {
+    let [once, appended] = lines;
+    for (what, a, b) in [
+        ("q1 filter + limit", once.q1, appended.q1),
+        ("q2 group by + having", once.q2, appended.q2),
+    ] {
+        println!(
+            "  {what}: one upload {} ms, appended {} ms (x{})",
+            ms(a.ms),
+            ms(b.ms),
+            ratio(b.ms, a.ms)
+        );
+    }
+}
+
 /// DuckDB's answers against ours: the same row counts, and every row stored read once.
 pub fn check_peer(line: &Line, rows: u64) {
     let Some(peer) = &line.peer else {
