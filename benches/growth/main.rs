@@ -97,7 +97,17 @@ fn server_binary() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_rapid-rs")))
 }
 
-fn start(data: &Path) -> (Child, Bench) {
+/// The server process, stopped when dropped (also when the bench panics).
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(data: &Path) -> (Server, Bench) {
     let bin = server_binary();
     eprintln!("server: {}", bin.display());
     let (server, base) = rapid_testkit::spawn_server(
@@ -115,7 +125,7 @@ fn start(data: &Path) -> (Child, Bench) {
         .build()
         .unwrap();
     let token = rapid_testkit::token(&http, &base, ID, SECRET);
-    (server, Bench { http, base, token })
+    (Server(server), Bench { http, base, token })
 }
 
 fn catalog_mb(data: &Path) -> f64 {
@@ -171,7 +181,7 @@ fn main() {
     let total = s.total();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let (mut server, bench) = start(&data);
+    let (server, bench) = start(&data);
     let names = ["once", "appended"];
     let dirs: Vec<PathBuf> = names
         .iter()
@@ -219,8 +229,7 @@ fn main() {
         line("appended", first, Some(last)),
     ];
     lines[0].dataset = "once (1 upload)".into();
-    let _ = server.kill();
-    let _ = server.wait();
+    drop(server);
     report::ours(&lines);
     let found = peers(&dirs, s.duckdb_runs);
     for ((line, peer), &files) in lines.iter_mut().zip(found).zip(&settled.after) {
