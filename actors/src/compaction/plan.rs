@@ -1,6 +1,10 @@
-//! Which files a compaction merges: per partition, the small files in commit order, cut into
-//! groups of at most the target size. Files already near the target are left alone, so a
-//! partition's rows are rewritten a bounded number of times however long it is fed.
+//! Which files a compaction merges. Files near the target size are left alone. While commits
+//! keep coming (`Busy`), small files are merged by size tier, as size-tiered compaction does:
+//! `min_files` files of one tier (sizes within a factor of `min_files`) make one file of the
+//! next, so each row is rewritten about log(rows) / log(min_files) times however long a
+//! partition is fed, and a partition holds at most `min_files - 1` files per tier. Once the
+//! version is quiet (`Settled`), all of a partition's small files are merged, in commit order,
+//! into groups of at most the target size.
 
 use std::collections::BTreeMap;
 
@@ -31,29 +35,59 @@ pub fn plan(files: &[DataFile], settings: &CompactionSettings, trigger: Trigger)
     for f in files.iter().filter(|f| f.bytes < small_below) {
         by_partition.entry(&f.partition_path).or_default().push(f);
     }
-    let wanted = match trigger {
-        Trigger::Busy => settings.min_files.max(2),
-        Trigger::Settled => 2,
-    };
     let mut groups = Vec::new();
-    for (partition, mut small) in by_partition {
-        if small.len() < wanted {
-            continue;
-        }
-        small.sort_by_key(|f| f.id);
-        let mut current: Vec<DataFile> = Vec::new();
-        let mut bytes = 0i64;
-        for f in small {
-            if !current.is_empty() && bytes + f.bytes > settings.target_bytes as i64 {
-                push_group(&mut groups, partition, std::mem::take(&mut current));
-                bytes = 0;
+    for (partition, small) in by_partition {
+        match trigger {
+            Trigger::Busy => {
+                for tier in tiers(small, settings.min_files.max(2)) {
+                    cut(&mut groups, partition, tier, settings.target_bytes);
+                }
             }
-            bytes += f.bytes;
-            current.push(f.clone());
+            Trigger::Settled => cut(&mut groups, partition, small, settings.target_bytes),
         }
-        push_group(&mut groups, partition, current);
     }
     groups
+}
+
+/// The size tiers of `small` holding at least `factor` files (each in commit order).
+fn tiers(small: Vec<&DataFile>, factor: usize) -> Vec<Vec<&DataFile>> {
+    let mut by_tier: BTreeMap<u32, Vec<&DataFile>> = BTreeMap::new();
+    for f in small {
+        by_tier.entry(tier(f.bytes, factor)).or_default().push(f);
+    }
+    by_tier
+        .into_values()
+        .filter(|files| files.len() >= factor)
+        .collect()
+}
+
+/// A file's size tier: tier 0 under `factor` KiB, each next one `factor` times as large.
+fn tier(bytes: i64, factor: usize) -> u32 {
+    let (mut limit, mut tier) = (1024 * factor as i64, 0);
+    while bytes >= limit && tier < 32 {
+        limit = limit.saturating_mul(factor as i64);
+        tier += 1;
+    }
+    tier
+}
+
+/// `files` (2 or more) cut, in commit order, into groups of at most `target` bytes.
+fn cut(groups: &mut Vec<Group>, partition: &str, mut files: Vec<&DataFile>, target: u64) {
+    if files.len() < 2 {
+        return;
+    }
+    files.sort_by_key(|f| f.id);
+    let mut current: Vec<DataFile> = Vec::new();
+    let mut bytes = 0i64;
+    for f in files {
+        if !current.is_empty() && bytes + f.bytes > target as i64 {
+            push_group(groups, partition, std::mem::take(&mut current));
+            bytes = 0;
+        }
+        bytes += f.bytes;
+        current.push(f.clone());
+    }
+    push_group(groups, partition, current);
 }
 
 /// A group of one file would only copy it.
@@ -143,6 +177,32 @@ mod tests {
         for g in &groups {
             assert!(g.files.iter().map(|f| f.bytes).sum::<i64>() <= 1000);
         }
+    }
+
+    #[test]
+    fn busy_merges_within_a_size_tier_and_leaves_larger_files_for_later() {
+        let settings = CompactionSettings {
+            target_bytes: 1 << 30,
+            min_files: 4,
+            ..CompactionSettings::default()
+        };
+        // 3 merged files of about 20 KB (tier 1 at factor 4: 4 KiB to 16 KiB is tier 1, 16 KiB to
+        // 64 KiB tier 2), then 4 fresh ones of 1 KB.
+        let mut files: Vec<DataFile> = (1..=3).map(|i| file(i, "", 20_000)).collect();
+        files.extend((4..=7).map(|i| file(i, "", 1_000)));
+        let busy = plan(&files, &settings, Trigger::Busy);
+        assert_eq!(ids(&busy), [("".to_string(), vec![4, 5, 6, 7])]);
+        files.push(file(8, "", 20_000));
+        let busy = plan(&files, &settings, Trigger::Busy);
+        assert_eq!(
+            ids(&busy),
+            [
+                ("".to_string(), vec![4, 5, 6, 7]),
+                ("".to_string(), vec![1, 2, 3, 8])
+            ]
+        );
+        let settled = plan(&files, &settings, Trigger::Settled);
+        assert_eq!(ids(&settled), [("".to_string(), (1..=8).collect())]);
     }
 
     #[test]
