@@ -83,6 +83,7 @@ fn expected_ids(appended: impl Iterator<Item = i64>) -> Vec<i64> {
 #[test]
 fn appends_are_merged_on_their_own_and_read_the_same() {
     let (s, t) = start(&[
+        ("RAPID_COMPACT_AUTO", "true"),
         ("RAPID_COMPACT_MIN_FILES", "4"),
         ("RAPID_COMPACT_IDLE_SECS", "1"),
     ]);

@@ -61,6 +61,9 @@ impl TestServer {
             .arg("--data-dir")
             .arg(&data)
             .args(&options.args)
+            // Tests read the data folder directly (`stored::stored_rows`), which a merge in
+            // flight would show twice; tests of compaction turn it on (`Options::env`).
+            .env("RAPID_COMPACT_AUTO", "false")
             .envs(options.env.iter().map(|(k, v)| (k, v)))
             .env_remove("RUST_LOG")
             .env("ALLOWED_EMAIL_DOMAINS", "example.com,test.org")

@@ -118,9 +118,9 @@ pub trait ManifestCatalog {
         holding: Option<&str>,
     ) -> Result<Vec<(i64, FilePart)>>;
 
-    /// One [`FileSwap`], atomically: the added files recorded with their parts, the unique keys
-    /// of `keys_from` moved to them less `dropped_keys`, the removed files dropped, and the
-    /// raw file (with the data files it alone contributed) deleted. Returns the paths of every
+    /// One [`FileSwap`], atomically: the added files recorded with their parts, the removed
+    /// files dropped, and the raw file (with the data files it alone contributed and its unique
+    /// keys) deleted. Unique keys name raw files, not data files: merging moves none. Returns the paths of every
     /// data file dropped; `None` (nothing recorded) when `raw_deleted` names no raw file.
     /// Refused: [`super::refusal::commit_conflict`] when a removed file is gone.
     fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>>;

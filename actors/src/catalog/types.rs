@@ -62,11 +62,12 @@ pub struct KeyHit {
     pub partition_path: String,
 }
 
-/// The keys of a file stored before its version had a unique index, recorded by the first
-/// commit that needs the index.
+/// Keys of rows stored before their version had a unique index, recorded by the first commit
+/// that needs the index: those of one raw file in one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredKeys {
-    pub data_file_id: i64,
+    pub raw_filename: String,
+    pub partition_path: String,
     pub keys: ColumnKeys,
 }
 
@@ -205,8 +206,6 @@ pub struct SwapFile {
     pub bytes: i64,
     /// Where each of its rows came from, in row order, covering every row.
     pub parts: Vec<FilePart>,
-    /// The removed files whose unique keys now belong to this file (less `dropped_keys`).
-    pub keys_from: Vec<i64>,
 }
 
 /// Data files replaced by others holding the same rows (compaction), or the same rows less a
@@ -218,8 +217,7 @@ pub struct FileSwap {
     /// Refused (conflict, nothing recorded) unless every one of them is still in the version.
     pub removed: Vec<i64>,
     pub added: Vec<SwapFile>,
-    /// Unique keys of rows the swap drops (those of `raw_deleted` in a rewritten file).
-    pub dropped_keys: Vec<ColumnKeys>,
-    /// A raw file deleted in the same step, with the data files only it contributed.
+    /// A raw file deleted in the same step, with the data files only it contributed and its
+    /// unique keys.
     pub raw_deleted: Option<String>,
 }

@@ -61,15 +61,14 @@ pub fn merge(
     Ok(Merged { rows, bytes, parts })
 }
 
-/// Writes the merged file `file` into `out` without the rows `parts` ascribe to `raw`, handing
-/// each dropped stretch to `dropped`. `None` (nothing written) when no row stays.
+/// Writes the merged file `file` into `out` without the rows `parts` ascribe to `raw`. `None`
+/// (nothing written) when no row stays.
 pub fn rewrite_without(
     storage: &Storage,
     file: &DataFile,
     parts: &[FilePart],
     raw: &str,
     out: &Path,
-    dropped: &mut dyn FnMut(&RecordBatch) -> Result<()>,
 ) -> Result<Option<Merged>> {
     let mut writer = Output::new(out);
     let mut offset = 0i64;
@@ -79,13 +78,8 @@ pub fn rewrite_without(
         for part in parts {
             let from = part.first_row.max(start);
             let to = (part.first_row + part.rows).min(offset);
-            if from < to {
-                let slice = batch.slice((from - start) as usize, (to - from) as usize);
-                if part.raw_filename == raw {
-                    dropped(&slice)?;
-                } else {
-                    writer.write(&slice)?;
-                }
+            if from < to && part.raw_filename != raw {
+                writer.write(&batch.slice((from - start) as usize, (to - from) as usize))?;
             }
         }
         Ok(())

@@ -6,10 +6,10 @@
 //! rather than a 202 and a failed job), and again at commit, which also catches an upload
 //! committed in between.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::unique_index::{column_values, index_key, indexed, keyed};
-use crate::catalog::{Catalog, ColumnKeys, StoredKeys};
+use crate::catalog::{Catalog, ColumnKeys, FilePart, StoredKeys};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput, UniqueColumn, UniqueValue};
 use crate::manifest::{snapshot, DataFile};
@@ -130,14 +130,22 @@ pub(super) fn find_clashes(
         return Ok(None);
     }
     let kept = kept(&mut listed)?;
-    read_kept_files(storage, &kept, output, problems).map(Some)
+    let mut parts: HashMap<i64, Vec<FilePart>> = HashMap::new();
+    if kept.iter().any(|f| f.raw_filename.is_empty()) {
+        for (id, part) in catalog.file_parts(target.dataset_id, target.version, None)? {
+            parts.entry(id).or_default().push(part);
+        }
+    }
+    read_kept_files(storage, &kept, &parts, output, problems).map(Some)
 }
 
 /// For a version not indexed yet: reads the indexed columns of every kept file, reporting the
-/// upload's values found there and returning each file's keys.
+/// upload's values found there and returning their keys by raw file (a merged file's rows by
+/// its `parts`).
 fn read_kept_files(
     storage: &Storage,
     kept: &[DataFile],
+    parts: &HashMap<i64, Vec<FilePart>>,
     output: &StagedOutput,
     problems: &mut Problems,
 ) -> Result<Vec<StoredKeys>> {
@@ -149,21 +157,32 @@ fn read_kept_files(
             // A listed file that is missing is a fault of ours, not a 404.
             let handle = ObjectReader::new(storage.objects().clone(), &file.path)
                 .map_err(|e| e.with_kind(crate::error::ErrorKind::Internal))?;
-            let mut keys = Vec::with_capacity(file.rows.max(0) as usize);
-            column_values(handle, column, &mut |v| {
+            let whole = [FilePart {
+                raw_filename: file.raw_filename.clone(),
+                first_row: 0,
+                rows: file.rows,
+            }];
+            let file_parts = parts.get(&file.id).map_or(&whole[..], |p| p.as_slice());
+            let mut keys: Vec<Vec<Vec<u8>>> = vec![Vec::new(); file_parts.len()];
+            column_values(handle, column, &mut |row, v| {
                 if column.values.contains(&v) {
                     report(column, &v, problems);
                 }
-                keys.push(index_key(&v));
+                // Parts are in row order: the last one starting at or before the row holds it.
+                let at = file_parts.partition_point(|p| p.first_row <= row as i64);
+                keys[at.saturating_sub(1)].push(index_key(&v));
             })
             .map_err(|e| read_error(&e))?;
-            stored.push(StoredKeys {
-                data_file_id: file.id,
-                keys: ColumnKeys {
-                    column: column.name.clone(),
-                    keys,
-                },
-            });
+            for (part, keys) in file_parts.iter().zip(keys) {
+                stored.push(StoredKeys {
+                    raw_filename: part.raw_filename.clone(),
+                    partition_path: file.partition_path.clone(),
+                    keys: ColumnKeys {
+                        column: column.name.clone(),
+                        keys,
+                    },
+                });
+            }
         }
     }
     Ok(stored)

@@ -5,16 +5,10 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use arrow::array::{Array, RecordBatch};
-
-use super::unique_index::index_key;
-use crate::catalog::{Catalog, ColumnKeys, FileSwap, SwapFile};
+use crate::catalog::{Catalog, FileSwap, SwapFile};
 use crate::compaction::{rewrite_without, Merged};
 use crate::error::{Error, Result};
-use crate::ingest::value_at;
 use crate::key::DatasetRecord;
-use crate::records::load_schema;
-use crate::schema::ValidColumn;
 use crate::storage::{keys, StagedObject, Storage};
 
 /// A merged file in staging, and the files of one partition it replaces.
@@ -50,9 +44,8 @@ pub(super) fn commit_merges(
         added: merges
             .iter()
             .zip(&objects)
-            .map(|(m, o)| swap_file(&m.partition_path, &o.key, &m.merged, m.replaces.clone()))
+            .map(|(m, o)| swap_file(&m.partition_path, &o.key, &m.merged))
             .collect(),
-        dropped_keys: Vec::new(),
         raw_deleted: None,
     };
     let replaced = swap.removed.len();
@@ -62,7 +55,7 @@ pub(super) fn commit_merges(
 
 /// Deletes raw file `raw` when merged files hold some of its rows: each is rewritten without
 /// them, and one catalog step swaps the rewrites in, drops the raw file's own data files, its
-/// unique keys and its row. `Ok(false)` when no merged file holds its rows (the caller deletes
+/// unique keys (they name it) and its row. `Ok(false)` when no merged file holds its rows (the caller deletes
 /// it the plain way).
 pub(super) fn delete_merged_rows(
     catalog: &dyn Catalog,
@@ -79,9 +72,6 @@ pub(super) fn delete_merged_rows(
     for (id, part) in parts {
         by_file.entry(id).or_default().push(part);
     }
-    let schema = load_schema(catalog, record, Some(version))?;
-    let unique: Vec<&ValidColumn> = schema.data_columns().filter(|c| c.unique).collect();
-    let mut dropped: HashMap<String, Vec<Vec<u8>>> = HashMap::new();
     let mut objects = Vec::new();
     let mut added = Vec::new();
     let files = catalog.data_files(record.id, version)?;
@@ -89,25 +79,10 @@ pub(super) fn delete_merged_rows(
         let staged = storage
             .staging_root()
             .join(format!("rewrite-{}.parquet", uuid::Uuid::new_v4()));
-        let rewritten = rewrite_without(
-            storage,
-            file,
-            &by_file[&file.id],
-            raw,
-            &staged,
-            &mut |rows| {
-                drop_keys(&unique, rows, &mut dropped);
-                Ok(())
-            },
-        )?;
+        let rewritten = rewrite_without(storage, file, &by_file[&file.id], raw, &staged)?;
         if let Some(merged) = rewritten {
             let key = new_key(record, version, &file.partition_path);
-            added.push(swap_file(
-                &file.partition_path,
-                &key,
-                &merged,
-                vec![file.id],
-            ));
+            added.push(swap_file(&file.partition_path, &key, &merged));
             objects.push(StagedObject { staged, key });
         }
     }
@@ -116,33 +91,10 @@ pub(super) fn delete_merged_rows(
         version,
         removed: by_file.keys().copied().collect(),
         added,
-        dropped_keys: dropped
-            .into_iter()
-            .map(|(column, keys)| ColumnKeys { column, keys })
-            .collect(),
         raw_deleted: Some(raw.to_string()),
     };
     put_and_swap(catalog, storage, &objects, &swap)?;
     Ok(true)
-}
-
-/// The unique keys of `rows`, by column.
-fn drop_keys(
-    unique: &[&ValidColumn],
-    rows: &RecordBatch,
-    into: &mut HashMap<String, Vec<Vec<u8>>>,
-) {
-    for column in unique {
-        let Some(array) = rows.column_by_name(&column.name) else {
-            continue;
-        };
-        let keys = into.entry(column.name.clone()).or_default();
-        for i in 0..array.len() {
-            if array.is_valid(i) {
-                keys.push(index_key(&value_at(column.data_type, array.as_ref(), i)));
-            }
-        }
-    }
 }
 
 fn new_key(record: &DatasetRecord, version: i64, partition_path: &str) -> String {
@@ -150,14 +102,13 @@ fn new_key(record: &DatasetRecord, version: i64, partition_path: &str) -> String
     keys::data_key(&record.key, version, partition_path, &name)
 }
 
-fn swap_file(partition_path: &str, key: &str, merged: &Merged, keys_from: Vec<i64>) -> SwapFile {
+fn swap_file(partition_path: &str, key: &str, merged: &Merged) -> SwapFile {
     SwapFile {
         partition_path: partition_path.to_string(),
         path: key.to_string(),
         rows: merged.rows,
         bytes: merged.bytes,
         parts: merged.parts.clone(),
-        keys_from,
     }
 }
 

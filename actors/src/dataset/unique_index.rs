@@ -75,7 +75,7 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
                 .map(|column| {
                     let handle = std::fs::File::open(&file.staged_path).map_err(|e| at(&e))?;
                     let mut keys = Vec::with_capacity(file.rows as usize);
-                    column_values(handle, column, &mut |v| keys.push(index_key(&v)))
+                    column_values(handle, column, &mut |_, v| keys.push(index_key(&v)))
                         .map_err(|e| at(&e))?;
                     Ok(ColumnKeys {
                         column: column.name.clone(),
@@ -87,12 +87,12 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
         .collect()
 }
 
-/// Calls `visit` with every non-null value of `column` in the Parquet file `reader` (none when
-/// the file has no such column).
+/// Calls `visit` with the row number and value of every non-null value of `column` in the
+/// Parquet file `reader` (none when the file has no such column).
 pub(super) fn column_values<R: ChunkReader + 'static>(
     reader: R,
     column: &UniqueColumn,
-    visit: &mut dyn FnMut(UniqueValue),
+    visit: &mut dyn FnMut(usize, UniqueValue),
 ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(reader)?;
     let Some(index) = builder
@@ -104,14 +104,16 @@ pub(super) fn column_values<R: ChunkReader + 'static>(
         return Ok(());
     };
     let mask = ProjectionMask::roots(builder.parquet_schema(), [index]);
+    let mut row = 0;
     for batch in builder.with_projection(mask).build()? {
         let batch = batch?;
         let array = batch.column(0);
         for i in 0..array.len() {
             if array.is_valid(i) {
-                visit(value_at(column.data_type, array.as_ref(), i));
+                visit(row + i, value_at(column.data_type, array.as_ref(), i));
             }
         }
+        row += array.len();
     }
     Ok(())
 }

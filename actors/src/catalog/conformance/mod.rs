@@ -10,6 +10,7 @@ mod ids;
 mod jobs;
 mod manifest;
 mod subjects;
+mod swaps;
 mod unique_keys;
 
 use crate::catalog::{Catalog, NewDataFile, SchemaVersion, SharedCatalog, UploadCommit};
@@ -133,6 +134,14 @@ const CASES: &[(&str, Case)] = &[
     (
         "unique_keys::backfill_and_refusals",
         unique_keys::backfill_and_refusals,
+    ),
+    (
+        "swaps::merged_files_keep_keys_and_lose_a_raw_file_exactly",
+        swaps::merged_files_keep_keys_and_lose_a_raw_file_exactly,
+    ),
+    (
+        "swaps::overwrite_of_a_merged_partition_drops_its_keys",
+        swaps::overwrite_of_a_merged_partition_drops_its_keys,
     ),
 ];
 

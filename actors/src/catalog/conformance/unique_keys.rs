@@ -90,7 +90,8 @@ pub(super) fn backfill_and_refusals(c: &dyn Catalog) {
     second.files[0].unique_keys = vec![keys(&["b"])];
     second.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
     second.backfill = Some(vec![StoredKeys {
-        data_file_id: stored[0].id,
+        raw_filename: stored[0].raw_filename.clone(),
+        partition_path: stored[0].partition_path.clone(),
         keys: keys(&["a"]),
     }]);
     c.commit_upload(&second).unwrap();

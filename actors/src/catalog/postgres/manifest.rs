@@ -104,12 +104,11 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
         ],
     )?;
     unique_keys::record_backfill(db, commit)?;
-    let mut ids = Vec::with_capacity(commit.files.len());
     for file in &commit.files {
-        let row = db.query_one(
+        db.execute(
             "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
                                      bytes, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
             &[
                 &commit.dataset_id,
                 &commit.version,
@@ -121,17 +120,19 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
                 &now,
             ],
         )?;
-        ids.push(row.try_get::<_, i64>(0)?);
     }
-    // The replaced files' keys go with them (cascade), before the new keys are recorded.
+    // The replaced files' keys go first, before the new keys are recorded.
+    for id in &commit.replaced {
+        unique_keys::drop_file_keys(db, *id)?;
+    }
     if !commit.replaced.is_empty() {
         db.execute(
             "DELETE FROM data_files WHERE id = ANY($1)",
             &[&commit.replaced],
         )?;
     }
-    for (n, id) in ids.into_iter().enumerate() {
-        unique_keys::record_file_keys(db, commit, n, id)?;
+    for n in 0..commit.files.len() {
+        unique_keys::record_file_keys(db, commit, n)?;
     }
     let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
@@ -260,6 +261,7 @@ impl ManifestCatalog for PostgresCatalog {
                 .iter()
                 .map(|r| r.try_get(0))
                 .collect::<Result<Vec<String>, _>>()?;
+            unique_keys::drop_raw_keys(db, dataset_id, version, raw_filename)?;
             Ok(Some(files))
         })
     }

@@ -60,14 +60,7 @@ pub(super) fn swap_files(db: &Db<'_>, swap: &FileSwap) -> Result<Option<Vec<Stri
     for file in &swap.added {
         record_added(db, swap, file)?;
     }
-    for keys in &swap.dropped_keys {
-        db.execute(
-            "DELETE FROM unique_keys WHERE dataset_id = $1 AND version = $2 AND column_name = $3
-             AND key = ANY($4)",
-            &[&swap.dataset_id, &swap.version, &keys.column, &keys.keys],
-        )?;
-    }
-    // The removed files' remaining keys and parts go with them (cascade).
+    // Their parts go with them (cascade); keys name raw files and stay.
     db.execute(
         "DELETE FROM data_files WHERE id = ANY($1)",
         &[&swap.removed],
@@ -85,6 +78,7 @@ fn delete_raw(db: &Db<'_>, swap: &FileSwap, raw: &str) -> Result<Option<Vec<Stri
     if n == 0 {
         return Ok(None);
     }
+    super::unique_keys::drop_raw_keys(db, swap.dataset_id, swap.version, raw)?;
     let paths = db
         .query(
             "DELETE FROM data_files WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3
@@ -97,7 +91,7 @@ fn delete_raw(db: &Db<'_>, swap: &FileSwap, raw: &str) -> Result<Option<Vec<Stri
     Ok(Some(paths))
 }
 
-/// One added file: its row (a merged file names no single raw file: ""), its parts, its keys.
+/// One added file: its row (a merged file names no single raw file: "") and its parts.
 fn record_added(db: &Db<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
     let id: i64 = db
         .query_one(
@@ -121,9 +115,5 @@ fn record_added(db: &Db<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
             &[&id, &p.raw_filename, &p.first_row, &p.rows],
         )?;
     }
-    db.execute(
-        "UPDATE unique_keys SET data_file_id = $1 WHERE data_file_id = ANY($2)",
-        &[&id, &file.keys_from],
-    )?;
     Ok(())
 }

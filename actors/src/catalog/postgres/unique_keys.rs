@@ -27,10 +27,8 @@ pub(super) fn stored_keys(
     for chunk in keys.chunks(CHUNK) {
         let chunk = chunk.to_vec();
         for row in db.query(
-            "SELECT k.key, f.partition_path FROM unique_keys k
-             JOIN data_files f ON f.id = k.data_file_id
-             WHERE k.dataset_id = $1 AND k.version = $2 AND k.column_name = $3
-               AND k.key = ANY($4)",
+            "SELECT key, partition_path FROM unique_keys
+             WHERE dataset_id = $1 AND version = $2 AND column_name = $3 AND key = ANY($4)",
             &[&dataset_id, &version, &column, &chunk],
         )? {
             hits.push(KeyHit {
@@ -42,39 +40,48 @@ pub(super) fn stored_keys(
     Ok(Some(hits))
 }
 
-/// Records `keys` of data file `data_file_id`. A key already stored is an error: the checks
-/// before the commit rule that out.
-fn insert(
-    db: &Db<'_>,
+/// Where keys came from: the version, the raw file and the partition.
+struct Origin<'a> {
     dataset_id: i64,
     version: i64,
-    data_file_id: i64,
-    keys: &ColumnKeys,
-) -> Result<()> {
+    raw_filename: &'a str,
+    partition_path: &'a str,
+}
+
+/// Records `keys`. A key already stored is an error: the checks before the commit rule that out.
+fn insert(db: &Db<'_>, origin: &Origin<'_>, keys: &ColumnKeys) -> Result<()> {
     for chunk in keys.keys.chunks(CHUNK) {
         let chunk = chunk.to_vec();
         db.execute(
-            "INSERT INTO unique_keys (dataset_id, version, column_name, key, data_file_id)
-             SELECT $1, $2, $3, k, $4 FROM unnest($5::bytea[]) AS k",
-            &[&dataset_id, &version, &keys.column, &data_file_id, &chunk],
+            "INSERT INTO unique_keys (dataset_id, version, column_name, key, raw_filename, partition_path)
+             SELECT $1, $2, $3, k, $4, $5 FROM unnest($6::bytea[]) AS k",
+            &[
+                &origin.dataset_id,
+                &origin.version,
+                &keys.column,
+                &origin.raw_filename,
+                &origin.partition_path,
+                &chunk,
+            ],
         )?;
     }
     Ok(())
 }
 
-/// The commit's backfill, inside its transaction and before the replaced files are dropped.
+/// The commit's backfill, inside its transaction and before the replaced partitions' keys are
+/// dropped.
 pub(super) fn record_backfill(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     let Some(backfill) = &commit.backfill else {
         return Ok(());
     };
     for stored in backfill {
-        insert(
-            db,
-            commit.dataset_id,
-            commit.version,
-            stored.data_file_id,
-            &stored.keys,
-        )?;
+        let origin = Origin {
+            dataset_id: commit.dataset_id,
+            version: commit.version,
+            raw_filename: &stored.raw_filename,
+            partition_path: &stored.partition_path,
+        };
+        insert(db, &origin, &stored.keys)?;
     }
     db.execute(
         "DELETE FROM unique_keys_pending WHERE dataset_id = $1 AND version = $2",
@@ -83,15 +90,46 @@ pub(super) fn record_backfill(db: &Db<'_>, commit: &UploadCommit) -> Result<()> 
     Ok(())
 }
 
-/// The keys of the commit's `n`th new data file, after the replaced files were dropped.
-pub(super) fn record_file_keys(
-    db: &Db<'_>,
-    commit: &UploadCommit,
-    n: usize,
-    data_file_id: i64,
-) -> Result<()> {
-    for keys in &commit.files[n].unique_keys {
-        insert(db, commit.dataset_id, commit.version, data_file_id, keys)?;
+/// The keys of the commit's `n`th new data file, after the replaced partitions' keys were dropped.
+pub(super) fn record_file_keys(db: &Db<'_>, commit: &UploadCommit, n: usize) -> Result<()> {
+    let file = &commit.files[n];
+    let origin = Origin {
+        dataset_id: commit.dataset_id,
+        version: commit.version,
+        raw_filename: &commit.raw_filename,
+        partition_path: &file.partition_path,
+    };
+    for keys in &file.unique_keys {
+        insert(db, &origin, keys)?;
     }
+    Ok(())
+}
+
+/// Drops the keys of the rows data file `data_file_id` holds (by its raw file, or its parts'
+/// for a merged file), before the file is dropped.
+pub(super) fn drop_file_keys(db: &Db<'_>, data_file_id: i64) -> Result<()> {
+    db.execute(
+        "DELETE FROM unique_keys WHERE (dataset_id, version, raw_filename, partition_path) IN (
+             SELECT f.dataset_id, f.version, f.raw_filename, f.partition_path
+               FROM data_files f WHERE f.id = $1 AND f.raw_filename <> ''
+             UNION ALL
+             SELECT f.dataset_id, f.version, p.raw_filename, f.partition_path
+               FROM data_files f JOIN data_file_parts p ON p.data_file_id = f.id WHERE f.id = $1)",
+        &[&data_file_id],
+    )?;
+    Ok(())
+}
+
+/// Drops every key of raw file `raw_filename` of the version.
+pub(super) fn drop_raw_keys(
+    db: &Db<'_>,
+    dataset_id: i64,
+    version: i64,
+    raw_filename: &str,
+) -> Result<()> {
+    db.execute(
+        "DELETE FROM unique_keys WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3",
+        &[&dataset_id, &version, &raw_filename],
+    )?;
     Ok(())
 }

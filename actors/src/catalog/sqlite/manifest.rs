@@ -100,7 +100,6 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
         "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    let mut ids = Vec::with_capacity(commit.files.len());
     for file in &commit.files {
         insert.execute(params![
             commit.dataset_id,
@@ -112,15 +111,15 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             file.bytes,
             now
         ])?;
-        ids.push(tx.last_insert_rowid());
     }
-    // The replaced files' keys go with them (cascade), before the new keys are recorded.
+    // The replaced files' keys go first, before the new keys are recorded.
     let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
     for id in &commit.replaced {
+        unique_keys::drop_file_keys(tx, *id)?;
         delete.execute([id])?;
     }
-    for (n, id) in ids.into_iter().enumerate() {
-        unique_keys::record_file_keys(tx, commit, n, id)?;
+    for n in 0..commit.files.len() {
+        unique_keys::record_file_keys(tx, commit, n)?;
     }
     let succeeded = tx.execute(
         "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
@@ -248,6 +247,7 @@ impl ManifestCatalog for SqliteCatalog {
                 "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
                 params![dataset_id, version, raw_filename],
             )?;
+            unique_keys::drop_raw_keys(tx, dataset_id, version, raw_filename)?;
             Ok(Some(files))
         })
     }

@@ -188,9 +188,28 @@ const MIGRATIONS: &[&str] = &[
               WHERE dataset_id = OLD.dataset_id AND version = OLD.version; END;
     "#,
     // 10: compaction. A merged data file holds rows of several raw files: its parts say which rows
-    // came from which, so deleting a raw file removes exactly its rows. Jobs gain the COMPACT
-    // kind (a CHECK constraint cannot be altered in SQLite: the table is copied).
+    // came from which, so deleting a raw file removes exactly its rows. A unique key now names
+    // the raw file and partition its row came from instead of its data file, so merging files
+    // touches no key, and deleting a raw file (or replacing partitions) drops exactly its keys.
+    // Jobs gain the COMPACT kind (a CHECK constraint cannot be altered in SQLite: tables whose
+    // shape changes are copied).
     r#"
+    CREATE TABLE unique_keys_by_raw (
+        dataset_id     INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        INTEGER NOT NULL,
+        column_name    TEXT NOT NULL,
+        key            BLOB NOT NULL,
+        raw_filename   TEXT NOT NULL,
+        partition_path TEXT NOT NULL,
+        PRIMARY KEY (dataset_id, version, column_name, key)
+    ) WITHOUT ROWID;
+    INSERT INTO unique_keys_by_raw
+        SELECT k.dataset_id, k.version, k.column_name, k.key, f.raw_filename, f.partition_path
+        FROM unique_keys k JOIN data_files f ON f.id = k.data_file_id;
+    DROP TABLE unique_keys;
+    ALTER TABLE unique_keys_by_raw RENAME TO unique_keys;
+    CREATE INDEX unique_keys_by_raw_file
+        ON unique_keys (dataset_id, version, raw_filename, partition_path);
     CREATE TABLE data_file_parts (
         data_file_id INTEGER NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
         raw_filename TEXT NOT NULL,

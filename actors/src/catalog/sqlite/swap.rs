@@ -62,15 +62,7 @@ pub(super) fn swap_files(tx: &Transaction<'_>, swap: &FileSwap) -> Result<Option
     for file in &swap.added {
         record_added(tx, swap, file)?;
     }
-    let mut drop_key = tx.prepare_cached(
-        "DELETE FROM unique_keys WHERE dataset_id = ?1 AND version = ?2 AND column_name = ?3 AND key = ?4",
-    )?;
-    for keys in &swap.dropped_keys {
-        for key in &keys.keys {
-            drop_key.execute(params![swap.dataset_id, swap.version, keys.column, key])?;
-        }
-    }
-    // The removed files' remaining keys and parts go with them (cascade).
+    // Their parts go with them (cascade); keys name raw files and stay.
     let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
     for id in &swap.removed {
         delete.execute([id])?;
@@ -88,6 +80,7 @@ fn delete_raw(tx: &Transaction<'_>, swap: &FileSwap, raw: &str) -> Result<Option
     if n == 0 {
         return Ok(None);
     }
+    super::unique_keys::drop_raw_keys(tx, swap.dataset_id, swap.version, raw)?;
     let mut stmt = tx.prepare_cached(
         "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3
          RETURNING path",
@@ -98,7 +91,7 @@ fn delete_raw(tx: &Transaction<'_>, swap: &FileSwap, raw: &str) -> Result<Option
     Ok(Some(paths))
 }
 
-/// One added file: its row (a merged file names no single raw file: ""), its parts, its keys.
+/// One added file: its row (a merged file names no single raw file: "") and its parts.
 fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
     tx.prepare_cached(
         "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
@@ -119,11 +112,6 @@ fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile) -> Resul
     )?;
     for p in &file.parts {
         part.execute(params![id, p.raw_filename, p.first_row, p.rows])?;
-    }
-    let mut moved =
-        tx.prepare_cached("UPDATE unique_keys SET data_file_id = ?1 WHERE data_file_id = ?2")?;
-    for from in &file.keys_from {
-        moved.execute(params![id, from])?;
     }
     Ok(())
 }
