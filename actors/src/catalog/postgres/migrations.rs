@@ -173,19 +173,29 @@ const MIGRATIONS: &[&str] = &[
     CREATE TRIGGER data_files_changed AFTER INSERT OR DELETE ON data_files
         FOR EACH ROW EXECUTE FUNCTION bump_manifest_generation();
     "#,
-    // 5: as SQLite's 10, compaction: merged files' parts, unique keys by raw file and partition,
+    // 5: as SQLite's 10, compaction: merged files' parts, unique keys by origin (raw file and
+    // partition),
     // and the COMPACT job kind.
     r#"
-    ALTER TABLE unique_keys ADD COLUMN raw_filename TEXT COLLATE "C";
-    ALTER TABLE unique_keys ADD COLUMN partition_path TEXT COLLATE "C";
-    UPDATE unique_keys k SET raw_filename = f.raw_filename, partition_path = f.partition_path
-        FROM data_files f WHERE f.id = k.data_file_id;
+    CREATE TABLE key_origins (
+        id             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        dataset_id     BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        BIGINT NOT NULL,
+        raw_filename   TEXT COLLATE "C" NOT NULL,
+        partition_path TEXT COLLATE "C" NOT NULL,
+        UNIQUE (dataset_id, version, raw_filename, partition_path)
+    );
+    INSERT INTO key_origins (dataset_id, version, raw_filename, partition_path)
+        SELECT DISTINCT k.dataset_id, k.version, f.raw_filename, f.partition_path
+        FROM unique_keys k JOIN data_files f ON f.id = k.data_file_id;
+    ALTER TABLE unique_keys ADD COLUMN origin BIGINT REFERENCES key_origins (id) ON DELETE CASCADE;
+    UPDATE unique_keys k SET origin = o.id
+        FROM data_files f, key_origins o
+        WHERE f.id = k.data_file_id AND o.dataset_id = k.dataset_id AND o.version = k.version
+          AND o.raw_filename = f.raw_filename AND o.partition_path = f.partition_path;
     ALTER TABLE unique_keys DROP COLUMN data_file_id;
-    ALTER TABLE unique_keys ALTER COLUMN raw_filename SET NOT NULL;
-    ALTER TABLE unique_keys ALTER COLUMN partition_path SET NOT NULL;
-    ALTER TABLE unique_keys ADD FOREIGN KEY (dataset_id) REFERENCES datasets (id) ON DELETE CASCADE;
-    CREATE INDEX unique_keys_by_raw_file
-        ON unique_keys (dataset_id, version, raw_filename, partition_path);
+    ALTER TABLE unique_keys ALTER COLUMN origin SET NOT NULL;
+    CREATE INDEX unique_keys_by_origin ON unique_keys (origin);
     CREATE TABLE data_file_parts (
         data_file_id BIGINT NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
         raw_filename TEXT COLLATE "C" NOT NULL,

@@ -1,4 +1,4 @@
-//! The unique index in PostgreSQL (as SQLite's `unique_keys`), with keys sent as arrays so that
+//! The unique index in PostgreSQL (as SQLite's `unique_keys`, with `key_origins`), with keys sent as arrays so that
 //! an upload costs a few round trips, not one per value.
 
 use super::pool::Db;
@@ -27,8 +27,9 @@ pub(super) fn stored_keys(
     for chunk in keys.chunks(CHUNK) {
         let chunk = chunk.to_vec();
         for row in db.query(
-            "SELECT key, partition_path FROM unique_keys
-             WHERE dataset_id = $1 AND version = $2 AND column_name = $3 AND key = ANY($4)",
+            "SELECT k.key, o.partition_path FROM unique_keys k JOIN key_origins o ON o.id = k.origin
+             WHERE k.dataset_id = $1 AND k.version = $2 AND k.column_name = $3
+               AND k.key = ANY($4)",
             &[&dataset_id, &version, &column, &chunk],
         )? {
             hits.push(KeyHit {
@@ -48,19 +49,37 @@ struct Origin<'a> {
     partition_path: &'a str,
 }
 
+/// The number of `origin`, recorded on first use.
+fn origin_id(db: &Db<'_>, origin: &Origin<'_>) -> Result<i64> {
+    // The no-op update makes RETURNING answer for an origin recorded before, too.
+    let row = db.query_one(
+        "INSERT INTO key_origins (dataset_id, version, raw_filename, partition_path)
+         VALUES ($1, $2, $3, $4)
+         ON CONFLICT (dataset_id, version, raw_filename, partition_path)
+         DO UPDATE SET raw_filename = EXCLUDED.raw_filename RETURNING id",
+        &[
+            &origin.dataset_id,
+            &origin.version,
+            &origin.raw_filename,
+            &origin.partition_path,
+        ],
+    )?;
+    Ok(row.try_get(0)?)
+}
+
 /// Records `keys`. A key already stored is an error: the checks before the commit rule that out.
 fn insert(db: &Db<'_>, origin: &Origin<'_>, keys: &ColumnKeys) -> Result<()> {
+    let id = origin_id(db, origin)?;
     for chunk in keys.keys.chunks(CHUNK) {
         let chunk = chunk.to_vec();
         db.execute(
-            "INSERT INTO unique_keys (dataset_id, version, column_name, key, raw_filename, partition_path)
-             SELECT $1, $2, $3, k, $4, $5 FROM unnest($6::bytea[]) AS k",
+            "INSERT INTO unique_keys (dataset_id, version, column_name, key, origin)
+             SELECT $1, $2, $3, k, $4 FROM unnest($5::bytea[]) AS k",
             &[
                 &origin.dataset_id,
                 &origin.version,
                 &keys.column,
-                &origin.raw_filename,
-                &origin.partition_path,
+                &id,
                 &chunk,
             ],
         )?;
@@ -106,10 +125,10 @@ pub(super) fn record_file_keys(db: &Db<'_>, commit: &UploadCommit, n: usize) -> 
 }
 
 /// Drops the keys of the rows data file `data_file_id` holds (by its raw file, or its parts'
-/// for a merged file), before the file is dropped.
+/// for a merged file), before the file is dropped: their origins go, and the keys with them.
 pub(super) fn drop_file_keys(db: &Db<'_>, data_file_id: i64) -> Result<()> {
     db.execute(
-        "DELETE FROM unique_keys WHERE (dataset_id, version, raw_filename, partition_path) IN (
+        "DELETE FROM key_origins WHERE (dataset_id, version, raw_filename, partition_path) IN (
              SELECT f.dataset_id, f.version, f.raw_filename, f.partition_path
                FROM data_files f WHERE f.id = $1 AND f.raw_filename <> ''
              UNION ALL
@@ -120,7 +139,7 @@ pub(super) fn drop_file_keys(db: &Db<'_>, data_file_id: i64) -> Result<()> {
     Ok(())
 }
 
-/// Drops every key of raw file `raw_filename` of the version.
+/// Drops every key of raw file `raw_filename` of the version (its origins, and the keys with them).
 pub(super) fn drop_raw_keys(
     db: &Db<'_>,
     dataset_id: i64,
@@ -128,7 +147,7 @@ pub(super) fn drop_raw_keys(
     raw_filename: &str,
 ) -> Result<()> {
     db.execute(
-        "DELETE FROM unique_keys WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3",
+        "DELETE FROM key_origins WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3",
         &[&dataset_id, &version, &raw_filename],
     )?;
     Ok(())

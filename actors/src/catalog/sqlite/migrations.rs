@@ -4,7 +4,7 @@ use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: subjects, permissions, protected domains, datasets and their schema versions.
     r#"
     CREATE TABLE settings (
@@ -189,27 +189,39 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 10: compaction. A merged data file holds rows of several raw files: its parts say which rows
     // came from which, so deleting a raw file removes exactly its rows. A unique key now names
-    // the raw file and partition its row came from instead of its data file, so merging files
-    // touches no key, and deleting a raw file (or replacing partitions) drops exactly its keys.
+    // its origin (the raw file and partition its row came from, numbered in `key_origins`)
+    // instead of its data file, so merging files touches no key, and deleting a raw file (or
+    // replacing partitions) drops exactly its keys (cascade from the origins).
     // Jobs gain the COMPACT kind (a CHECK constraint cannot be altered in SQLite: tables whose
     // shape changes are copied).
     r#"
-    CREATE TABLE unique_keys_by_raw (
+    CREATE TABLE key_origins (
+        id             INTEGER PRIMARY KEY,
         dataset_id     INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
         version        INTEGER NOT NULL,
-        column_name    TEXT NOT NULL,
-        key            BLOB NOT NULL,
         raw_filename   TEXT NOT NULL,
         partition_path TEXT NOT NULL,
+        UNIQUE (dataset_id, version, raw_filename, partition_path)
+    );
+    INSERT INTO key_origins (dataset_id, version, raw_filename, partition_path)
+        SELECT DISTINCT k.dataset_id, k.version, f.raw_filename, f.partition_path
+        FROM unique_keys k JOIN data_files f ON f.id = k.data_file_id;
+    CREATE TABLE unique_keys_by_origin (
+        dataset_id  INTEGER NOT NULL,
+        version     INTEGER NOT NULL,
+        column_name TEXT NOT NULL,
+        key         BLOB NOT NULL,
+        origin      INTEGER NOT NULL REFERENCES key_origins (id) ON DELETE CASCADE,
         PRIMARY KEY (dataset_id, version, column_name, key)
     ) WITHOUT ROWID;
-    INSERT INTO unique_keys_by_raw
-        SELECT k.dataset_id, k.version, k.column_name, k.key, f.raw_filename, f.partition_path
-        FROM unique_keys k JOIN data_files f ON f.id = k.data_file_id;
+    INSERT INTO unique_keys_by_origin
+        SELECT k.dataset_id, k.version, k.column_name, k.key, o.id
+        FROM unique_keys k JOIN data_files f ON f.id = k.data_file_id
+        JOIN key_origins o ON o.dataset_id = k.dataset_id AND o.version = k.version
+             AND o.raw_filename = f.raw_filename AND o.partition_path = f.partition_path;
     DROP TABLE unique_keys;
-    ALTER TABLE unique_keys_by_raw RENAME TO unique_keys;
-    CREATE INDEX unique_keys_by_raw_file
-        ON unique_keys (dataset_id, version, raw_filename, partition_path);
+    ALTER TABLE unique_keys_by_origin RENAME TO unique_keys;
+    CREATE INDEX unique_keys_by_origin ON unique_keys (origin);
     CREATE TABLE data_file_parts (
         data_file_id INTEGER NOT NULL REFERENCES data_files (id) ON DELETE CASCADE,
         raw_filename TEXT NOT NULL,

@@ -66,3 +66,60 @@ fn sqlite_commit_latency() {
     let per_commit = crate::catalog::conformance::commit_latency(&catalog, 200);
     println!("commit_upload on SQLite: {per_commit:?} per commit (200 in a row, debug build)");
 }
+
+/// A catalog whose unique keys named data files (migration 9) keeps them, now by origin: found
+/// with their partitions, and dropped with their raw file.
+#[test]
+fn unique_keys_of_a_catalog_before_compaction_are_kept_by_origin() {
+    use crate::catalog::interface::ManifestCatalog;
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::storage::Storage::new(dir.path()).catalog_file();
+    {
+        let mut conn = Connection::open(&file).unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        let tx = conn.transaction().unwrap();
+        for sql in &migrations::MIGRATIONS[..9] {
+            tx.execute_batch(sql).unwrap();
+        }
+        tx.execute_batch(
+            "INSERT INTO datasets VALUES (7, 'default', 'd', 'S', 's', 'PUBLIC', 'now');
+             INSERT INTO schema_versions (dataset_id, version, schema_json, created_at)
+                 VALUES (7, 1, '{}', 'now');
+             INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows,
+                                    bytes, job_id, uploaded_at)
+                 VALUES (7, 1, 'r1.csv', 'a.csv', 2, 9, 'j', 'now'),
+                        (7, 1, 'r2.csv', 'b.csv', 1, 9, 'j', 'now');
+             INSERT INTO data_files VALUES (1, 7, 1, 'r1.csv', 'p=a', 'x/1.parquet', 1, 9, 'now'),
+                                           (2, 7, 1, 'r1.csv', 'p=b', 'x/2.parquet', 1, 9, 'now'),
+                                           (3, 7, 1, 'r2.csv', 'p=a', 'x/3.parquet', 1, 9, 'now');
+             INSERT INTO unique_keys VALUES (7, 1, 'id', X'01', 1), (7, 1, 'id', X'02', 2),
+                                            (7, 1, 'id', X'03', 3);
+             PRAGMA user_version = 9;",
+        )
+        .unwrap();
+        tx.commit().unwrap();
+    }
+    let cat = SqliteCatalog::open(dir.path()).unwrap();
+    let probe = vec![vec![1u8], vec![2], vec![3]];
+    let found = |cat: &SqliteCatalog| -> Vec<(Vec<u8>, String)> {
+        let mut hits: Vec<_> = cat
+            .stored_keys(7, 1, "id", &probe)
+            .unwrap()
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.key, h.partition_path))
+            .collect();
+        hits.sort();
+        hits
+    };
+    assert_eq!(
+        found(&cat),
+        [
+            (vec![1], "p=a".to_string()),
+            (vec![2], "p=b".to_string()),
+            (vec![3], "p=a".to_string())
+        ]
+    );
+    assert!(cat.delete_raw_file(7, 1, "r1.csv").unwrap().is_some());
+    assert_eq!(found(&cat), [(vec![3], "p=a".to_string())]);
+}

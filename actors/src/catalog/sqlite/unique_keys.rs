@@ -1,5 +1,5 @@
-//! The unique index in SQLite: keys of `unique` columns per version, each with the raw file and
-//! partition its row came from.
+//! The unique index in SQLite: keys of `unique` columns per version, each with its origin (the
+//! raw file and partition its row came from, numbered in `key_origins`: a key row stays small).
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -28,8 +28,8 @@ pub(super) fn stored_keys(
     }
     // One indexed point lookup per key: in-process, so cheaper than building a temporary table.
     let mut lookup = conn.prepare_cached(
-        "SELECT partition_path FROM unique_keys
-         WHERE dataset_id = ?1 AND version = ?2 AND column_name = ?3 AND key = ?4",
+        "SELECT o.partition_path FROM unique_keys k JOIN key_origins o ON o.id = k.origin
+         WHERE k.dataset_id = ?1 AND k.version = ?2 AND k.column_name = ?3 AND k.key = ?4",
     )?;
     let mut hits = Vec::new();
     for key in keys {
@@ -56,14 +56,36 @@ struct Origin<'a> {
     partition_path: &'a str,
 }
 
+/// The number of `origin`, recorded on first use.
+fn origin_id(conn: &Connection, origin: &Origin<'_>) -> Result<i64> {
+    let values = params![
+        origin.dataset_id,
+        origin.version,
+        origin.raw_filename,
+        origin.partition_path
+    ];
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO key_origins (dataset_id, version, raw_filename, partition_path)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(values)?;
+    Ok(conn
+        .prepare_cached(
+            "SELECT id FROM key_origins
+             WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3 AND partition_path = ?4",
+        )?
+        .query_row(values, |r| r.get(0))?)
+}
+
 /// Records `keys`, in key order (the B-tree's order: fewer pages touched). A key already stored
 /// is an error: the checks before the commit rule that out.
 fn insert(conn: &Connection, origin: &Origin<'_>, keys: &ColumnKeys) -> Result<()> {
+    let id = origin_id(conn, origin)?;
     let mut sorted: Vec<&Vec<u8>> = keys.keys.iter().collect();
     sorted.sort_unstable();
     let mut insert = conn.prepare_cached(
-        "INSERT INTO unique_keys (dataset_id, version, column_name, key, raw_filename, partition_path)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO unique_keys (dataset_id, version, column_name, key, origin)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for key in sorted {
         insert.execute(params![
@@ -71,8 +93,7 @@ fn insert(conn: &Connection, origin: &Origin<'_>, keys: &ColumnKeys) -> Result<(
             origin.version,
             keys.column,
             key,
-            origin.raw_filename,
-            origin.partition_path
+            id
         ])?;
     }
     Ok(())
@@ -117,10 +138,10 @@ pub(super) fn record_file_keys(conn: &Connection, commit: &UploadCommit, n: usiz
 }
 
 /// Drops the keys of the rows data file `data_file_id` holds (by its raw file, or its parts'
-/// for a merged file), before the file is dropped.
+/// for a merged file), before the file is dropped: their origins go, and the keys with them.
 pub(super) fn drop_file_keys(conn: &Connection, data_file_id: i64) -> Result<()> {
     conn.prepare_cached(
-        "DELETE FROM unique_keys WHERE (dataset_id, version, raw_filename, partition_path) IN (
+        "DELETE FROM key_origins WHERE (dataset_id, version, raw_filename, partition_path) IN (
              SELECT f.dataset_id, f.version, f.raw_filename, f.partition_path
                FROM data_files f WHERE f.id = ?1 AND f.raw_filename <> ''
              UNION ALL
@@ -131,7 +152,7 @@ pub(super) fn drop_file_keys(conn: &Connection, data_file_id: i64) -> Result<()>
     Ok(())
 }
 
-/// Drops every key of raw file `raw_filename` of the version.
+/// Drops every key of raw file `raw_filename` of the version (its origins, and the keys with them).
 pub(super) fn drop_raw_keys(
     conn: &Connection,
     dataset_id: i64,
@@ -139,7 +160,7 @@ pub(super) fn drop_raw_keys(
     raw_filename: &str,
 ) -> Result<()> {
     conn.prepare_cached(
-        "DELETE FROM unique_keys WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+        "DELETE FROM key_origins WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
     )?
     .execute(params![dataset_id, version, raw_filename])?;
     Ok(())
