@@ -108,15 +108,10 @@ pub trait ManifestCatalog {
         raw_filename: &str,
     ) -> Result<Option<Vec<String>>>;
 
-    /// The parts of the version's merged data files (files holding rows of several raw files),
-    /// with the id of the file each is in, ordered by file and row; with `holding`, only the
-    /// parts of files holding rows of that raw file.
-    fn file_parts(
-        &self,
-        dataset_id: i64,
-        version: i64,
-        holding: Option<&str>,
-    ) -> Result<Vec<(i64, FilePart)>>;
+    /// The parts of merged data files (files holding rows of several raw files), with the id of
+    /// the file each is in, ordered by file and row: of the version's files holding rows of raw
+    /// file `holding`, or of the files `ids`.
+    fn file_parts(&self, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>>;
 
     /// One [`FileSwap`], atomically: the added files recorded with their parts, the removed
     /// files dropped, and the raw file (with the data files it alone contributed and its unique

@@ -197,6 +197,19 @@ pub struct FilePart {
     pub rows: i64,
 }
 
+/// Whose parts [`crate::catalog::interface::ManifestCatalog::file_parts`] reads.
+#[derive(Debug, Clone, Copy)]
+pub enum PartsOf<'a> {
+    /// The version's merged files holding rows of this raw file.
+    Holding {
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &'a str,
+    },
+    /// These files (those not merged have none).
+    Files(&'a [i64]),
+}
+
 /// A data file written by a [`FileSwap`] (compaction, or a rewrite that drops a raw file's rows).
 #[derive(Debug, Clone)]
 pub struct SwapFile {

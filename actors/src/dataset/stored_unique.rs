@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::unique_index::{column_values, index_key, indexed, keyed};
-use crate::catalog::{Catalog, ColumnKeys, FilePart, StoredKeys};
+use crate::catalog::{Catalog, ColumnKeys, FilePart, PartsOf, StoredKeys};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput, UniqueColumn, UniqueValue};
 use crate::manifest::{snapshot, DataFile};
@@ -131,10 +131,13 @@ pub(super) fn find_clashes(
     }
     let kept = kept(&mut listed)?;
     let mut parts: HashMap<i64, Vec<FilePart>> = HashMap::new();
-    if kept.iter().any(|f| f.raw_filename.is_empty()) {
-        for (id, part) in catalog.file_parts(target.dataset_id, target.version, None)? {
-            parts.entry(id).or_default().push(part);
-        }
+    let merged: Vec<i64> = kept
+        .iter()
+        .filter(|f| f.raw_filename.is_empty())
+        .map(|f| f.id)
+        .collect();
+    for (id, part) in catalog.file_parts(PartsOf::Files(&merged))? {
+        parts.entry(id).or_default().push(part);
     }
     read_kept_files(storage, &kept, &parts, output, problems).map(Some)
 }

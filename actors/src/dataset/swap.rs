@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::catalog::{Catalog, FileSwap, SwapFile};
+use crate::catalog::{Catalog, FileSwap, PartsOf, SwapFile};
 use crate::compaction::{rewrite_without, Merged};
 use crate::error::{Error, Result};
 use crate::key::DatasetRecord;
@@ -64,7 +64,11 @@ pub(super) fn delete_merged_rows(
     version: i64,
     raw: &str,
 ) -> Result<bool> {
-    let parts = catalog.file_parts(record.id, version, Some(raw))?;
+    let parts = catalog.file_parts(PartsOf::Holding {
+        dataset_id: record.id,
+        version,
+        raw_filename: raw,
+    })?;
     if parts.is_empty() {
         return Ok(false);
     }

@@ -2,7 +2,7 @@
 //! unique keys untouched by merging and dropped with their raw file, stale swaps refused.
 
 use super::{dataset, upload, upload_job};
-use crate::catalog::{Catalog, ColumnKeys, FilePart, FileSwap, SwapFile};
+use crate::catalog::{Catalog, ColumnKeys, FilePart, FileSwap, PartsOf, SwapFile};
 use crate::error::ErrorKind;
 use crate::key::DatasetRecord;
 
@@ -73,15 +73,22 @@ pub(super) fn merged_files_keep_keys_and_lose_a_raw_file_exactly(c: &dyn Catalog
         ["a", "b"],
         "merging moves no key"
     );
-    let parts = c.file_parts(record.id, 1, Some("r2.csv")).unwrap();
+    let holding = |raw_filename| PartsOf::Holding {
+        dataset_id: record.id,
+        version: 1,
+        raw_filename,
+    };
+    let parts = c.file_parts(holding("r2.csv")).unwrap();
+    let expected = [part("r1.csv", 0, 2), part("r2.csv", 2, 2)];
     assert_eq!(
         parts.iter().map(|(_, p)| p.clone()).collect::<Vec<_>>(),
-        [part("r1.csv", 0, 2), part("r2.csv", 2, 2)]
+        expected
     );
-    assert!(c
-        .file_parts(record.id, 1, Some("r9.csv"))
-        .unwrap()
-        .is_empty());
+    assert!(c.file_parts(holding("r9.csv")).unwrap().is_empty());
+    let of_files = c
+        .file_parts(PartsOf::Files(&[after[0].id, before[0].id]))
+        .unwrap();
+    assert_eq!(of_files, parts, "by id; a file no longer there has none");
     assert_eq!(
         c.raw_files(record.id, 1).unwrap().len(),
         2,

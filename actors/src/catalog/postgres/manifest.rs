@@ -8,7 +8,7 @@ use super::{lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, RawFile, StoredFiles,
+    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
     UploadCommit,
 };
 use crate::error::Result;
@@ -270,13 +270,8 @@ impl ManifestCatalog for PostgresCatalog {
         self.snapshot(stored_files)
     }
 
-    fn file_parts(
-        &self,
-        dataset_id: i64,
-        version: i64,
-        holding: Option<&str>,
-    ) -> Result<Vec<(i64, FilePart)>> {
-        self.with(|db| swap::file_parts(db, dataset_id, version, holding))
+    fn file_parts(&self, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>> {
+        self.with(|db| swap::file_parts(db, of))
     }
 
     fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>> {

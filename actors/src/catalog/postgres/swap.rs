@@ -4,37 +4,42 @@
 use super::lock_dataset_id;
 use super::pool::Db;
 use crate::catalog::refusal::commit_conflict;
-use crate::catalog::{now_text, FilePart, FileSwap, SwapFile};
+use crate::catalog::{now_text, FilePart, FileSwap, PartsOf, SwapFile};
 use crate::error::Result;
 
 /// See [`crate::catalog::interface::ManifestCatalog::file_parts`].
-pub(super) fn file_parts(
-    db: &Db<'_>,
-    dataset_id: i64,
-    version: i64,
-    holding: Option<&str>,
-) -> Result<Vec<(i64, FilePart)>> {
-    db.query(
-        "SELECT p.data_file_id, p.raw_filename, p.first_row, p.rows
-         FROM data_file_parts p JOIN data_files f ON f.id = p.data_file_id
-         WHERE f.dataset_id = $1 AND f.version = $2
-           AND ($3::TEXT IS NULL OR p.data_file_id IN
-                (SELECT data_file_id FROM data_file_parts WHERE raw_filename = $3))
-         ORDER BY p.data_file_id, p.first_row",
-        &[&dataset_id, &version, &holding],
-    )?
-    .iter()
-    .map(|r| {
-        Ok((
-            r.try_get(0)?,
-            FilePart {
-                raw_filename: r.try_get(1)?,
-                first_row: r.try_get(2)?,
-                rows: r.try_get(3)?,
-            },
-        ))
-    })
-    .collect()
+pub(super) fn file_parts(db: &Db<'_>, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>> {
+    let rows = match of {
+        PartsOf::Holding {
+            dataset_id,
+            version,
+            raw_filename,
+        } => db.query(
+            "SELECT p.data_file_id, p.raw_filename, p.first_row, p.rows
+             FROM data_file_parts p JOIN data_files f ON f.id = p.data_file_id
+             WHERE f.dataset_id = $1 AND f.version = $2 AND p.data_file_id IN
+                   (SELECT data_file_id FROM data_file_parts WHERE raw_filename = $3)
+             ORDER BY p.data_file_id, p.first_row",
+            &[&dataset_id, &version, &raw_filename],
+        )?,
+        PartsOf::Files(ids) => db.query(
+            "SELECT data_file_id, raw_filename, first_row, rows FROM data_file_parts
+             WHERE data_file_id = ANY($1) ORDER BY data_file_id, first_row",
+            &[&ids],
+        )?,
+    };
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get(0)?,
+                FilePart {
+                    raw_filename: r.try_get(1)?,
+                    first_row: r.try_get(2)?,
+                    rows: r.try_get(3)?,
+                },
+            ))
+        })
+        .collect()
 }
 
 /// See [`crate::catalog::interface::ManifestCatalog::swap_files`]; inside its transaction.

@@ -6,7 +6,7 @@ use super::{swap, unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, RawFile, StoredFiles,
+    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
     UploadCommit,
 };
 use crate::error::Result;
@@ -256,13 +256,8 @@ impl ManifestCatalog for SqliteCatalog {
         self.transaction(|tx| stored_files(tx))
     }
 
-    fn file_parts(
-        &self,
-        dataset_id: i64,
-        version: i64,
-        holding: Option<&str>,
-    ) -> Result<Vec<(i64, FilePart)>> {
-        self.with(|c| swap::file_parts(c, dataset_id, version, holding))
+    fn file_parts(&self, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>> {
+        self.with(|c| swap::file_parts(c, of))
     }
 
     fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>> {

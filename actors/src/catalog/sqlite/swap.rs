@@ -3,36 +3,51 @@
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::catalog::refusal::commit_conflict;
-use crate::catalog::{now_text, FilePart, FileSwap, SwapFile};
+use crate::catalog::{now_text, FilePart, FileSwap, PartsOf, SwapFile};
 use crate::error::Result;
 
+fn part(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, FilePart)> {
+    Ok((
+        r.get(0)?,
+        FilePart {
+            raw_filename: r.get(1)?,
+            first_row: r.get(2)?,
+            rows: r.get(3)?,
+        },
+    ))
+}
+
 /// See [`crate::catalog::interface::ManifestCatalog::file_parts`].
-pub(super) fn file_parts(
-    conn: &Connection,
-    dataset_id: i64,
-    version: i64,
-    holding: Option<&str>,
-) -> Result<Vec<(i64, FilePart)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT p.data_file_id, p.raw_filename, p.first_row, p.rows
-         FROM data_file_parts p JOIN data_files f ON f.id = p.data_file_id
-         WHERE f.dataset_id = ?1 AND f.version = ?2
-           AND (?3 IS NULL OR p.data_file_id IN
-                (SELECT data_file_id FROM data_file_parts WHERE raw_filename = ?3))
-         ORDER BY p.data_file_id, p.first_row",
-    )?;
-    let parts = stmt
-        .query_map(params![dataset_id, version, holding], |r| {
-            Ok((
-                r.get(0)?,
-                FilePart {
-                    raw_filename: r.get(1)?,
-                    first_row: r.get(2)?,
-                    rows: r.get(3)?,
-                },
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
+pub(super) fn file_parts(conn: &Connection, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>> {
+    let parts = match of {
+        PartsOf::Holding {
+            dataset_id,
+            version,
+            raw_filename,
+        } => conn
+            .prepare_cached(
+                "SELECT p.data_file_id, p.raw_filename, p.first_row, p.rows
+                 FROM data_file_parts p JOIN data_files f ON f.id = p.data_file_id
+                 WHERE f.dataset_id = ?1 AND f.version = ?2 AND p.data_file_id IN
+                       (SELECT data_file_id FROM data_file_parts WHERE raw_filename = ?3)
+                 ORDER BY p.data_file_id, p.first_row",
+            )?
+            .query_map(params![dataset_id, version, raw_filename], part)?
+            .collect::<Result<Vec<_>, _>>()?,
+        PartsOf::Files(ids) => {
+            let mut stmt = conn.prepare_cached(
+                "SELECT data_file_id, raw_filename, first_row, rows FROM data_file_parts
+                 WHERE data_file_id = ?1 ORDER BY first_row",
+            )?;
+            let mut parts = Vec::new();
+            for id in ids {
+                for p in stmt.query_map([id], part)? {
+                    parts.push(p?);
+                }
+            }
+            parts
+        }
+    };
     Ok(parts)
 }
 
