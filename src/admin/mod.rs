@@ -61,6 +61,16 @@ pub enum AdminCommand {
     /// Restore a backup (folder or `.tar`) into the data folder, which must hold no store
     /// (service stopped).
     Restore { src: PathBuf },
+    /// Merge small data files of every dataset's latest version (or one dataset's) now, as the
+    /// service does on its own (service stopped; while it runs, `POST .../compact`).
+    Compact {
+        /// Only this dataset, as `layer/domain/dataset`.
+        #[arg(long)]
+        dataset: Option<String>,
+        /// Merged files are cut at about this many bytes (as `RAPID_COMPACT_TARGET_BYTES`).
+        #[arg(long, env = "RAPID_COMPACT_TARGET_BYTES", default_value_t = 128 * 1024 * 1024)]
+        target_bytes: u64,
+    },
     /// Compare the catalog with the files and report drift (works while the service runs).
     Check {
         /// Remove files no catalog row lists (service stopped).
@@ -203,6 +213,29 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             if !report.clean() {
                 return Ok(ExitCode::from(DRIFT));
             }
+        }
+        AdminCommand::Compact {
+            dataset,
+            target_bytes,
+        } => {
+            let _lock = stopped(dir)?;
+            let only = match dataset.as_deref().map(|d| d.split('/').collect::<Vec<_>>()) {
+                None => None,
+                Some(parts) if parts.len() == 3 => Some(rapid_actors::key::DatasetKey::new(
+                    parts[0], parts[1], parts[2],
+                )),
+                Some(_) => {
+                    return Err(Failure::Other(
+                        "--dataset is layer/domain/dataset, e.g. default/sales/orders".into(),
+                    ))
+                }
+            };
+            let settings = rapid_actors::compaction::CompactionSettings {
+                target_bytes: *target_bytes,
+                ..Default::default()
+            };
+            let report = rapid_actors::admin::compact::compact(dir, url, only.as_ref(), &settings)?;
+            print(json!({"compacted": report}));
         }
         AdminCommand::Check { repair } => {
             // Online unless the lock can be taken; a repair needs it.

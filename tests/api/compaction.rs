@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::ops_admin::{admin, stdout_json};
 use crate::stored::{parquet_files, stored_rows};
 use crate::support::{Options, TestServer};
 use crate::uploads::{ids, orders_schema, ORDERS};
@@ -170,4 +171,30 @@ fn compaction_on_demand_is_a_compact_job_for_data_admins() {
     assert_eq!(job["rows_processed"], 12);
     assert_eq!(files(&s), 2);
     assert_eq!(answers(&s, &t), before);
+}
+
+/// `rapid-rs admin compact` with the service stopped: busy while it runs, then merges, and the
+/// restarted service reads the same rows.
+#[test]
+fn the_admin_command_compacts_a_stopped_data_folder() {
+    let (s, t) = start(&[("RAPID_COMPACT_AUTO", "false")]);
+    appends(&s, &t, 3);
+    let before = answers(&s, &t);
+    let busy = admin(&s.data_dir(), &["compact"]);
+    assert_eq!(busy.status.code(), Some(4), "the service holds the folder");
+    let data = s.data_dir();
+    let dir = s.stop();
+    let out = admin(&data, &["compact", "--dataset", "nope"]);
+    assert!(!out.status.success());
+    let report = stdout_json(&admin(&data, &["compact"]));
+    assert_eq!(
+        report["compacted"],
+        json!({"versions": 1, "files_replaced": 6, "files_written": 2})
+    );
+    let s = TestServer::start_in(dir, Options::default());
+    assert_eq!(files(&s), 2);
+    let t = s.admin_token();
+    assert_eq!(answers(&s, &t), before);
+    let again = stdout_json(&admin(&s.stop().path().join("data"), &["compact"]));
+    assert_eq!(again["compacted"]["versions"], 0, "nothing left to merge");
 }

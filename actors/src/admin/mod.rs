@@ -3,13 +3,15 @@
 //! - [`keys::rotate_signing_key`], [`keys::reset_client_secret`], [`keys::admin_client_id`];
 //! - [`backup::backup`] (online: SQLite's backup API, then the files the copied catalog lists)
 //!   and [`backup::restore`];
-//! - [`check::check`] (catalog against files, optionally repairing what is safe to repair).
+//! - [`check::check`] (catalog against files, optionally repairing what is safe to repair);
+//! - [`compact::compact`] (small data files merged, as the service's compactor does).
 //!
 //! - [`clients::create_client`]: through [`crate::auth::Auth`] itself, with the service's own rules.
 
 pub mod backup;
 pub mod check;
 pub mod clients;
+pub mod compact;
 pub mod keys;
 
 use crate::catalog::{Catalog, StoredFiles};

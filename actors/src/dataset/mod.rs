@@ -14,7 +14,7 @@ use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
 
 pub use commit::StagedUpload;
 pub use stored_unique::check_before_answer;
-pub use swap::StagedMerge;
+pub use swap::{commit_merges, StagedMerge};
 pub use unique_index::staged_keys;
 
 use crate::catalog::SharedCatalog;

@@ -22,8 +22,9 @@ pub struct StagedMerge {
 
 /// Puts the merged files under their keys and swaps them for the files they replace, in one
 /// catalog step; returns how many files were replaced. A conflict (another change removed one
-/// of them meanwhile) records nothing and removes the placed objects.
-pub(super) fn commit_merges(
+/// of them meanwhile) records nothing and removes the placed objects. Called by the dataset's
+/// actor, or by `rapid-rs admin compact` with the service stopped.
+pub fn commit_merges(
     catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
