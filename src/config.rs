@@ -245,12 +245,13 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The connection limits, for `connection::server`.
-    pub fn connection_settings(&self) -> crate::connection::ConnectionSettings {
+    pub fn connection_settings(&self) -> Result<crate::connection::ConnectionSettings, String> {
         use std::time::Duration;
         let workers = self.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
-        crate::connection::ConnectionSettings {
+        Ok(crate::connection::ConnectionSettings {
+            budgets: self.limits.budgets()?,
             front: crate::connection::front::FrontSettings {
                 head: crate::connection::head::HeadLimits {
                     max_head_bytes: self.max_header_bytes as usize,
@@ -265,7 +266,7 @@ impl ServeArgs {
             max_connections: self.max_connections as usize,
             shutdown_timeout: Duration::from_secs(self.ops.shutdown_timeout_seconds),
             workers: workers.max(1),
-        }
+        })
     }
 
     /// Layers lower-cased and checked: each a simple lower-case name.

@@ -18,6 +18,7 @@
 
 use std::future::Future;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -27,12 +28,18 @@ use std::time::Duration;
 use actix_rt::net::TcpStream;
 use actix_web::http::StatusCode;
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+use super::budget::{AddressBudgets, ConnectionSlot, OverBudget};
 use super::chunked::ChunkState;
+use super::front_out::{answer, refusal_response};
 use super::head::{judge, Framing, HeadLimits, Refusal};
 use super::hold::{BodyTracker, ABANDONED_BODY_READ_CAP};
+
+/// Bytes a connection refused by its address's budget may still send (discarded) before the
+/// answer; past it the front reads nothing more.
+const REFUSED_READ_CAP: u64 = 64 * 1024;
 
 /// The connection limits the front enforces.
 #[derive(Debug, Clone, Copy)]
@@ -57,12 +64,17 @@ enum State {
     Chunked(ChunkState),
     /// Framing no longer followed (after CONNECT or an unusual chunked body): bytes pass as-is.
     Opaque,
+    /// Refused by the address's budget: what arrives is discarded (up to a cap) until then, and
+    /// the refusal is written.
+    Refusing {
+        until: Instant,
+    },
     /// Reading is over: actix-http is told the stream ended.
     Closed,
 }
 
 pub struct FrontIo {
-    io: TcpStream,
+    pub(super) io: TcpStream,
     settings: Arc<FrontSettings>,
     state: State,
     /// Bytes read but not yet judged (an incomplete head, or bytes after it).
@@ -70,7 +82,7 @@ pub struct FrontIo {
     /// Judged bytes waiting for actix-http to read them.
     ready: BytesMut,
     /// The answer to write before the connection closes.
-    refusal: Option<Bytes>,
+    pub(super) refusal: Option<Bytes>,
     timer: Pin<Box<Sleep>>,
     /// When a body read started waiting for the client.
     waiting_since: Option<Instant>,
@@ -78,14 +90,25 @@ pub struct FrontIo {
     tracker: Rc<BodyTracker>,
     /// Request heads passed on so far: the index of the request whose body is being read.
     heads: u64,
-    /// Bytes of an abandoned body discarded so far, once discarding started.
+    /// Bytes of an abandoned body discarded so far, once discarding started (or of a connection
+    /// being refused by its budget).
     discarded: Option<u64>,
+    peer: Option<IpAddr>,
+    budgets: Arc<AddressBudgets>,
+    /// This connection's place among its address's connections.
+    _slot: Option<ConnectionSlot>,
 }
 
 impl FrontIo {
-    pub fn new(io: TcpStream, settings: Arc<FrontSettings>) -> FrontIo {
+    pub fn new(
+        io: TcpStream,
+        settings: Arc<FrontSettings>,
+        budgets: Arc<AddressBudgets>,
+    ) -> FrontIo {
         let now = Instant::now();
-        FrontIo {
+        let peer = io.peer_addr().ok().map(|a| a.ip());
+        let opened = budgets.open(peer);
+        let mut front = FrontIo {
             io,
             settings,
             state: State::Head { started: Some(now) },
@@ -97,7 +120,56 @@ impl FrontIo {
             tracker: Rc::default(),
             heads: 0,
             discarded: None,
+            peer,
+            budgets,
+            _slot: None,
+        };
+        match opened {
+            Ok(slot) => front._slot = slot,
+            Err(over) => front.refuse_over_budget(over),
         }
+        front
+    }
+
+    /// Answers 429 with `Retry-After` after the refusal's hold, then closes.
+    fn refuse_over_budget(&mut self, over: OverBudget) {
+        tracing::debug!(peer = ?self.peer, reason = %over.message, "over its address's budget");
+        self.refusal = Some(answer(
+            StatusCode::TOO_MANY_REQUESTS,
+            &over.message,
+            Some(over.retry_after),
+        ));
+        self.state = State::Refusing {
+            until: Instant::now() + over.hold,
+        };
+        self.unjudged.clear();
+    }
+
+    /// While refusing: discards what arrives (up to a cap; the client's request is still read
+    /// out of the socket, so that closing does not reset the connection before the client reads
+    /// the answer) until the hold ends, then ends the stream so that actix-http writes the refusal.
+    fn poll_refusing(&mut self, cx: &mut Context<'_>, until: Instant) -> Poll<io::Result<()>> {
+        let mut scratch = [0u8; 8 * 1024];
+        loop {
+            let read = *self.discarded.get_or_insert(0);
+            if read >= REFUSED_READ_CAP {
+                break;
+            }
+            let mut buf = ReadBuf::new(&mut scratch);
+            match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => break,
+                Poll::Ready(Ok(())) => self.discarded = Some(read + buf.filled().len() as u64),
+                // A reset client cannot read the answer either.
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => break,
+            }
+        }
+        if self.timer.deadline() != until {
+            self.timer.as_mut().reset(until);
+        }
+        ready!(self.timer.as_mut().poll(cx));
+        self.state = State::Closed;
+        Poll::Ready(Ok(()))
     }
 
     /// The connection's tracker, for its requests' connection data.
@@ -158,6 +230,11 @@ impl FrontIo {
                     match judge(&self.unjudged, &self.settings.head) {
                         Ok(None) => return,
                         Ok(Some((len, framing))) => {
+                            if let Err(over) =
+                                self.budgets.request(self.peer, &self.unjudged[..len])
+                            {
+                                return self.refuse_over_budget(over);
+                            }
                             self.pass(len);
                             self.heads += 1;
                             self.state = match framing {
@@ -195,7 +272,7 @@ impl FrontIo {
                     let n = self.unjudged.len();
                     self.pass(n);
                 }
-                State::Closed => {
+                State::Closed | State::Refusing { .. } => {
                     self.unjudged.clear();
                 }
             }
@@ -269,17 +346,6 @@ impl FrontIo {
     }
 }
 
-/// A complete HTTP/1.1 answer with a `{"details": ...}` body, closing the connection.
-pub fn refusal_response(refusal: &Refusal) -> Bytes {
-    let body = serde_json::json!({ "details": refusal.message }).to_string();
-    Bytes::from(format!(
-        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        refusal.status.as_u16(),
-        refusal.status.canonical_reason().unwrap_or("Error"),
-        body.len()
-    ))
-}
-
 impl AsyncRead for FrontIo {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -294,8 +360,10 @@ impl AsyncRead for FrontIo {
                 this.ready.advance(n);
                 return Poll::Ready(Ok(()));
             }
-            if this.state == State::Closed {
-                return Poll::Ready(Ok(()));
+            match this.state {
+                State::Closed => return Poll::Ready(Ok(())),
+                State::Refusing { until } => return this.poll_refusing(cx, until),
+                _ => {}
             }
             if this.discarded.is_some() || this.body_abandoned() {
                 this.unjudged.clear();
@@ -320,58 +388,6 @@ impl AsyncRead for FrontIo {
                     this.judge_buffered();
                 }
             }
-        }
-    }
-}
-
-impl AsyncWrite for FrontIo {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        while let Some(refusal) = this.refusal.as_mut() {
-            if refusal.is_empty() {
-                this.refusal = None;
-                break;
-            }
-            let n = ready!(Pin::new(&mut this.io).poll_write(cx, refusal))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            refusal.advance(n);
-        }
-        Pin::new(&mut this.io).poll_shutdown(cx)
-    }
-}
-
-impl Drop for FrontIo {
-    fn drop(&mut self) {
-        // actix-http normally shuts down first (which writes the refusal); if it dropped the
-        // connection instead, try once without blocking.
-        if let Some(refusal) = self.refusal.take() {
-            let _ = self.io.try_write(&refusal);
         }
     }
 }
