@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,6 +28,27 @@ use super::head::header_values;
 /// a small capped amount meanwhile), so that a client retrying at once cannot turn refusals into
 /// a busy loop. The connection counts against its address meanwhile.
 pub const RATE_REFUSAL_HOLD: Duration = Duration::from_secs(1);
+
+/// The process's figures, for metrics (one front per process).
+static TRACKED: AtomicU64 = AtomicU64::new(0);
+static REFUSED_CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+static REFUSED_REQUESTS: AtomicU64 = AtomicU64::new(0);
+
+/// What the budgets did so far: addresses tracked now, connections and requests refused.
+#[derive(Debug, Clone, Copy)]
+pub struct BudgetFigures {
+    pub tracked: u64,
+    pub refused_connections: u64,
+    pub refused_requests: u64,
+}
+
+pub fn figures() -> BudgetFigures {
+    BudgetFigures {
+        tracked: TRACKED.load(Ordering::Relaxed),
+        refused_connections: REFUSED_CONNECTIONS.load(Ordering::Relaxed),
+        refused_requests: REFUSED_REQUESTS.load(Ordering::Relaxed),
+    }
+}
 
 /// Idle entries are looked for at least this often.
 const SWEEP_EVERY: Duration = Duration::from_secs(10);
@@ -136,8 +158,11 @@ impl Table {
             self.swept = now;
         }
         if self.entries.len() >= s.max_entries && !self.entries.contains_key(&key) {
+            TRACKED.store(self.entries.len() as u64, Ordering::Relaxed);
             return (None, &mut self.overflow);
         }
+        let tracked = self.entries.len() + usize::from(!self.entries.contains_key(&key));
+        TRACKED.store(tracked as u64, Ordering::Relaxed);
         let entry = self
             .entries
             .entry(key)
@@ -211,6 +236,7 @@ impl AddressBudgets {
         let mut table = self.lock();
         let (slot, entry) = table.entry(s, Key::of(peer), Instant::now());
         if entry.connections >= s.max_connections {
+            REFUSED_CONNECTIONS.fetch_add(1, Ordering::Relaxed);
             return Err(OverBudget {
                 message: format!(
                     "Too many connections from your address (at most {}): close some, or retry later",
@@ -247,7 +273,12 @@ impl AddressBudgets {
         }
         let mut table = self.lock();
         let (_, entry) = table.entry(s, Key::of(client), Instant::now());
-        entry.take(s, Instant::now()).map_err(|wait| OverBudget {
+        let taken = entry.take(s, Instant::now());
+        drop(table);
+        if taken.is_err() {
+            REFUSED_REQUESTS.fetch_add(1, Ordering::Relaxed);
+        }
+        taken.map_err(|wait| OverBudget {
             message: format!(
                 "Too many requests from your address (at most {} a second, {} at once): retry later",
                 s.requests_per_second, s.burst

@@ -40,6 +40,9 @@ struct Metrics {
     commit_queue: IntGauge,
     catalog: IntGaugeVec,
     catalog_file_bytes: IntGauge,
+    /// The front's per-address budgets (`connection/budget.rs`).
+    front_refusals: IntCounterVec,
+    front_addresses: IntGauge,
 }
 
 fn build() -> prometheus::Result<Metrics> {
@@ -102,6 +105,17 @@ fn build() -> prometheus::Result<Metrics> {
             "catalog_file_bytes",
             "Size of catalog.sqlite and its WAL on disk",
         )?,
+        front_refusals: IntCounterVec::new(
+            Opts::new(
+                "front_refusals_total",
+                "Answers of 429 given by the connection front for a client address's budget, by kind (connections, requests)",
+            ),
+            &["kind"],
+        )?,
+        front_addresses: IntGauge::new(
+            "front_addresses_tracked",
+            "Client addresses the per-address budgets track (at most RAPID_ADDRESS_TABLE_ENTRIES)",
+        )?,
         registry,
     };
     register(&m)?;
@@ -137,7 +151,9 @@ fn query_gauges() -> prometheus::Result<(IntGaugeVec, IntGaugeVec, IntCounterVec
 }
 
 fn register(m: &Metrics) -> prometheus::Result<()> {
-    let collectors: [Box<dyn prometheus::core::Collector>; 13] = [
+    let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
+        Box::new(m.front_refusals.clone()),
+        Box::new(m.front_addresses.clone()),
         Box::new(m.requests.clone()),
         Box::new(m.latency.clone()),
         Box::new(m.upload_rows.clone()),
@@ -199,6 +215,16 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         .inc_by(commits.stored_rows.saturating_sub(m.upload_rows.get()));
     m.upload_bytes
         .inc_by(commits.stored_bytes.saturating_sub(m.upload_bytes.get()));
+
+    let front = crate::connection::budget::figures();
+    m.front_addresses.set(front.tracked as i64);
+    for (kind, n) in [
+        ("connections", front.refused_connections),
+        ("requests", front.refused_requests),
+    ] {
+        let c = m.front_refusals.with_label_values(&[kind]);
+        c.inc_by(n.saturating_sub(c.get()));
+    }
 
     let load = rapid_actors::query::engine().load();
     m.query_memory.set(load.memory_bytes as i64);
