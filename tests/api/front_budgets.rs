@@ -215,3 +215,32 @@ fn the_table_of_addresses_is_bounded_and_newcomers_are_still_served() {
         .unwrap();
     assert!((1..=16).contains(&tracked), "{tracked} addresses tracked");
 }
+
+#[test]
+fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
+    let s = server(&[
+        "--trusted-proxies",
+        "127.0.0.1",
+        "--address-budget-exempt=",
+        "--address-requests-per-second",
+        "1",
+        "--address-request-burst",
+        "3",
+    ]);
+    let from = |client: &str| {
+        let res = s
+            .request("GET", "/api/status")
+            .header("X-Forwarded-For", client)
+            .send()
+            .unwrap();
+        (res.status(), res.headers().get("retry-after").cloned())
+    };
+    for _ in 0..3 {
+        assert_eq!(from("198.51.100.7").0, StatusCode::OK);
+    }
+    let (status, retry) = from("198.51.100.7");
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(retry.unwrap(), "1");
+    // Another client through the same proxy is not affected.
+    assert_eq!(from("198.51.100.8").0, StatusCode::OK);
+}
