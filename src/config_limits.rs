@@ -29,8 +29,9 @@ pub struct LimitArgs {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub address_max_connections: u32,
 
-    /// Requests per second one client address may send, sustained (a token bucket); beyond it
-    /// and its burst: 429 with Retry-After, before routing.
+    /// Requests per second one client address may send, sustained (a token bucket); beyond its
+    /// burst, requests are held to this rate, and refused (429 with Retry-After, before routing)
+    /// past the longest wait.
     #[arg(long, env = "RAPID_ADDRESS_REQUESTS_PER_SECOND", default_value_t = 20,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub address_requests_per_second: u32,
@@ -39,6 +40,13 @@ pub struct LimitArgs {
     #[arg(long, env = "RAPID_ADDRESS_REQUEST_BURST", default_value_t = 200,
           value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub address_request_burst: u32,
+
+    /// Longest a request past its address's burst is held until the rate allows it, in
+    /// milliseconds (nothing is read from its connection meanwhile); a longer wait: 429 at once.
+    /// 0: no waiting, every request past the burst is refused.
+    #[arg(long, env = "RAPID_ADDRESS_REQUEST_MAX_WAIT_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub address_request_max_wait_ms: u64,
 
     /// Comma list of addresses and CIDR networks without per-address budgets; the default is the
     /// host itself (local tools, benchmarks, a proxy on the same host that is not trusted).
@@ -150,6 +158,7 @@ impl LimitArgs {
             max_connections: self.address_max_connections,
             requests_per_second: f64::from(self.address_requests_per_second),
             burst: f64::from(self.address_request_burst),
+            max_wait: Duration::from_millis(self.address_request_max_wait_ms),
             max_entries: self.address_table_entries as usize,
             exempt: Networks::parse(&self.address_budget_exempt, "budget-exempt address")?,
             proxies: TrustedProxies::parse(&self.trusted_proxies)?,

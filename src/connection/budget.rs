@@ -1,8 +1,11 @@
 //! Per-address budgets at the front, so that many connections or requests from some addresses
 //! cannot delay everyone else's (issue 41): each source address may hold so many open
 //! connections, and may send requests at a sustained rate with a burst above it (a token bucket).
-//! Past either, the front answers 429 with `Retry-After` itself, before routing and before any
-//! other work, and closes the connection.
+//! A request past the burst is paced: the front holds it (reading nothing more from its
+//! connection, so it costs nothing) until the rate allows it, if that is within the longest wait;
+//! a sequential client is slowed to the rate, never refused. Past the connection cap, or when
+//! the wait would be longer, the front answers 429 with `Retry-After` itself, before routing and
+//! before any other work, and closes the connection.
 //!
 //! The address that counts is the one the trusted-proxy settings decide (`client_addr.rs`): a
 //! connection's peer, or, from a trusted proxy, the client its `X-Forwarded-For` names (read from
@@ -62,6 +65,8 @@ pub struct BudgetSettings {
     pub requests_per_second: f64,
     /// Requests one address may send at once on top of the rate (the bucket's size).
     pub burst: f64,
+    /// Longest a request past the burst is held for the rate before it is refused instead.
+    pub max_wait: Duration,
     /// Most addresses tracked at once.
     pub max_entries: usize,
     /// Addresses and networks without budgets.
@@ -117,15 +122,18 @@ impl Entry {
         self.refilled = now;
     }
 
-    /// Takes one request's token, or says how long until there is one.
-    fn take(&mut self, s: &BudgetSettings, now: Instant) -> Result<(), Duration> {
+    /// Takes one request's token: `Ok` with how long the request must wait for it (zero within
+    /// the burst; the bucket goes into debt), or `Err` with how long until one is free, when that
+    /// is longer than the longest wait.
+    fn take(&mut self, s: &BudgetSettings, now: Instant) -> Result<Duration, Duration> {
         self.refill(s, now);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            return Ok(());
+        let wait = (1.0 - self.tokens).max(0.0) / s.requests_per_second;
+        if wait > s.max_wait.as_secs_f64() {
+            return Err(Duration::from_secs_f64(wait));
         }
-        Err(Duration::from_secs_f64(
-            (1.0 - self.tokens) / s.requests_per_second,
+        self.tokens -= 1.0;
+        Ok(Duration::from_secs_f64(
+            (-self.tokens).max(0.0) / s.requests_per_second,
         ))
     }
 
@@ -255,10 +263,10 @@ impl AddressBudgets {
     }
 
     /// A request whose complete head is `head`, on a connection from `peer`: charged to its
-    /// client's budget, or refused.
-    pub fn request(&self, peer: Option<IpAddr>, head: &[u8]) -> Result<(), OverBudget> {
+    /// client's budget (`Ok`: how long to hold it first), or refused.
+    pub fn request(&self, peer: Option<IpAddr>, head: &[u8]) -> Result<Duration, OverBudget> {
         let Some(peer) = peer.map(|p| p.to_canonical()) else {
-            return Ok(());
+            return Ok(Duration::ZERO);
         };
         let s = &self.settings;
         let client = if s.proxies.trusts(peer) {
@@ -269,7 +277,7 @@ impl AddressBudgets {
         };
         // A proxy's own requests (no forwarded client) are not budgeted either.
         if s.exempt.contains(client) || s.proxies.trusts(client) {
-            return Ok(());
+            return Ok(Duration::ZERO);
         }
         let mut table = self.lock();
         let (_, entry) = table.entry(s, Key::of(client), Instant::now());

@@ -5,6 +5,7 @@ fn settings(connections: u32, rate: f64, burst: f64, entries: usize) -> BudgetSe
         max_connections: connections,
         requests_per_second: rate,
         burst,
+        max_wait: Duration::ZERO,
         max_entries: entries,
         exempt: Networks::parse("127.0.0.1", "x").unwrap(),
         proxies: TrustedProxies::parse("10.0.0.1").unwrap(),
@@ -130,4 +131,27 @@ fn idle_addresses_are_forgotten() {
         .contains_key(&Key::of("192.0.2.100".parse().unwrap())));
     drop(table);
     drop(held);
+}
+
+#[test]
+fn past_the_burst_requests_wait_for_the_rate_up_to_the_longest_wait() {
+    let mut s = settings(10, 10.0, 2.0, 100);
+    s.max_wait = Duration::from_millis(500);
+    let b = AddressBudgets::new(s);
+    for _ in 0..2 {
+        assert_eq!(b.request(ip("192.0.2.1"), HEAD).unwrap(), Duration::ZERO);
+    }
+    // Then one every 100 ms: waits of 100, 200, ... 500 ms, and the next would wait too long.
+    for k in 1..=5u64 {
+        let wait = b.request(ip("192.0.2.1"), HEAD).unwrap();
+        let ms = Duration::from_millis;
+        assert!(
+            wait > ms(100 * k - 20) && wait <= ms(100 * k),
+            "{k}: {wait:?}"
+        );
+    }
+    let refused = b.request(ip("192.0.2.1"), HEAD).unwrap_err();
+    assert_eq!(refused.retry_after, 1);
+    // Another address is not held.
+    assert_eq!(b.request(ip("192.0.2.2"), HEAD).unwrap(), Duration::ZERO);
 }

@@ -12,6 +12,12 @@
 //! bytes of it and then reads nothing more; actix-http's linger (`client_disconnect_timeout`)
 //! then shuts the write side (the client sees the answer and its end first) and closes.
 //!
+//! Each complete head is charged to its client address's budget (`budget.rs`) before it is
+//! passed on: within the burst it passes at once; past it, it is held (nothing more is read from
+//! the connection) until the rate allows it; past the longest wait it is refused with 429. A
+//! connection over its address's connection cap is refused as it opens. The refusals' read side
+//! is in `front_refusing.rs`, what the front writes in `front_out.rs`.
+//!
 //! Refusals are written when actix-http shuts the connection down: the front tells it the client
 //! closed (end of stream), actix-http finishes any earlier pipelined answers, then shuts down, so
 //! the refusal is always the last thing written.
@@ -31,15 +37,13 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
-use super::budget::{AddressBudgets, ConnectionSlot, OverBudget};
+use super::budget::{AddressBudgets, ConnectionSlot};
 use super::chunked::ChunkState;
-use super::front_out::{answer, refusal_response};
 use super::head::{judge, Framing, HeadLimits, Refusal};
-use super::hold::{BodyTracker, ABANDONED_BODY_READ_CAP};
+use super::hold::BodyTracker;
 
-/// Bytes a connection refused by its address's budget may still send (discarded) before the
-/// answer; past it the front reads nothing more.
-const REFUSED_READ_CAP: u64 = 64 * 1024;
+#[path = "front_refusing.rs"]
+mod refusing;
 
 /// The connection limits the front enforces.
 #[derive(Debug, Clone, Copy)]
@@ -64,6 +68,12 @@ enum State {
     Chunked(ChunkState),
     /// Framing no longer followed (after CONNECT or an unusual chunked body): bytes pass as-is.
     Opaque,
+    /// A complete head of `len` bytes held until its address's request rate allows it.
+    Paced {
+        until: Instant,
+        len: usize,
+        framing: Framing,
+    },
     /// Refused by the address's budget: what arrives is discarded (up to a cap) until then, and
     /// the refusal is written.
     Refusing {
@@ -131,47 +141,6 @@ impl FrontIo {
         front
     }
 
-    /// Answers 429 with `Retry-After` after the refusal's hold, then closes.
-    fn refuse_over_budget(&mut self, over: OverBudget) {
-        tracing::debug!(peer = ?self.peer, reason = %over.message, "over its address's budget");
-        self.refusal = Some(answer(
-            StatusCode::TOO_MANY_REQUESTS,
-            &over.message,
-            Some(over.retry_after),
-        ));
-        self.state = State::Refusing {
-            until: Instant::now() + over.hold,
-        };
-        self.unjudged.clear();
-    }
-
-    /// While refusing: discards what arrives (up to a cap; the client's request is still read
-    /// out of the socket, so that closing does not reset the connection before the client reads
-    /// the answer) until the hold ends, then ends the stream so that actix-http writes the refusal.
-    fn poll_refusing(&mut self, cx: &mut Context<'_>, until: Instant) -> Poll<io::Result<()>> {
-        let mut scratch = [0u8; 8 * 1024];
-        loop {
-            let read = *self.discarded.get_or_insert(0);
-            if read >= REFUSED_READ_CAP {
-                break;
-            }
-            let mut buf = ReadBuf::new(&mut scratch);
-            match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => break,
-                Poll::Ready(Ok(())) => self.discarded = Some(read + buf.filled().len() as u64),
-                // A reset client cannot read the answer either.
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => break,
-            }
-        }
-        if self.timer.deadline() != until {
-            self.timer.as_mut().reset(until);
-        }
-        ready!(self.timer.as_mut().poll(cx));
-        self.state = State::Closed;
-        Poll::Ready(Ok(()))
-    }
-
     /// The connection's tracker, for its requests' connection data.
     pub fn tracker(&self) -> Rc<BodyTracker> {
         self.tracker.clone()
@@ -183,38 +152,6 @@ impl FrontIo {
             self.state,
             State::Body { .. } | State::Chunked(_) | State::Opaque
         ) && self.tracker.is_abandoned(self.heads)
-    }
-
-    /// Reads and drops what arrives, up to the cap, then reads no more: the client's sending
-    /// stalls while it can still read the answer, and actix-http's linger timer then shuts the
-    /// write side and closes. (Ending the stream at the cap instead would close at once, and the
-    /// reset that unread bytes cause can reach a client still writing before it reads the answer.)
-    /// A client that closes its side ends the stream at once.
-    fn poll_discard(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut scratch = [0u8; 16 * 1024];
-        loop {
-            let discarded = *self.discarded.get_or_insert(0);
-            let room = ABANDONED_BODY_READ_CAP.saturating_sub(discarded) as usize;
-            if room == 0 {
-                // Woken by actix-http's linger timer, not by the socket.
-                return Poll::Pending;
-            }
-            let mut buf = ReadBuf::new(&mut scratch[..room.min(16 * 1024)]);
-            ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
-            if buf.filled().is_empty() {
-                self.state = State::Closed;
-                return Poll::Ready(Ok(()));
-            }
-            let discarded = discarded + buf.filled().len() as u64;
-            self.discarded = Some(discarded);
-            if discarded >= ABANDONED_BODY_READ_CAP {
-                tracing::info!(
-                    peer = ?self.io.peer_addr().ok(),
-                    discarded,
-                    "answered before its body was read: no more is read, closing after the linger"
-                );
-            }
-        }
     }
 
     /// Moves what can be judged from `unjudged` to `ready`, following the framing.
@@ -230,20 +167,19 @@ impl FrontIo {
                     match judge(&self.unjudged, &self.settings.head) {
                         Ok(None) => return,
                         Ok(Some((len, framing))) => {
-                            if let Err(over) =
-                                self.budgets.request(self.peer, &self.unjudged[..len])
-                            {
-                                return self.refuse_over_budget(over);
+                            match self.budgets.request(self.peer, &self.unjudged[..len]) {
+                                Err(over) => return self.refuse_over_budget(over),
+                                Ok(wait) if wait.is_zero() => self.accept_head(len, framing),
+                                Ok(wait) => {
+                                    let until = Instant::now() + wait;
+                                    self.state = State::Paced {
+                                        until,
+                                        len,
+                                        framing,
+                                    };
+                                    return;
+                                }
                             }
-                            self.pass(len);
-                            self.heads += 1;
-                            self.state = match framing {
-                                Framing::None => State::Head { started: None },
-                                Framing::Length(n) => State::Body { remaining: n },
-                                Framing::Chunked => State::Chunked(ChunkState::start()),
-                                Framing::UntilClose => State::Opaque,
-                            };
-                            self.waiting_since = None;
                         }
                         Err(refusal) => return self.refuse(refusal),
                     }
@@ -272,11 +208,26 @@ impl FrontIo {
                     let n = self.unjudged.len();
                     self.pass(n);
                 }
+                // The held head is passed when its wait ends.
+                State::Paced { .. } => return,
                 State::Closed | State::Refusing { .. } => {
                     self.unjudged.clear();
                 }
             }
         }
+    }
+
+    /// Passes on a judged head of `len` bytes and follows its body's framing.
+    fn accept_head(&mut self, len: usize, framing: Framing) {
+        self.pass(len);
+        self.heads += 1;
+        self.state = match framing {
+            Framing::None => State::Head { started: None },
+            Framing::Length(n) => State::Body { remaining: n },
+            Framing::Chunked => State::Chunked(ChunkState::start()),
+            Framing::UntilClose => State::Opaque,
+        };
+        self.waiting_since = None;
     }
 
     fn pass(&mut self, n: usize) {
@@ -286,18 +237,6 @@ impl FrontIo {
         } else {
             self.ready.extend_from_slice(&judged);
         }
-    }
-
-    fn refuse(&mut self, refusal: Refusal) {
-        tracing::info!(
-            status = refusal.status.as_u16(),
-            reason = %refusal.message,
-            peer = ?self.io.peer_addr().ok(),
-            "request refused before routing"
-        );
-        self.refusal = Some(refusal_response(&refusal));
-        self.state = State::Closed;
-        self.unjudged.clear();
     }
 
     /// When the current wait must end, if it has a limit.
@@ -363,6 +302,20 @@ impl AsyncRead for FrontIo {
             match this.state {
                 State::Closed => return Poll::Ready(Ok(())),
                 State::Refusing { until } => return this.poll_refusing(cx, until),
+                State::Paced {
+                    until,
+                    len,
+                    framing,
+                } => {
+                    // Nothing more is read meanwhile: the client's further bytes wait in the kernel.
+                    if this.timer.deadline() != until {
+                        this.timer.as_mut().reset(until);
+                    }
+                    ready!(this.timer.as_mut().poll(cx));
+                    this.accept_head(len, framing);
+                    this.judge_buffered();
+                    continue;
+                }
                 _ => {}
             }
             if this.discarded.is_some() || this.body_abandoned() {

@@ -1,7 +1,8 @@
 //! Per-address budgets at the connection front (issue 41): a flood from several loopback source
 //! addresses is refused past its budget (429, `Retry-After`, JSON) while a client on 127.0.0.1 is
-//! served; connections past the cap of one address are refused at once; the table of addresses
-//! stays bounded; the host itself has no budget by default.
+//! served; a sequential client past its burst is held to the rate, not refused; connections past
+//! the cap of one address are refused at once; the table of addresses stays bounded; the host
+//! itself has no budget by default.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -95,6 +96,9 @@ fn a_flood_from_several_addresses_is_refused_past_its_budget_while_another_clien
         "5",
         "--address-request-burst",
         "20",
+        // Shorter than one request's share of the rate: past the burst, refused, not held.
+        "--address-request-max-wait-ms",
+        "100",
         "--address-budget-exempt=",
     ]);
     let stop = Arc::new(AtomicBool::new(false));
@@ -226,6 +230,8 @@ fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
         "1",
         "--address-request-burst",
         "3",
+        "--address-request-max-wait-ms",
+        "0",
     ]);
     let from = |client: &str| {
         let res = s
@@ -243,4 +249,23 @@ fn behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget() {
     assert_eq!(retry.unwrap(), "1");
     // Another client through the same proxy is not affected.
     assert_eq!(from("198.51.100.8").0, StatusCode::OK);
+}
+
+#[test]
+fn a_sequential_client_past_its_burst_is_held_to_the_rate_not_refused() {
+    let s = server(&[
+        "--address-requests-per-second",
+        "10",
+        "--address-request-burst",
+        "5",
+    ]);
+    let http = client_from(loopback(2));
+    let started = Instant::now();
+    for i in 0..15 {
+        let status = http.get(s.url("/api/status")).send().unwrap().status();
+        assert_eq!(status, StatusCode::OK, "request {i}");
+    }
+    // Ten past the burst at ten a second: about a second of waiting, none refused.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(850), "{took:?}");
 }
