@@ -43,7 +43,8 @@ pub struct LimitArgs {
 
     /// Longest a request past its address's burst is held until the rate allows it, in
     /// milliseconds (nothing is read from its connection meanwhile); a longer wait: 429 at once.
-    /// 0: no waiting, every request past the burst is refused.
+    /// 0: no waiting, every request past the burst is refused. At most the keep-alive less half
+    /// a second (a held request is not yet seen by the HTTP layer, whose idle timer runs).
     #[arg(long, env = "RAPID_ADDRESS_REQUEST_MAX_WAIT_MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(0..=60_000))]
     pub address_request_max_wait_ms: u64,
