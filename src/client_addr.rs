@@ -1,4 +1,4 @@
-//! The client's address, for the sign-in throttle: the connection's peer, unless the peer is a
+//! The client's address, for the sign-in throttle and the front's per-address budgets: the connection's peer, unless the peer is a
 //! trusted reverse proxy, in which case its `X-Forwarded-For` is believed.
 //!
 //! `X-Forwarded-For` is a list each proxy appends its peer to, so only its right end is written
@@ -36,13 +36,14 @@ impl Network {
     }
 }
 
-/// The proxies whose `X-Forwarded-For` is believed (`RAPID_TRUSTED_PROXIES`).
+/// A list of addresses and CIDR networks (trusted proxies, addresses without budgets).
 #[derive(Debug, Clone, Default)]
-pub struct TrustedProxies(Vec<Network>);
+pub struct Networks(Vec<Network>);
 
-impl TrustedProxies {
-    /// A comma list of addresses and CIDR networks (`10.0.0.1, 192.168.0.0/16, ::1`).
-    pub fn parse(list: &str) -> Result<TrustedProxies, String> {
+impl Networks {
+    /// A comma list of addresses and CIDR networks (`10.0.0.1, 192.168.0.0/16, ::1`); `what`
+    /// names an item in errors.
+    pub fn parse(list: &str, what: &str) -> Result<Networks, String> {
         let mut nets = Vec::new();
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (addr, prefix) = match item.split_once('/') {
@@ -51,7 +52,7 @@ impl TrustedProxies {
             };
             let addr: IpAddr = addr
                 .parse()
-                .map_err(|_| format!("trusted proxy [{item}] is not an IP address or network"))?;
+                .map_err(|_| format!("{what} [{item}] is not an IP address or network"))?;
             let addr = addr.to_canonical();
             let max = if addr.is_ipv4() { 32 } else { 128 };
             let prefix = match prefix {
@@ -60,16 +61,37 @@ impl TrustedProxies {
                     .parse::<u8>()
                     .ok()
                     .filter(|p| *p <= max)
-                    .ok_or_else(|| format!("trusted proxy [{item}] has a bad prefix length"))?,
+                    .ok_or_else(|| format!("{what} [{item}] has a bad prefix length"))?,
             };
             nets.push(Network { addr, prefix });
         }
-        Ok(TrustedProxies(nets))
+        Ok(Networks(nets))
+    }
+
+    /// Whether `ip` is in one of the networks.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.0.iter().any(|n| n.contains(ip))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The proxies whose `X-Forwarded-For` is believed (`RAPID_TRUSTED_PROXIES`).
+#[derive(Debug, Clone, Default)]
+pub struct TrustedProxies(Networks);
+
+impl TrustedProxies {
+    /// A comma list of addresses and CIDR networks (`10.0.0.1, 192.168.0.0/16, ::1`).
+    pub fn parse(list: &str) -> Result<TrustedProxies, String> {
+        Networks::parse(list, "trusted proxy").map(TrustedProxies)
     }
 
     /// Whether `ip` (canonical) is one of the trusted proxies.
     pub fn trusts(&self, ip: IpAddr) -> bool {
-        self.0.iter().any(|n| n.contains(ip))
+        self.0.contains(ip)
     }
 
     /// The client address of `req`; `None` only without a peer (never on a TCP connection).
@@ -84,7 +106,10 @@ impl TrustedProxies {
         Some(self.resolve(peer, &forwarded))
     }
 
-    fn resolve(&self, peer: IpAddr, forwarded: &str) -> IpAddr {
+    /// The client behind `peer` given the `X-Forwarded-For` values `forwarded` (joined by commas):
+    /// `peer` itself unless it is a trusted proxy.
+    pub fn resolve(&self, peer: IpAddr, forwarded: &str) -> IpAddr {
+        let peer = peer.to_canonical();
         if !self.trusts(peer) {
             return peer;
         }
@@ -140,6 +165,7 @@ mod tests {
         assert!(t.trusts(ip("::ffff:127.0.0.1").to_canonical()));
         assert!(!t.trusts(ip("128.0.0.1")));
         assert!(TrustedProxies::parse("").unwrap().0.is_empty());
+        assert!(Networks::parse("::1/129", "x").is_err());
         assert!(TrustedProxies::parse("10.0.0.0/33").is_err());
         assert!(TrustedProxies::parse("proxy.local").is_err());
         let all = TrustedProxies::parse("0.0.0.0/0").unwrap();

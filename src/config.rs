@@ -245,12 +245,20 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The connection limits, for `connection::server`.
-    pub fn connection_settings(&self) -> crate::connection::ConnectionSettings {
+    pub fn connection_settings(&self) -> Result<crate::connection::ConnectionSettings, String> {
         use std::time::Duration;
         let workers = self.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
         });
-        crate::connection::ConnectionSettings {
+        let mut budgets = self.limits.budgets()?;
+        // A held request is not yet visible to actix-http, whose keep-alive timer would close
+        // the connection under it: the wait stays half a second short of the keep-alive.
+        let keep_alive = Duration::from_secs(self.keep_alive_seconds);
+        budgets.max_wait = budgets
+            .max_wait
+            .min(keep_alive.saturating_sub(Duration::from_millis(500)));
+        Ok(crate::connection::ConnectionSettings {
+            budgets,
             front: crate::connection::front::FrontSettings {
                 head: crate::connection::head::HeadLimits {
                     max_head_bytes: self.max_header_bytes as usize,
@@ -260,12 +268,12 @@ impl ServeArgs {
                 head_timeout: Duration::from_secs(self.head_timeout_seconds),
                 body_idle_timeout: Duration::from_secs(self.body_timeout_seconds),
             },
-            keep_alive: Duration::from_secs(self.keep_alive_seconds),
+            keep_alive,
             linger: Duration::from_millis(self.close_linger_ms),
             max_connections: self.max_connections as usize,
             shutdown_timeout: Duration::from_secs(self.ops.shutdown_timeout_seconds),
             workers: workers.max(1),
-        }
+        })
     }
 
     /// Layers lower-cased and checked: each a simple lower-case name.

@@ -1,4 +1,5 @@
-//! Settings that bound what hostile clients can make the service spend: the sign-in throttle,
+//! Settings that bound what hostile clients can make the service spend: per-address budgets at
+//! the connection front, the sign-in throttle,
 //! the password hashing pool, schema generation's pool, the size of one decoded value, and which
 //! proxies' `X-Forwarded-For` is believed. Part of [`ServeArgs`](crate::config::ServeArgs).
 
@@ -7,6 +8,9 @@ use std::time::Duration;
 use clap::Args;
 use rapid_actors::auth::hash_pool::HashPoolSettings;
 use rapid_actors::auth::throttle::ThrottleSettings;
+
+use crate::client_addr::{Networks, TrustedProxies};
+use crate::connection::budget::BudgetSettings;
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -18,6 +22,47 @@ pub struct LimitArgs {
     /// for the client address; empty: the connection's peer address is the client.
     #[arg(long, env = "RAPID_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
+
+    /// Open connections one client address may hold at once (an IPv6 address counts by its
+    /// /64); more: 429 and closed at once. Trusted proxies' connections are not counted.
+    #[arg(long, env = "RAPID_ADDRESS_MAX_CONNECTIONS", default_value_t = 128,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub address_max_connections: u32,
+
+    /// Requests per second one client address may send, sustained (a token bucket); beyond its
+    /// burst, requests are held to this rate, and refused (429 with Retry-After, before routing)
+    /// past the longest wait.
+    #[arg(long, env = "RAPID_ADDRESS_REQUESTS_PER_SECOND", default_value_t = 20,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub address_requests_per_second: u32,
+
+    /// Requests one client address may send at once on top of its rate (the bucket's size).
+    #[arg(long, env = "RAPID_ADDRESS_REQUEST_BURST", default_value_t = 200,
+          value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub address_request_burst: u32,
+
+    /// Longest a request past its address's burst is held until the rate allows it, in
+    /// milliseconds (nothing is read from its connection meanwhile); a longer wait: 429 at once.
+    /// 0: no waiting, every request past the burst is refused. At most the keep-alive less half
+    /// a second (a held request is not yet seen by the HTTP layer, whose idle timer runs).
+    #[arg(long, env = "RAPID_ADDRESS_REQUEST_MAX_WAIT_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(0..=60_000))]
+    pub address_request_max_wait_ms: u64,
+
+    /// Comma list of addresses and CIDR networks without per-address budgets; the default is the
+    /// host itself (local tools, benchmarks, a proxy on the same host that is not trusted).
+    #[arg(
+        long,
+        env = "RAPID_ADDRESS_BUDGET_EXEMPT",
+        default_value = "127.0.0.1,::1"
+    )]
+    pub address_budget_exempt: String,
+
+    /// Most client addresses the per-address budgets track at once (about 100 bytes each); idle
+    /// ones are forgotten, and when all are busy, newcomers share one budget.
+    #[arg(long, env = "RAPID_ADDRESS_TABLE_ENTRIES", default_value_t = 100_000,
+          value_parser = clap::value_parser!(u64).range(16..=10_000_000))]
+    pub address_table_entries: u64,
 
     /// Consecutive failed sign-ins of one account from one address before each attempt waits.
     #[arg(long, env = "RAPID_SIGNIN_FREE_FAILURES", default_value_t = 5,
@@ -106,6 +151,19 @@ impl LimitArgs {
             forget_after: Duration::from_secs(self.signin_forget_seconds),
             max_entries: self.signin_table_entries as usize,
         }
+    }
+
+    /// The per-address budgets of the connection front.
+    pub fn budgets(&self) -> Result<BudgetSettings, String> {
+        Ok(BudgetSettings {
+            max_connections: self.address_max_connections,
+            requests_per_second: f64::from(self.address_requests_per_second),
+            burst: f64::from(self.address_request_burst),
+            max_wait: Duration::from_millis(self.address_request_max_wait_ms),
+            max_entries: self.address_table_entries as usize,
+            exempt: Networks::parse(&self.address_budget_exempt, "budget-exempt address")?,
+            proxies: TrustedProxies::parse(&self.trusted_proxies)?,
+        })
     }
 
     pub fn generate_workers(&self) -> usize {

@@ -70,9 +70,8 @@ pub async fn serve_until(
         .map(|l| l.local_addr())
         .collect::<std::io::Result<_>>()?;
     let app_state = state.clone();
-    let server = connection::server(listeners, args.connection_settings(), move || {
-        build_app(app_state.clone())
-    })?;
+    let settings = args.connection_settings().map_err(std::io::Error::other)?;
+    let server = connection::server(listeners, settings, move || build_app(app_state.clone()))?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);

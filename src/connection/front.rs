@@ -12,12 +12,19 @@
 //! bytes of it and then reads nothing more; actix-http's linger (`client_disconnect_timeout`)
 //! then shuts the write side (the client sees the answer and its end first) and closes.
 //!
+//! Each complete head is charged to its client address's budget (`budget.rs`) before it is
+//! passed on: within the burst it passes at once; past it, it is held (nothing more is read from
+//! the connection) until the rate allows it; past the longest wait it is refused with 429. A
+//! connection over its address's connection cap is refused as it opens. The refusals' read side
+//! is in `front_refusing.rs`, what the front writes in `front_out.rs`.
+//!
 //! Refusals are written when actix-http shuts the connection down: the front tells it the client
 //! closed (end of stream), actix-http finishes any earlier pipelined answers, then shuts down, so
 //! the refusal is always the last thing written.
 
 use std::future::Future;
 use std::io;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -27,12 +34,16 @@ use std::time::Duration;
 use actix_rt::net::TcpStream;
 use actix_web::http::StatusCode;
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
+use super::budget::{AddressBudgets, ConnectionSlot};
 use super::chunked::ChunkState;
 use super::head::{judge, Framing, HeadLimits, Refusal};
-use super::hold::{BodyTracker, ABANDONED_BODY_READ_CAP};
+use super::hold::BodyTracker;
+
+#[path = "front_refusing.rs"]
+mod refusing;
 
 /// The connection limits the front enforces.
 #[derive(Debug, Clone, Copy)]
@@ -57,12 +68,23 @@ enum State {
     Chunked(ChunkState),
     /// Framing no longer followed (after CONNECT or an unusual chunked body): bytes pass as-is.
     Opaque,
+    /// A complete head of `len` bytes held until its address's request rate allows it.
+    Paced {
+        until: Instant,
+        len: usize,
+        framing: Framing,
+    },
+    /// Refused by the address's budget: what arrives is discarded (up to a cap) until then, and
+    /// the refusal is written.
+    Refusing {
+        until: Instant,
+    },
     /// Reading is over: actix-http is told the stream ended.
     Closed,
 }
 
 pub struct FrontIo {
-    io: TcpStream,
+    pub(super) io: TcpStream,
     settings: Arc<FrontSettings>,
     state: State,
     /// Bytes read but not yet judged (an incomplete head, or bytes after it).
@@ -70,7 +92,7 @@ pub struct FrontIo {
     /// Judged bytes waiting for actix-http to read them.
     ready: BytesMut,
     /// The answer to write before the connection closes.
-    refusal: Option<Bytes>,
+    pub(super) refusal: Option<Bytes>,
     timer: Pin<Box<Sleep>>,
     /// When a body read started waiting for the client.
     waiting_since: Option<Instant>,
@@ -78,14 +100,25 @@ pub struct FrontIo {
     tracker: Rc<BodyTracker>,
     /// Request heads passed on so far: the index of the request whose body is being read.
     heads: u64,
-    /// Bytes of an abandoned body discarded so far, once discarding started.
+    /// Bytes of an abandoned body discarded so far, once discarding started (or of a connection
+    /// being refused by its budget).
     discarded: Option<u64>,
+    peer: Option<IpAddr>,
+    budgets: Arc<AddressBudgets>,
+    /// This connection's place among its address's connections.
+    _slot: Option<ConnectionSlot>,
 }
 
 impl FrontIo {
-    pub fn new(io: TcpStream, settings: Arc<FrontSettings>) -> FrontIo {
+    pub fn new(
+        io: TcpStream,
+        settings: Arc<FrontSettings>,
+        budgets: Arc<AddressBudgets>,
+    ) -> FrontIo {
         let now = Instant::now();
-        FrontIo {
+        let peer = io.peer_addr().ok().map(|a| a.ip());
+        let opened = budgets.open(peer);
+        let mut front = FrontIo {
             io,
             settings,
             state: State::Head { started: Some(now) },
@@ -97,7 +130,15 @@ impl FrontIo {
             tracker: Rc::default(),
             heads: 0,
             discarded: None,
+            peer,
+            budgets,
+            _slot: None,
+        };
+        match opened {
+            Ok(slot) => front._slot = slot,
+            Err(over) => front.refuse_over_budget(over),
         }
+        front
     }
 
     /// The connection's tracker, for its requests' connection data.
@@ -113,38 +154,6 @@ impl FrontIo {
         ) && self.tracker.is_abandoned(self.heads)
     }
 
-    /// Reads and drops what arrives, up to the cap, then reads no more: the client's sending
-    /// stalls while it can still read the answer, and actix-http's linger timer then shuts the
-    /// write side and closes. (Ending the stream at the cap instead would close at once, and the
-    /// reset that unread bytes cause can reach a client still writing before it reads the answer.)
-    /// A client that closes its side ends the stream at once.
-    fn poll_discard(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut scratch = [0u8; 16 * 1024];
-        loop {
-            let discarded = *self.discarded.get_or_insert(0);
-            let room = ABANDONED_BODY_READ_CAP.saturating_sub(discarded) as usize;
-            if room == 0 {
-                // Woken by actix-http's linger timer, not by the socket.
-                return Poll::Pending;
-            }
-            let mut buf = ReadBuf::new(&mut scratch[..room.min(16 * 1024)]);
-            ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
-            if buf.filled().is_empty() {
-                self.state = State::Closed;
-                return Poll::Ready(Ok(()));
-            }
-            let discarded = discarded + buf.filled().len() as u64;
-            self.discarded = Some(discarded);
-            if discarded >= ABANDONED_BODY_READ_CAP {
-                tracing::info!(
-                    peer = ?self.io.peer_addr().ok(),
-                    discarded,
-                    "answered before its body was read: no more is read, closing after the linger"
-                );
-            }
-        }
-    }
-
     /// Moves what can be judged from `unjudged` to `ready`, following the framing.
     fn judge_buffered(&mut self) {
         while !self.unjudged.is_empty() {
@@ -158,15 +167,19 @@ impl FrontIo {
                     match judge(&self.unjudged, &self.settings.head) {
                         Ok(None) => return,
                         Ok(Some((len, framing))) => {
-                            self.pass(len);
-                            self.heads += 1;
-                            self.state = match framing {
-                                Framing::None => State::Head { started: None },
-                                Framing::Length(n) => State::Body { remaining: n },
-                                Framing::Chunked => State::Chunked(ChunkState::start()),
-                                Framing::UntilClose => State::Opaque,
-                            };
-                            self.waiting_since = None;
+                            match self.budgets.request(self.peer, &self.unjudged[..len]) {
+                                Err(over) => return self.refuse_over_budget(over),
+                                Ok(wait) if wait.is_zero() => self.accept_head(len, framing),
+                                Ok(wait) => {
+                                    let until = Instant::now() + wait;
+                                    self.state = State::Paced {
+                                        until,
+                                        len,
+                                        framing,
+                                    };
+                                    return;
+                                }
+                            }
                         }
                         Err(refusal) => return self.refuse(refusal),
                     }
@@ -195,11 +208,26 @@ impl FrontIo {
                     let n = self.unjudged.len();
                     self.pass(n);
                 }
-                State::Closed => {
+                // The held head is passed when its wait ends.
+                State::Paced { .. } => return,
+                State::Closed | State::Refusing { .. } => {
                     self.unjudged.clear();
                 }
             }
         }
+    }
+
+    /// Passes on a judged head of `len` bytes and follows its body's framing.
+    fn accept_head(&mut self, len: usize, framing: Framing) {
+        self.pass(len);
+        self.heads += 1;
+        self.state = match framing {
+            Framing::None => State::Head { started: None },
+            Framing::Length(n) => State::Body { remaining: n },
+            Framing::Chunked => State::Chunked(ChunkState::start()),
+            Framing::UntilClose => State::Opaque,
+        };
+        self.waiting_since = None;
     }
 
     fn pass(&mut self, n: usize) {
@@ -209,18 +237,6 @@ impl FrontIo {
         } else {
             self.ready.extend_from_slice(&judged);
         }
-    }
-
-    fn refuse(&mut self, refusal: Refusal) {
-        tracing::info!(
-            status = refusal.status.as_u16(),
-            reason = %refusal.message,
-            peer = ?self.io.peer_addr().ok(),
-            "request refused before routing"
-        );
-        self.refusal = Some(refusal_response(&refusal));
-        self.state = State::Closed;
-        self.unjudged.clear();
     }
 
     /// When the current wait must end, if it has a limit.
@@ -269,17 +285,6 @@ impl FrontIo {
     }
 }
 
-/// A complete HTTP/1.1 answer with a `{"details": ...}` body, closing the connection.
-pub fn refusal_response(refusal: &Refusal) -> Bytes {
-    let body = serde_json::json!({ "details": refusal.message }).to_string();
-    Bytes::from(format!(
-        "HTTP/1.1 {} {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        refusal.status.as_u16(),
-        refusal.status.canonical_reason().unwrap_or("Error"),
-        body.len()
-    ))
-}
-
 impl AsyncRead for FrontIo {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -294,8 +299,24 @@ impl AsyncRead for FrontIo {
                 this.ready.advance(n);
                 return Poll::Ready(Ok(()));
             }
-            if this.state == State::Closed {
-                return Poll::Ready(Ok(()));
+            match this.state {
+                State::Closed => return Poll::Ready(Ok(())),
+                State::Refusing { until } => return this.poll_refusing(cx, until),
+                State::Paced {
+                    until,
+                    len,
+                    framing,
+                } => {
+                    // Nothing more is read meanwhile: the client's further bytes wait in the kernel.
+                    if this.timer.deadline() != until {
+                        this.timer.as_mut().reset(until);
+                    }
+                    ready!(this.timer.as_mut().poll(cx));
+                    this.accept_head(len, framing);
+                    this.judge_buffered();
+                    continue;
+                }
+                _ => {}
             }
             if this.discarded.is_some() || this.body_abandoned() {
                 this.unjudged.clear();
@@ -320,58 +341,6 @@ impl AsyncRead for FrontIo {
                     this.judge_buffered();
                 }
             }
-        }
-    }
-}
-
-impl AsyncWrite for FrontIo {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        while let Some(refusal) = this.refusal.as_mut() {
-            if refusal.is_empty() {
-                this.refusal = None;
-                break;
-            }
-            let n = ready!(Pin::new(&mut this.io).poll_write(cx, refusal))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            refusal.advance(n);
-        }
-        Pin::new(&mut this.io).poll_shutdown(cx)
-    }
-}
-
-impl Drop for FrontIo {
-    fn drop(&mut self) {
-        // actix-http normally shuts down first (which writes the refusal); if it dropped the
-        // connection instead, try once without blocking.
-        if let Some(refusal) = self.refusal.take() {
-            let _ = self.io.try_write(&refusal);
         }
     }
 }

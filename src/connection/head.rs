@@ -95,6 +95,22 @@ pub fn judge(buf: &[u8], limits: &HeadLimits) -> Result<Option<(usize, Framing)>
     Ok(Some((len, framing)))
 }
 
+/// The values of header `name` in a complete head `buf` (already judged), joined by commas.
+pub fn header_values(buf: &[u8], name: &str) -> String {
+    // The settings allow at most 96 header fields.
+    let mut headers = [httparse::EMPTY_HEADER; 96];
+    let mut req = httparse::Request::new(&mut headers);
+    if req.parse(buf).is_err() {
+        return String::new();
+    }
+    req.headers
+        .iter()
+        .filter(|h| h.name.eq_ignore_ascii_case(name))
+        .filter_map(|h| std::str::from_utf8(h.value).ok())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The header rules of actix-http's decoder (RFC 9112 section 6): one Content-Length of digits,
 /// one Transfer-Encoding which must be `chunked` and never beside a Content-Length, no
 /// Transfer-Encoding in HTTP/1.0, one Host (required in HTTP/1.1).
@@ -222,6 +238,13 @@ mod tests {
             assert_eq!(r.status.as_u16(), status, "{head:?}");
             assert!(r.message.contains(words), "{head:?}: {}", r.message);
         }
+    }
+
+    #[test]
+    fn header_values_are_joined() {
+        let head = b"GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 1.2.3.4\r\nx-forwarded-for: 5.6.7.8\r\n\r\n";
+        assert_eq!(header_values(head, "X-Forwarded-For"), "1.2.3.4,5.6.7.8");
+        assert_eq!(header_values(head, "forwarded"), "");
     }
 
     #[test]

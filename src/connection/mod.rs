@@ -3,14 +3,17 @@
 //! `Expect: 100-continue` through our preflight.
 //!
 //! - [`front`]: judges request heads before actix-http (JSON protocol errors, header/URL limits,
-//!   head and body timeouts).
+//!   head and body timeouts); [`front_out`] writes its refusals.
+//! - [`budget`]: per-address connection and request-rate budgets, enforced by the front.
 //! - [`expect`]: refusals before `100 Continue`.
 //! - [`hold`]: an answer given without reading the body closes the connection instead of
 //!   draining the body, reading at most a small capped remainder of it.
 
+pub mod budget;
 mod chunked;
 pub mod expect;
 pub mod front;
+pub mod front_out;
 pub mod head;
 pub mod hold;
 
@@ -27,12 +30,15 @@ use actix_service::{
 use actix_web::body::MessageBody;
 use actix_web::dev::AppConfig;
 
+use budget::{AddressBudgets, BudgetSettings};
 use front::{FrontIo, FrontSettings};
 
 /// Everything about accepting and keeping connections.
 #[derive(Debug, Clone)]
 pub struct ConnectionSettings {
     pub front: FrontSettings,
+    /// Per-address budgets (RAPID_ADDRESS_*).
+    pub budgets: BudgetSettings,
     /// On shutdown, how long running requests may take to finish (RAPID_SHUTDOWN_TIMEOUT_SECONDS).
     pub shutdown_timeout: Duration,
     /// An idle connection is closed after this long between requests.
@@ -83,6 +89,7 @@ where
     let workers = settings.workers.max(1);
     let per_worker = settings.max_connections.div_ceil(workers).max(1);
     let front = Arc::new(settings.front);
+    let budgets = Arc::new(AddressBudgets::new(settings.budgets.clone()));
     let mut builder = Server::build()
         .workers(workers)
         .max_concurrent_connections(per_worker)
@@ -92,6 +99,7 @@ where
         let local = listener.local_addr()?;
         listener.set_nonblocking(true)?;
         let (factory, settings, front) = (factory.clone(), settings.clone(), front.clone());
+        let budgets = budgets.clone();
         builder = builder.listen("rapid-rs", listener, move || {
             // Only a request without a Host header (HTTP/1.0) sees the default host name.
             let app = map_config(factory().into_factory(), |_| AppConfig::default());
@@ -110,11 +118,11 @@ where
                 .local_addr(local)
                 .expect(expect::preflight_factory(probe_app))
                 .h1(app);
-            let front = front.clone();
+            let (front, budgets) = (front.clone(), budgets.clone());
             fn_service(move |io: TcpStream| {
                 let peer: Option<SocketAddr> = io.peer_addr().ok();
                 let _ = io.set_nodelay(true);
-                let io = FrontIo::new(io, front.clone());
+                let io = FrontIo::new(io, front.clone(), budgets.clone());
                 async move { Ok((io, peer)) }
             })
             .and_then(http)

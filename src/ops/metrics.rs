@@ -42,6 +42,9 @@ struct Metrics {
     catalog_file_bytes: IntGauge,
     compaction: IntCounterVec,
     compaction_running: IntGauge,
+    /// The front's per-address budgets (`connection/budget.rs`).
+    front_refusals: IntCounterVec,
+    front_addresses: IntGauge,
 }
 
 fn build() -> prometheus::Result<Metrics> {
@@ -115,6 +118,17 @@ fn build() -> prometheus::Result<Metrics> {
             "compaction_running",
             "1 while the compactor merges files",
         )?,
+        front_refusals: IntCounterVec::new(
+            Opts::new(
+                "front_refusals_total",
+                "Answers of 429 given by the connection front for a client address's budget, by kind (connections, requests)",
+            ),
+            &["kind"],
+        )?,
+        front_addresses: IntGauge::new(
+            "front_addresses_tracked",
+            "Client addresses the per-address budgets track (at most RAPID_ADDRESS_TABLE_ENTRIES)",
+        )?,
         registry,
     };
     register(&m)?;
@@ -150,7 +164,9 @@ fn query_gauges() -> prometheus::Result<(IntGaugeVec, IntGaugeVec, IntCounterVec
 }
 
 fn register(m: &Metrics) -> prometheus::Result<()> {
-    let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
+    let collectors: [Box<dyn prometheus::core::Collector>; 17] = [
+        Box::new(m.front_refusals.clone()),
+        Box::new(m.front_addresses.clone()),
         Box::new(m.requests.clone()),
         Box::new(m.latency.clone()),
         Box::new(m.upload_rows.clone()),
@@ -216,6 +232,15 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         .inc_by(commits.stored_bytes.saturating_sub(m.upload_bytes.get()));
 
     compaction(m, state.engine.compaction_figures());
+    let front = crate::connection::budget::figures();
+    m.front_addresses.set(front.tracked as i64);
+    for (kind, n) in [
+        ("connections", front.refused_connections),
+        ("requests", front.refused_requests),
+    ] {
+        let c = m.front_refusals.with_label_values(&[kind]);
+        c.inc_by(n.saturating_sub(c.get()));
+    }
 
     let load = rapid_actors::query::engine().load();
     m.query_memory.set(load.memory_bytes as i64);

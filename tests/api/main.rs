@@ -12,6 +12,7 @@ mod decode_bombs;
 mod durability;
 mod errors;
 mod file_modes;
+mod front_budgets;
 mod generate;
 mod generate_refusals;
 mod hostile_http;
