@@ -219,43 +219,58 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             target_bytes,
         } => {
             let _lock = stopped(dir)?;
-            let only = match dataset.as_deref().map(|d| d.split('/').collect::<Vec<_>>()) {
-                None => None,
-                Some(parts) if parts.len() == 3 => Some(rapid_actors::key::DatasetKey::new(
-                    parts[0], parts[1], parts[2],
-                )),
-                Some(_) => {
-                    return Err(Failure::Other(
-                        "--dataset is layer/domain/dataset, e.g. default/sales/orders".into(),
-                    ))
-                }
-            };
-            let settings = rapid_actors::compaction::CompactionSettings {
-                target_bytes: *target_bytes,
-                ..Default::default()
-            };
-            let report = rapid_actors::admin::compact::compact(dir, url, only.as_ref(), &settings)?;
-            print(json!({"compacted": report}));
+            compact(dir, url, dataset.as_deref(), *target_bytes)?;
         }
-        AdminCommand::Check { repair } => {
-            // Online unless the lock can be taken; a repair needs it.
-            if !dir.is_dir() {
-                return Err(Failure::Other(format!(
-                    "no data folder at {}",
-                    dir.display()
-                )));
-            }
-            let lock = DataLock::acquire(dir);
-            let online = matches!(lock, Err(LockError::Busy));
-            if *repair && online {
-                return Err(Failure::Busy);
-            }
-            let report = check::check(dir, url, online, *repair)?;
-            print(json!({"online": online, "report": report}));
-            if !report.clean() {
-                return Ok(ExitCode::from(DRIFT));
-            }
+        AdminCommand::Check { repair } => return check_command(dir, url, *repair),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `compact`: the latest version of every dataset (or of `dataset`, `layer/domain/dataset`).
+fn compact(
+    dir: &Path,
+    url: Option<&str>,
+    dataset: Option<&str>,
+    target_bytes: u64,
+) -> Result<(), Failure> {
+    let only = match dataset.map(|d| d.split('/').collect::<Vec<_>>()) {
+        None => None,
+        Some(parts) if parts.len() == 3 => Some(rapid_actors::key::DatasetKey::new(
+            parts[0], parts[1], parts[2],
+        )),
+        Some(_) => {
+            return Err(Failure::Other(
+                "--dataset is layer/domain/dataset, e.g. default/sales/orders".into(),
+            ))
         }
+    };
+    let settings = rapid_actors::compaction::CompactionSettings {
+        target_bytes,
+        ..Default::default()
+    };
+    let report = rapid_actors::admin::compact::compact(dir, url, only.as_ref(), &settings)?;
+    print(json!({ "compacted": report }));
+    Ok(())
+}
+
+/// `check`: online unless the data folder's lock can be taken; a repair needs it.
+fn check_command(dir: &Path, url: Option<&str>, repair: bool) -> Result<ExitCode, Failure> {
+    // Online unless the lock can be taken; a repair needs it.
+    if !dir.is_dir() {
+        return Err(Failure::Other(format!(
+            "no data folder at {}",
+            dir.display()
+        )));
+    }
+    let lock = DataLock::acquire(dir);
+    let online = matches!(lock, Err(LockError::Busy));
+    if repair && online {
+        return Err(Failure::Busy);
+    }
+    let report = check::check(dir, url, online, repair)?;
+    print(json!({"online": online, "report": report}));
+    if !report.clean() {
+        return Ok(ExitCode::from(DRIFT));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -51,6 +51,7 @@ fn build() -> prometheus::Result<Metrics> {
     let registry = Registry::new_custom(Some("rapid".into()), None)?;
     let by_route = ["method", "route", "status"];
     let (queries_running, queries_waiting, queries_refused, query_memory) = query_gauges()?;
+    let (compaction, compaction_running, front_refusals, front_addresses) = background_gauges()?;
     let m = Metrics {
         requests: IntCounterVec::new(
             Opts::new(
@@ -107,28 +108,10 @@ fn build() -> prometheus::Result<Metrics> {
             "catalog_file_bytes",
             "Size of catalog.sqlite and its WAL on disk",
         )?,
-        compaction: IntCounterVec::new(
-            Opts::new(
-                "compaction_total",
-                "Compaction since start, by figure: merges, files_replaced, rows_written, bytes_written, conflicts, failures",
-            ),
-            &["figure"],
-        )?,
-        compaction_running: IntGauge::new(
-            "compaction_running",
-            "1 while the compactor merges files",
-        )?,
-        front_refusals: IntCounterVec::new(
-            Opts::new(
-                "front_refusals_total",
-                "Answers of 429 given by the connection front for a client address's budget, by kind (connections, requests)",
-            ),
-            &["kind"],
-        )?,
-        front_addresses: IntGauge::new(
-            "front_addresses_tracked",
-            "Client addresses the per-address budgets track (at most RAPID_ADDRESS_TABLE_ENTRIES)",
-        )?,
+        compaction,
+        compaction_running,
+        front_refusals,
+        front_addresses,
         registry,
     };
     register(&m)?;
@@ -159,6 +142,31 @@ fn query_gauges() -> prometheus::Result<(IntGaugeVec, IntGaugeVec, IntCounterVec
         IntGauge::new(
             "query_memory_reserved_bytes",
             "Bytes of the query memory pool (RAPID_QUERY_MEMORY_BYTES) reserved by running queries",
+        )?,
+    ))
+}
+
+/// The compactor's figures, and the connection front's per-address budgets.
+fn background_gauges() -> prometheus::Result<(IntCounterVec, IntGauge, IntCounterVec, IntGauge)> {
+    Ok((
+        IntCounterVec::new(
+            Opts::new(
+                "compaction_total",
+                "Compaction since start, by figure: merges, files_replaced, rows_written, bytes_written, conflicts, failures",
+            ),
+            &["figure"],
+        )?,
+        IntGauge::new("compaction_running", "1 while the compactor merges files")?,
+        IntCounterVec::new(
+            Opts::new(
+                "front_refusals_total",
+                "Answers of 429 given by the connection front for a client address's budget, by kind (connections, requests)",
+            ),
+            &["kind"],
+        )?,
+        IntGauge::new(
+            "front_addresses_tracked",
+            "Client addresses the per-address budgets track (at most RAPID_ADDRESS_TABLE_ENTRIES)",
         )?,
     ))
 }

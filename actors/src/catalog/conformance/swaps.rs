@@ -95,8 +95,18 @@ pub(super) fn merged_files_keep_keys_and_lose_a_raw_file_exactly(c: &dyn Catalog
         "raw files stay"
     );
 
+    rewrite_drops_a_raw_file(c, &record, &swap, &after);
+}
+
+/// After the merge: the same swap again is refused; a rewrite swap deletes r1 exactly.
+fn rewrite_drops_a_raw_file(
+    c: &dyn Catalog,
+    record: &DatasetRecord,
+    swap: &FileSwap,
+    after: &[crate::catalog::DataFile],
+) {
     // The same swap again: its files are gone, so it is refused and records nothing.
-    let err = c.swap_files(&swap).unwrap_err();
+    let err = c.swap_files(swap).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Conflict);
     assert_eq!(c.data_files(record.id, 1).unwrap(), after);
 
@@ -129,7 +139,7 @@ pub(super) fn merged_files_keep_keys_and_lose_a_raw_file_exactly(c: &dyn Catalog
         ["p=a/merged.parquet"]
     );
     assert_eq!(
-        stored(c, &record, &["a", "b"]),
+        stored(c, record, &["a", "b"]),
         ["b"],
         "r1's key went with it"
     );
