@@ -155,6 +155,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             None,
             AnyToken,
         ),
+        (
+            "POST",
+            "/datasets/{layer}/{domain}/{dataset}/compact",
+            "/api/datasets/default/matrix/open/compact".into(),
+            None,
+            DataAdmin,
+        ),
         ("GET", "/jobs", "/api/jobs".into(), None, AnyToken),
         (
             "GET",
