@@ -1,5 +1,6 @@
-"""Crash test: rounds of concurrent uploads (APPEND and OVERWRITE, partitioned and not), file
-deletions, schema creations and updates and dataset deletions against rapid-rs running on crashfs,
+"""Crash test: rounds of concurrent uploads (APPEND and OVERWRITE, partitioned and not, one with a
+unique column), file deletions (also of rows merged by compaction), compactions (automatic and
+COMPACT jobs), schema creations and updates and dataset deletions against rapid-rs running on crashfs,
 with a power cut at a random moment of each round; after each restart everything acknowledged
 must be there, whole, and catalog and files must agree (see verify.py).
 
@@ -21,7 +22,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from procs import CrashFs, Server, fuse_unavailable  # noqa: E402
 from verify import verify_api, verify_files  # noqa: E402
-from workload import APPEND, OVERWRITE, Api, Ledger, deleter, schema, scratch_worker, uploader  # noqa: E402
+from workload import (APPEND, OVERWRITE, UNIQUE, Api, Ledger, compactor, deleter, schema,  # noqa: E402
+                      scratch_worker, unique_worker, uploader)
+
+# Merges during the workload: after 3 files of a size tier, and of everything once a version has
+# been quiet for a second (so also right after each restart).
+COMPACTION_ENV = {"RAPID_COMPACT_AUTO": "true", "RAPID_COMPACT_MIN_FILES": "3",
+                  "RAPID_COMPACT_IDLE_SECS": "1"}
 
 
 def setup(server, fs_dir):
@@ -30,6 +37,33 @@ def setup(server, fs_dir):
         for name, partitioned in datasets.items():
             r = api.call("POST", "/schema", json=schema(name, partitioned, behaviour))
             assert r.status_code == 201, f"creating {name}: {r.status_code} {r.text}"
+    r = api.call("POST", "/schema", json=schema(UNIQUE, True, "APPEND", unique=True))
+    assert r.status_code == 201, f"creating {UNIQUE}: {r.status_code} {r.text}"
+
+
+def compaction_figures(api):
+    r = api.call("GET", "/metrics")
+    assert r.status_code == 200, f"metrics: {r.status_code}"
+    return [line for line in r.text.splitlines() if line.startswith("rapid_compaction")]
+
+
+def compactor_quiet(api, timeout=60):
+    """Waits until no merge runs and none started for longer than RAPID_COMPACT_IDLE_SECS plus
+    the compactor's tick, so none is due."""
+    start = time.time()
+    last, since = None, start
+    while time.time() < start + timeout:
+        now = compaction_figures(api)
+        if now != last or "rapid_compaction_running 0" not in now:
+            last, since = now, time.time()
+        elif time.time() - since >= 1.6:
+            stats_quiet.append(time.time() - start)
+            return True
+        time.sleep(0.2)
+    return False
+
+
+stats_quiet = []  # seconds waited for a quiet compactor, per round
 
 
 def run_round(n, rng, seed, server, fs, ledger, stats):
@@ -38,7 +72,7 @@ def run_round(n, rng, seed, server, fs, ledger, stats):
     workers = [
         (uploader, (f"r{n}a", APPEND)), (uploader, (f"r{n}b", APPEND)),
         (uploader, (f"r{n}of", {"ovw_flat": False})), (uploader, (f"r{n}op", {"ovw_part": True})),
-        (deleter, ()), (scratch_worker, (n,)),
+        (deleter, ()), (scratch_worker, (n,)), (compactor, ()), (unique_worker, (n,)),
     ]
     threads = []
     for i, (fn, extra) in enumerate(workers):
@@ -64,18 +98,29 @@ def run_round(n, rng, seed, server, fs, ledger, stats):
     stats["cuts tearing the last unsynced write" if tear else "cuts losing every unsynced write"] += 1
     fs.mount()
     server.start()
-    checks = verify_api(Api(server.base), ledger)
+    api = Api(server.base)
+    checks = verify_api(api, ledger, n)
+    # A stop in the middle of a merge leaves its staged file and the files it replaced for the
+    # next start-up to sweep; the on-disk checks want a quiet compactor (recovery after a cut
+    # mid-merge is what they check).
+    checks.expect(compactor_quiet(api), "compactor still busy a minute after the checks")
+    api.http.close()  # an open keep-alive connection holds up the graceful stop
     server.stop()
-    file_checks, data_files, raw_files = verify_files(fs.mountpoint)
+    file_checks, data_files, raw_files, compacted, merged = verify_files(fs.mountpoint)
     server.start()
+    with ledger.lock:
+        for up in ledger.uploads:
+            if up.raw_filename in merged:
+                up.merged = True
+    stats["merged files seen in the catalog"] += compacted
     stats["checks"] += checks.count + file_checks.count
     failures = checks.failures + file_checks.failures
     with ledger.lock:
         failures += [("wrong answer while running", p) for p in ledger.problems]
         ledger.problems.clear()
     print(f"round {n}: cut at {cut_at:.2f}s{' (quiet)' if quiet else ''}{', torn' if tear else ''}; "
-          f"{checks.count + file_checks.count} checks; catalog lists {data_files} Parquet and "
-          f"{raw_files} raw files; {len(failures)} failures", flush=True)
+          f"{checks.count + file_checks.count} checks; catalog lists {data_files} Parquet "
+          f"({compacted} merged) and {raw_files} raw files; {len(failures)} failures", flush=True)
     return failures
 
 
@@ -90,10 +135,26 @@ def summary(ledger, stats, rounds):
             outcomes["202, cut before the job ended: " + (up.after or "?")] += 1
         else:
             outcomes["no answer (in flight at the cut): job " + (up.after or "?")] += 1
+    compactions = collections.Counter(
+        "acknowledged " + c.seen if c.seen in ("SUCCESS", "FAILED")
+        else "no answer (in flight at the cut)" if c.answer == "none"
+        else f"{c.answer}, cut before the job ended: {c.after}" for c in ledger.compactions)
+    dups = [u for u in ledger.uploads if u.duplicate]
+    refused = sum(1 for u in dups if u.answer == "422" or u.after == "FAILED")
+    reused = [u for u in ledger.uploads if u.reuse_of is not None]
+    deleted_merged = sum(1 for u in ledger.uploads if u.deleted_merged and u.deletion == "acked")
     print(f"\n{rounds} rounds, {sum(ledger.ops.values())} operations: "
           + ", ".join(f"{v} {k}s" for k, v in sorted(ledger.ops.items())))
     print("uploads: " + ", ".join(f"{v} {k}" for k, v in sorted(outcomes.items())))
+    print("COMPACT jobs: " + ", ".join(f"{v} {k}" for k, v in sorted(compactions.items()))
+          + f"; {deleted_merged} acknowledged deletions of raw files whose rows were merged")
+    print(f"{UNIQUE}: {len(dups)} uploads of a stored uid ({refused} refused, the rest cut off), "
+          f"{len(reused)} of the uids of deleted or absent uploads "
+          f"({sum(1 for u in reused if u.after == 'SUCCESS')} stored)")
     print(", ".join(f"{v} {k}" for k, v in sorted(stats.items())))
+    if stats_quiet:
+        print(f"waited {sum(stats_quiet) / len(stats_quiet):.1f} s a round (at most {max(stats_quiet):.1f} s) "
+              "for a quiet compactor before the on-disk checks")
 
 
 def main():
@@ -115,7 +176,8 @@ def main():
     rng = random.Random(seed)
     fs = CrashFs(os.path.abspath(args.crashfs), os.path.join(work, "backing"),
                  os.path.join(work, "data"), os.path.join(work, "crashfs.log"), seed)
-    server = Server(os.path.abspath(args.server), fs.mountpoint, os.path.join(work, "server.log"))
+    server = Server(os.path.abspath(args.server), fs.mountpoint, os.path.join(work, "server.log"),
+                    COMPACTION_ENV)
     ledger, stats, failures, passed = Ledger(), collections.Counter(), [], 0
     try:
         fs.mount()
@@ -136,6 +198,9 @@ def main():
                         print(f"      {d}")
                 break
             passed += 1
+        if passed >= 3 and not stats["merged files seen in the catalog"]:
+            failures = [("no merged file ever seen: compaction did not run", "")]
+            print(f"\nFAILED (seed {seed}): no merged file seen in {passed} rounds")
     finally:
         if server.proc is not None:
             server.stop()

@@ -4,20 +4,25 @@ Through the API (server up, recovery done): no job IN PROGRESS; every acknowledg
 outcome; each upload's rows are all there or none, and there exactly when its job says SUCCESS
 (and no acknowledged deletion removed them); OVERWRITE datasets hold, per partition, the last
 committed upload; raw file listings agree with the data; acknowledged schemas and dataset
-deletions held; every dataset answers a query.
+deletions held; every dataset answers a query. COMPACT jobs: acknowledged outcomes kept. app_uniq:
+every stored uid once, exactly the uids of the uploads whose rows are there; the unique index
+agrees with the data after the restart: a stored uid sent again is refused, and the uids of
+uploads that are not there (deleted, failed or cut off) are accepted again.
 On disk (server stopped): the catalog's files and the files on disk are the same set, every
 Parquet file reads with the row count the catalog has, every raw file has its recorded size,
-staging is empty.
+staging is empty. Which raw files' rows sit in merged files is read there, so later deletions can
+aim at them.
 Operations in flight at the cut are settled here to what the restart shows, so the next rounds
 hold them to it.
 """
 
 import os
+import random
 import sqlite3
 
 import pyarrow.parquet as pq
 
-from workload import APPEND, DOMAIN, OVERWRITE
+from workload import APPEND, DOMAIN, OVERWRITE, UNIQUE, make_upload, upload
 
 
 class Checks:
@@ -52,6 +57,16 @@ def settle_jobs(api, ledger, checks):
         if up.answer == "202":
             checks.expect(status is not None, "job of a 202 answer gone", what)
         up.after = status or "ABSENT"
+    for c in ledger.compactions:
+        if c.after is not None or c.job_id is None:
+            continue
+        r = api.call("GET", f"/jobs/{c.job_id}")
+        status = r.json()["status"] if r.status_code == 200 else None
+        what = f"COMPACT job {c.job_id} of {c.dataset} (seen {c.seen})"
+        checks.expect(status is not None, "job of a 202 answer gone", what)
+        if c.seen in ("SUCCESS", "FAILED"):
+            checks.expect(status == c.seen, f"acknowledged {c.seen} lost", f"{what}: job now {status}")
+        c.after = status or "ABSENT"
 
 
 def batches(counts):
@@ -84,6 +99,54 @@ def check_append(api, ledger, checks, dataset):
     names = r.json() if r.status_code == 200 else []
     listed = {name.split("-", 2)[2].rsplit(".", 1)[0] for name in names}
     checks.expect(listed == set(present), "raw file listing disagrees with the data", f"{dataset}: {sorted(listed ^ set(present))}")
+
+
+def check_unique(api, ledger, checks, round_no):
+    """app_uniq after check_append: stored uids against the data, then the index by probes."""
+    def query(body):
+        r = api.call("POST", f"/datasets/default/{DOMAIN}/{UNIQUE}/query?version=1", json=body)
+        if r.status_code != 200:
+            raise AssertionError(f"query of {UNIQUE}: {r.status_code} {r.text[:300]}")
+        return list(r.json().values())
+
+    twice = query({"select_columns": ["uid", "count(*) AS c"], "group_by_columns": ["uid"],
+                   "aggregation_conditions": "count(*) > 1"})
+    checks.expect(not twice, "a unique value stored more than once", f"{UNIQUE}: {twice[:10]}")
+    present = set(batches(api.query_counts(UNIQUE, 1)))
+    ups = [u for u in ledger.uploads if u.dataset == UNIQUE]
+    expected = [uid for up in ups if up.batch in present for uid in up.uids]
+    # The whole set of uids would be a long answer after many rounds: its size and sums instead.
+    got = query({"select_columns": ["count(*) AS n", "count(DISTINCT uid) AS d", "sum(uid) AS s",
+                                    "sum(uid * uid) AS s2"]})[0]
+    want = {"n": len(expected), "d": len(set(expected)), "s": sum(expected) if expected else None,
+            "s2": sum(u * u for u in expected) if expected else None}
+    checks.expect(got == want, "stored unique values are not those of the uploads there",
+                  f"{UNIQUE}: stored {got}, uploads there {want}")
+    rng = random.Random(round_no)
+    # A stored value sent again: refused (the index kept the keys of what is there).
+    there = [u for u in ups if u.batch in present]
+    for k, old in enumerate(rng.sample(there, min(2, len(there)))):
+        up, payload, ctype = make_upload(rng, UNIQUE, 1, f"probe{round_no}d{k}", True,
+                                         [rng.choice(old.uids)], valid=True)
+        up.duplicate, up.valid = True, False
+        upload(api, ledger, up, payload, ctype)
+        refused = up.answer == "422" and "unique" in up.refusal.lower() or up.seen == "FAILED"
+        checks.expect(refused, "a stored unique value accepted again after the restart",
+                      f"uid of {old.batch} (merged {old.merged}): answer {up.answer} {up.refusal}, job {up.seen}")
+    # Values of uploads not there, never sent again: accepted (no key left without its rows).
+    # Those cut off in flight first, then deleted ones.
+    gone = [u for u in ups if u.batch not in present and not u.duplicate and not u.reused]
+    gone.sort(key=lambda u: (u.deletion == "acked", u.answer != "none"))
+    for k, old in enumerate(gone[:3]):
+        old.reused = True
+        up, payload, ctype = make_upload(rng, UNIQUE, 1, f"probe{round_no}f{k}", True, list(old.uids),
+                                         valid=True)
+        up.reuse_of = old
+        upload(api, ledger, up, payload, ctype)
+        checks.expect(up.seen == "SUCCESS", "unique values of rows not there refused after the restart",
+                      f"uids of {old.batch} (job {old.after}, answer {old.answer}, deletion {old.deletion}, "
+                      f"merged {old.merged}): answer {up.answer} {up.refusal}, job {up.seen}")
+        up.after = up.seen
 
 
 def check_overwrite(api, ledger, checks, dataset, partitioned):
@@ -136,10 +199,11 @@ def check_scratch(api, ledger, checks, listed):
                 checks.expect(here is None, "rows of an uncommitted or deleted upload", f"{up.batch} (job {up.after})")
 
 
-def verify_api(api, ledger):
+def verify_api(api, ledger, round_no):
     checks = Checks()
     steps = [lambda: settle_jobs(api, ledger, checks)]
-    steps += [lambda n=n: check_append(api, ledger, checks, n) for n in APPEND]
+    steps += [lambda n=n: check_append(api, ledger, checks, n) for n in list(APPEND) + [UNIQUE]]
+    steps += [lambda: check_unique(api, ledger, checks, round_no)]
     steps += [lambda n=n, p=p: check_overwrite(api, ledger, checks, n, p) for n, p in OVERWRITE.items()]
     for step in steps:
         try:
@@ -176,6 +240,7 @@ def verify_files(data_dir):
             "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes "
             "FROM raw_files r JOIN datasets d ON d.id = r.dataset_id")}
         running = conn.execute("SELECT count(*) FROM jobs WHERE status = 'IN PROGRESS'").fetchone()[0]
+        merged = {r for (r,) in conn.execute("SELECT DISTINCT raw_filename FROM data_file_parts")}
     finally:
         conn.close()
     checks.expect(running == 0, "job still IN PROGRESS after the restart", f"{running} in the catalog")
@@ -197,4 +262,5 @@ def verify_files(data_dir):
             checks.expect(os.path.getsize(path) == size, "raw file of another size than the catalog says", f"{rel}: {os.path.getsize(path)}, catalog {size}")
     staged = files_under(data_dir, "staging")
     checks.expect(not staged, "staging not empty after recovery", str(sorted(staged)[:5]))
-    return checks, len(data), len(raw)
+    compacted = sum(1 for p in data if os.path.basename(p).startswith("compacted-"))
+    return checks, len(data), len(raw), compacted, merged

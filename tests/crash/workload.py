@@ -3,6 +3,12 @@
 An operation is acknowledged when its answer arrived (before the cut, since a dead server answers
 nothing): a job seen SUCCESS or FAILED, a 200 on a deletion, a 201 on a schema. An operation with
 no answer was in flight at the cut and may have happened or not, but only whole.
+
+The server compacts on its own (crash_test.py starts it with RAPID_COMPACT_MIN_FILES=3 and
+RAPID_COMPACT_IDLE_SECS=1), and a client asks for COMPACT jobs too, so uploads, deletions and cuts
+meet merges; deletions prefer raw files whose rows verify.py saw merged into other files.
+`app_uniq` has a unique column `uid`, driven by one client that also re-sends stored values
+(refused) and the values of deleted uploads (accepted).
 """
 
 import collections
@@ -19,13 +25,16 @@ PARTS = ["p0", "p1", "p2", "p3", "p4"]
 # name -> partitioned
 APPEND = {"app_flat": False, "app_part": True}
 OVERWRITE = {"ovw_flat": False, "ovw_part": True}
+# APPEND, partitioned, with a unique column `uid`.
+UNIQUE = "app_uniq"
 TIMEOUT = (5, 120)
 
 
-def schema(name, partitioned, behaviour):
+def schema(name, partitioned, behaviour, unique=False):
     part = {"name": "part", "data_type": "string", "allow_null": False}
     if partitioned:
         part["partition_index"] = 0
+    uid = [{"name": "uid", "data_type": "int", "allow_null": False, "unique": True}] if unique else []
     return {
         "metadata": {"domain": DOMAIN, "dataset": name, "sensitivity": "PUBLIC",
                      "update_behaviour": behaviour,
@@ -35,7 +44,7 @@ def schema(name, partitioned, behaviour):
             part,
             {"name": "n", "data_type": "int", "allow_null": False},
             {"name": "val", "data_type": "double", "allow_null": True},
-        ],
+        ] + uid,
     }
 
 
@@ -64,15 +73,22 @@ class Api:
 
 
 class Upload:
-    def __init__(self, dataset, version, batch, counts, fmt, valid):
+    def __init__(self, dataset, version, batch, counts, fmt, valid, uids=None):
         self.dataset, self.version, self.batch = dataset, version, batch
         self.counts = counts  # {part: rows}
         self.fmt, self.valid = fmt, valid
+        self.refusal = ""  # the text of a 422
+        self.uids = uids  # app_uniq: the upload's `uid` values
+        self.duplicate = False  # sends a `uid` already stored: must be refused
+        self.reused = False  # its uids were sent again after its deletion (or its absence)
+        self.reuse_of = None  # the upload whose uids it sends again
+        self.merged = False  # verify.py saw its rows in a merged (compacted) file
         self.answer = None  # "202", "422", "none" or "other"
         self.job_id = self.raw_filename = None
         self.seen = None  # last job status seen before the cut
         self.after = None  # job status after the restart (settled once known)
         self.deletion = None  # None, "acked" or "unknown"
+        self.deleted_merged = False  # its deletion was sent after its rows were seen merged
 
     @property
     def filename(self):
@@ -100,6 +116,8 @@ class Ledger:
         self.scratch = []
         self.problems = []  # answers that are wrong whatever the cut did
         self.ops = collections.Counter()
+        self.compactions = []  # COMPACT jobs asked for
+        self.next_uid = 0
 
     def add(self, item, kind):
         with self.lock:
@@ -111,27 +129,45 @@ class Ledger:
         with self.lock:
             self.problems.append(text)
 
+    def fresh_uids(self, count):
+        with self.lock:
+            first = self.next_uid
+            self.next_uid += count
+        return list(range(first, first + count))
 
-def make_upload(rng, dataset, version, batch, partitioned):
-    rows = rng.randint(1, 300)
+
+class Compaction:
+    def __init__(self, dataset):
+        self.dataset = dataset
+        self.answer = None  # "202", "none" or "other"
+        self.job_id = None
+        self.seen = None  # last job status seen before the cut
+        self.after = None  # job status after the restart
+
+def make_upload(rng, dataset, version, batch, partitioned, uids=None, valid=None):
+    """An upload of 1-300 rows (one per uid when `uids` are given: app_uniq)."""
+    rows = len(uids) if uids is not None else rng.randint(1, 300)
     parts = rng.sample(PARTS, rng.randint(1, 2 if partitioned else len(PARTS)))
     data = [(batch, rng.choice(parts), i, i * 0.5 if i % 7 else None) for i in range(rows)]
-    valid = rng.random() >= 0.08
+    valid = rng.random() >= 0.08 if valid is None else valid
     fmt = "parquet" if valid and rng.random() < 0.3 else "csv"
-    up = Upload(dataset, version, batch, collections.Counter(r[1] for r in data), fmt, valid)
+    up = Upload(dataset, version, batch, collections.Counter(r[1] for r in data), fmt, valid, uids)
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
-        table = pa.table({"batch": [r[0] for r in data], "part": [r[1] for r in data],
-                          "n": pa.array([r[2] for r in data], pa.int64()),
-                          "val": pa.array([r[3] for r in data], pa.float64())})
+        columns = {"batch": [r[0] for r in data], "part": [r[1] for r in data],
+                   "n": pa.array([r[2] for r in data], pa.int64()),
+                   "val": pa.array([r[3] for r in data], pa.float64())}
+        if uids is not None:
+            columns["uid"] = pa.array(uids, pa.int64())
         sink = io.BytesIO()
-        pq.write_table(table, sink)
+        pq.write_table(pa.table(columns), sink)
         return up, sink.getvalue(), "application/octet-stream"
     bad = -1 if valid else rng.randrange(rows)  # that row's int column gets a letter
-    lines = ["batch,part,n,val"]
-    for b, p, n, v in data:
-        lines.append(f"{b},{p},{'x' if n == bad else ''}{n},{'' if v is None else v}")
+    lines = ["batch,part,n,val" + (",uid" if uids is not None else "")]
+    for i, (b, p, n, v) in enumerate(data):
+        extra = f",{uids[i]}" if uids is not None else ""
+        lines.append(f"{b},{p},{'x' if n == bad else ''}{n},{'' if v is None else v}{extra}")
     return up, ("\n".join(lines) + "\n").encode(), "text/csv"
 
 
@@ -145,7 +181,7 @@ def upload(api, ledger, up, body, ctype):
         up.answer = "none"
         return
     if r.status_code == 422 and not up.valid:
-        up.answer = "422"
+        up.answer, up.refusal = "422", r.text[:300]
         return
     if r.status_code != 202:
         up.answer = "other"
@@ -160,7 +196,7 @@ def upload(api, ledger, up, body, ctype):
         except (requests.RequestException, ValueError):
             return
         up.seen = job["status"]
-        if up.seen == "FAILED":
+        if up.seen == "FAILED" and not up.duplicate:
             ledger.problem(f"valid upload {up.batch} FAILED: {job.get('errors')}")
         if up.seen != "IN PROGRESS":
             return
@@ -179,26 +215,114 @@ def uploader(api, ledger, rng, stop, tag, datasets):
             return
 
 
+def stored_for_sure(up):
+    return up.deletion is None and (up.after == "SUCCESS" or up.acked_success())
+
+
+def pick_to_delete(rng, candidates):
+    """Half the time (when there is one) an upload whose rows verify.py saw merged."""
+    merged = [u for u in candidates if u.merged]
+    return rng.choice(merged if merged and rng.random() < 0.5 else candidates)
+
+
+def delete_raw(api, ledger, up):
+    """Deletes the raw file of `up`; False when the answer never came (the cut)."""
+    ledger.add(None, "file deletion")
+    up.deletion, up.deleted_merged = "unknown", up.merged
+    try:
+        r = api.call("DELETE", f"/datasets/default/{DOMAIN}/{up.dataset}/1/{up.raw_filename}")
+    except requests.RequestException:
+        return False
+    if r.status_code == 200:
+        up.deletion = "acked"
+    else:
+        ledger.problem(f"deleting {up.batch} ({up.raw_filename}) answered {r.status_code}: {r.text[:200]}")
+    return True
+
+
 def deleter(api, ledger, rng, stop):
     """Deletes raw files of acknowledged APPEND uploads, one at a time."""
     while not stop.is_set():
         time.sleep(rng.uniform(0.05, 0.3))
         with ledger.lock:
-            candidates = [u for u in ledger.uploads if u.dataset in APPEND and u.deletion is None
-                          and (u.after == "SUCCESS" or u.acked_success())]
+            candidates = [u for u in ledger.uploads if u.dataset in APPEND and stored_for_sure(u)]
         if not candidates or rng.random() < 0.4:
             continue
-        up = rng.choice(candidates)
-        ledger.add(None, "file deletion")
-        up.deletion = "unknown"
-        try:
-            r = api.call("DELETE", f"/datasets/default/{DOMAIN}/{up.dataset}/1/{up.raw_filename}")
-        except requests.RequestException:
+        if not delete_raw(api, ledger, pick_to_delete(rng, candidates)):
             return
-        if r.status_code == 200:
-            up.deletion = "acked"
+
+
+def compactor(api, ledger, rng, stop):
+    """Asks for COMPACT jobs on the APPEND datasets and ovw_part, and follows each to its end."""
+    while not stop.is_set():
+        time.sleep(rng.uniform(0.1, 0.6))
+        c = Compaction(rng.choice(sorted(APPEND) + [UNIQUE, "ovw_part"]))
+        ledger.add(None, "compaction")
+        with ledger.lock:
+            ledger.compactions.append(c)
+        try:
+            r = api.call("POST", f"/datasets/default/{DOMAIN}/{c.dataset}/compact?version=1")
+        except requests.RequestException:
+            c.answer = "none"
+            return
+        if r.status_code != 202:
+            c.answer = "other"
+            ledger.problem(f"compacting {c.dataset} answered {r.status_code}: {r.text[:200]}")
+            continue
+        c.answer, c.job_id, c.seen = "202", r.json()["details"]["job_id"], "IN PROGRESS"
+        while c.seen == "IN PROGRESS":
+            try:
+                job = api.call("GET", f"/jobs/{c.job_id}").json()
+            except (requests.RequestException, ValueError):
+                return
+            c.seen = job["status"]
+            if c.seen == "FAILED":
+                ledger.problem(f"COMPACT job of {c.dataset} FAILED: {job.get('errors')}")
+            time.sleep(0.02)
+
+
+def unique_worker(api, ledger, rng, stop, round_no):
+    """Everything on app_uniq, in sequence (so what `unique` must answer is known): new values;
+    a stored value sent again (refused: 422, or a FAILED job); a deletion; the values of a
+    deleted upload sent again (accepted)."""
+    seq = 0
+    while not stop.is_set():
+        seq += 1
+        batch = f"r{round_no}uq{seq}"
+        with ledger.lock:
+            ours = [u for u in ledger.uploads if u.dataset == UNIQUE and not u.duplicate]
+        stored = [u for u in ours if stored_for_sure(u)]
+        freed = [u for u in ours if u.deletion == "acked" and not u.reused]
+        roll = rng.random()
+        if roll < 0.15 and stored:
+            old = rng.choice(stored)
+            uids = ledger.fresh_uids(rng.randint(0, 20)) + [rng.choice(old.uids)]
+            rng.shuffle(uids)
+            up, body, ctype = make_upload(rng, UNIQUE, 1, batch, True, uids, valid=True)
+            up.duplicate, up.valid = True, False  # well-formed, but must be refused
+            upload(api, ledger, up, body, ctype)
+            if up.answer == "none":
+                return
+            if up.seen == "SUCCESS":
+                ledger.problem(f"{batch} stored a uid of {old.batch} again (unique not enforced)")
+            elif up.answer == "422" and "unique" not in up.refusal.lower():
+                ledger.problem(f"{batch} (a uid of {old.batch} again) refused for another reason: {up.refusal}")
+            continue
+        if roll < 0.3 and stored:
+            if not delete_raw(api, ledger, pick_to_delete(rng, stored)):
+                return
+            continue
+        if roll < 0.45 and freed:
+            old = rng.choice(freed)
+            old.reused = True
+            uids = list(old.uids)
         else:
-            ledger.problem(f"deleting {up.batch} ({up.raw_filename}) answered {r.status_code}: {r.text[:200]}")
+            old, uids = None, ledger.fresh_uids(rng.randint(1, 300))
+        up, body, ctype = make_upload(rng, UNIQUE, 1, batch, True, uids)
+        up.reuse_of = old
+        upload(api, ledger, up, body, ctype)
+        if up.answer == "none":
+            return
 
 
 def scratch_worker(api, ledger, rng, stop, round_no):
