@@ -2,13 +2,11 @@
 //! (the running service compacts on its own, and on `POST .../compact`). The same plan, merge
 //! and commit as the service's compactor, without its actors: stopped, nothing else writes.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Serialize;
 
-use crate::catalog::{FilePart, PartsOf};
-use crate::compaction::{merge, plan, CompactionSettings, Trigger};
+use crate::compaction::{input_parts, merge, plan, CompactionSettings, Trigger};
 use crate::dataset::{commit_merges, StagedMerge};
 use crate::error::Result;
 use crate::key::DatasetKey;
@@ -49,16 +47,7 @@ pub fn compact(
             continue;
         }
         report.versions += 1;
-        let merged: Vec<i64> = groups
-            .iter()
-            .flat_map(|g| &g.files)
-            .filter(|f| f.raw_filename.is_empty())
-            .map(|f| f.id)
-            .collect();
-        let mut parts: HashMap<i64, Vec<FilePart>> = HashMap::new();
-        for (id, part) in catalog.file_parts(PartsOf::Files(&merged))? {
-            parts.entry(id).or_default().push(part);
-        }
+        let parts = input_parts(catalog.as_ref(), &groups)?;
         for group in groups {
             let staged = storage
                 .staging_root()

@@ -8,7 +8,11 @@
 mod merge;
 mod plan;
 
+use std::collections::HashMap;
 use std::time::Duration;
+
+use crate::catalog::{Catalog, FilePart, PartsOf};
+use crate::error::Result;
 
 pub use merge::{merge, rewrite_without, Merged};
 pub use plan::{plan, Group, Trigger};
@@ -35,4 +39,20 @@ impl Default for CompactionSettings {
             automatic: true,
         }
     }
+}
+
+/// The parts of the merged files among `groups`' inputs, by file id: only those (a version's
+/// parts grow with its uploads).
+pub fn input_parts(catalog: &dyn Catalog, groups: &[Group]) -> Result<HashMap<i64, Vec<FilePart>>> {
+    let merged: Vec<i64> = groups
+        .iter()
+        .flat_map(|g| &g.files)
+        .filter(|f| f.raw_filename.is_empty())
+        .map(|f| f.id)
+        .collect();
+    let mut parts: HashMap<i64, Vec<FilePart>> = HashMap::new();
+    for (id, part) in catalog.file_parts(PartsOf::Files(&merged))? {
+        parts.entry(id).or_default().push(part);
+    }
+    Ok(parts)
 }

@@ -13,8 +13,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::catalog::{refusal::is_commit_conflict, FilePart, PartsOf, SharedCatalog};
-use crate::compaction::{merge, plan, CompactionSettings, Group, Trigger};
+use crate::catalog::{refusal::is_commit_conflict, FilePart, SharedCatalog};
+use crate::compaction::{input_parts, merge, plan, CompactionSettings, Group, Trigger};
 use crate::dataset::{CommitMerges, StagedMerge};
 use crate::error::{Error, Result};
 use crate::jobs::Jobs;
@@ -213,17 +213,7 @@ impl Worker {
         if groups.is_empty() {
             return Ok(0);
         }
-        let mut parts: HashMap<i64, Vec<FilePart>> = HashMap::new();
-        // Only the merged inputs' parts: a version's parts grow with its uploads.
-        let merged: Vec<i64> = groups
-            .iter()
-            .flat_map(|g| &g.files)
-            .filter(|f| f.raw_filename.is_empty())
-            .map(|f| f.id)
-            .collect();
-        for (id, part) in self.catalog.file_parts(PartsOf::Files(&merged))? {
-            parts.entry(id).or_default().push(part);
-        }
+        let parts = input_parts(self.catalog.as_ref(), &groups)?;
         let mut replaced = 0;
         let mut rows_done = 0u64;
         for group in groups {
