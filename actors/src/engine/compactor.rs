@@ -88,7 +88,7 @@ impl Compactor {
         std::thread::Builder::new()
             .name("rapid-compactor".into())
             .spawn(move || {
-                lower_priority();
+                crate::query::set_thread_nice(COMPACTION_NICE);
                 worker.serve(received)
             })?;
         Ok(Compactor { requests, figures })
@@ -296,15 +296,3 @@ impl Worker {
 
 /// Compaction waits for everything else on the machine.
 const COMPACTION_NICE: i32 = 19;
-
-#[cfg(target_os = "linux")]
-fn lower_priority() {
-    // SAFETY: setpriority takes plain integers and touches no memory of ours; on Linux `who = 0`
-    // names the calling thread. Failure leaves the thread at normal priority.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, COMPACTION_NICE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_priority() {}

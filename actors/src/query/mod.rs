@@ -22,6 +22,7 @@ mod plan_cache;
 pub mod request;
 pub mod run;
 mod runtime;
+pub(crate) use runtime::set_thread_nice;
 mod session;
 mod signed_zero;
 mod small_groups;

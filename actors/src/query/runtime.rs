@@ -29,15 +29,20 @@ pub(super) fn build(threads: usize) -> std::io::Result<tokio::runtime::Runtime> 
         .build()
 }
 
-#[cfg(target_os = "linux")]
 fn lower_priority() {
+    set_thread_nice(QUERY_NICE);
+}
+
+/// Sets the calling thread's nice value (query threads, the compactor). Failure (not allowed to
+/// change it) leaves the thread at normal priority, which is harmless.
+#[cfg(target_os = "linux")]
+pub(crate) fn set_thread_nice(nice: i32) {
     // SAFETY: setpriority takes plain integers and touches no memory of ours. On Linux the nice
-    // value belongs to the thread, and `who = 0` names the calling thread. Failure (not allowed
-    // to change it) leaves the thread at normal priority, which is harmless.
+    // value belongs to the thread, and `who = 0` names the calling thread.
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, QUERY_NICE);
+        libc::setpriority(libc::PRIO_PROCESS, 0, nice);
     }
 }
 
 #[cfg(not(target_os = "linux"))]
-fn lower_priority() {}
+pub(crate) fn set_thread_nice(_nice: i32) {}
