@@ -7,6 +7,7 @@ mod auth_tokens;
 mod bench_tool;
 mod catalog_postgres;
 mod compaction;
+mod data_folder_relative;
 mod dataset_recreated;
 mod decode_bombs;
 mod durability;

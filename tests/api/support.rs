@@ -51,15 +51,18 @@ impl TestServer {
             .append(true)
             .open(dir.path().join("server.log"))
             .unwrap();
-        let data = options
+        let named = options
             .data_dir
             .clone()
             .unwrap_or_else(|| dir.path().join("data"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_rapid-rs"));
+        // A relative data folder is relative to the test's folder, where the server runs.
+        cmd.current_dir(dir.path());
+        let data = dir.path().join(&named);
         cmd.arg("serve")
             .args(["--bind", "127.0.0.1:0", "--workers", "2"])
             .arg("--data-dir")
-            .arg(&data)
+            .arg(&named)
             .args(&options.args)
             // Tests read the data folder directly (`stored::stored_rows`), which a merge in
             // flight would show twice; tests of compaction turn it on (`Options::env`).

@@ -28,9 +28,13 @@ pub struct LocalFolder {
 }
 
 impl LocalFolder {
-    /// The objects under `root` (the data folder).
+    /// The objects under `root` (the data folder). A relative root is made absolute against the
+    /// current folder now: DataFusion's object store takes absolute paths only, and the default
+    /// data folder (`./data`) is relative.
     pub fn new(root: impl Into<PathBuf>) -> LocalFolder {
-        LocalFolder { root: root.into() }
+        let root = root.into();
+        let root = std::path::absolute(&root).unwrap_or(root);
+        LocalFolder { root }
     }
 
     /// The file that keeps `key` (for copies into a local folder: backups).
