@@ -89,7 +89,7 @@ pub struct ServeArgs {
     pub workers: Option<usize>,
 
     /// `full`: every acknowledged change is fsynced first and survives a power cut. `off`: no
-    /// fsyncs (faster); a power cut may lose recently acknowledged changes (README, Configuration).
+    /// fsyncs (faster); a power cut may lose recently acknowledged changes (docs/durability.md).
     #[arg(long, env = "RAPID_DURABILITY", default_value = "full")]
     pub durability: rapid_actors::storage::Durability,
 

@@ -1,4 +1,4 @@
-//! The functions README.md lists (including those the SQL parser gives node kinds of their own),
+//! The functions docs/guide.md lists (including those the SQL parser gives node kinds of their own),
 //! rAPId's JSON conditions whose `column` is a function call, and the names of unaliased result
 //! columns in every answer format. Fixture: [`crate::query_semantics`].
 

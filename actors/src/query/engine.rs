@@ -33,7 +33,7 @@ pub use super::load::QueryKind;
 use super::work_scope::WorkScope;
 use crate::error::{Error, ErrorKind, Result};
 
-/// The settings of the query engine (README, Limits).
+/// The settings of the query engine (docs/security.md, Query limits).
 #[derive(Debug, Clone)]
 pub struct QuerySettings {
     pub limits: QueryLimits,

@@ -22,7 +22,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 use super::request::{Condition, FilterGroup, QueryRequest};
 use crate::error::{Error, Result};
 
-/// The limits on one query (settings; see README's Limits).
+/// The limits on one query (settings; see docs/security.md, Query limits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QueryLimits {
     /// Longest string in any field, in bytes (a JSON filter group counts as rendered).
