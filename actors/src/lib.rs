@@ -41,19 +41,9 @@
 //!    a shutdown left unfinished) are engine methods too (`engine/ops.rs`).
 //!
 //! ## The upload commit path
-//! 1. The HTTP extractor mints a `DatasetPass<Write>` (403 before the dataset is looked up when
-//!    the subject has no write permission at all, 404 for an unknown dataset).
-//! 2. [`engine::Engine::upload_target`] resolves the version and its schema (404) before the body.
-//! 3. The file's kind comes from its name; the UPLOAD job is created at step VALIDATION.
-//! 4. The body streams through a bounded channel (8 chunks) into the ingest on a blocking thread:
-//!    the raw file is kept in staging, rows are validated and written as Parquet per partition.
-//! 5. Unique columns are checked against stored rows on a blocking thread (a clash is a 422).
-//! 6. The answer is 202 with the job, now at step COMMIT.
-//! 7. The dataset's actor commits: files fsynced and put under their keys
-//!    (`storage::ObjectStorage::put`), manifest rows and the job's SUCCESS in one catalog
-//!    transaction (or FAILED with the reason); staging is removed.
-//! 8. After a crash, start-up ([`engine::Engine::open`]) wipes staging, fails jobs left IN
-//!    PROGRESS and removes files the manifest does not list.
+//! Told once, in docs/DESIGN.md ("Upload path"): the pass before the body, the stream into the
+//! ingest ([`engine::Engine::upload_target`], `engine/upload.rs`), the 422 or 202, the commit in
+//! the dataset's actor (`dataset/commit.rs`) and recovery at start-up ([`engine::Engine::open`]).
 //!
 //! ## Threads and runtimes
 //! - HTTP workers (actix-web, one single-threaded runtime each): extract, await the engine,

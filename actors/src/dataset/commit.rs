@@ -1,4 +1,4 @@
-//! Committing a staged upload (docs/DESIGN.md, Upload path step 5), run off the actor thread while the
+//! Committing a staged upload (docs/DESIGN.md, Upload path step 6), run off the actor thread while the
 //! actor waits, so commits of one dataset are strictly one at a time.
 
 use std::collections::{BTreeSet, HashSet};

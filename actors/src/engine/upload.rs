@@ -1,12 +1,6 @@
-//! The upload use case, `POST /datasets/{layer}/{domain}/{dataset}`. The commit path:
-//! 1. the version and its schema are resolved ([`Engine::upload_target`], 404 before any body);
-//! 2. the file's kind comes from its name; the job is created (UPLOAD, step VALIDATION);
-//! 3. the body streams through a bounded channel into the ingest on a blocking thread, which keeps
-//!    the raw file and writes validated Parquet into the job's staging folder;
-//! 4. unique columns are checked against stored rows (a clash is a 422 now, not a failed job);
-//! 5. the answer is 202 with the job; the job moves to step COMMIT;
-//! 6. the dataset's actor commits: files moved into place, manifest rows in one transaction, job
-//!    SUCCESS (or FAILED with the reason); staging is removed either way.
+//! The upload use case, `POST /datasets/{layer}/{domain}/{dataset}`: steps 1 to 5 of the upload
+//! path (docs/DESIGN.md, "Upload path"), from resolving the target before the body to the 202,
+//! then the hand-over to the dataset's actor for the commit (step 6, `dataset/commit.rs`).
 
 use std::path::PathBuf;
 
