@@ -1,7 +1,7 @@
 //! Throttling of failed sign-ins: per (account, client address), more loosely per account, and
 //! for users per address across every name.
 //!
-//! Every credential check (token endpoint, password change, later the web sign-in) asks
+//! Every credential check (token endpoint, password change, web sign-in) asks
 //! [`SignInThrottle::begin`] first. After `free_failures` consecutive failures of one account from
 //! one address, each further attempt must wait a delay that doubles per failure up to a cap, and
 //! attempts inside the delay are refused before any hash is computed. Attempts already in flight
