@@ -46,6 +46,7 @@ mod signin_flood;
 mod signin_throttle;
 mod storage_s3;
 mod subjects;
+mod upload_file_problems;
 mod uploads;
 mod uploads_concurrency;
 mod uploads_recovery;

@@ -222,7 +222,14 @@ fn ragged_rows_empty_files_and_bad_bytes_are_refused() {
     bytes.extend_from_slice(&[0xff, 0xfe, b'\n']);
     let (status, body) = s.upload(&t, ORDERS, "u.csv", bytes);
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(details(&body)[0].contains("Expected string"), "{body}");
+    assert_eq!(
+        details(&body),
+        [
+            "Column [note] has text that is not UTF-8 in row 1: \"\\xFF\\xFE\"; the file may be \
+          Latin-1 or Windows-1252: save it as CSV UTF-8 and upload it again"
+        ],
+        "{body}"
+    );
     let (status, body) = s.upload(&t, ORDERS, "notes.txt", b"hello".to_vec());
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["details"]

@@ -47,6 +47,10 @@ pub(super) fn ingest_csv_while<R: Read + Send>(
             vec!["The file is empty: it has no header row".into()],
         ));
     }
+    let fields: Vec<&[u8]> = headers.iter().collect();
+    if let Some(message) = super::file_problems::header_encoding(&fields) {
+        return Err(Error::many(ErrorKind::Unprocessable, vec![message]));
+    }
     let names: Vec<String> = headers
         .iter()
         .map(|h| String::from_utf8_lossy(h).into_owned())

@@ -356,11 +356,11 @@ fn a_character_split_between_two_fields_is_not_text() {
     };
     assert_eq!(m.len(), 2, "{m:?}");
     assert!(
-        m[0].starts_with("Column [a] has an incorrect data type"),
+        m[0].starts_with("Column [a] has text that is not UTF-8 in row 1"),
         "{m:?}"
     );
     assert!(
-        m[1].starts_with("Column [b] has an incorrect data type"),
+        m[1].starts_with("Column [b] has text that is not UTF-8 in row 1"),
         "{m:?}"
     );
 }

@@ -141,6 +141,10 @@ pub(super) fn parse_field(
             });
         }
     } else if !builder.append(raw, text) {
+        if text.is_none() {
+            problems.add(|| super::file_problems::value_not_utf8(&column.name, raw, row));
+            return;
+        }
         problems.add(|| {
             let expected = match column.format {
                 Some(f) => format!("date in format {}", f.as_str()),

@@ -12,6 +12,7 @@ mod csv_parallel;
 pub mod csv_records;
 mod csv_split;
 mod csv_values;
+mod file_problems;
 mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
@@ -131,15 +132,19 @@ fn header_mapping(headers: &[String], columns: &[ValidColumn]) -> Result<Vec<usi
         _ => {
             let mut expected: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
             expected.sort();
+            let hint = file_problems::mismatch_hint(headers, &cleaned, columns);
             let mut received = cleaned;
             received.sort();
             Err(Error::many(
                 ErrorKind::Unprocessable,
-                vec![format!(
-                    "Expected columns: [{}], received: [{}]",
-                    expected.join(", "),
-                    received.join(", ")
-                )],
+                vec![
+                    format!(
+                        "Expected columns: [{}], received: [{}]",
+                        expected.join(", "),
+                        received.join(", ")
+                    ),
+                    hint,
+                ],
             ))
         }
     }
