@@ -23,6 +23,10 @@ pub(super) fn infer(
     let mut reader = CsvRecords::new(input, max_value);
     let mut headers = Record::default();
     read(&mut reader, &mut headers, &[], 0)?;
+    let fields: Vec<&[u8]> = headers.iter().collect();
+    if let Some(message) = crate::ingest::file_problems::header_encoding(&fields) {
+        return Err(Error::invalid(message));
+    }
     let names: Vec<String> = headers
         .iter()
         .map(|h| text(h, reader.line()).map(str::to_string))
@@ -170,6 +174,15 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("UTF-8"));
+        // UTF-16 is named as such, with or without its byte order mark.
+        let utf16: Vec<u8> = "a,b\n1,2\n"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        for sample in [[&[0xFF, 0xFE][..], &utf16].concat(), utf16.clone()] {
+            let e = infer(&sample[..], false, MAX).unwrap_err().to_string();
+            assert!(e.contains("encoded as UTF-16"), "{e}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ mod csv_parallel;
 pub mod csv_records;
 mod csv_split;
 mod csv_values;
-mod file_problems;
+pub(crate) mod file_problems;
 mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
