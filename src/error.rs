@@ -71,7 +71,11 @@ impl ResponseError for ApiError {
                 json!({ "details": INTERNAL_MESSAGE })
             }
             (_, Details::One(m)) => json!({ "details": m }),
-            (_, Details::Many(ms)) => json!({ "details": ms }),
+            (_, Details::Many(ms)) => match &self.0.report_url {
+                // A refused upload: its first problems, and where to download all of them.
+                Some(url) => json!({ "details": ms, "report_url": url }),
+                None => json!({ "details": ms }),
+            },
         };
         let mut res = HttpResponse::build(self.status_code());
         match self.0.kind {

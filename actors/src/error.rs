@@ -49,6 +49,9 @@ pub struct Error {
     pub context: Vec<String>,
     /// The lower-level error it was converted from.
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+    /// A link to the whole report behind a refused upload's first messages (`report_url` in the
+    /// answer's body, beside `details`).
+    pub report_url: Option<String>,
 }
 
 /// Two errors are the same answer when kind and details match; context and source are log-only.
@@ -68,6 +71,7 @@ impl Error {
             details: Details::One(message.into()),
             context: Vec::new(),
             source: None,
+            report_url: None,
         }
     }
 
@@ -77,6 +81,7 @@ impl Error {
             details: Details::Many(messages),
             context: Vec::new(),
             source: None,
+            report_url: None,
         }
     }
 

@@ -16,6 +16,19 @@ pub struct ErrorBody {
     pub details: ErrorDetails,
 }
 
+/// A refused upload: its first problems, and a link to every one of them.
+#[derive(Serialize, ToSchema)]
+pub struct UploadRefused {
+    /// The first 100 problems, then "... and N more errors".
+    pub details: Vec<String>,
+    /// A signed link (expiring like large-query results) to the whole report as CSV: `row`,
+    /// `column`, `rule` (type, null, check, unique, fields, encoding, file), `value` as received,
+    /// `key` (the row's first unique column, else its first column), `message`. Absent when the
+    /// file could not be read at all (one message says why).
+    #[schema(nullable = false)]
+    pub report_url: Option<String>,
+}
+
 #[derive(Serialize, ToSchema)]
 #[serde(untagged)]
 pub enum ErrorDetails {

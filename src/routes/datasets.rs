@@ -1,7 +1,7 @@
 //! Dataset data: upload, raw file listing and deletion, dataset deletion, compaction.
 
 use actix_multipart::Multipart;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use futures_util::StreamExt;
 use rapid_actors::engine::{UploadAccepted, UploadTarget};
 use rapid_actors::key::DatasetKey;
@@ -27,16 +27,20 @@ pub struct VersionQuery {
         (status = 202, description = "Valid: its job commits it (WRITE access)", body = doc::UploadAccepted),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
-        (status = 422, description = "The data fails validation: every error listed", body = doc::ErrorBody),
+        (status = 422, description = "The data fails validation: the first 100 problems and a count of the rest in `details`, and `report_url`, a signed link to every problem as CSV (row, column, rule, value, key, message), when there were problems in rows", body = doc::UploadRefused),
     ))]
 pub async fn upload_dataset(
+    req: HttpRequest,
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
     query: web::Query<VersionQuery>,
     mut payload: Multipart,
 ) -> ApiResult<HttpResponse> {
     // The version is checked (404) before the body is read.
-    let target = state.engine.upload_target(access.pass, query.version)?;
+    let target = state
+        .engine
+        .upload_target(access.pass, query.version)?
+        .linking_from(&state.link_origin(&req));
     let accepted = receive_upload(target, &mut payload).await?;
     Ok(HttpResponse::Accepted().json(json!({ "details": accepted })))
 }

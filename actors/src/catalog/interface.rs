@@ -153,6 +153,10 @@ pub trait JobCatalog {
     /// A job IN PROGRESS becomes FAILED with `errors`; a finished job stays as it ended.
     fn fail_job(&self, job_id: &str, errors: &[String]) -> Result<()>;
 
+    /// As [`Catalog::fail_job`], with a link to what explains the failure (a refused upload's
+    /// whole report).
+    fn fail_job_with_url(&self, job_id: &str, errors: &[String], result_url: &str) -> Result<()>;
+
     /// A job IN PROGRESS becomes SUCCESS (a job with nothing to download).
     fn succeed_job(&self, job_id: &str) -> Result<()>;
 

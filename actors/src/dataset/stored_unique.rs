@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use super::unique_index::{column_values, index_key, indexed, keyed};
 use crate::catalog::{Catalog, ColumnKeys, FilePart, PartsOf, StoredKeys};
 use crate::error::{Error, Result};
-use crate::ingest::{Problems, StagedOutput, UniqueColumn, UniqueValue};
+use crate::ingest::{Place, Problems, StagedOutput, UniqueColumn, UniqueValue};
 use crate::manifest::{snapshot, DataFile};
 use crate::schema::UpdateBehaviour;
 use crate::storage::{encode_partition_value, ObjectReader, Storage};
@@ -192,7 +192,13 @@ fn read_kept_files(
 }
 
 fn report(column: &UniqueColumn, value: &UniqueValue, problems: &mut Problems) {
-    problems.add(|| {
+    let place = Place {
+        row: None,
+        column: column.name.clone(),
+        rule: "unique",
+        value: Some(value.display().to_string()),
+    };
+    problems.add_at(place, || {
         format!(
             "Column [{}] must be unique: value {} is already stored in this dataset version",
             column.name,

@@ -15,10 +15,12 @@ use crate::catalog::ColumnKeys;
 use crate::dataset::{check_before_answer, staged_keys, CommitUpload, StagedUpload};
 use crate::error::{Error, ErrorKind, Result};
 use crate::file_kind::FileKind;
-use crate::ingest::{ingest_stream, messages, Chunk, IngestPlan, StagedOutput};
+use crate::ingest::{ingest_stream, messages, report_path, Chunk, IngestPlan, StagedOutput};
 use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 use crate::schema::ValidSchema;
+use crate::storage::keys::result_key;
+use crate::storage::StagedObject;
 use crate::traced::Traced;
 
 /// A checked upload destination: the dataset, the version and its schema.
@@ -27,6 +29,9 @@ pub struct UploadTarget {
     pass: DatasetPass<Write>,
     version: i64,
     schema: ValidSchema,
+    /// Where clients reach the service (`https://host`), for the link to a refused upload's
+    /// report; empty: the link is a path.
+    link_origin: String,
 }
 
 /// The 202 answer's details (docs/API.md, Uploads and jobs).
@@ -53,11 +58,47 @@ impl Engine {
             pass,
             version,
             schema,
+            link_origin: String::new(),
         })
     }
 }
 
 impl UploadTarget {
+    /// Links given with this upload (a refused upload's report) start with `origin`.
+    pub fn linking_from(mut self, origin: &str) -> UploadTarget {
+        self.link_origin = origin.trim_end_matches('/').to_string();
+        self
+    }
+
+    /// Keeps a refused upload's whole report (when validation wrote one) as the result
+    /// `{job_id}-problems.csv`, kept and expiring like large-query results; its signed link.
+    async fn keep_report(&self, job_id: &str, report: PathBuf) -> Option<String> {
+        if !report.is_file() {
+            return None;
+        }
+        let engine = &self.engine;
+        let name = format!("{job_id}-problems.csv");
+        let object = StagedObject {
+            staged: report,
+            key: result_key(&name),
+        };
+        let objects = engine.storage.objects().clone();
+        let put = tokio::task::spawn_blocking(move || objects.put(&[object])).await;
+        if let Err(e) = put
+            .map_err(|e| Error::internal(e.to_string()))
+            .and_then(|r| r)
+        {
+            tracing::warn!(job_id, error = %e.report(), "could not keep a refused upload's report");
+            return None;
+        }
+        let expires = crate::auth::now_seconds() + engine.settings.result_ttl_seconds;
+        let signature = engine.auth.sign_link(&name, expires);
+        Some(format!(
+            "{}/api/results/{name}?expires={expires}&signature={signature}",
+            self.link_origin
+        ))
+    }
+
     /// Steps 2 to 6: receives the file `filename` from `body`, validates it, answers with the
     /// job that commits it. A body over the upload limit is 413, invalid data 422 (every error).
     pub async fn receive<S>(self, filename: &str, body: S) -> Result<UploadAccepted>
@@ -86,8 +127,13 @@ impl UploadTarget {
             .await;
         let (output, raw_bytes, file_keys) = match received {
             Ok(done) => done,
-            Err(e) => {
-                engine.jobs.fail(&job_id, &messages(&e))?;
+            Err(mut e) => {
+                let report = report_path(&engine.storage.staged_data(&job_id));
+                e.report_url = self.keep_report(&job_id, report).await;
+                match &e.report_url {
+                    Some(url) => engine.jobs.fail_with_url(&job_id, &messages(&e), url)?,
+                    None => engine.jobs.fail(&job_id, &messages(&e))?,
+                }
                 let _ = std::fs::remove_dir_all(&staging);
                 return Err(e);
             }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
 
-use super::problems::Problems;
+use super::problems::{Place, Problems};
 use crate::schema::{Check, DataType, NamedCheck, ValidColumn};
 
 /// A check made ready for fast evaluation (`isin` lists become hash sets).
@@ -87,7 +87,13 @@ pub(super) fn apply_checks(
 ) {
     for check in checks {
         let mut fail = |i: usize, value: String| {
-            problems.add(|| {
+            let place = Place::row(
+                first_row + i as u64,
+                &column.name,
+                "check",
+                Some(value.clone()),
+            );
+            problems.add_at(place, || {
                 format!(
                     "Column [{}] failed check [{}] {}: value {value} in row {}",
                     column.name,
@@ -146,7 +152,8 @@ pub(super) fn check_nulls(
     }
     for i in 0..array.len() {
         if array.is_null(i) {
-            problems.add(|| {
+            let place = Place::row(first_row + i as u64, &column.name, "null", None);
+            problems.add_at(place, || {
                 format!(
                     "Column [{}] does not allow null values: row {} is null",
                     column.name,

@@ -10,7 +10,7 @@ use arrow::datatypes::SchemaRef;
 use super::csv_records::{CsvRecords, Record, RecordError, MAX_FIELDS};
 use super::csv_split::BatchRule;
 use super::csv_values::{parse_field, Builder};
-use super::problems::Problems;
+use super::problems::{Place, Problems};
 use super::{BATCH_BYTES, BATCH_ROWS};
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::ValidColumn;
@@ -110,7 +110,7 @@ impl BatchBuilder {
                     row -= 1;
                     continue;
                 }
-                problems.add(|| {
+                problems.add_at(Place::row(row, "", "fields", None), || {
                     format!(
                         "Row {row} has {} fields, but the header has {}",
                         record.len(),

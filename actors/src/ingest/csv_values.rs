@@ -9,7 +9,7 @@ use arrow::array::{
 
 use super::csv_records::{is_null_text, number_shape};
 use super::date_to_days;
-use super::problems::{shown, Problems};
+use super::problems::{shown, Place, Problems};
 use crate::schema::{DataType, DateFormat, ValidColumn};
 
 pub(super) enum Builder {
@@ -132,7 +132,8 @@ pub(super) fn parse_field(
     if text.is_some_and(is_null_text) {
         builder.append_null();
         if !column.allow_null {
-            problems.add(|| {
+            let place = Place::row(row, &column.name, "null", text.map(str::to_string));
+            problems.add_at(place, || {
                 format!(
                     "Column [{}] does not allow null values: row {row} has {}",
                     column.name,
@@ -141,11 +142,15 @@ pub(super) fn parse_field(
             });
         }
     } else if !builder.append(raw, text) {
+        let value = String::from_utf8_lossy(raw).into_owned();
         if text.is_none() {
-            problems.add(|| super::file_problems::value_not_utf8(&column.name, raw, row));
+            let place = Place::row(row, &column.name, "encoding", Some(value));
+            problems.add_at(place, || {
+                super::file_problems::value_not_utf8(&column.name, raw, row)
+            });
             return;
         }
-        problems.add(|| {
+        problems.add_at(Place::row(row, &column.name, "type", Some(value)), || {
             let expected = match column.format {
                 Some(f) => format!("date in format {}", f.as_str()),
                 None => column.data_type.as_str().to_string(),

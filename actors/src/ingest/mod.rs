@@ -17,6 +17,7 @@ mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
 mod problems;
+mod report;
 mod running;
 mod stream;
 mod unique;
@@ -34,7 +35,8 @@ use chrono::NaiveDate;
 pub use csv_batch::CsvOptions;
 pub use csv_input::{ingest_csv, ingest_csv_with};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};
-pub use problems::Problems;
+pub use problems::{Place, Problems, Record};
+pub use report::{report_path, MAX_REPORT_ROWS};
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
 pub(crate) use writer::stored_file_properties;
@@ -158,6 +160,8 @@ struct Validator {
     batch_schema: SchemaRef,
     writer: Option<BackgroundWriter>,
     problems: Problems,
+    /// Every problem, written as it is found.
+    report: report::ReportWriter,
     rows: u64,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
@@ -186,6 +190,10 @@ impl Validator {
                 .iter()
                 .map(|c| c.unique.then(|| UniqueColumn::new(c)))
                 .collect(),
+            report: report::ReportWriter::new(
+                plan.staging,
+                columns.iter().position(|c| c.unique).unwrap_or(0),
+            ),
             columns,
             batch_schema,
             writer: Some(writer),
@@ -223,6 +231,9 @@ impl Validator {
                 u.observe(batch.column(i), first_row, &mut self.problems);
             }
         }
+        let (records, unrecorded) = self.problems.take_records();
+        self.report
+            .write(records, unrecorded, Some((&batch, first_row)))?;
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
             if let Some(w) = self.writer.take() {
@@ -236,8 +247,11 @@ impl Validator {
         Ok(())
     }
 
-    fn finish(self) -> Result<StagedOutput> {
+    fn finish(mut self) -> Result<StagedOutput> {
         if !self.problems.is_empty() {
+            let (records, unrecorded) = self.problems.take_records();
+            self.report.write(records, unrecorded, None)?;
+            self.report.finish()?;
             return Err(self.problems.into_error());
         }
         let files = match self.writer {

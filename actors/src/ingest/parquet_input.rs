@@ -18,7 +18,7 @@ use parquet::arrow::arrow_reader::{
 
 use super::checks::check_nulls;
 use super::parquet_guard::{self, check_footer};
-use super::problems::{shown, Problems};
+use super::problems::{shown, Place, Problems};
 use super::value_limit::{first_too_long, too_long};
 use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator};
 use crate::error::{Error, ErrorKind, Result};
@@ -173,7 +173,7 @@ fn convert(
     let target = super::arrow_type(column.data_type);
     let from = source.data_type();
     let mismatch = |problems: &mut Problems| {
-        problems.add(|| {
+        problems.add_at(column_place(column, "type"), || {
             format!(
                 "Column [{}] has an incorrect data type. Expected {}, received Parquet type {from}",
                 column.name,
@@ -219,7 +219,7 @@ fn convert(
         return match cast_with_options(source, &target, &strict) {
             Ok(array) => array,
             Err(e) => {
-                problems.add(|| {
+                problems.add_at(column_place(column, "type"), || {
                     format!(
                         "Column [{}] has values that do not fit {}: {e}",
                         column.name,
@@ -287,7 +287,13 @@ fn floats_to_ints(
             Some(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => out.append_value(f as i64),
             Some(f) => {
                 out.append_null();
-                problems.add(|| {
+                let place = Place::row(
+                    first_row + i as u64,
+                    &column.name,
+                    "type",
+                    Some(f.to_string()),
+                );
+                problems.add_at(place, || {
                     format!(
                         "Column [{}] has an incorrect data type. Expected int, received {f} in row {}",
                         column.name,
@@ -317,7 +323,13 @@ fn text_to_dates(
             Some((_, Some(d))) => out.append_value(date_to_days(d)),
             Some((s, None)) => {
                 out.append_null();
-                problems.add(|| {
+                let place = Place::row(
+                    first_row + i as u64,
+                    &column.name,
+                    "type",
+                    Some(s.to_string()),
+                );
+                problems.add_at(place, || {
                     format!(
                         "Column [{}] has an incorrect data type. Expected date in format {}, received {} in row {}",
                         column.name,
@@ -330,4 +342,14 @@ fn text_to_dates(
         }
     }
     Arc::new(out.finish())
+}
+
+/// A problem of a whole column (its Parquet type), not of one row.
+fn column_place(column: &ValidColumn, rule: &'static str) -> Place {
+    Place {
+        row: None,
+        column: column.name.clone(),
+        rule,
+        value: None,
+    }
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
 
-use super::problems::Problems;
+use super::problems::{Place, Problems};
 use crate::schema::{DataType, ValidColumn};
 
 /// A value of any column type, hashable (doubles by their bits).
@@ -69,7 +69,9 @@ impl UniqueColumn {
             }
             let v = value_at(self.data_type, array.as_ref(), i);
             if !self.values.insert(v.clone()) {
-                problems.add(|| {
+                let row = first_row + i as u64;
+                let place = Place::row(row, &self.name, "unique", Some(v.display().to_string()));
+                problems.add_at(place, || {
                     format!(
                         "Column [{}] must be unique: value {} in row {} appears more than once in the file",
                         self.name,

@@ -61,6 +61,10 @@ impl Jobs {
         self.catalog.fail_job(job_id, errors)
     }
 
+    pub fn fail_with_url(&self, job_id: &str, errors: &[String], result_url: &str) -> Result<()> {
+        self.catalog.fail_job_with_url(job_id, errors, result_url)
+    }
+
     pub fn get(&self, job_id: &str) -> Result<JobView> {
         self.catalog
             .job(job_id)?

@@ -58,6 +58,16 @@ pub(super) fn upload_job_life(c: &dyn Catalog) {
     );
     assert_eq!((after.status, after.result_url), (JobStatus::Failed, None));
     assert!(!c.advance_job(&id, JobStep::Commit, JobStep::Done).unwrap());
+    // A refused upload fails with the link to its report; only a running job takes it.
+    let refused = upload_job(c, &record, "s1", "refused.csv");
+    c.fail_job_with_url(&refused, &errors, "http://report")
+        .unwrap();
+    let view = c.job(&refused).unwrap().unwrap();
+    assert_eq!(view.status, JobStatus::Failed);
+    assert_eq!(view.errors.as_deref(), Some(errors.as_slice()));
+    assert_eq!(view.result_url.as_deref(), Some("http://report"));
+    c.fail_job_with_url(&id, &errors, "http://late").unwrap();
+    assert_eq!(c.job(&id).unwrap().unwrap().result_url, None);
     // A committed upload cannot fail afterwards.
     let done = upload_job(c, &record, "s1", "r2.csv");
     c.commit_upload(&upload(&record, &done, "r2.csv", &["data/a.parquet"]))

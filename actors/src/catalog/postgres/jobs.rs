@@ -111,6 +111,24 @@ impl JobCatalog for PostgresCatalog {
         })
     }
 
+    fn fail_job_with_url(&self, job_id: &str, errors: &[String], result_url: &str) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET status = $1, errors = $2, result_url = $3, finished_at = $4
+                 WHERE job_id = $5 AND status = $6",
+                &[
+                    &JobStatus::Failed.as_str(),
+                    &errors_text(errors),
+                    &result_url,
+                    &now_text(),
+                    &job_id,
+                    &JobStatus::InProgress.as_str(),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
     fn succeed_job(&self, job_id: &str) -> Result<()> {
         self.with(|db| {
             db.execute(
