@@ -71,9 +71,13 @@ impl ResponseError for ApiError {
                 json!({ "details": INTERNAL_MESSAGE })
             }
             (_, Details::One(m)) => json!({ "details": m }),
-            (_, Details::Many(ms)) => match &self.0.report_url {
+            (_, Details::Many(ms)) => match &self.0.report {
                 // A refused upload: its first problems, and where to download all of them.
-                Some(url) => json!({ "details": ms, "report_url": url }),
+                Some(links) => json!({
+                    "details": ms,
+                    "report_url": links.csv,
+                    "report_parquet_url": links.parquet,
+                }),
                 None => json!({ "details": ms }),
             },
         };

@@ -49,9 +49,16 @@ pub struct Error {
     pub context: Vec<String>,
     /// The lower-level error it was converted from.
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
-    /// A link to the whole report behind a refused upload's first messages (`report_url` in the
-    /// answer's body, beside `details`).
-    pub report_url: Option<String>,
+    /// Links to the whole report behind a refused upload's first messages (`report_url` and
+    /// `report_parquet_url` in the answer's body, beside `details`).
+    pub report: Option<ReportLinks>,
+}
+
+/// Signed links to a refused upload's whole report, as CSV and as Parquet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportLinks {
+    pub csv: String,
+    pub parquet: String,
 }
 
 /// Two errors are the same answer when kind and details match; context and source are log-only.
@@ -71,7 +78,7 @@ impl Error {
             details: Details::One(message.into()),
             context: Vec::new(),
             source: None,
-            report_url: None,
+            report: None,
         }
     }
 
@@ -81,7 +88,7 @@ impl Error {
             details: Details::Many(messages),
             context: Vec::new(),
             source: None,
-            report_url: None,
+            report: None,
         }
     }
 

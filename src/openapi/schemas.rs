@@ -27,6 +27,9 @@ pub struct UploadRefused {
     /// file could not be read at all (one message says why).
     #[schema(nullable = false)]
     pub report_url: Option<String>,
+    /// The same report as Parquet (`row` a number, `value` and `key` null when absent).
+    #[schema(nullable = false)]
+    pub report_parquet_url: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -190,7 +190,10 @@ pub struct LinkQuery {
 #[utoipa::path(get, path = "/api/results/{name}", tag = "queries", security(()),
     params(("name" = String, Path), ("expires" = i64, Query), ("signature" = String, Query)),
     responses(
-        (status = 200, description = "The CSV result; the signed link is the authorisation", content_type = "text/csv", body = String),
+        (status = 200, description = "The result: a large query's CSV, or a refused upload's report (`-problems.csv`, `-problems.parquet`); the signed link is the authorisation", content(
+            (String = "text/csv"),
+            (Vec<u8> = "application/vnd.apache.parquet"),
+        )),
         (status = 403, description = "The link is not valid or has expired", body = doc::ErrorBody),
         (status = 404, description = "No such result", body = doc::ErrorBody),
     ))]
@@ -204,8 +207,13 @@ pub async fn download_result(
         .engine
         .result(&name, link.expires, &link.signature)
         .await?;
+    let content_type = if name.ends_with(".parquet") {
+        "application/vnd.apache.parquet"
+    } else {
+        "text/csv; charset=utf-8"
+    };
     Ok(HttpResponse::Ok()
-        .content_type("text/csv; charset=utf-8")
+        .content_type(content_type)
         .insert_header((
             header::CONTENT_DISPOSITION,
             format!("attachment; filename=\"{name}\""),

@@ -1,6 +1,9 @@
 //! A refused upload's whole report (issue 37): every problem, as CSV behind a signed link, while
 //! the 422 keeps its first 100 messages and a count.
 
+use arrow::array::{AsArray, RecordBatch};
+use arrow::datatypes::UInt64Type;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use reqwest::StatusCode;
 use serde_json::json;
 
@@ -84,6 +87,25 @@ fn every_problem_is_in_the_report_and_the_answer_keeps_the_first_100() {
     let over = checks.iter().find(|r| &r[0] == "25").unwrap();
     assert_eq!((&over[3], &over[4]), ("500", "1025"));
 
+    // The same rows as Parquet, `row` a number.
+    let parquet_url = body["report_parquet_url"].as_str().expect("a Parquet link");
+    let res = reqwest::blocking::get(parquet_url).unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        res.headers()["content-type"],
+        "application/vnd.apache.parquet"
+    );
+    let bytes = res.bytes().unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap()
+        .build()
+        .unwrap();
+    let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), total);
+    let rows = batches[0].column(0).as_primitive::<UInt64Type>();
+    assert_eq!(rows.value(0), 10);
+    assert_eq!(batches[0].column(4).as_string::<i32>().value(0), "1010");
+
     // The job says the same and links the same report.
     let jobs = s.call("GET", "/api/jobs", Some(&t), None).1;
     let job = &jobs.as_array().unwrap()[0];
@@ -103,6 +125,7 @@ fn a_file_that_cannot_be_read_has_no_report() {
     let (status, body) = s.upload(&t, PATH, "junk.parquet", b"PAR1 not really".to_vec());
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.get("report_url").is_none(), "{body}");
+    assert!(body.get("report_parquet_url").is_none(), "{body}");
     let (status, body) = s.upload(&t, PATH, "cols.csv", b"a,b\n1,2\n".to_vec());
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert!(body.get("report_url").is_none(), "{body}");

@@ -322,7 +322,7 @@ impl Engine {
         expires: i64,
         signature: &str,
     ) -> Result<crate::storage::ByteStream> {
-        if !safe_segment(name) || !name.ends_with(".csv") {
+        if !safe_segment(name) || !(name.ends_with(".csv") || name.ends_with(".parquet")) {
             return Err(Error::not_found(format!("No result [{name}]")));
         }
         self.auth.verify_link(name, expires, signature)?;

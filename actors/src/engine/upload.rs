@@ -13,9 +13,11 @@ use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Write};
 use crate::catalog::ColumnKeys;
 use crate::dataset::{check_before_answer, staged_keys, CommitUpload, StagedUpload};
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, ReportLinks, Result};
 use crate::file_kind::FileKind;
-use crate::ingest::{ingest_stream, messages, report_path, Chunk, IngestPlan, StagedOutput};
+use crate::ingest::{
+    ingest_stream, messages, parquet_path, report_path, Chunk, IngestPlan, StagedOutput,
+};
 use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 use crate::schema::ValidSchema;
@@ -70,20 +72,30 @@ impl UploadTarget {
         self
     }
 
-    /// Keeps a refused upload's whole report (when validation wrote one) as the result
-    /// `{job_id}-problems.csv`, kept and expiring like large-query results; its signed link.
-    async fn keep_report(&self, job_id: &str, report: PathBuf) -> Option<String> {
+    /// Keeps a refused upload's whole report (when validation wrote one), as the results
+    /// `{job_id}-problems.csv` and `.parquet`, kept and expiring like large-query results; their
+    /// signed links.
+    async fn keep_report(&self, job_id: &str, report: PathBuf) -> Option<ReportLinks> {
         if !report.is_file() {
             return None;
         }
         let engine = &self.engine;
-        let name = format!("{job_id}-problems.csv");
-        let object = StagedObject {
-            staged: report,
-            key: result_key(&name),
-        };
-        let objects = engine.storage.objects().clone();
-        let put = tokio::task::spawn_blocking(move || objects.put(&[object])).await;
+        let names = [
+            format!("{job_id}-problems.csv"),
+            format!("{job_id}-problems.parquet"),
+        ];
+        let objects = vec![
+            StagedObject {
+                staged: parquet_path(&report),
+                key: result_key(&names[1]),
+            },
+            StagedObject {
+                staged: report,
+                key: result_key(&names[0]),
+            },
+        ];
+        let store = engine.storage.objects().clone();
+        let put = tokio::task::spawn_blocking(move || store.put(&objects)).await;
         if let Err(e) = put
             .map_err(|e| Error::internal(e.to_string()))
             .and_then(|r| r)
@@ -92,11 +104,15 @@ impl UploadTarget {
             return None;
         }
         let expires = crate::auth::now_seconds() + engine.settings.result_ttl_seconds;
-        let signature = engine.auth.sign_link(&name, expires);
-        Some(format!(
-            "{}/api/results/{name}?expires={expires}&signature={signature}",
-            self.link_origin
-        ))
+        let link = |name: &str| {
+            let signature = engine.auth.sign_link(name, expires);
+            let origin = &self.link_origin;
+            format!("{origin}/api/results/{name}?expires={expires}&signature={signature}")
+        };
+        Some(ReportLinks {
+            csv: link(&names[0]),
+            parquet: link(&names[1]),
+        })
     }
 
     /// Steps 2 to 6: receives the file `filename` from `body`, validates it, answers with the
@@ -129,9 +145,11 @@ impl UploadTarget {
             Ok(done) => done,
             Err(mut e) => {
                 let report = report_path(&engine.storage.staged_data(&job_id));
-                e.report_url = self.keep_report(&job_id, report).await;
-                match &e.report_url {
-                    Some(url) => engine.jobs.fail_with_url(&job_id, &messages(&e), url)?,
+                e.report = self.keep_report(&job_id, report).await;
+                match &e.report {
+                    Some(links) => engine
+                        .jobs
+                        .fail_with_url(&job_id, &messages(&e), &links.csv)?,
                     None => engine.jobs.fail(&job_id, &messages(&e))?,
                 }
                 let _ = std::fs::remove_dir_all(&staging);

@@ -36,7 +36,7 @@ pub use csv_batch::CsvOptions;
 pub use csv_input::{ingest_csv, ingest_csv_with};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::{Place, Problems, Record};
-pub use report::{report_path, MAX_REPORT_ROWS};
+pub use report::{parquet_path, report_path, MAX_REPORT_ROWS};
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
 pub(crate) use writer::stored_file_properties;
