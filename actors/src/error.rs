@@ -51,7 +51,8 @@ pub struct Error {
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
     /// Links to the whole report behind a refused upload's first messages (`report_url` and
     /// `report_parquet_url` in the answer's body, beside `details`).
-    pub report: Option<ReportLinks>,
+    /// Boxed: most errors have none, and every `Result` carries the field.
+    pub report: Option<Box<ReportLinks>>,
 }
 
 /// Signed links to a refused upload's whole report, as CSV and as Parquet.

@@ -145,7 +145,7 @@ impl UploadTarget {
             Ok(done) => done,
             Err(mut e) => {
                 let report = report_path(&engine.storage.staged_data(&job_id));
-                e.report = self.keep_report(&job_id, report).await;
+                e.report = self.keep_report(&job_id, report).await.map(Box::new);
                 match &e.report {
                     Some(links) => engine
                         .jobs
