@@ -71,7 +71,7 @@ impl ResponseError for ApiError {
                 json!({ "details": INTERNAL_MESSAGE })
             }
             (_, Details::One(m)) => json!({ "details": m }),
-            (_, Details::Many(ms)) => match &self.0.report {
+            (_, Details::Many(ms)) => match self.0.report.as_ref().and_then(|r| r.links.as_ref()) {
                 // A refused upload: its first problems, and where to download all of them.
                 Some(links) => json!({
                     "details": ms,

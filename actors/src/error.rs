@@ -49,10 +49,20 @@ pub struct Error {
     pub context: Vec<String>,
     /// The lower-level error it was converted from.
     pub source: Option<Arc<dyn std::error::Error + Send + Sync>>,
-    /// Links to the whole report behind a refused upload's first messages (`report_url` and
-    /// `report_parquet_url` in the answer's body, beside `details`).
+    /// A refused upload's report: its rows with problems, and links to the whole report behind
+    /// the first messages (`report_url` and `report_parquet_url` in the answer's body).
     /// Boxed: most errors have none, and every `Result` carries the field.
-    pub report: Option<Box<ReportLinks>>,
+    pub report: Option<Box<UploadReport>>,
+}
+
+/// What a refused upload's validation found, beyond its first messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UploadReport {
+    /// Rows with at least one problem (at least these: rows past the report's limits are
+    /// counted by problem, not by row).
+    pub rows_rejected: u64,
+    /// Set once the engine has kept the report files with the job.
+    pub links: Option<ReportLinks>,
 }
 
 /// Signed links to a refused upload's whole report, as CSV and as Parquet.

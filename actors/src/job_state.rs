@@ -37,6 +37,18 @@ pub struct JobView {
     pub finished_at: Option<String>,
     #[serde(skip)]
     pub subject_id: String,
+    /// A refused upload's whole report (every problem, CSV): a signed link.
+    pub report_url: Option<String>,
+    /// Rows of the file that had problems (a refused upload: at least these many; the report
+    /// counts what it could not list).
+    pub rows_rejected: i64,
+}
+
+/// What a refused upload's job records about its problems.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobReport {
+    pub url: Option<String>,
+    pub rows_rejected: i64,
 }
 
 /// What a new job is about.

@@ -88,4 +88,4 @@ pub mod storage;
 pub mod traced;
 pub mod work_permits;
 
-pub use error::{Details, Error, ErrorKind, ReportLinks, Result};
+pub use error::{Details, Error, ErrorKind, ReportLinks, Result, UploadReport};

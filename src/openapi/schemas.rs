@@ -403,4 +403,8 @@ pub struct Job {
     pub rows_processed: i64,
     pub created_at: String,
     pub finished_at: Option<String>,
+    /// A refused upload's whole report, every problem as CSV (signed, expiring); null otherwise.
+    pub report_url: Option<String>,
+    /// Rows of a refused upload that had problems (0 for other jobs).
+    pub rows_rejected: i64,
 }

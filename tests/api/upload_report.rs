@@ -110,7 +110,9 @@ fn every_problem_is_in_the_report_and_the_answer_keeps_the_first_100() {
     let jobs = s.call("GET", "/api/jobs", Some(&t), None).1;
     let job = &jobs.as_array().unwrap()[0];
     assert_eq!(job["status"], "FAILED", "{job}");
-    assert_eq!(job["result_url"], url, "{job}");
+    assert_eq!(job["report_url"], url, "{job}");
+    assert_eq!(job["rows_rejected"], total, "{job}");
+    assert_eq!(job["result_url"], json!(null), "{job}");
     // Nothing was stored.
     assert_eq!(
         s.call("GET", &format!("{PATH}/info"), Some(&t), None).0,

@@ -6,7 +6,7 @@
 
 use crate::catalog::types::*;
 use crate::error::Result;
-use crate::job_state::{JobStep, JobView, NewJob};
+use crate::job_state::{JobReport, JobStep, JobView, NewJob};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::sensitivity::Sensitivity;
 
@@ -153,9 +153,14 @@ pub trait JobCatalog {
     /// A job IN PROGRESS becomes FAILED with `errors`; a finished job stays as it ended.
     fn fail_job(&self, job_id: &str, errors: &[String]) -> Result<()>;
 
-    /// As [`Catalog::fail_job`], with a link to what explains the failure (a refused upload's
-    /// whole report).
-    fn fail_job_with_url(&self, job_id: &str, errors: &[String], result_url: &str) -> Result<()>;
+    /// As [`Catalog::fail_job`], for a refused upload: the link to its whole report and how
+    /// many rows had problems.
+    fn fail_job_with_report(
+        &self,
+        job_id: &str,
+        errors: &[String],
+        report: &JobReport,
+    ) -> Result<()>;
 
     /// A job IN PROGRESS becomes SUCCESS (a job with nothing to download).
     fn succeed_job(&self, job_id: &str) -> Result<()>;

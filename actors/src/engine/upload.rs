@@ -18,7 +18,7 @@ use crate::file_kind::FileKind;
 use crate::ingest::{
     ingest_stream, messages, parquet_path, report_path, Chunk, IngestPlan, StagedOutput,
 };
-use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
+use crate::jobs::{JobKind, JobReport, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 use crate::schema::ValidSchema;
 use crate::storage::keys::result_key;
@@ -145,11 +145,17 @@ impl UploadTarget {
             Ok(done) => done,
             Err(mut e) => {
                 let report = report_path(&engine.storage.staged_data(&job_id));
-                e.report = self.keep_report(&job_id, report).await.map(Box::new);
-                match &e.report {
-                    Some(links) => engine
-                        .jobs
-                        .fail_with_url(&job_id, &messages(&e), &links.csv)?,
+                match e.report.as_deref_mut() {
+                    Some(found) => {
+                        found.links = self.keep_report(&job_id, report).await;
+                        let job_report = JobReport {
+                            url: found.links.as_ref().map(|l| l.csv.clone()),
+                            rows_rejected: found.rows_rejected as i64,
+                        };
+                        engine
+                            .jobs
+                            .fail_with_report(&job_id, &messages(&e), &job_report)?;
+                    }
                     None => engine.jobs.fail(&job_id, &messages(&e))?,
                 }
                 let _ = std::fs::remove_dir_all(&staging);

@@ -251,8 +251,14 @@ impl Validator {
         if !self.problems.is_empty() {
             let (records, unrecorded) = self.problems.take_records();
             self.report.write(records, unrecorded, None)?;
+            let rows_rejected = self.report.rows_rejected();
             self.report.finish()?;
-            return Err(self.problems.into_error());
+            let mut e = self.problems.into_error();
+            e.report = Some(Box::new(crate::error::UploadReport {
+                rows_rejected,
+                links: None,
+            }));
+            return Err(e);
         }
         let files = match self.writer {
             Some(w) => w.finish()?,

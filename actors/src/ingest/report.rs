@@ -107,6 +107,9 @@ pub(super) struct ReportWriter {
     parquet: Option<ParquetReport>,
     written: u64,
     unlisted: u64,
+    /// Rows with a recorded problem (a lower bound when some were only counted): each call of
+    /// [`ReportWriter::write`] is one batch, whose rows no other batch has.
+    rows_rejected: u64,
     /// The column whose value names a row: the first unique column, else the first.
     key_column: usize,
 }
@@ -119,6 +122,7 @@ impl ReportWriter {
             parquet: None,
             written: 0,
             unlisted: 0,
+            rows_rejected: 0,
             key_column,
         }
     }
@@ -135,6 +139,9 @@ impl ReportWriter {
         if records.is_empty() {
             return Ok(());
         }
+        let rows: std::collections::HashSet<u64> =
+            records.iter().filter_map(|r| r.place.row).collect();
+        self.rows_rejected += rows.len() as u64;
         let key_array = batch.map(|(b, first)| (b.column(self.key_column).clone(), first));
         let options = FormatOptions::default();
         let formatter = match &key_array {
@@ -198,6 +205,11 @@ impl ReportWriter {
             self.written += 1;
         }
         Ok(())
+    }
+
+    /// Rows of the file with at least one problem, so far.
+    pub(super) fn rows_rejected(&self) -> u64 {
+        self.rows_rejected
     }
 
     /// Ends the report (a last line counts problems not listed) and syncs it; `true` when there

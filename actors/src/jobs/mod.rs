@@ -5,7 +5,7 @@
 use crate::catalog::SharedCatalog;
 use crate::error::{Error, Result};
 
-pub use crate::job_state::{JobKind, JobStatus, JobStep, JobView, NewJob};
+pub use crate::job_state::{JobKind, JobReport, JobStatus, JobStep, JobView, NewJob};
 
 /// The most jobs a listing returns.
 const LIST_LIMIT: usize = 1000;
@@ -61,8 +61,13 @@ impl Jobs {
         self.catalog.fail_job(job_id, errors)
     }
 
-    pub fn fail_with_url(&self, job_id: &str, errors: &[String], result_url: &str) -> Result<()> {
-        self.catalog.fail_job_with_url(job_id, errors, result_url)
+    pub fn fail_with_report(
+        &self,
+        job_id: &str,
+        errors: &[String],
+        report: &JobReport,
+    ) -> Result<()> {
+        self.catalog.fail_job_with_report(job_id, errors, report)
     }
 
     pub fn get(&self, job_id: &str) -> Result<JobView> {

@@ -2,7 +2,7 @@
 
 use super::{dataset, upload, upload_job, NODE};
 use crate::catalog::Catalog;
-use crate::job_state::{JobKind, JobStatus, JobStep, NewJob};
+use crate::job_state::{JobKind, JobReport, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 
 pub(super) fn upload_job_life(c: &dyn Catalog) {
@@ -60,14 +60,20 @@ pub(super) fn upload_job_life(c: &dyn Catalog) {
     assert!(!c.advance_job(&id, JobStep::Commit, JobStep::Done).unwrap());
     // A refused upload fails with the link to its report; only a running job takes it.
     let refused = upload_job(c, &record, "s1", "refused.csv");
-    c.fail_job_with_url(&refused, &errors, "http://report")
-        .unwrap();
+    assert_eq!(c.job(&refused).unwrap().unwrap().rows_rejected, 0);
+    let report = JobReport {
+        url: Some("http://report".into()),
+        rows_rejected: 7,
+    };
+    c.fail_job_with_report(&refused, &errors, &report).unwrap();
     let view = c.job(&refused).unwrap().unwrap();
     assert_eq!(view.status, JobStatus::Failed);
     assert_eq!(view.errors.as_deref(), Some(errors.as_slice()));
-    assert_eq!(view.result_url.as_deref(), Some("http://report"));
-    c.fail_job_with_url(&id, &errors, "http://late").unwrap();
-    assert_eq!(c.job(&id).unwrap().unwrap().result_url, None);
+    assert_eq!(view.report_url.as_deref(), Some("http://report"));
+    assert_eq!((view.rows_rejected, view.result_url), (7, None));
+    c.fail_job_with_report(&id, &errors, &report).unwrap();
+    let late = c.job(&id).unwrap().unwrap();
+    assert_eq!((late.report_url, late.rows_rejected), (None, 0));
     // A committed upload cannot fail afterwards.
     let done = upload_job(c, &record, "s1", "r2.csv");
     c.commit_upload(&upload(&record, &done, "r2.csv", &["data/a.parquet"]))

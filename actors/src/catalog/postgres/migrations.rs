@@ -207,6 +207,10 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
     ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('UPLOAD', 'QUERY', 'COMPACT'));
     "#,
+    // 6: as SQLite's 11, a refused upload's report link and rejected rows on its job.
+    r#"
+    ALTER TABLE jobs ADD COLUMN report_url TEXT, ADD COLUMN rows_rejected BIGINT NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The newest schema version this binary knows.

@@ -6,10 +6,11 @@ use super::SqliteCatalog;
 use crate::catalog::interface::{AfterFailing, JobCatalog};
 use crate::catalog::{now_text, time_text_before};
 use crate::error::Result;
-use crate::job_state::{JobKind, JobStatus, JobStep, JobView, NewJob};
+use crate::job_state::{JobKind, JobReport, JobStatus, JobStep, JobView, NewJob};
 
 const COLUMNS: &str = "job_id, kind, status, step, errors, filename, raw_filename, layer, domain, \
-                       dataset, version, result_url, rows_processed, created_at, finished_at, subject_id";
+                       dataset, version, result_url, rows_processed, created_at, finished_at, subject_id, \
+                       report_url, rows_rejected";
 
 fn errors_text(errors: &[String]) -> String {
     serde_json::to_string(errors).unwrap_or_default()
@@ -109,15 +110,22 @@ impl JobCatalog for SqliteCatalog {
         })
     }
 
-    fn fail_job_with_url(&self, job_id: &str, errors: &[String], result_url: &str) -> Result<()> {
+    fn fail_job_with_report(
+        &self,
+        job_id: &str,
+        errors: &[String],
+        report: &JobReport,
+    ) -> Result<()> {
         self.with(|c| {
             c.execute(
-                "UPDATE jobs SET status = ?1, errors = ?2, result_url = ?3, finished_at = ?4
-                 WHERE job_id = ?5 AND status = ?6",
+                "UPDATE jobs SET status = ?1, errors = ?2, report_url = ?3, rows_rejected = ?4,
+                                 finished_at = ?5
+                 WHERE job_id = ?6 AND status = ?7",
                 params![
                     JobStatus::Failed.as_str(),
                     errors_text(errors),
-                    result_url,
+                    report.url,
+                    report.rows_rejected,
                     now_text(),
                     job_id,
                     JobStatus::InProgress.as_str()
@@ -241,5 +249,7 @@ fn read_job(r: &Row<'_>) -> rusqlite::Result<JobView> {
         created_at: r.get(13)?,
         finished_at: r.get(14)?,
         subject_id: r.get(15)?,
+        report_url: r.get(16)?,
+        rows_rejected: r.get(17)?,
     })
 }

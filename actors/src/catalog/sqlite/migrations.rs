@@ -261,6 +261,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX jobs_by_subject ON jobs (subject_id, created_at);
     CREATE INDEX jobs_in_progress ON jobs (status) WHERE status = 'IN PROGRESS';
     "#,
+    // 11: upload feedback. A refused upload's job links its whole report and counts the rows
+    // that had problems.
+    r#"
+    ALTER TABLE jobs ADD COLUMN report_url TEXT;
+    ALTER TABLE jobs ADD COLUMN rows_rejected INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
