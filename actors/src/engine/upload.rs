@@ -72,6 +72,24 @@ impl UploadTarget {
         self
     }
 
+    /// Fails the job of an upload refused with `e`; a validation refusal's report (when it
+    /// wrote one) is kept first and linked from the job and from `e`.
+    async fn refused(&self, job_id: &str, mut e: Error) -> Result<Error> {
+        let jobs = &self.engine.jobs;
+        let Some(found) = e.report.as_deref_mut() else {
+            jobs.fail(job_id, &messages(&e))?;
+            return Ok(e);
+        };
+        let report = report_path(&self.engine.storage.staged_data(job_id));
+        found.links = self.keep_report(job_id, report).await;
+        let job_report = JobReport {
+            url: found.links.as_ref().map(|l| l.csv.clone()),
+            rows_rejected: found.rows_rejected as i64,
+        };
+        jobs.fail_with_report(job_id, &messages(&e), &job_report)?;
+        Ok(e)
+    }
+
     /// Keeps a refused upload's whole report (when validation wrote one), as the results
     /// `{job_id}-problems.csv` and `.parquet`, kept and expiring like large-query results; their
     /// signed links.
@@ -143,21 +161,8 @@ impl UploadTarget {
             .await;
         let (output, raw_bytes, file_keys) = match received {
             Ok(done) => done,
-            Err(mut e) => {
-                let report = report_path(&engine.storage.staged_data(&job_id));
-                match e.report.as_deref_mut() {
-                    Some(found) => {
-                        found.links = self.keep_report(&job_id, report).await;
-                        let job_report = JobReport {
-                            url: found.links.as_ref().map(|l| l.csv.clone()),
-                            rows_rejected: found.rows_rejected as i64,
-                        };
-                        engine
-                            .jobs
-                            .fail_with_report(&job_id, &messages(&e), &job_report)?;
-                    }
-                    None => engine.jobs.fail(&job_id, &messages(&e))?,
-                }
+            Err(e) => {
+                let e = self.refused(&job_id, e).await?;
                 let _ = std::fs::remove_dir_all(&staging);
                 return Err(e);
             }
