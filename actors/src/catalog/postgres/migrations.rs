@@ -207,6 +207,10 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
     ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('UPLOAD', 'QUERY', 'COMPACT'));
     "#,
+    // 6: as SQLite's 11, each data file's column bounds (NULL for files recorded before).
+    r#"
+    ALTER TABLE data_files ADD COLUMN stats TEXT;
+    "#,
 ];
 
 /// The newest schema version this binary knows.
