@@ -13,7 +13,7 @@ use arrow::datatypes::{FieldRef, SchemaRef};
 use datafusion::catalog::Session;
 use datafusion::common::pruning::PruningStatistics;
 use datafusion::common::{Column, DFSchema, ScalarValue};
-use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 use datafusion::physical_optimizer::pruning::PruningPredicateBuilder;
 
 use crate::manifest::stats::{decode, ColumnBounds};
@@ -114,6 +114,59 @@ impl PruningStatistics for Containers<'_> {
     }
 }
 
+/// `filter` as pruning can read it. The query's analyzer keeps SQL's three-valued logic by
+/// writing each filter as AND/OR over atoms `p IS NOT DISTINCT FROM TRUE` (p is TRUE) or `...
+/// FALSE` (`three_valued`), which `PruningPredicate` cannot rewrite. A file may hold a row where
+/// `p` is TRUE exactly when it may hold one where `p` holds, and one where `p` is FALSE when it
+/// may hold one where the negated comparison holds (both sides non-null), so the atoms are
+/// turned back into those. Only the filter's top AND/OR structure is walked: deeper down the
+/// comparisons keep their meaning.
+fn two_valued(filter: &Expr) -> Expr {
+    let Expr::BinaryExpr(BinaryExpr { left, op, right }) = filter else {
+        return filter.clone();
+    };
+    match (op, right.as_ref()) {
+        (Operator::And | Operator::Or, _) => Expr::BinaryExpr(BinaryExpr::new(
+            Box::new(two_valued(left)),
+            *op,
+            Box::new(two_valued(right)),
+        )),
+        (Operator::IsNotDistinctFrom, Expr::Literal(ScalarValue::Boolean(Some(true)), _)) => {
+            holds(left)
+        }
+        (Operator::IsNotDistinctFrom, Expr::Literal(ScalarValue::Boolean(Some(false)), _)) => {
+            match left.as_ref() {
+                Expr::BinaryExpr(BinaryExpr { left, op, right }) => match op.negate() {
+                    Some(negated) => {
+                        Expr::BinaryExpr(BinaryExpr::new(left.clone(), negated, right.clone()))
+                    }
+                    None => filter.clone(),
+                },
+                _ => filter.clone(),
+            }
+        }
+        _ => filter.clone(),
+    }
+}
+
+/// An atom that is TRUE, as a predicate: `a BETWEEN l AND h` spelled as the two comparisons
+/// `PruningPredicate` reads.
+fn holds(atom: &Expr) -> Expr {
+    match atom {
+        Expr::Between(Between {
+            expr,
+            negated: false,
+            low,
+            high,
+        }) => expr
+            .as_ref()
+            .clone()
+            .gt_eq(low.as_ref().clone())
+            .and(expr.as_ref().clone().lt_eq(high.as_ref().clone())),
+        other => other.clone(),
+    }
+}
+
 /// The table's columns: those stored in the files, then the partition columns.
 pub(super) struct TableColumns<'a> {
     pub schema: &'a SchemaRef,
@@ -139,7 +192,7 @@ pub(super) fn may_match(
     // (the engine reports its error when it plans the filter itself).
     let predicates: Vec<_> = filters
         .iter()
-        .filter_map(|f| state.create_physical_expr((*f).clone(), &df_schema).ok())
+        .filter_map(|f| state.create_physical_expr(two_valued(f), &df_schema).ok())
         .filter_map(|expr| {
             PruningPredicateBuilder::new()
                 .with_file_schema(table.schema.clone())

@@ -84,3 +84,36 @@ fn what_the_bounds_cannot_decide_keeps_every_file() {
     // A filter that cannot be planned prunes nothing (the engine reports it).
     assert_eq!(kept(&[col("missing").eq(lit(1i64))]), [true; 4]);
 }
+
+/// `p IS NOT DISTINCT FROM value`, as the query's three-valued analyzer writes filters.
+fn is(p: Expr, value: bool) -> Expr {
+    Expr::BinaryExpr(BinaryExpr::new(
+        Box::new(p),
+        Operator::IsNotDistinctFrom,
+        Box::new(lit(value)),
+    ))
+}
+
+#[test]
+fn filters_in_three_valued_form_prune_as_their_comparisons_do() {
+    assert_eq!(
+        kept(&[is(col("id").eq(lit(5i64)), true)]),
+        [true, false, true, false]
+    );
+    // `NOT (id >= 10)`: rows where `id >= 10` is FALSE, that is `id < 10`.
+    assert_eq!(
+        kept(&[is(col("id").gt_eq(lit(10i64)), false)]),
+        [true, false, true, false]
+    );
+    let between = col("id").between(lit(12i64), lit(30i64));
+    assert_eq!(
+        kept(&[is(between.clone(), true).and(is(col("category").eq(lit("b")), true))]),
+        [false, true, false, false]
+    );
+    assert_eq!(
+        kept(&[is(col("id").lt(lit(0i64)), true).or(is(col("name").eq(lit("b")), true))]),
+        [true, true, true, true]
+    );
+    // A NOT BETWEEN that is FALSE is not rewritten: every file stays.
+    assert_eq!(kept(&[is(between, false)]), [true; 4]);
+}
