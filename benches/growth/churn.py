@@ -1,5 +1,6 @@
 # Inode churn like the growth bench: 20 files created per "append", and every 16 appends the
 # 320 oldest small files deleted (a merge) and one created in their place. Times the creates only.
+# Usage: python3 benches/growth/churn.py DIR [ROUNDS]  (DIR on the file system to try; no fsync)
 import os, sys, time, statistics
 d = sys.argv[1]; n = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 os.makedirs(d, exist_ok=True)
