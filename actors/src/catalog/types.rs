@@ -13,6 +13,9 @@ pub struct DataFile {
     pub path: String,
     pub rows: i64,
     pub bytes: i64,
+    /// Its column bounds (`manifest::stats`, JSON the catalog keeps as it is); `None` for files
+    /// recorded before bounds were kept.
+    pub stats: Option<String>,
 }
 
 /// A raw upload of a dataset version.
@@ -42,6 +45,7 @@ pub struct NewDataFile {
     pub path: String,
     pub rows: i64,
     pub bytes: i64,
+    pub stats: Option<String>,
     /// The index keys of the file's `unique` columns (partition columns excepted: their values
     /// are in the paths).
     pub unique_keys: Vec<ColumnKeys>,
@@ -217,6 +221,7 @@ pub struct SwapFile {
     pub path: String,
     pub rows: i64,
     pub bytes: i64,
+    pub stats: Option<String>,
     /// Where each of its rows came from, in row order, covering every row.
     pub parts: Vec<FilePart>,
 }

@@ -24,6 +24,8 @@ pub struct Merged {
     pub bytes: i64,
     /// Where its rows came from, in row order.
     pub parts: Vec<FilePart>,
+    /// Its column bounds for the manifest ([`crate::manifest::stats`]).
+    pub stats: Option<String>,
 }
 
 /// Writes the rows of `files`, in their order, into the new file `out` (fsynced). `parts_of`
@@ -57,8 +59,13 @@ pub fn merge(
             }),
         }
     }
-    let (rows, bytes) = writer.finish()?;
-    Ok(Merged { rows, bytes, parts })
+    let (rows, bytes, stats) = writer.finish()?;
+    Ok(Merged {
+        rows,
+        bytes,
+        parts,
+        stats,
+    })
 }
 
 /// Writes the merged file `file` into `out` without the rows `parts` ascribe to `raw`. `None`
@@ -96,7 +103,7 @@ pub fn rewrite_without(
     if writer.rows == 0 {
         return Ok(None);
     }
-    let (rows, bytes) = writer.finish()?;
+    let (rows, bytes, stats) = writer.finish()?;
     if rows != first_row {
         return Err(Error::internal(format!(
             "{}: its parts account for {first_row} rows, {rows} were kept",
@@ -107,6 +114,7 @@ pub fn rewrite_without(
         rows,
         bytes,
         parts: kept,
+        stats,
     }))
 }
 
@@ -183,18 +191,21 @@ impl<'a> Output<'a> {
         Ok(())
     }
 
-    /// Closes the file and fsyncs it; returns its rows and bytes.
-    fn finish(self) -> Result<(i64, i64)> {
+    /// Closes the file and fsyncs it; returns its rows, bytes and column bounds.
+    fn finish(self) -> Result<(i64, i64, Option<String>)> {
         let path = self.path;
-        let Some((_, writer)) = self.writer else {
+        let Some((schema, mut writer)) = self.writer else {
             return Err(Error::internal("no rows to write".to_string()));
         };
-        let file = writer
-            .into_inner()
-            .map_err(|e| Error::internal(format!("writing {}: {e}", path.display())))?;
+        let failed = |e: parquet::errors::ParquetError| {
+            Error::internal(format!("writing {}: {e}", path.display()))
+        };
+        writer.flush().map_err(failed)?;
+        let stats = crate::manifest::stats::encode(&schema, writer.flushed_row_groups());
+        let file = writer.into_inner().map_err(failed)?;
         file.sync_all()?;
         let bytes = file.metadata()?.len() as i64;
-        Ok((self.rows, bytes))
+        Ok((self.rows, bytes, stats))
     }
 }
 

@@ -112,6 +112,7 @@ mod tests {
             path: format!("data/{partition}/{id}.parquet"),
             rows: 10,
             bytes,
+            stats: None,
         }
     }
 

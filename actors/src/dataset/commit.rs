@@ -220,6 +220,7 @@ fn upload_commit(
                 path: rel.clone(),
                 rows: file.rows as i64,
                 bytes: file.bytes as i64,
+                stats: file.stats.clone(),
                 unique_keys: upload.file_keys.get(n).cloned().unwrap_or_default(),
             })
             .collect(),

@@ -113,6 +113,7 @@ fn swap_file(partition_path: &str, key: &str, merged: &Merged) -> SwapFile {
         path: key.to_string(),
         rows: merged.rows,
         bytes: merged.bytes,
+        stats: merged.stats.clone(),
         parts: merged.parts.clone(),
     }
 }

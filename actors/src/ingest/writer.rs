@@ -54,6 +54,8 @@ pub struct StagedDataFile {
     pub staged_path: PathBuf,
     pub rows: u64,
     pub bytes: u64,
+    /// Its column bounds for the manifest ([`crate::manifest::stats`]).
+    pub stats: Option<String>,
 }
 
 /// The settings every stored data file starts from (see [`PartitionedWriter::new`] for why);
@@ -353,16 +355,16 @@ impl PartitionedWriter {
         let Some(open) = self.open.remove(partition_path) else {
             return Ok(None);
         };
-        let file = open
-            .writer
-            .into_inner()
-            .map_err(parquet_error)?
-            .into_inner();
+        let mut writer = open.writer;
+        writer.flush().map_err(parquet_error)?;
+        let stats = crate::manifest::stats::encode(&self.file_schema, writer.flushed_row_groups());
+        let file = writer.into_inner().map_err(parquet_error)?.into_inner();
         self.done.push(StagedDataFile {
             partition_path: partition_path.to_string(),
             staged_path: open.path,
             rows: open.rows,
             bytes: file.metadata()?.len(),
+            stats,
         });
         Ok(Some(file))
     }

@@ -9,6 +9,7 @@ mod check;
 mod checked;
 mod checked_udf;
 pub mod engine;
+mod file_pruning;
 mod filter_group;
 pub mod info;
 pub mod large;

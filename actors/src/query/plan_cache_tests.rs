@@ -20,6 +20,7 @@ fn file(id: i64) -> DataFile {
         path: format!("data/x/{id}.parquet"),
         rows: 1,
         bytes: 100,
+        stats: None,
     }
 }
 

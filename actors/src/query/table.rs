@@ -23,6 +23,7 @@ use datafusion::object_store::path::Path;
 use datafusion::object_store::ObjectMeta;
 use datafusion::physical_plan::ExecutionPlan;
 
+use super::file_pruning::{self, Candidate, TableColumns};
 use super::local_reader::LocalReaderFactory;
 use crate::error::{Error, Result};
 use crate::ingest::arrow_type;
@@ -37,6 +38,9 @@ struct ManifestFile {
     location: Path,
     size: u64,
     partition_values: Vec<ScalarValue>,
+    rows: u64,
+    /// Its column bounds from the manifest, when recorded.
+    stats: Option<String>,
 }
 
 #[derive(Debug)]
@@ -80,6 +84,8 @@ impl ManifestTable {
                 location,
                 size: f.bytes as u64,
                 partition_values: values,
+                rows: f.rows.max(0) as u64,
+                stats: f.stats.clone(),
             });
         }
         Ok(ManifestTable {
@@ -99,12 +105,41 @@ impl ManifestTable {
                 .all(|c| self.partition_fields.iter().any(|f| f.name() == &c.name))
     }
 
-    /// Keeps the files whose partition values can satisfy every partition-only filter.
+    /// Keeps the files whose partition values can satisfy every partition-only filter, then
+    /// those whose column bounds may satisfy the other filters ([`file_pruning`]).
     fn prune(&self, state: &dyn Session, filters: &[Expr]) -> DfResult<Vec<&ManifestFile>> {
-        let filters: Vec<&Expr> = filters
+        let (partition, other): (Vec<&Expr>, Vec<&Expr>) =
+            filters.iter().partition(|f| self.is_partition_filter(f));
+        let files = self.prune_by_partition(state, &partition)?;
+        let candidates: Vec<Candidate<'_>> = files
             .iter()
-            .filter(|f| self.is_partition_filter(f))
+            .map(|f| Candidate {
+                rows: f.rows,
+                partition_values: &f.partition_values,
+                stats: f.stats.as_deref(),
+            })
             .collect();
+        let table = TableColumns {
+            schema: &self.table_schema,
+            file_fields: self.file_schema.fields(),
+            partition_fields: &self.partition_fields,
+        };
+        let keep = file_pruning::may_match(state, &table, &other, &candidates);
+        Ok(files
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, k)| *k)
+            .map(|(f, _)| f)
+            .collect())
+    }
+
+    /// Keeps the files whose partition values satisfy every one of `filters` (exactly: they
+    /// are evaluated on the values themselves).
+    fn prune_by_partition(
+        &self,
+        state: &dyn Session,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<&ManifestFile>> {
         if filters.is_empty() || self.files.is_empty() {
             return Ok(self.files.iter().collect());
         }
@@ -149,17 +184,9 @@ impl TableProvider for ManifestTable {
         &self,
         filters: &[&Expr],
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        // Partition filters prune whole files; the engine still applies every filter itself.
-        Ok(filters
-            .iter()
-            .map(|f| {
-                if self.is_partition_filter(f) {
-                    TableProviderFilterPushDown::Inexact
-                } else {
-                    TableProviderFilterPushDown::Unsupported
-                }
-            })
-            .collect())
+        // Filters only skip whole files (by partition values and column bounds); the engine
+        // still applies every filter itself.
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
     }
 
     async fn scan(

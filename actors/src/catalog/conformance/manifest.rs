@@ -31,6 +31,11 @@ pub(super) fn commit_round_trip(c: &dyn Catalog) {
     );
     assert_eq!(files[0].partition_path, "data/p=b");
     assert_eq!((files[0].rows, files[0].bytes), (2, 10));
+    assert_eq!(
+        files[1].stats.as_deref(),
+        Some(r#"{"path": ["data/p=a/2.parquet", "data/p=a/2.parquet", 0]}"#),
+        "bounds kept as they were given"
+    );
     assert!(files.iter().all(|f| f.raw_filename == "r1.csv"));
     assert_ne!(files[0].id, files[1].id);
     let raw = c.raw_files(record.id, 1).unwrap();

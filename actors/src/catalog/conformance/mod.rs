@@ -197,7 +197,8 @@ fn upload_job(c: &dyn Catalog, record: &DatasetRecord, subject: &str, raw: &str)
     id
 }
 
-/// An upload commit of raw file `raw` with one data file per path (2 rows, 10 bytes each).
+/// An upload commit of raw file `raw` with one data file per path (2 rows, 10 bytes and bounds
+/// naming the path, each).
 fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> UploadCommit {
     UploadCommit {
         dataset_id: record.id,
@@ -215,6 +216,7 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
                 path: p.to_string(),
                 rows: 2,
                 bytes: 10,
+                stats: Some(format!(r#"{{"path": ["{p}", "{p}", 0]}}"#)),
                 unique_keys: Vec::new(),
             })
             .collect(),

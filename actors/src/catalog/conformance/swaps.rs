@@ -53,6 +53,7 @@ pub(super) fn merged_files_keep_keys_and_lose_a_raw_file_exactly(c: &dyn Catalog
         path: "p=a/merged.parquet".into(),
         rows: 4,
         bytes: 20,
+        stats: Some(r#"{"n": [1, 4, 0]}"#.into()),
         parts: vec![part("r1.csv", 0, 2), part("r2.csv", 2, 2)],
     };
     let swap = FileSwap {
@@ -67,6 +68,7 @@ pub(super) fn merged_files_keep_keys_and_lose_a_raw_file_exactly(c: &dyn Catalog
     let after = c.data_files(record.id, 1).unwrap();
     assert_eq!(after.len(), 1);
     assert_eq!((after[0].raw_filename.as_str(), after[0].rows), ("", 4));
+    assert_eq!(after[0].stats.as_deref(), Some(r#"{"n": [1, 4, 0]}"#));
     assert!(c.manifest_generation(record.id, 1).unwrap() > generation);
     assert_eq!(
         stored(c, &record, &["a", "b"]),
@@ -120,6 +122,7 @@ fn rewrite_drops_a_raw_file(
             path: "p=a/rewritten.parquet".into(),
             rows: 2,
             bytes: 10,
+            stats: None,
             parts: vec![part("r2.csv", 0, 2)],
         }],
         raw_deleted: Some("r1.csv".into()),
@@ -180,6 +183,7 @@ pub(super) fn overwrite_of_a_merged_partition_drops_its_keys(c: &dyn Catalog) {
             path: "p=a/merged.parquet".into(),
             rows: 4,
             bytes: 20,
+            stats: None,
             parts: vec![part("r1.csv", 0, 2), part("r2.csv", 2, 2)],
         }],
         raw_deleted: None,

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
 
-/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes`.
+/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
 fn data_file(r: &Row) -> Result<DataFile> {
     Ok(DataFile {
         id: r.try_get(0)?,
@@ -24,12 +24,13 @@ fn data_file(r: &Row) -> Result<DataFile> {
         path: r.try_get(3)?,
         rows: r.try_get(4)?,
         bytes: r.try_get(5)?,
+        stats: r.try_get(6)?,
     })
 }
 
 fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
     db.query(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
          WHERE dataset_id = $1 AND version = $2 ORDER BY id",
         &[&dataset_id, &version],
     )?
@@ -54,7 +55,7 @@ pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i
 pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
     let data = db
         .query(
-            "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files ORDER BY path",
+            "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files ORDER BY path",
             &[],
         )?
         .iter()
@@ -107,8 +108,8 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     for file in &commit.files {
         db.execute(
             "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
-                                     bytes, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                                     bytes, created_at, stats)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
             &[
                 &commit.dataset_id,
                 &commit.version,
@@ -118,6 +119,7 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
                 &file.rows,
                 &file.bytes,
                 &now,
+                &file.stats,
             ],
         )?;
     }
@@ -167,7 +169,7 @@ impl ManifestCatalog for PostgresCatalog {
     ) -> Result<Vec<DataFile>> {
         self.with(|db| {
             db.query(
-                "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+                "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
                  WHERE dataset_id = $1 AND version = $2 AND partition_path = ANY($3) ORDER BY id",
                 &[&dataset_id, &version, &partition_paths],
             )?

@@ -207,7 +207,11 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE jobs DROP CONSTRAINT jobs_kind_check;
     ALTER TABLE jobs ADD CONSTRAINT jobs_kind_check CHECK (kind IN ('UPLOAD', 'QUERY', 'COMPACT'));
     "#,
-    // 6: as SQLite's 11, a refused upload's report link and rejected rows on its job.
+    // 6: as SQLite's 11, each data file's column bounds (NULL for files recorded before).
+    r#"
+    ALTER TABLE data_files ADD COLUMN stats TEXT;
+    "#,
+    // 7: as SQLite's 12, a refused upload's report link and rejected rows on its job.
     r#"
     ALTER TABLE jobs ADD COLUMN report_url TEXT, ADD COLUMN rows_rejected BIGINT NOT NULL DEFAULT 0;
     "#,

@@ -100,8 +100,8 @@ fn delete_raw(db: &Db<'_>, swap: &FileSwap, raw: &str) -> Result<Option<Vec<Stri
 fn record_added(db: &Db<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
     let id: i64 = db
         .query_one(
-            "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
-             VALUES ($1, $2, '', $3, $4, $5, $6, $7) RETURNING id",
+            "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats)
+             VALUES ($1, $2, '', $3, $4, $5, $6, $7, $8) RETURNING id",
             &[
                 &swap.dataset_id,
                 &swap.version,
@@ -110,6 +110,7 @@ fn record_added(db: &Db<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
                 &file.rows,
                 &file.bytes,
                 &now_text(),
+                &file.stats,
             ],
         )?
         .try_get(0)?;

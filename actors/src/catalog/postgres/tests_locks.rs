@@ -34,6 +34,7 @@ fn commit_of(
             path: format!("data/{raw}.parquet"),
             rows: 1,
             bytes: 1,
+            stats: None,
             unique_keys: Vec::new(),
         }],
         based_on: Some(based_on),

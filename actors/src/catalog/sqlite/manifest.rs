@@ -13,7 +13,7 @@ use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
 
-/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes`.
+/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
 fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
     Ok(DataFile {
         id: r.get(0)?,
@@ -22,12 +22,13 @@ fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
         path: r.get(3)?,
         rows: r.get(4)?,
         bytes: r.get(5)?,
+        stats: r.get(6)?,
     })
 }
 
 fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
          WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
     )?;
     let files = stmt
@@ -50,7 +51,7 @@ pub(super) fn generation(conn: &Connection, dataset_id: i64, version: i64) -> Re
 /// Every listed file; call inside a transaction (or the lock) for one committed state.
 pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
     let mut stmt = conn.prepare(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files ORDER BY path",
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files ORDER BY path",
     )?;
     let data = stmt
         .query_map([], data_file)?
@@ -97,8 +98,8 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
     )?;
     unique_keys::record_backfill(tx, commit)?;
     let mut insert = tx.prepare_cached(
-        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?;
     for file in &commit.files {
         insert.execute(params![
@@ -109,7 +110,8 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             file.path,
             file.rows,
             file.bytes,
-            now
+            now,
+            file.stats
         ])?;
     }
     // The replaced files' keys go first, before the new keys are recorded.
@@ -154,7 +156,7 @@ impl ManifestCatalog for SqliteCatalog {
     ) -> Result<Vec<DataFile>> {
         self.transaction(|tx| {
             let mut stmt = tx.prepare_cached(
-                "SELECT id, raw_filename, partition_path, path, rows, bytes FROM data_files
+                "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
                  WHERE dataset_id = ?1 AND version = ?2 AND partition_path = ?3",
             )?;
             let mut files = Vec::new();

@@ -261,7 +261,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX jobs_by_subject ON jobs (subject_id, created_at);
     CREATE INDEX jobs_in_progress ON jobs (status) WHERE status = 'IN PROGRESS';
     "#,
-    // 11: upload feedback. A refused upload's job links its whole report and counts the rows
+    // 11: each data file's column bounds (JSON, `manifest::stats`), so a query skips files its
+    // filters rule out before opening them. Files recorded before have NULL (never skipped).
+    r#"
+    ALTER TABLE data_files ADD COLUMN stats TEXT;
+    "#,
+    // 12: upload feedback. A refused upload's job links its whole report and counts the rows
     // that had problems.
     r#"
     ALTER TABLE jobs ADD COLUMN report_url TEXT;

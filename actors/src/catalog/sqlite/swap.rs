@@ -109,8 +109,8 @@ fn delete_raw(tx: &Transaction<'_>, swap: &FileSwap, raw: &str) -> Result<Option
 /// One added file: its row (a merged file names no single raw file: "") and its parts.
 fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
     tx.prepare_cached(
-        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at)
-         VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats)
+         VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         swap.dataset_id,
@@ -119,7 +119,8 @@ fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile) -> Resul
         file.path,
         file.rows,
         file.bytes,
-        now_text()
+        now_text(),
+        file.stats
     ])?;
     let id = tx.last_insert_rowid();
     let mut part = tx.prepare_cached(

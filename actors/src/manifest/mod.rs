@@ -3,6 +3,8 @@
 //! leftovers of an interrupted commit and are removed at start-up (on a shared object store, swept
 //! once older than its grace period, [`crate::storage::ObjectStorage::unlisted_grace`]).
 
+pub mod stats;
+
 use std::collections::HashSet;
 use std::time::SystemTime;
 
@@ -89,6 +91,7 @@ mod tests {
             path: LISTED.into(),
             rows: 1,
             bytes: 1,
+            stats: None,
         };
         StoredFiles {
             data: vec![file],
