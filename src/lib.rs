@@ -29,6 +29,7 @@ pub mod admin;
 pub mod admin_client;
 pub mod auth;
 pub mod bench;
+pub mod cli;
 pub mod client_addr;
 pub mod config;
 pub mod config_limits;

@@ -1,5 +1,5 @@
 use clap::Parser;
-use rapid_rs::config::{Cli, Command};
+use rapid_rs::cli::{Cli, Command};
 
 fn main() -> std::process::ExitCode {
     // Before any thread or file exists: everything created from here on is private.

@@ -7,10 +7,8 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::middleware::{from_fn, NormalizePath, TrailingSlash};
 use actix_web::{web, App, HttpRequest};
-use rapid_actors::auth::names::parse_domain_list;
-use rapid_actors::auth::{AdminCredentials, AuthSettings, Bootstrap};
+use rapid_actors::auth::Bootstrap;
 use rapid_actors::engine::{Engine, EngineConfig};
-use rapid_actors::storage::Storage;
 use rapid_actors::work_permits::WorkPermits;
 use rapid_actors::{Error, ErrorKind};
 
@@ -70,7 +68,8 @@ pub async fn serve_until(
         .map(|l| l.local_addr())
         .collect::<std::io::Result<_>>()?;
     let app_state = state.clone();
-    let settings = args.connection_settings().map_err(std::io::Error::other)?;
+    let settings =
+        connection::ConnectionSettings::from_args(&args).map_err(std::io::Error::other)?;
     let server = connection::server(listeners, settings, move || build_app(app_state.clone()))?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
     let handle = server.handle();
@@ -136,28 +135,6 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-/// What auth needs from the settings (also used by `rapid-rs admin create-client`).
-pub fn auth_settings(args: &ServeArgs) -> Result<AuthSettings, Error> {
-    let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
-        (Some(id), Some(secret)) => Some(AdminCredentials {
-            client_id: id.clone(),
-            client_secret: secret.clone(),
-        }),
-        _ => None,
-    };
-    let data = Storage::new(&args.data_dir);
-    Ok(AuthSettings {
-        token_ttl_seconds: args.token_ttl_seconds,
-        allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
-        admin_override,
-        credentials_file: data.admin_credentials_file(),
-        key_file: args.key_file.clone().unwrap_or_else(|| data.key_file()),
-        layers: args.layer_list().map_err(Error::invalid)?,
-        hash_pool: args.limits.hash_pool(),
-        throttle: args.limits.throttle(),
-    })
-}
-
 fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let layers = args.layer_list().map_err(Error::invalid)?;
     // Before the catalog opens: its SQLite sync level follows this setting.
@@ -165,7 +142,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
-    let settings = auth_settings(args)?;
+    let settings = args.auth_settings()?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
     let node_id = args.node_id();

@@ -1,8 +1,10 @@
 //! What the HTTP integration tests (`tests/api/support.rs`) and the benchmarks (`benches/`)
 //! share: starting a `rapid-rs` process and reading its address, fetching a token the way the
 //! rAPId SDK does, and waiting for a job to finish. Blocking, for test and bench threads; the
-//! same requests asynchronously in [`nonblocking`], for `rapid-rs bench`.
+//! same requests asynchronously in [`nonblocking`], for `rapid-rs bench`. And the module-graph
+//! checker ([`module_graph`]) behind every crate's layer test.
 
+pub mod module_graph;
 pub mod nonblocking;
 
 use std::io::{BufRead, BufReader};
