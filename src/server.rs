@@ -12,7 +12,7 @@ use rapid_actors::engine::{Engine, EngineConfig};
 use rapid_actors::work_permits::WorkPermits;
 use rapid_actors::{Error, ErrorKind};
 
-use crate::auth::authenticate;
+use crate::auth::{authenticate, PublicPaths};
 use crate::client_addr::TrustedProxies;
 use crate::config::ServeArgs;
 use crate::connection;
@@ -21,6 +21,7 @@ use crate::error::{json_errors, ApiError};
 use crate::file_modes;
 use crate::routes;
 use crate::state::AppState;
+use crate::web::WebState;
 
 /// Largest JSON body accepted by the JSON routes (schemas, queries, subjects).
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
@@ -70,7 +71,13 @@ pub async fn serve_until(
     let app_state = state.clone();
     let settings =
         connection::ConnectionSettings::from_args(&args).map_err(std::io::Error::other)?;
-    let server = connection::server(listeners, settings, move || build_app(app_state.clone()))?;
+    let sessions = web::Data::new(WebState::new(
+        args.web_session_ttl_seconds,
+        args.web_secure_cookie,
+    ));
+    let server = connection::server(listeners, settings, move || {
+        build_app(app_state.clone(), sessions.clone())
+    })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
@@ -91,9 +98,17 @@ pub async fn serve_until(
     Ok(())
 }
 
+/// Served without a token: the API's public routes, its document and docs page, the web pages.
+const PUBLIC: PublicPaths = PublicPaths(&[
+    routes::is_public,
+    crate::openapi::is_public,
+    crate::web::is_page,
+]);
+
 /// The application: routes, body limits, and the middleware (outermost last).
 fn build_app(
     state: web::Data<AppState>,
+    sessions: web::Data<WebState>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -105,6 +120,7 @@ fn build_app(
 > {
     App::new()
         .app_data(state)
+        .app_data(PUBLIC)
         .app_data(
             web::JsonConfig::default()
                 .limit(JSON_LIMIT)
@@ -114,7 +130,7 @@ fn build_app(
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(crate::openapi::configure)
         .configure(routes::configure)
-        .configure(crate::web::configure)
+        .configure(crate::web::configure(sessions))
         .wrap(from_fn(authenticate))
         .wrap(from_fn(json_errors))
         .wrap(NormalizePath::new(TrailingSlash::Trim))
@@ -191,7 +207,6 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
             "schema generations",
         ),
         max_value_bytes: args.limits.max_value_bytes as usize,
-        web: crate::web::WebState::new(args.web_session_ttl_seconds, args.web_secure_cookie),
     })
 }
 

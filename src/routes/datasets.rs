@@ -2,23 +2,16 @@
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
-use futures_util::StreamExt;
-use rapid_actors::engine::{UploadAccepted, UploadTarget};
 use rapid_actors::key::DatasetKey;
-use rapid_actors::Error;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
 use crate::error::{not_found_as_invalid, ApiResult};
-use crate::openapi::schemas as doc;
+use crate::params::VersionQuery;
 use crate::state::AppState;
-use crate::upload::{file_field, multipart_error};
-
-#[derive(Debug, Deserialize)]
-pub struct VersionQuery {
-    pub version: Option<i64>,
-}
+use crate::upload::receive_upload;
 
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
@@ -39,17 +32,6 @@ pub async fn upload_dataset(
     let target = state.engine.upload_target(access.pass, query.version)?;
     let accepted = receive_upload(target, &mut payload).await?;
     Ok(HttpResponse::Accepted().json(json!({ "details": accepted })))
-}
-
-/// Streams the multipart's `file` part (other parts skipped) into the checked upload target.
-/// Shared with the web pages (src/web/backend.rs), whose form sends its CSRF token first.
-pub(crate) async fn receive_upload(
-    target: UploadTarget,
-    payload: &mut Multipart,
-) -> Result<UploadAccepted, Error> {
-    let (field, filename) = file_field(payload).await?;
-    let body = field.map(|chunk| chunk.map_err(multipart_error));
-    target.receive(&filename, body).await
 }
 
 #[derive(Debug, Deserialize)]

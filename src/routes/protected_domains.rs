@@ -1,9 +1,9 @@
 use actix_web::{web, HttpResponse};
 use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{Authorized, DataAdmin};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 #[utoipa::path(post, path = "/api/protected_domains/{domain}", tag = "protected domains",

@@ -5,10 +5,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 pub use rapid_actors::engine::OutputFormat as Format;
 use rapid_actors::Error;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DatasetAccess, Read};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
-use crate::routes::datasets::VersionQuery;
+use crate::params::VersionQuery;
 use crate::state::AppState;
 
 /// From the Accept header: missing, `*/*` or a browser-style list mean JSON.

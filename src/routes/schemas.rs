@@ -1,6 +1,6 @@
 //! Schemas: create, new version, and drafts generated from a sample file.
 
-use actix_multipart::{Field, Multipart};
+use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
 use rapid_actors::auth::pass::SubjectPass;
 use rapid_actors::infer::DraftTarget;
@@ -8,11 +8,11 @@ use rapid_actors::schema::{Schema, DEFAULT_LAYER};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
-use crate::upload::{file_field, read_sample_field};
+use crate::upload::{draft_from_field, file_field};
 
 #[utoipa::path(post, path = "/api/schema", tag = "schemas",
     request_body = doc::Schema,
@@ -144,24 +144,4 @@ async fn generate(
     let _permit = state.generations.acquire().await?;
     let (field, filename) = file_field(&mut payload).await?;
     Ok(draft_from_field(state, pass, target, field, &filename).await?)
-}
-
-/// Receives a sample from its `file` part and drafts a schema from it (the caller holds a
-/// generation permit). Shared with the web pages (src/web/backend.rs).
-pub(crate) async fn draft_from_field(
-    state: &AppState,
-    pass: &SubjectPass,
-    target: DraftTarget,
-    field: Field,
-    filename: &str,
-) -> Result<Schema, rapid_actors::Error> {
-    let sample = read_sample_field(
-        field,
-        filename,
-        |kind| state.engine.new_sample_path(pass, kind),
-        state.max_upload_bytes,
-        state.max_value_bytes,
-    )
-    .await?;
-    state.engine.draft_schema(pass, sample, target).await
 }

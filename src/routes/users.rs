@@ -2,9 +2,9 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, UserAdmin};
 use crate::error::{not_found_as_invalid, ApiResult};
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 fn default_permissions() -> Vec<String> {
@@ -88,7 +88,7 @@ pub async fn change_password(
     body: web::Json<ChangePasswordRequest>,
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
-    let addr = super::token::client_addr(&req, &state)?;
+    let addr = state.client_addr(&req)?;
     state
         .auth()
         .change_password(&caller.pass, &b.current_password, &b.new_password, addr)

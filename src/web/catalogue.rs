@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
-use crate::web::session;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Search {
@@ -64,7 +64,7 @@ pub async fn get_catalogue(
     state: web::Data<AppState>,
     search: web::Query<Search>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
     let q = search.q.trim().to_ascii_lowercase();
     let rows: Vec<&Value> = all

@@ -12,9 +12,10 @@ use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
+use crate::web::guard;
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
+use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
 pub struct Params {
@@ -153,7 +154,7 @@ pub async fn get_dataset(
     state: web::Data<AppState>,
     params: web::Query<Params>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
     let version = pick_version(params.version, record.latest_version);
@@ -228,7 +229,7 @@ pub async fn post_delete_file(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let pass = backend::dataset_access::<Write>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
     let (_, _, _, version, filename) = path.into_inner();
@@ -250,7 +251,7 @@ pub async fn post_delete_dataset(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let admin = backend::require::<DataAdmin>(&state, &viewer.subject)?;
     // As the API: DATA_ADMIN deletes any dataset, readable by it or not.
     let (layer, domain, dataset) = path.into_inner();

@@ -6,9 +6,10 @@ use maud::html;
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard;
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
+use crate::web::session::Viewer;
 
 /// The viewer's DataAdmin pass (403 otherwise), minted by the engine.
 fn admin(
@@ -29,7 +30,7 @@ pub async fn get_domains(
     state: web::Data<AppState>,
     done: web::Query<Done>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let pass = admin(&state, &viewer)?;
     let domains = backend::protected_domains(&state, &pass);
     let body = html! {
@@ -64,7 +65,7 @@ pub async fn post_domain(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let pass = admin(&state, &viewer)?;
     let domain = form.required("domain", "the domain")?;
     let d = backend::create_protected_domain(&state, &pass, &domain).await?;
@@ -80,7 +81,7 @@ pub async fn post_delete(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let pass = admin(&state, &viewer)?;
     if form.get("confirm") != Some("yes") {
         let body = html! {

@@ -7,9 +7,9 @@ use rapid_actors::jobs::{JobStatus, JobView};
 
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard;
 use crate::web::layout::page;
 use crate::web::page::{ok, PageError, PageResult};
-use crate::web::session;
 
 /// One job's status cells; `data-job` lets the script refresh them while it runs.
 pub fn job_row(job: &JobView) -> Markup {
@@ -50,7 +50,7 @@ pub fn jobs_table(jobs: &[JobView]) -> Markup {
 }
 
 pub async fn get_jobs(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let jobs = backend::list_jobs(&state, &viewer.subject)?;
     let all = backend::is_data_admin(&viewer.subject);
     let body = html! {
@@ -65,7 +65,7 @@ pub async fn get_job(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let job = backend::job(&state, &viewer.subject, &path)?;
     let body = html! {
         (jobs_table(std::slice::from_ref(&job)))
@@ -87,7 +87,7 @@ pub async fn job_status(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, PageError> {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let job = backend::job(&state, &viewer.subject, &path)?;
     let errors = job_errors(&job).into_string();
     Ok(crate::web::page::secure(HttpResponse::Ok().json(

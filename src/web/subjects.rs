@@ -9,9 +9,10 @@ use rapid_actors::auth::pass::UserAdminPass;
 use crate::auth::UserAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard;
 use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
+use crate::web::session::Viewer;
 
 /// The viewer's UserAdmin pass (403 otherwise), minted by the engine.
 fn admin(state: &AppState, viewer: &Viewer) -> Result<UserAdminPass, PageError> {
@@ -122,7 +123,7 @@ pub async fn get_subjects(
     state: web::Data<AppState>,
     done: web::Query<Done>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let pass = admin(&state, &viewer)?;
     Ok(ok(subjects_page(&state, &pass, &viewer, &[], &done.done)))
 }
@@ -133,7 +134,7 @@ pub async fn post_new(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let pass = admin(&state, &viewer)?;
     let permissions = form.all("permissions");
     let created = match form.get("kind") {
@@ -201,7 +202,7 @@ pub async fn get_subject(
     path: web::Path<String>,
     done: web::Query<Done>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     let pass = admin(&state, &viewer)?;
     let subject = backend::subject(&state, &path).ok_or_else(|| {
         PageError::Shown(
@@ -239,7 +240,7 @@ pub async fn post_permissions(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let pass = admin(&state, &viewer)?;
     let saved = backend::set_permissions(&state, &pass, &path, form.all("permissions")).await?;
     let list = if saved.is_empty() {
@@ -260,7 +261,7 @@ pub async fn post_delete(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
+    let viewer = guard::poster(&req, &state, &form)?;
     let pass = admin(&state, &viewer)?;
     if form.get("confirm") != Some("yes") {
         let name = backend::subject(&state, &path)

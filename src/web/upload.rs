@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::auth::Write;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard;
 use crate::web::layout::page;
 use crate::web::page::{ok, secure, PageError, PageResult};
 use crate::web::session::{self, Found};
@@ -28,7 +29,7 @@ pub async fn get_upload(
     state: web::Data<AppState>,
     pick: web::Query<Pick>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+    let viewer = guard::viewer(&req, &state)?;
     if !backend::can_write_any(&viewer.subject) {
         return Err(PageError::forbidden(&format!(
             "Subject {} has no permission to write any dataset",
@@ -93,7 +94,7 @@ fn json_answer(status: StatusCode, body: serde_json::Value) -> HttpResponse {
 pub async fn post_upload(
     req: HttpRequest,
     state: web::Data<AppState>,
-    version: web::Query<crate::routes::datasets::VersionQuery>,
+    version: web::Query<crate::params::VersionQuery>,
     mut payload: Multipart,
 ) -> HttpResponse {
     let refuse = |status: StatusCode, messages: Vec<String>| {
@@ -114,7 +115,7 @@ pub async fn post_upload(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let form = crate::web::page::FormData(vec![("csrf".into(), sent.to_string())]);
-    if let Err(e) = session::check_csrf(&viewer.csrf, &form) {
+    if let Err(e) = guard::check_csrf(&viewer.csrf, &form) {
         return refuse(StatusCode::FORBIDDEN, e.messages());
     }
     let pass = match backend::dataset_access::<Write>(&state, &req, &viewer.subject) {

@@ -9,7 +9,8 @@ pub(super) fn strip(text: &str) -> String {
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         let t = line.trim_start();
-        if t.starts_with("#[cfg(test)]") {
+        // `#[cfg(test)]`, `#[cfg(all(test, unix))]`...
+        if t.starts_with("#[cfg(") && t.contains("test") {
             if let Some(next) = lines.peek() {
                 let n = next.trim_start();
                 if n.starts_with("mod ") && n.ends_with('{') {
