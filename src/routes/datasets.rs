@@ -95,7 +95,7 @@ pub async fn delete_dataset(
         .await
         .map_err(not_found_as_invalid)?;
     Ok(HttpResponse::Accepted()
-        .json(json!({ "details": format!("{} has been deleted.", record.name) })))
+        .json(json!({ "details": format!("{} has been deleted.", record.name()) })))
 }
 
 /// `POST .../compact`: merges the version's small data files now, as a COMPACT job.

@@ -25,7 +25,7 @@ pub struct Params {
 }
 
 pub fn base(record: &DatasetRecord) -> String {
-    let k = &record.key;
+    let k = record.key();
     format!("/datasets/{}/{}/{}", k.layer, k.domain, k.dataset)
 }
 
@@ -157,27 +157,27 @@ pub async fn get_dataset(
     let viewer = guard::viewer(&req, &state)?;
     let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
-    let version = pick_version(params.version, record.latest_version);
+    let version = pick_version(params.version, record.latest_version());
     let schema = backend::schema_json(&state, &pass, version)?;
     let info = backend::dataset_info(&state, &pass, version).await;
     let listed = backend::version_files(&state, &pass, version)?;
     let (files, partitions) = (listed.raw, listed.partitions);
-    let can_write = backend::may::<Write>(&state, &viewer.subject, &record.key);
+    let can_write = backend::may::<Write>(&state, &viewer.subject, record.key());
     let uploads = uploads_over_time(&files);
     let url = base(&record);
     let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
     let body = html! {
         @if !params.done.is_empty() { (notice(&params.done)) }
         p.actions {
-            @if can_write { a.button href={ "/upload?dataset=" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Upload data" } " · " }
+            @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a href={ (url) "/query?version=" (version) } { "Query this dataset" }
             @if backend::is_data_admin(&viewer.subject) {
-                " · " a href={ "/schema/edit/" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Edit the schema (new version)" }
+                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (new version)" }
             }
         }
         nav aria-label="Versions" {
             "Version: "
-            @for v in (1..=record.latest_version).rev() {
+            @for v in (1..=record.latest_version()).rev() {
                 @if v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
                 " "
             }
@@ -198,13 +198,15 @@ pub async fn get_dataset(
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {
                 (csrf_field(&viewer))
-                button.danger type="submit" { "Delete " (record.name) "…" }
+                button.danger type="submit" { "Delete " (record.name()) "…" }
             }
         }
     };
     let title = format!(
         "{} / {} / {}",
-        record.key.layer, record.key.domain, record.name
+        record.key().layer,
+        record.key().domain,
+        record.name()
     );
     Ok(ok(page(&viewer, &title, body)))
 }
@@ -259,7 +261,7 @@ pub async fn post_delete_dataset(
     let record = backend::find_dataset(&state, &admin, &key)?;
     let url = base(&record);
     if form.get("confirm") != Some("yes") {
-        let q = html! { "Delete " strong { (record.name) } " with every version, file and schema? This cannot be undone." };
+        let q = html! { "Delete " strong { (record.name()) } " with every version, file and schema? This cannot be undone." };
         return confirm(
             &viewer,
             "Delete the dataset?",
@@ -268,7 +270,7 @@ pub async fn post_delete_dataset(
             &url,
         );
     }
-    backend::delete_dataset(&state, &admin, &record.key).await?;
-    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name));
+    backend::delete_dataset(&state, &admin, record.key()).await?;
+    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name()));
     Ok(see_other(&format!("/?done={done}")))
 }

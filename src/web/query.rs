@@ -159,7 +159,7 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
     let record = pass.record().clone();
     let f = FormData::parse(req.query_string().as_bytes())?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
-    let version = pick_version(asked, record.latest_version);
+    let version = pick_version(asked, record.latest_version());
     let schema = backend::schema_json(&state, &pass, version)?;
     let columns: Vec<String> = schema["columns"]
         .as_array()
@@ -168,7 +168,7 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
         .filter_map(|c| c["name"].as_str().map(String::from))
         .collect();
     let url = base(&record);
-    let title = format!("Query {}", record.name);
+    let title = format!("Query {}", record.name());
     let action = f.get("action").unwrap_or("");
     let format = match action {
         "csv" => Some((OutputFormat::Csv, "csv")),
@@ -179,7 +179,9 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
         let body = query_body(&f, false)?;
         let name = format!(
             "{}-{}-{}-v{version}.{ext}",
-            record.key.layer, record.key.domain, record.key.dataset
+            record.key().layer,
+            record.key().domain,
+            record.key().dataset
         );
         return match backend::run_query(&state, pass, Some(version), body, format).await {
             Ok((content_type, bytes)) => Ok(crate::web::page::secure(

@@ -49,7 +49,7 @@ pub async fn get_upload(
         };
         let key = DatasetKey::new(l, dm, ds);
         if let Ok(pass) = backend::dataset_access_to::<Write>(&state, &viewer.subject, &key) {
-            writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version));
+            writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version()));
         }
     }
     let body = html! {
