@@ -24,7 +24,7 @@ pub enum Command {
     /// Run the service (the default).
     Serve(Box<ServeArgs>),
     /// Benchmark concurrent uploads against a running service, and check every row is stored once.
-    Bench(crate::bench::BenchArgs),
+    Bench(rapid_bench::BenchArgs),
     /// Operate on a data folder: clients, admin secret, signing key, backup, restore, check.
     Admin(crate::admin::AdminArgs),
 }
