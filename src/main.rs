@@ -15,13 +15,17 @@ fn main() -> std::process::ExitCode {
         None => cli.serve,
     };
     rapid_rs::ops::logging::init(&args.log_level, args.ops.log_format);
+    let log_format = args.ops.log_format;
     // actix's own runtime: the actors and the HTTP server share its System.
     let result = actix_web::rt::System::new().block_on(rapid_rs::server::serve(args));
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("rapid-rs stopped: {e}");
-            eprintln!("rapid-rs: {e}");
+            // In JSON mode the log line above is the only one: every line stays JSON.
+            if log_format == rapid_rs::config_ops::LogFormat::Text {
+                eprintln!("rapid-rs: {e}");
+            }
             std::process::ExitCode::FAILURE
         }
     }

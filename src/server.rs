@@ -90,8 +90,9 @@ pub async fn serve_until(
         crate::ops::shutdown::drain(handle, engine, timeout).await;
     });
     for addr in addrs {
-        // Scripts and tests wait for this exact line.
-        println!("listening on http://{addr}");
+        // Scripts and tests wait for this exact line (text), or its `url` (JSON).
+        let url = format!("http://{addr}");
+        crate::ops::logging::announce(args.ops.log_format, &format!("listening on {url}"), &url);
     }
     server.await?;
     crate::ops::shutdown::fail_unfinished(&state);
