@@ -4,7 +4,6 @@ use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
 use rapid_actors::key::DatasetKey;
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
@@ -31,7 +30,7 @@ pub async fn upload_dataset(
     // The version is checked (404) before the body is read.
     let target = state.engine.upload_target(access.pass, query.version)?;
     let accepted = receive_upload(target, &mut payload).await?;
-    Ok(HttpResponse::Accepted().json(json!({ "details": accepted })))
+    Ok(HttpResponse::Accepted().json(doc::UploadAccepted::from(accepted)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,7 +74,9 @@ pub async fn delete_raw_file(
         .engine
         .delete_file(&access.pass, version, &filename)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "details": format!("{filename} has been deleted.") })))
+    Ok(HttpResponse::Ok().json(doc::Confirmation::new(format!(
+        "{filename} has been deleted."
+    ))))
 }
 
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
@@ -94,8 +95,12 @@ pub async fn delete_dataset(
         .delete_dataset(&admin.pass, &DatasetKey::new(&layer, &domain, &dataset))
         .await
         .map_err(not_found_as_invalid)?;
-    Ok(HttpResponse::Accepted()
-        .json(json!({ "details": format!("{} has been deleted.", record.name()) })))
+    Ok(
+        HttpResponse::Accepted().json(doc::Confirmation::new(format!(
+            "{} has been deleted.",
+            record.name()
+        ))),
+    )
 }
 
 /// `POST .../compact`: merges the version's small data files now, as a COMPACT job.
@@ -114,5 +119,5 @@ pub async fn compact_dataset(
     let (layer, domain, dataset) = path.into_inner();
     let key = DatasetKey::new(&layer, &domain, &dataset);
     let job_id = state.engine.compact(&admin.pass, &key, query.version)?;
-    Ok(HttpResponse::Accepted().json(json!({ "details": { "job_id": job_id } })))
+    Ok(HttpResponse::Accepted().json(doc::QueryJobAccepted::new(job_id)))
 }

@@ -145,7 +145,7 @@ pub async fn query_dataset_large(
         .engine
         .start_large_query(access.pass, version.version, body, &base_url)
         .await?;
-    Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
+    Ok(HttpResponse::Accepted().json(doc::QueryJobAccepted::new(job_id)))
 }
 
 /// The query body, at most `limit` bytes (413 beyond, told from Content-Length when it is sent).

@@ -6,7 +6,6 @@ use rapid_actors::auth::pass::SubjectPass;
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::schema::{Schema, DEFAULT_LAYER};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin};
@@ -26,13 +25,15 @@ pub async fn create_schema(
     body: web::Json<Schema>,
 ) -> ApiResult<HttpResponse> {
     let schema = state.engine.create_schema(&admin.pass, &body).await?;
-    Ok(HttpResponse::Created().json(json!({
-        "details": format!(
+    Ok(HttpResponse::Created().json(doc::SchemaStored {
+        details: format!(
             "The schema for [{}/{}/{}] has been created as version 1",
-            schema.layer(), schema.domain(), schema.dataset()
+            schema.layer(),
+            schema.domain(),
+            schema.dataset()
         ),
-        "version": 1,
-    })))
+        version: 1,
+    }))
 }
 
 #[utoipa::path(put, path = "/api/schema", tag = "schemas",
@@ -48,13 +49,15 @@ pub async fn update_schema(
 ) -> ApiResult<HttpResponse> {
     let schema = state.engine.update_schema(&admin.pass, &body).await?;
     let version = schema.version().unwrap_or_default();
-    Ok(HttpResponse::Ok().json(json!({
-        "details": format!(
+    Ok(HttpResponse::Ok().json(doc::SchemaStored {
+        details: format!(
             "The schema for [{}/{}/{}] has been stored as version {version}",
-            schema.layer(), schema.domain(), schema.dataset()
+            schema.layer(),
+            schema.domain(),
+            schema.dataset()
         ),
-        "version": version,
-    })))
+        version,
+    }))
 }
 
 #[derive(Debug, Deserialize)]

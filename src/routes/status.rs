@@ -1,5 +1,4 @@
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized};
@@ -9,11 +8,7 @@ use crate::state::AppState;
 #[utoipa::path(get, path = "/api/status", tag = "service", security(()),
     responses((status = 200, description = "The service is up", body = doc::Status)))]
 pub async fn get_status() -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "status": "deployed",
-        "version": env!("CARGO_PKG_VERSION"),
-        "root_path": "/api",
-    }))
+    HttpResponse::Ok().json(doc::Status::deployed())
 }
 
 #[utoipa::path(get, path = "/api/layers", tag = "service",

@@ -1,6 +1,5 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, UserAdmin};
@@ -70,7 +69,7 @@ pub async fn delete_user(
         .await
         .map_err(not_found_as_invalid)?;
     let message = format!("The user '{}' has been deleted", b.username);
-    Ok(HttpResponse::Ok().json(json!({ "details": message, "message": message })))
+    Ok(HttpResponse::Ok().json(doc::DeletedSubject::new(message)))
 }
 
 /// A user replaces their (temporary or current) password with their own token.
@@ -93,5 +92,5 @@ pub async fn change_password(
         .auth()
         .change_password(&caller.pass, &b.current_password, &b.new_password, addr)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "details": "The password has been changed" })))
+    Ok(HttpResponse::Ok().json(doc::Confirmation::new("The password has been changed")))
 }
