@@ -13,7 +13,9 @@ use rapid_actors::auth::pass::{
 };
 use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
-use rapid_actors::engine::{DatasetFilter, OutputFormat, UploadAccepted, VersionFiles};
+use rapid_actors::engine::{
+    DatasetEntry, DatasetFilter, OutputFormat, UploadAccepted, VersionFiles,
+};
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::jobs::JobView;
 use rapid_actors::key::{DatasetKey, DatasetRecord};
@@ -97,7 +99,7 @@ pub fn list_datasets(
     state: &AppState,
     subject: &Arc<Subject>,
     filter: &DatasetFilter,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<DatasetEntry>> {
     state
         .engine
         .list(&subject_pass(state, subject), filter, true)

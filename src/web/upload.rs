@@ -39,14 +39,7 @@ pub async fn get_upload(
     let listed = backend::list_datasets(&state, &viewer.subject, &DatasetFilter::default())?;
     let mut writable = vec![];
     for d in &listed {
-        let (l, dm, ds) = (
-            d["layer"].as_str(),
-            d["domain"].as_str(),
-            d["dataset"].as_str(),
-        );
-        let (Some(l), Some(dm), Some(ds)) = (l, dm, ds) else {
-            continue;
-        };
+        let (l, dm, ds) = (&d.layer, &d.domain, &d.dataset);
         let key = DatasetKey::new(l, dm, ds);
         if let Ok(pass) = backend::dataset_access_to::<Write>(&state, &viewer.subject, &key) {
             writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version()));

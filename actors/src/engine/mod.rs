@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use crate::registry::DatasetFilter;
+pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment, Tags};
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
@@ -210,7 +210,7 @@ impl Engine {
         pass: &SubjectPass,
         filter: &DatasetFilter,
         enriched: bool,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<DatasetEntry>> {
         let permissions = &pass.subject().permissions;
         crate::registry::list_datasets(self.catalog.as_ref(), permissions, filter, enriched)
     }
