@@ -3,14 +3,15 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use maud::html;
 use rapid_actors::engine::{DatasetEntry, DatasetFilter};
 use serde::Deserialize;
 
+use crate::auth::AnySubject;
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::guard;
+use crate::web::guard::Page;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
 
@@ -62,11 +63,10 @@ fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
 }
 
 pub async fn get_catalogue(
-    req: HttpRequest,
     state: web::Data<AppState>,
     search: web::Query<Search>,
+    Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let viewer = guard::viewer(&req, &state)?;
     let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
     let q = search.q.trim().to_ascii_lowercase();
     let rows: Vec<&DatasetEntry> = all
