@@ -2,7 +2,7 @@
 //! and of uploads over time, raw files with delete (confirmation step), delete the dataset
 //! (DATA_ADMIN). Reading it needs the API's READ access to the dataset.
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::engine::{pick_version, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
@@ -12,9 +12,9 @@ use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
-use crate::web::guard;
+use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
-use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
+use crate::web::page::{ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
@@ -150,12 +150,10 @@ fn files_table(
 }
 
 pub async fn get_dataset(
-    req: HttpRequest,
     state: web::Data<AppState>,
     params: web::Query<Params>,
+    Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
-    let viewer = guard::viewer(&req, &state)?;
-    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
     let version = pick_version(params.version, record.latest_version());
     let schema = backend::schema_json(&state, &pass, version)?;
@@ -225,14 +223,10 @@ fn confirm(viewer: &Viewer, title: &str, question: Markup, action: &str, back: &
 }
 
 pub async fn post_delete_file(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String, i64, String)>,
-    body: web::Bytes,
+    Posted { viewer, pass, form }: Posted<OnDataset<Write>>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = guard::poster(&req, &state, &form)?;
-    let pass = backend::dataset_access::<Write>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
     let (_, _, _, version, filename) = path.into_inner();
     let url = base(&record);
@@ -247,14 +241,14 @@ pub async fn post_delete_file(
 }
 
 pub async fn post_delete_dataset(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
-    body: web::Bytes,
+    Posted {
+        viewer,
+        pass: admin,
+        form,
+    }: Posted<DataAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = guard::poster(&req, &state, &form)?;
-    let admin = backend::require::<DataAdmin>(&state, &viewer.subject)?;
     // As the API: DATA_ADMIN deletes any dataset, readable by it or not.
     let (layer, domain, dataset) = path.into_inner();
     let key = DatasetKey::new(&layer, &domain, &dataset);

@@ -1,29 +1,58 @@
 //! What a page asks of its request before it renders: a signed-in viewer, for a form post a CSRF
 //! token matching the session's, and the pass of the permission the page needs. Pages name that
-//! permission in their type, as the API's handlers do: [`Page<P>`] for a page, [`Posted<P>`] for
-//! a form post (listed last among the arguments, as it reads the body).
+//! permission in their type, as the API's handlers do: [`Page<N>`] for a page, [`Posted<N>`] for
+//! a form post (listed after the path and query extractors, so that their refusals come first
+//! as before; a post's last, as it reads the body).
+
+use std::marker::PhantomData;
 
 use actix_web::dev::Payload;
 use actix_web::{web, FromRequest, HttpRequest};
 use futures_util::future::{ready, LocalBoxFuture, Ready};
+use rapid_actors::auth::pass::{AccessKind, DatasetPass};
 use rapid_actors::Error;
 
 use crate::auth::Policy;
 use crate::state::AppState;
+use crate::web::backend;
 use crate::web::page::{FormData, PageError};
 use crate::web::session::{constant_time_eq, find, Found, Viewer};
 
-/// A page for a signed-in viewer who holds policy `P`: extracting it redirects to sign in (or
-/// to replace the password first), or refuses with 403 in the API's words.
-pub struct Page<P: Policy> {
-    pub viewer: Viewer,
-    pub pass: P::Pass,
+/// What a page needs of its viewer, as a pass the engine mints: a policy's (any subject,
+/// DATA_ADMIN, USER_ADMIN), or access to the dataset the path names ([`OnDataset`]).
+pub trait Need {
+    type Pass;
+    fn mint(state: &AppState, req: &HttpRequest, viewer: &Viewer) -> Result<Self::Pass, Error>;
 }
 
-/// A form post from a signed-in viewer, its CSRF token checked, who holds policy `P`.
-pub struct Posted<P: Policy> {
+impl<P: Policy> Need for P {
+    type Pass = P::Pass;
+    fn mint(state: &AppState, _: &HttpRequest, viewer: &Viewer) -> Result<P::Pass, Error> {
+        P::mint(&state.engine, viewer.subject.clone())
+    }
+}
+
+/// Read (or write) access to the dataset named by the path's `layer`, `domain` and `dataset`.
+pub struct OnDataset<A>(PhantomData<A>);
+
+impl<A: AccessKind> Need for OnDataset<A> {
+    type Pass = DatasetPass<A>;
+    fn mint(state: &AppState, req: &HttpRequest, viewer: &Viewer) -> Result<Self::Pass, Error> {
+        backend::dataset_access::<A>(state, req, &viewer.subject)
+    }
+}
+
+/// A page for a signed-in viewer who has what `N` needs: extracting it redirects to sign in (or
+/// to replace the password first), or refuses in the API's words.
+pub struct Page<N: Need> {
     pub viewer: Viewer,
-    pub pass: P::Pass,
+    pub pass: N::Pass,
+}
+
+/// A form post from a signed-in viewer, its CSRF token checked, who has what `N` needs.
+pub struct Posted<N: Need> {
+    pub viewer: Viewer,
+    pub pass: N::Pass,
     pub form: FormData,
 }
 
@@ -33,24 +62,20 @@ fn state_of(req: &HttpRequest) -> Result<&AppState, PageError> {
         .ok_or_else(|| PageError::from(Error::internal("application state missing")))
 }
 
-fn pass_of<P: Policy>(state: &AppState, viewer: &Viewer) -> Result<P::Pass, PageError> {
-    Ok(P::mint(&state.engine, viewer.subject.clone())?)
-}
-
-impl<P: Policy> FromRequest for Page<P> {
+impl<N: Need> FromRequest for Page<N> {
     type Error = PageError;
     type Future = Ready<Result<Self, PageError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(state_of(req).and_then(|state| {
             let viewer = viewer(req, state)?;
-            let pass = pass_of::<P>(state, &viewer)?;
+            let pass = N::mint(state, req, &viewer)?;
             Ok(Page { viewer, pass })
         }))
     }
 }
 
-impl<P: Policy + 'static> FromRequest for Posted<P> {
+impl<N: Need + 'static> FromRequest for Posted<N> {
     type Error = actix_web::Error;
     type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
 
@@ -62,7 +87,7 @@ impl<P: Policy + 'static> FromRequest for Posted<P> {
             let posted = state_of(&req).and_then(|state| {
                 let form = FormData::parse(&body)?;
                 let viewer = poster(&req, state, &form)?;
-                let pass = pass_of::<P>(state, &viewer)?;
+                let pass = N::mint(state, &req, &viewer)?;
                 Ok(Posted { viewer, pass, form })
             });
             Ok(posted?)

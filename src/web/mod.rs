@@ -13,7 +13,7 @@ mod catalogue;
 mod chart;
 mod dataset;
 mod domains;
-mod guard;
+pub mod guard;
 mod jobs;
 mod layout;
 pub mod page;

@@ -14,7 +14,7 @@ use crate::auth::Read;
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::dataset::{base, words};
-use crate::web::guard;
+use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
 use crate::web::session::Viewer;
@@ -153,9 +153,11 @@ fn preview_table(json_bytes: &[u8]) -> Markup {
     }
 }
 
-pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    let viewer = guard::viewer(&req, &state)?;
-    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
+pub async fn get_query(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Page { viewer, pass }: Page<OnDataset<Read>>,
+) -> PageResult {
     let record = pass.record().clone();
     let f = FormData::parse(req.query_string().as_bytes())?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
@@ -219,11 +221,8 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
 pub async fn post_query_job(
     req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    Posted { pass, form: f, .. }: Posted<OnDataset<Read>>,
 ) -> PageResult {
-    let f = FormData::parse(&body)?;
-    let viewer = guard::poster(&req, &state, &f)?;
-    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let query = query_body(&f, false)?;
     let origin = state.link_origin(&req);

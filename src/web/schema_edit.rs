@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::guard::{self, check_csrf};
+use crate::web::guard::{self, check_csrf, Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::session::Viewer;
@@ -61,9 +61,10 @@ fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup
     )
 }
 
-pub async fn get_new(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    let viewer = guard::viewer(&req, &state)?;
-    admin(&state, &viewer)?;
+pub async fn get_new(
+    state: web::Data<AppState>,
+    Page { viewer, .. }: Page<DataAdmin>,
+) -> PageResult {
     Ok(ok(sample_form(&state, &viewer, &[])))
 }
 
@@ -338,13 +339,13 @@ fn schema_of(f: &FormData) -> Result<(Value, Vec<String>), PageError> {
 }
 
 pub async fn post_save(
-    req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    Posted {
+        viewer,
+        pass,
+        form: f,
+    }: Posted<DataAdmin>,
 ) -> PageResult {
-    let f = FormData::parse(&body)?;
-    let viewer = guard::poster(&req, &state, &f)?;
-    let pass = admin(&state, &viewer)?;
     let update = f.get("mode") == Some("update");
     let (schema, problems) = schema_of(&f)?;
     if !problems.is_empty() {
@@ -378,12 +379,10 @@ pub async fn post_save(
 
 /// The latest schema of a dataset in the editor, to store as its next version.
 pub async fn get_edit(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
+    Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
-    let viewer = guard::viewer(&req, &state)?;
-    let pass = admin(&state, &viewer)?;
     let (layer, domain, dataset) = path.into_inner();
     let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
     let schema = backend::latest_schema_json(&state, &pass, &key)?;

@@ -10,10 +10,10 @@ use rapid_actors::engine::DatasetFilter;
 use rapid_actors::key::DatasetKey;
 use serde_json::json;
 
-use crate::auth::Write;
+use crate::auth::{AnySubject, Write};
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::guard;
+use crate::web::guard::{self, Page};
 use crate::web::layout::page;
 use crate::web::page::{ok, secure, PageError, PageResult};
 use crate::web::session::{self, Found};
@@ -25,11 +25,10 @@ pub struct Pick {
 }
 
 pub async fn get_upload(
-    req: HttpRequest,
     state: web::Data<AppState>,
     pick: web::Query<Pick>,
+    Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let viewer = guard::viewer(&req, &state)?;
     if !backend::can_write_any(&viewer.subject) {
         return Err(PageError::forbidden(&format!(
             "Subject {} has no permission to write any dataset",
