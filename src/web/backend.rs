@@ -14,7 +14,7 @@ use rapid_actors::auth::pass::{
 use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
 use rapid_actors::engine::{
-    DatasetEntry, DatasetFilter, OutputFormat, UploadAccepted, VersionFiles,
+    DatasetEntry, DatasetFilter, DatasetInfo, OutputFormat, UploadAccepted, VersionFiles,
 };
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::jobs::JobView;
@@ -253,7 +253,7 @@ pub async fn dataset_info(
     state: &AppState,
     pass: &DatasetPass<Read>,
     version: i64,
-) -> Result<Value> {
+) -> Result<DatasetInfo> {
     state.engine.info(pass, Some(version)).await
 }
 

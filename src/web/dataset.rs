@@ -4,7 +4,7 @@
 
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::engine::{pick_version, RawFile};
+use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use serde_json::Value;
 
@@ -72,26 +72,24 @@ fn columns_table(columns: &[Value]) -> Markup {
     }
 }
 
-fn info_section(info: &Result<Value, rapid_actors::Error>) -> Markup {
+fn info_section(info: &Result<DatasetInfo, rapid_actors::Error>) -> Markup {
+    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
     match info {
         Err(e) => html! { p.empty { (PageError::from(e.clone()).messages().join(" ")) } },
         Ok(info) => {
-            let m = &info["metadata"];
-            let ranges: Vec<(&str, &Value)> = info["columns"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|c| !c["statistics"].is_null())
-                .map(|c| (c["name"].as_str().unwrap_or(""), &c["statistics"]))
-                .collect();
+            let m = &info.metadata;
+            let ranges = info
+                .columns
+                .iter()
+                .filter_map(|c| Some((&c.column.name, c.statistics.as_ref()?)));
             html! {
                 dl.facts {
-                    dt { "Rows" } dd id="row-count" { (words(&m["number_of_rows"])) }
-                    dt { "Columns" } dd { (words(&m["number_of_columns"])) }
-                    dt { "Last updated" } dd { (words(&m["last_updated"])) }
-                    @if !m["last_uploaded_by"].is_null() { dt { "Last uploaded by" } dd { (words(&m["last_uploaded_by"])) } }
+                    dt { "Rows" } dd id="row-count" { (m.number_of_rows) }
+                    dt { "Columns" } dd { (m.number_of_columns) }
+                    dt { "Last updated" } dd { (m.last_updated) }
+                    @if let Some(by) = &m.last_uploaded_by { dt { "Last uploaded by" } dd { (by) } }
                     @for (name, s) in ranges {
-                        dt { (name) " range" } dd { (words(&s["min"])) " to " (words(&s["max"])) }
+                        dt { (name) " range" } dd { (or_dash(&s.min)) " to " (or_dash(&s.max)) }
                     }
                 }
             }

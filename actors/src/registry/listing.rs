@@ -2,8 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::auth::permission::{Access, Permission};
 use crate::catalog::Catalog;
@@ -11,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::info::{display_time, last_updated};
 use crate::records::load_schema;
-use crate::schema::ValidSchema;
+use crate::schema::{Tags, ValidSchema};
 use crate::sensitivity::Sensitivity;
 
 #[derive(Debug, Default, Deserialize)]
@@ -103,43 +102,6 @@ pub struct Enrichment {
     pub last_updated_date: String,
 }
 
-/// Tags in the order they were first set, sent as one object.
-#[derive(Debug, Clone, Default)]
-pub struct Tags(Vec<(String, String)>);
-
-impl Tags {
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Sets `key`, in its first place if it was set before.
-    fn insert(&mut self, key: &str, value: &str) {
-        match self.0.iter_mut().find(|(k, _)| k == key) {
-            Some(slot) => slot.1 = value.to_string(),
-            None => self.0.push((key.to_string(), value.to_string())),
-        }
-    }
-
-    fn insert_absent(&mut self, key: &str, value: &str) {
-        if self.get(key).is_none() {
-            self.0.push((key.to_string(), value.to_string()));
-        }
-    }
-}
-
-impl Serialize for Tags {
-    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k, v)?;
-        }
-        map.end()
-    }
-}
-
 pub fn list_datasets(
     catalog: &dyn Catalog,
     permissions: &[Permission],
@@ -162,13 +124,7 @@ pub fn list_datasets(
         if !visible(permissions, &record) || !filter.matches(&schema, &allowed) {
             continue;
         }
-        let mut tags = Tags::default();
-        for (k, v) in schema.key_value_tags() {
-            tags.insert(k, v);
-        }
-        for k in schema.key_only_tags() {
-            tags.insert_absent(k, "");
-        }
+        let mut tags = Tags::of(&schema);
         tags.insert("sensitivity", record.sensitivity.as_str());
         tags.insert("no_of_versions", &record.latest_version.to_string());
         let enrichment = match enriched {
@@ -195,21 +151,6 @@ pub fn list_datasets(
 #[cfg(test)]
 mod tests {
     use super::{DatasetEntry, Enrichment, Tags};
-
-    #[test]
-    fn tags_keep_their_first_place_and_serialise_as_one_object() {
-        let mut tags = Tags::default();
-        tags.insert("sensitivity", "custom");
-        tags.insert("team", "sales");
-        tags.insert_absent("team", "");
-        tags.insert_absent("draft", "");
-        tags.insert("sensitivity", "PUBLIC");
-        assert_eq!(tags.get("team"), Some("sales"));
-        assert_eq!(
-            serde_json::to_string(&tags).unwrap(),
-            r#"{"sensitivity":"PUBLIC","team":"sales","draft":""}"#
-        );
-    }
 
     #[test]
     fn an_entry_is_enriched_only_when_asked() {
