@@ -28,16 +28,20 @@ use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// Routes anyone may call without a token.
-fn is_public(path: &str) -> bool {
-    // Result downloads carry their own signed, expiring authorisation in the link.
-    matches!(
-        path,
-        "/api/status" | "/api/ready" | "/api/oauth2/token" | "/"
-    ) || path.starts_with("/api/results/")
-        || crate::openapi::is_public(path)
-        // The web pages authenticate by their own session cookie (src/web/session.rs).
-        || crate::web::is_page(path)
+/// The paths anyone may call without a token, as rules composed at assembly (`server`): the route
+/// table's public routes, the API docs, the web pages (which check their own session cookie).
+/// Registered as app data; without it every path needs a token.
+#[derive(Clone, Copy)]
+pub struct PublicPaths(pub &'static [fn(&str) -> bool]);
+
+impl PublicPaths {
+    fn of(req: &ServiceRequest) -> &[fn(&str) -> bool] {
+        req.app_data::<PublicPaths>().map_or(&[], |p| p.0)
+    }
+}
+
+fn is_public(req: &ServiceRequest, path: &str) -> bool {
+    PublicPaths::of(req).iter().any(|rule| rule(path))
 }
 
 /// The authenticated subject, attached to the request by the middleware.
@@ -57,12 +61,13 @@ pub async fn authenticate(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let path = req.path().to_string();
     let preflight = is_preflight(req.request());
-    if preflight && is_public(&path) {
+    let public = is_public(&req, &path);
+    if preflight && public {
         // Public routes check nothing before their body: `100 Continue` at once.
         return Ok(req.error_response(PreflightPassed));
     }
 
-    if !is_public(&path) {
+    if !public {
         let state = req
             .app_data::<web::Data<AppState>>()
             .cloned()

@@ -1,33 +1,13 @@
-//! Command line and environment configuration. Every setting is a flag and an environment variable.
+//! The service's settings: every one is a flag of `rapid-rs serve` and an environment variable
+//! (the command line itself is [`crate::cli`]).
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "rapid-rs",
-    version,
-    about = "Self-hosted dataset data service: schema-validated uploads, Parquet storage, queries, permissions",
-    args_conflicts_with_subcommands = true
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Option<Command>,
-    /// With no subcommand, `rapid-rs` serves with these settings.
-    #[command(flatten)]
-    pub serve: ServeArgs,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the service (the default).
-    Serve(Box<ServeArgs>),
-    /// Benchmark concurrent uploads against a running service, and check every row is stored once.
-    Bench(crate::bench::BenchArgs),
-    /// Operate on a data folder: clients, admin secret, signing key, backup, restore, check.
-    Admin(crate::admin::AdminArgs),
-}
+use clap::{Args, Parser};
+use rapid_actors::auth::names::parse_domain_list;
+use rapid_actors::auth::{AdminCredentials, AuthSettings};
+use rapid_actors::storage::Storage;
+use rapid_actors::Error;
 
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
@@ -244,38 +224,6 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The connection limits, for `connection::server`.
-    pub fn connection_settings(&self) -> Result<crate::connection::ConnectionSettings, String> {
-        use std::time::Duration;
-        let workers = self.workers.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-        });
-        let mut budgets = self.limits.budgets()?;
-        // A held request is not yet visible to actix-http, whose keep-alive timer would close
-        // the connection under it: the wait stays half a second short of the keep-alive.
-        let keep_alive = Duration::from_secs(self.keep_alive_seconds);
-        budgets.max_wait = budgets
-            .max_wait
-            .min(keep_alive.saturating_sub(Duration::from_millis(500)));
-        Ok(crate::connection::ConnectionSettings {
-            budgets,
-            front: crate::connection::front::FrontSettings {
-                head: crate::connection::head::HeadLimits {
-                    max_head_bytes: self.max_header_bytes as usize,
-                    max_headers: self.max_headers as usize,
-                    max_url_bytes: self.max_url_bytes as usize,
-                },
-                head_timeout: Duration::from_secs(self.head_timeout_seconds),
-                body_idle_timeout: Duration::from_secs(self.body_timeout_seconds),
-            },
-            keep_alive,
-            linger: Duration::from_millis(self.close_linger_ms),
-            max_connections: self.max_connections as usize,
-            shutdown_timeout: Duration::from_secs(self.ops.shutdown_timeout_seconds),
-            workers: workers.max(1),
-        })
-    }
-
     /// Layers lower-cased and checked: each a simple lower-case name.
     pub fn layer_list(&self) -> Result<Vec<String>, String> {
         let layers: Vec<String> = self
@@ -360,4 +308,47 @@ impl ServeArgs {
 /// A catalog URL setting, `None` when unset or empty.
 pub fn postgres_catalog(url: Option<&str>) -> Option<&str> {
     url.map(str::trim).filter(|u| !u.is_empty())
+}
+
+/// Only to read the environment the way `rapid-rs serve` does.
+#[derive(Parser)]
+#[command(name = "rapid-rs")]
+struct ServeOnly {
+    #[command(flatten)]
+    serve: ServeArgs,
+}
+
+impl ServeArgs {
+    /// The settings of a command run on a stopped data folder (`rapid-rs admin`): the service's
+    /// defaults and its `RAPID_*` environment variables, with `layers` and one hash worker.
+    pub fn for_admin(data_dir: &std::path::Path, layers: &str) -> Result<ServeArgs, Error> {
+        let only =
+            ServeOnly::try_parse_from(["rapid-rs", "--layers", layers, "--hash-workers", "1"])
+                .map_err(|e| Error::invalid(e.to_string()))?;
+        let mut args = only.serve;
+        args.data_dir = data_dir.to_path_buf();
+        Ok(args)
+    }
+
+    /// What auth needs from the settings.
+    pub fn auth_settings(&self) -> Result<AuthSettings, Error> {
+        let admin_override = match (&self.admin_client_id, &self.admin_client_secret) {
+            (Some(id), Some(secret)) => Some(AdminCredentials {
+                client_id: id.clone(),
+                client_secret: secret.clone(),
+            }),
+            _ => None,
+        };
+        let data = Storage::new(&self.data_dir);
+        Ok(AuthSettings {
+            token_ttl_seconds: self.token_ttl_seconds,
+            allowed_email_domains: parse_domain_list(&self.allowed_email_domains),
+            admin_override,
+            credentials_file: data.admin_credentials_file(),
+            key_file: self.key_file.clone().unwrap_or_else(|| data.key_file()),
+            layers: self.layer_list().map_err(Error::invalid)?,
+            hash_pool: self.limits.hash_pool(),
+            throttle: self.limits.throttle(),
+        })
+    }
 }

@@ -9,9 +9,6 @@ use clap::Args;
 use rapid_actors::auth::hash_pool::HashPoolSettings;
 use rapid_actors::auth::throttle::ThrottleSettings;
 
-use crate::client_addr::{Networks, TrustedProxies};
-use crate::connection::budget::BudgetSettings;
-
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(2, |n| n.get())
 }
@@ -151,19 +148,6 @@ impl LimitArgs {
             forget_after: Duration::from_secs(self.signin_forget_seconds),
             max_entries: self.signin_table_entries as usize,
         }
-    }
-
-    /// The per-address budgets of the connection front.
-    pub fn budgets(&self) -> Result<BudgetSettings, String> {
-        Ok(BudgetSettings {
-            max_connections: self.address_max_connections,
-            requests_per_second: f64::from(self.address_requests_per_second),
-            burst: f64::from(self.address_request_burst),
-            max_wait: Duration::from_millis(self.address_request_max_wait_ms),
-            max_entries: self.address_table_entries as usize,
-            exempt: Networks::parse(&self.address_budget_exempt, "budget-exempt address")?,
-            proxies: TrustedProxies::parse(&self.trusted_proxies)?,
-        })
     }
 
     pub fn generate_workers(&self) -> usize {

@@ -1,6 +1,7 @@
 //! The HTTP face of engine errors: the one place a kind becomes a status code, and every error,
 //! ours or actix-web's, becomes `{"details": ...}` JSON.
 
+use crate::answers::ErrorBody;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
@@ -8,7 +9,6 @@ use actix_web::http::StatusCode;
 use actix_web::middleware::Next;
 use actix_web::{HttpResponse, ResponseError};
 use rapid_actors::{Details, Error, ErrorKind};
-use serde_json::json;
 
 const INTERNAL_MESSAGE: &str = "Something went wrong. Please contact your system administrator.";
 
@@ -68,17 +68,13 @@ impl ResponseError for ApiError {
             (ErrorKind::Internal, _) => {
                 // The cause goes to the log; the client gets no internals.
                 tracing::error!(error = %self.0.report(), "internal error");
-                json!({ "details": INTERNAL_MESSAGE })
+                ErrorBody::one(INTERNAL_MESSAGE)
             }
-            (_, Details::One(m)) => json!({ "details": m }),
+            (_, Details::One(m)) => ErrorBody::one(m.as_str()),
             (_, Details::Many(ms)) => match self.0.report.as_ref().and_then(|r| r.links.as_ref()) {
                 // A refused upload: its first problems, and where to download all of them.
-                Some(links) => json!({
-                    "details": ms,
-                    "report_url": links.csv,
-                    "report_parquet_url": links.parquet,
-                }),
-                None => json!({ "details": ms }),
+                Some(links) => ErrorBody::refused(ms.clone(), links),
+                None => ErrorBody::many(ms.clone()),
             },
         };
         let mut res = HttpResponse::build(self.status_code());
@@ -131,7 +127,8 @@ pub async fn json_errors(
             .to_string(),
     };
     let (req, mut res) = res.into_parts();
-    let body = json!({ "details": message }).to_string();
+    // unwrap-free: a struct of strings always serialises.
+    let body = serde_json::to_string(&ErrorBody::one(message)).unwrap_or_default();
     res.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

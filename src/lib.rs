@@ -1,34 +1,38 @@
 //! # rapid-rs: the HTTP edge and the binary
 //!
-//! A thin layer over the engine crate `rapid-actors`: configuration, routes, authentication
-//! middleware, permission extractors and error rendering.
+//! A thin layer over the engine crate `rapid-actors`: the API, the web pages, their shared
+//! plumbing, and the commands of the binary.
 //!
-//! ## Layout
-//! - [`admin`]: `rapid-rs admin`, commands on a data folder ([`admin_client`]: create-client).
-//! - [`bench`]: `rapid-rs bench`, the concurrent-upload load tool.
-//! - [`config`]: flags and environment variables (clap).
-//! - [`connection`]: the HTTP/1 server: connection front (protocol errors, limits, timeouts),
-//!   `Expect` preflight, closing after unread bodies.
-//! - [`config`]: flags and environment variables (clap); [`config_limits`] the hostile-input bounds.
-//! - [`client_addr`]: the client address (trusted proxies' `X-Forwarded-For`).
-//! - [`origin`]: the origin links start with (`RAPID_PUBLIC_URL`, or the host trusted proxies
-//!   forward).
-//! - [`server`]: start-up (catalog, actors, bind) and graceful shutdown.
-//! - [`auth`]: the authentication middleware (before any body is read) and `Authorized<Policy>`.
-//! - [`file_modes`]: umask 0o077, data folder 0700 and secret files 0600, tightened at start.
-//! - [`error`]: engine error kinds to HTTP statuses, in one match; JSON for every error.
-//! - [`openapi`]: the OpenAPI document (`/api/openapi.json`) and the docs page (`/api/docs`).
-//! - [`routes`]: one module per resource, one thin handler per endpoint.
-//! - [`state`]: what handlers share.
-//! - [`ops`]: operations: request ids and request logs, `/api/metrics`, `/api/ready`, graceful
-//!   shutdown; [`config_ops`] their settings.
-//! - [`upload`]: reading multipart file parts (bounded samples, streamed uploads).
-//! - [`web`]: the web pages at `/` (sessions, CSRF, server-rendered HTML).
+//! ## Floors
+//! Each module imports only from its own floor or the floors below (`tests/module_graph.rs`
+//! keeps this, with no import cycle between files), bottom first:
+//! 1. Shared pieces: [`error`] (engine error kinds to HTTP statuses, JSON for every error),
+//!    [`client_addr`] (trusted proxies' `X-Forwarded-For`), [`origin`] (the origin links start
+//!    with), [`file_modes`] (umask 0o077, private data folder), [`answers`] (the shapes the API
+//!    documents).
+//! 2. Settings and what handlers share: [`config`] (every setting a flag and an environment
+//!    variable), [`config_limits`] (hostile-input bounds), [`config_ops`], [`state`].
+//! 3. Plumbing: [`connection`] (the HTTP/1 server: connection front, `Expect` preflight,
+//!    closing after unread bodies), [`auth`] (the authentication middleware, before any body is
+//!    read, and the permission extractors), [`upload`] (multipart file parts), [`params`]
+//!    (request parameters), [`ops`] (request ids and logs, metrics, readiness, graceful
+//!    shutdown).
+//! 4. Two fronts, siblings that never import each other: [`routes`] (the API under `/api`, one
+//!    table, one thin handler per endpoint) and [`web`] (the pages at `/`: sessions, CSRF,
+//!    server-rendered HTML).
+//! 5. Assembly: [`cli`] (the command line), [`server`] (start-up, the public paths, graceful
+//!    shutdown), [`openapi`] (`/api/openapi.json`, `/api/docs`), [`admin`] and [`admin_client`]
+//!    (`rapid-rs admin`), and the binary (`main.rs`, which runs `rapid-rs bench` from the
+//!    load tool's own crate, tools/bench).
+//!
+//! Which paths need no token is decided at assembly: the route table marks its public routes,
+//! and `server` adds the API docs and the pages, so [`auth`] knows nothing of either front.
 
 pub mod admin;
 pub mod admin_client;
+pub mod answers;
 pub mod auth;
-pub mod bench;
+pub mod cli;
 pub mod client_addr;
 pub mod config;
 pub mod config_limits;
@@ -39,6 +43,7 @@ pub mod file_modes;
 pub mod openapi;
 pub mod ops;
 pub mod origin;
+pub mod params;
 pub mod routes;
 pub mod server;
 pub mod state;

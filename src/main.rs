@@ -1,5 +1,5 @@
 use clap::Parser;
-use rapid_rs::config::{Cli, Command};
+use rapid_rs::cli::{Cli, Command};
 
 fn main() -> std::process::ExitCode {
     // Before any thread or file exists: everything created from here on is private.
@@ -7,7 +7,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => *args,
-        Some(Command::Bench(args)) => return run_bench(args),
+        Some(Command::Bench(args)) => return rapid_bench::main(args),
         Some(Command::Admin(args)) => {
             rapid_rs::ops::logging::init("warn", rapid_rs::config_ops::LogFormat::Text);
             return rapid_rs::admin::run(args);
@@ -15,50 +15,17 @@ fn main() -> std::process::ExitCode {
         None => cli.serve,
     };
     rapid_rs::ops::logging::init(&args.log_level, args.ops.log_format);
+    let log_format = args.ops.log_format;
     // actix's own runtime: the actors and the HTTP server share its System.
     let result = actix_web::rt::System::new().block_on(rapid_rs::server::serve(args));
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!("rapid-rs stopped: {e}");
-            eprintln!("rapid-rs: {e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-fn run_bench(args: rapid_rs::bench::BenchArgs) -> std::process::ExitCode {
-    let json = args.json;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("rapid-rs bench: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(rapid_rs::bench::run(args)) {
-        Ok(report) => {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&report).unwrap_or_default()
-                );
-            } else {
-                eprintln!();
-                print!("{}", report.text());
+            // In JSON mode the log line above is the only one: every line stays JSON.
+            if log_format == rapid_rs::config_ops::LogFormat::Text {
+                eprintln!("rapid-rs: {e}");
             }
-            // A run whose accepted rows are not all stored exactly once is a failure.
-            if report.exactly_once {
-                std::process::ExitCode::SUCCESS
-            } else {
-                std::process::ExitCode::FAILURE
-            }
-        }
-        Err(e) => {
-            eprintln!("rapid-rs bench: {e}");
             std::process::ExitCode::FAILURE
         }
     }

@@ -7,14 +7,12 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::middleware::{from_fn, NormalizePath, TrailingSlash};
 use actix_web::{web, App, HttpRequest};
-use rapid_actors::auth::names::parse_domain_list;
-use rapid_actors::auth::{AdminCredentials, AuthSettings, Bootstrap};
+use rapid_actors::auth::Bootstrap;
 use rapid_actors::engine::{Engine, EngineConfig};
-use rapid_actors::storage::Storage;
 use rapid_actors::work_permits::WorkPermits;
 use rapid_actors::{Error, ErrorKind};
 
-use crate::auth::authenticate;
+use crate::auth::{authenticate, PublicPaths};
 use crate::client_addr::TrustedProxies;
 use crate::config::ServeArgs;
 use crate::connection;
@@ -23,6 +21,7 @@ use crate::error::{json_errors, ApiError};
 use crate::file_modes;
 use crate::routes;
 use crate::state::AppState;
+use crate::web::WebState;
 
 /// Largest JSON body accepted by the JSON routes (schemas, queries, subjects).
 const JSON_LIMIT: usize = 4 * 1024 * 1024;
@@ -70,8 +69,15 @@ pub async fn serve_until(
         .map(|l| l.local_addr())
         .collect::<std::io::Result<_>>()?;
     let app_state = state.clone();
-    let settings = args.connection_settings().map_err(std::io::Error::other)?;
-    let server = connection::server(listeners, settings, move || build_app(app_state.clone()))?;
+    let settings =
+        connection::ConnectionSettings::from_args(&args).map_err(std::io::Error::other)?;
+    let sessions = web::Data::new(WebState::new(
+        args.web_session_ttl_seconds,
+        args.web_secure_cookie,
+    ));
+    let server = connection::server(listeners, settings, move || {
+        build_app(app_state.clone(), sessions.clone())
+    })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
@@ -84,17 +90,26 @@ pub async fn serve_until(
         crate::ops::shutdown::drain(handle, engine, timeout).await;
     });
     for addr in addrs {
-        // Scripts and tests wait for this exact line.
-        println!("listening on http://{addr}");
+        // Scripts and tests wait for this exact line (text), or its `url` (JSON).
+        let url = format!("http://{addr}");
+        crate::ops::logging::announce(args.ops.log_format, &format!("listening on {url}"), &url);
     }
     server.await?;
     crate::ops::shutdown::fail_unfinished(&state);
     Ok(())
 }
 
+/// Served without a token: the API's public routes, its document and docs page, the web pages.
+const PUBLIC: PublicPaths = PublicPaths(&[
+    routes::is_public,
+    crate::openapi::is_public,
+    crate::web::is_page,
+]);
+
 /// The application: routes, body limits, and the middleware (outermost last).
 fn build_app(
     state: web::Data<AppState>,
+    sessions: web::Data<WebState>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -106,6 +121,7 @@ fn build_app(
 > {
     App::new()
         .app_data(state)
+        .app_data(PUBLIC)
         .app_data(
             web::JsonConfig::default()
                 .limit(JSON_LIMIT)
@@ -115,7 +131,7 @@ fn build_app(
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(crate::openapi::configure)
         .configure(routes::configure)
-        .configure(crate::web::configure)
+        .configure(crate::web::configure(sessions))
         .wrap(from_fn(authenticate))
         .wrap(from_fn(json_errors))
         .wrap(NormalizePath::new(TrailingSlash::Trim))
@@ -136,28 +152,6 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     })
 }
 
-/// What auth needs from the settings (also used by `rapid-rs admin create-client`).
-pub fn auth_settings(args: &ServeArgs) -> Result<AuthSettings, Error> {
-    let admin_override = match (&args.admin_client_id, &args.admin_client_secret) {
-        (Some(id), Some(secret)) => Some(AdminCredentials {
-            client_id: id.clone(),
-            client_secret: secret.clone(),
-        }),
-        _ => None,
-    };
-    let data = Storage::new(&args.data_dir);
-    Ok(AuthSettings {
-        token_ttl_seconds: args.token_ttl_seconds,
-        allowed_email_domains: parse_domain_list(&args.allowed_email_domains),
-        admin_override,
-        credentials_file: data.admin_credentials_file(),
-        key_file: args.key_file.clone().unwrap_or_else(|| data.key_file()),
-        layers: args.layer_list().map_err(Error::invalid)?,
-        hash_pool: args.limits.hash_pool(),
-        throttle: args.limits.throttle(),
-    })
-}
-
 fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let layers = args.layer_list().map_err(Error::invalid)?;
     // Before the catalog opens: its SQLite sync level follows this setting.
@@ -165,7 +159,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
-    let settings = auth_settings(args)?;
+    let settings = args.auth_settings()?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
     let node_id = args.node_id();
@@ -214,7 +208,6 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
             "schema generations",
         ),
         max_value_bytes: args.limits.max_value_bytes as usize,
-        web: crate::web::WebState::new(args.web_session_ttl_seconds, args.web_secure_cookie),
     })
 }
 

@@ -3,6 +3,7 @@
 use rapid_actors::auth::Auth;
 use rapid_actors::engine::Engine;
 use rapid_actors::work_permits::WorkPermits;
+use rapid_actors::Error;
 
 use crate::client_addr::TrustedProxies;
 
@@ -20,14 +21,19 @@ pub struct AppState {
     pub generations: WorkPermits,
     /// The longest single value in an upload or sample.
     pub max_value_bytes: usize,
-    /// The web pages' sessions (src/web).
-    pub web: crate::web::WebState,
 }
 
 impl AppState {
     /// Subjects, credentials, tokens, permissions and protected domains.
     pub fn auth(&self) -> &Auth {
         self.engine.auth()
+    }
+
+    /// The address sign-in attempts are throttled by.
+    pub fn client_addr(&self, req: &actix_web::HttpRequest) -> Result<std::net::IpAddr, Error> {
+        self.trusted_proxies
+            .client_of(req)
+            .ok_or_else(|| Error::internal("a request without a peer address"))
     }
 
     /// The origin (`scheme://host[:port][/prefix]`) of links in the answer to `req`.

@@ -1,14 +1,21 @@
 //! Reading the `file` part of a multipart body: a bounded sample for schema generation, or the
-//! file part of an upload, which the engine streams into its ingest.
+//! file part of an upload, which the engine streams into its ingest. Shared by the API and the
+//! web pages.
 
 use std::path::PathBuf;
 
 use actix_multipart::{Field, Multipart, MultipartError};
 use futures_util::StreamExt;
+use rapid_actors::auth::pass::SubjectPass;
+use rapid_actors::engine::{UploadAccepted, UploadTarget};
 use rapid_actors::file_kind::{FileKind, StagedFile};
+use rapid_actors::infer::DraftTarget;
 use rapid_actors::infer::{Sample, CSV_SAMPLE_BYTES};
+use rapid_actors::schema::Schema;
 use rapid_actors::{Error, ErrorKind};
 use tokio::io::AsyncWriteExt;
+
+use crate::state::AppState;
 
 pub fn multipart_error(e: MultipartError) -> Error {
     Error::invalid(format!("The multipart body could not be read: {e}"))
@@ -100,4 +107,35 @@ pub async fn read_sample_field(
         }
         FileKind::Parquet => Sample::Parquet(staged),
     })
+}
+
+/// Streams the multipart's `file` part (other parts skipped) into the checked upload target.
+/// The API's upload and the web page's (whose form sends its CSRF token first).
+pub async fn receive_upload(
+    target: UploadTarget,
+    payload: &mut Multipart,
+) -> Result<UploadAccepted, Error> {
+    let (field, filename) = file_field(payload).await?;
+    let body = field.map(|chunk| chunk.map_err(multipart_error));
+    target.receive(&filename, body).await
+}
+
+/// Receives a sample from its `file` part and drafts a schema from it (the caller holds a
+/// generation permit). The API's generate and the web page's.
+pub async fn draft_from_field(
+    state: &AppState,
+    pass: &SubjectPass,
+    target: DraftTarget,
+    field: Field,
+    filename: &str,
+) -> Result<Schema, Error> {
+    let sample = read_sample_field(
+        field,
+        filename,
+        |kind| state.engine.new_sample_path(pass, kind),
+        state.max_upload_bytes,
+        state.max_value_bytes,
+    )
+    .await?;
+    state.engine.draft_schema(pass, sample, target).await
 }

@@ -35,12 +35,34 @@ impl DatasetKey {
     }
 }
 
+/// A dataset as the catalog holds it. Only the engine builds one (its fields are crate-private),
+/// so a record outside the engine is always one the catalog returned: a dataset pass (see
+/// `auth::pass`) cannot be made for an invented dataset.
 #[derive(Debug, Clone)]
 pub struct DatasetRecord {
-    pub id: i64,
-    pub key: DatasetKey,
+    pub(crate) id: i64,
+    pub(crate) key: DatasetKey,
     /// The name as first created, with its case.
-    pub name: String,
-    pub sensitivity: Sensitivity,
-    pub latest_version: i64,
+    pub(crate) name: String,
+    pub(crate) sensitivity: Sensitivity,
+    pub(crate) latest_version: i64,
+}
+
+impl DatasetRecord {
+    pub fn id(&self) -> i64 {
+        self.id
+    }
+    pub fn key(&self) -> &DatasetKey {
+        &self.key
+    }
+    /// The name as first created, with its case.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn sensitivity(&self) -> Sensitivity {
+        self.sensitivity
+    }
+    pub fn latest_version(&self) -> i64 {
+        self.latest_version
+    }
 }

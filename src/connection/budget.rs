@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::client_addr::{Networks, TrustedProxies};
+use crate::config_limits::LimitArgs;
 
 use super::head::header_values;
 
@@ -72,6 +73,21 @@ pub struct BudgetSettings {
     /// Addresses and networks without budgets.
     pub exempt: Networks,
     pub proxies: TrustedProxies,
+}
+
+impl BudgetSettings {
+    /// The per-address budgets, as `rapid-rs serve` is told them.
+    pub fn from_limits(limits: &LimitArgs) -> Result<BudgetSettings, String> {
+        Ok(BudgetSettings {
+            max_connections: limits.address_max_connections,
+            requests_per_second: f64::from(limits.address_requests_per_second),
+            burst: f64::from(limits.address_request_burst),
+            max_wait: Duration::from_millis(limits.address_request_max_wait_ms),
+            max_entries: limits.address_table_entries as usize,
+            exempt: Networks::parse(&limits.address_budget_exempt, "budget-exempt address")?,
+            proxies: TrustedProxies::parse(&limits.trusted_proxies)?,
+        })
+    }
 }
 
 /// An answer the front gives instead of serving.

@@ -30,6 +30,7 @@ use actix_service::{
 use actix_web::body::MessageBody;
 use actix_web::dev::AppConfig;
 
+use crate::config::ServeArgs;
 use budget::{AddressBudgets, BudgetSettings};
 use front::{FrontIo, FrontSettings};
 
@@ -49,6 +50,39 @@ pub struct ConnectionSettings {
     /// Open connections at most, over all workers; more wait in the listen queue.
     pub max_connections: usize,
     pub workers: usize,
+}
+
+impl ConnectionSettings {
+    /// The connection limits `rapid-rs serve` is told, for [`server`].
+    pub fn from_args(args: &ServeArgs) -> Result<ConnectionSettings, String> {
+        let workers = args.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        });
+        let mut budgets = BudgetSettings::from_limits(&args.limits)?;
+        // A held request is not yet visible to actix-http, whose keep-alive timer would close
+        // the connection under it: the wait stays half a second short of the keep-alive.
+        let keep_alive = Duration::from_secs(args.keep_alive_seconds);
+        budgets.max_wait = budgets
+            .max_wait
+            .min(keep_alive.saturating_sub(Duration::from_millis(500)));
+        Ok(ConnectionSettings {
+            budgets,
+            front: front::FrontSettings {
+                head: head::HeadLimits {
+                    max_head_bytes: args.max_header_bytes as usize,
+                    max_headers: args.max_headers as usize,
+                    max_url_bytes: args.max_url_bytes as usize,
+                },
+                head_timeout: Duration::from_secs(args.head_timeout_seconds),
+                body_idle_timeout: Duration::from_secs(args.body_timeout_seconds),
+            },
+            keep_alive,
+            linger: Duration::from_millis(args.close_linger_ms),
+            max_connections: args.max_connections as usize,
+            shutdown_timeout: Duration::from_secs(args.ops.shutdown_timeout_seconds),
+            workers: workers.max(1),
+        })
+    }
 }
 
 /// Binds every address `bind` resolves to.

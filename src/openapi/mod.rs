@@ -1,5 +1,5 @@
 //! The API's contract: `GET /api/openapi.json`, an OpenAPI 3.1 document generated from the
-//! `#[utoipa::path]` attributes beside each handler and the types in [`schemas`], and
+//! `#[utoipa::path]` attributes beside each handler and the types in [`crate::answers`], and
 //! `GET /api/docs`, Swagger UI served from the binary (no CDN), where a person authorises with a
 //! token and tries calls. Neither needs a token (docs/API.md, Authentication).
 //!
@@ -8,7 +8,6 @@
 
 mod docs;
 mod modifiers;
-pub mod schemas;
 
 use std::sync::OnceLock;
 
@@ -64,7 +63,7 @@ use modifiers::{Aliases, CommonErrors, SecuritySchemes};
         protected_domains::create_protected_domain,
         protected_domains::delete_protected_domain,
     ),
-    components(schemas(schemas::ErrorBody)),
+    components(schemas(crate::answers::ErrorBody)),
     modifiers(&SecuritySchemes, &Aliases, &CommonErrors),
     security(("bearer" = [])),
     tags(

@@ -27,7 +27,8 @@ pub fn start(args: &OpsArgs, state: web::Data<AppState>) -> std::io::Result<Opti
         if !addr.ip().is_loopback() {
             tracing::warn!(%addr, "metrics are served without a token on a non-loopback address");
         }
-        println!("metrics on http://{addr}");
+        let url = format!("http://{addr}");
+        super::logging::announce(args.log_format, &format!("metrics on {url}"), &url);
     }
     let server = server.run();
     let handle = server.handle();

@@ -13,7 +13,7 @@ fn check(state: &AppState) -> Result<(), String> {
 #[utoipa::path(get, path = "/api/ready", tag = "service", security(()),
     responses(
         (status = 200, description = "Ready: the catalog answers and the data folder takes writes", body = serde_json::Value, example = json!({"status": "ready"})),
-        (status = 503, description = "Not ready; `details` says what failed", body = crate::openapi::schemas::ErrorBody),
+        (status = 503, description = "Not ready; `details` says what failed", body = crate::answers::ErrorBody),
     ))]
 pub async fn get_ready(state: web::Data<AppState>) -> HttpResponse {
     match web::block(move || check(&state)).await {

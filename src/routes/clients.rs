@@ -1,10 +1,9 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{Authorized, UserAdmin};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 fn default_permissions() -> Vec<String> {
@@ -56,5 +55,5 @@ pub async fn delete_client(
         .await?;
     let message = format!("The client '{client_id}' has been deleted");
     // docs/SPEC.md names the key `message`; rAPId answers `details`: both, for both kinds of client.
-    Ok(HttpResponse::Ok().json(json!({ "details": message, "message": message })))
+    Ok(HttpResponse::Ok().json(doc::DeletedSubject::new(message)))
 }

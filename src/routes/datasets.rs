@@ -2,23 +2,15 @@
 
 use actix_multipart::Multipart;
 use actix_web::{web, HttpRequest, HttpResponse};
-use futures_util::StreamExt;
-use rapid_actors::engine::{UploadAccepted, UploadTarget};
 use rapid_actors::key::DatasetKey;
-use rapid_actors::Error;
 use serde::Deserialize;
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
 use crate::error::{not_found_as_invalid, ApiResult};
-use crate::openapi::schemas as doc;
+use crate::params::VersionQuery;
 use crate::state::AppState;
-use crate::upload::{file_field, multipart_error};
-
-#[derive(Debug, Deserialize)]
-pub struct VersionQuery {
-    pub version: Option<i64>,
-}
+use crate::upload::receive_upload;
 
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
@@ -27,7 +19,7 @@ pub struct VersionQuery {
         (status = 202, description = "Valid: its job commits it (WRITE access)", body = doc::UploadAccepted),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
-        (status = 422, description = "The data fails validation: the first 100 problems and a count of the rest in `details`, and `report_url`, a signed link to every problem as CSV (row, column, rule, value, key, message), when there were problems in rows", body = doc::UploadRefused),
+        (status = 422, description = "The data fails validation: the first 100 problems and a count of the rest in `details`, and `report_url`, a signed link to every problem as CSV (row, column, rule, value, key, message), when there were problems in rows", body = doc::ErrorBody),
     ))]
 pub async fn upload_dataset(
     req: HttpRequest,
@@ -42,18 +34,7 @@ pub async fn upload_dataset(
         .upload_target(access.pass, query.version)?
         .linking_from(&state.link_origin(&req));
     let accepted = receive_upload(target, &mut payload).await?;
-    Ok(HttpResponse::Accepted().json(json!({ "details": accepted })))
-}
-
-/// Streams the multipart's `file` part (other parts skipped) into the checked upload target.
-/// Shared with the web pages (src/web/backend.rs), whose form sends its CSRF token first.
-pub(crate) async fn receive_upload(
-    target: UploadTarget,
-    payload: &mut Multipart,
-) -> Result<UploadAccepted, Error> {
-    let (field, filename) = file_field(payload).await?;
-    let body = field.map(|chunk| chunk.map_err(multipart_error));
-    target.receive(&filename, body).await
+    Ok(HttpResponse::Accepted().json(doc::UploadAccepted::from(accepted)))
 }
 
 #[derive(Debug, Deserialize)]
@@ -97,7 +78,9 @@ pub async fn delete_raw_file(
         .engine
         .delete_file(&access.pass, version, &filename)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "details": format!("{filename} has been deleted.") })))
+    Ok(HttpResponse::Ok().json(doc::Confirmation::new(format!(
+        "{filename} has been deleted."
+    ))))
 }
 
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
@@ -116,8 +99,12 @@ pub async fn delete_dataset(
         .delete_dataset(&admin.pass, &DatasetKey::new(&layer, &domain, &dataset))
         .await
         .map_err(not_found_as_invalid)?;
-    Ok(HttpResponse::Accepted()
-        .json(json!({ "details": format!("{} has been deleted.", record.name) })))
+    Ok(
+        HttpResponse::Accepted().json(doc::Confirmation::new(format!(
+            "{} has been deleted.",
+            record.name()
+        ))),
+    )
 }
 
 /// `POST .../compact`: merges the version's small data files now, as a COMPACT job.
@@ -136,5 +123,5 @@ pub async fn compact_dataset(
     let (layer, domain, dataset) = path.into_inner();
     let key = DatasetKey::new(&layer, &domain, &dataset);
     let job_id = state.engine.compact(&admin.pass, &key, query.version)?;
-    Ok(HttpResponse::Accepted().json(json!({ "details": { "job_id": job_id } })))
+    Ok(HttpResponse::Accepted().json(doc::QueryJobAccepted::new(job_id)))
 }

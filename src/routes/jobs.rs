@@ -1,8 +1,8 @@
 use actix_web::{web, HttpResponse};
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 /// The caller's jobs; every job for DATA_ADMIN.

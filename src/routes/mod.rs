@@ -14,14 +14,18 @@ pub(crate) mod users;
 
 use actix_web::web;
 
-/// Builds both the router and [`ROUTES`], the list of what it serves, from one table, so the
-/// OpenAPI test (tests/api/openapi.rs) compares the document with exactly what is routed.
-/// Each path is one `web::resource`, so a known path with a wrong method is 405; resources are
-/// registered in table order (actix matches the first that fits).
+/// Builds the router, [`ROUTES`] (the list of what it serves, so the OpenAPI test in
+/// tests/api/openapi.rs compares the document with exactly what is routed) and [`is_public`] from
+/// one table. Each path is one `web::resource`, so a known path with a wrong method is 405;
+/// resources are registered in table order (actix matches the first that fits). A path marked
+/// `public` is served without a token.
 macro_rules! route_table {
-    ($($path:literal => { $($method:ident: $handler:path),+ $(,)? }),+ $(,)?) => {
+    ($($path:literal => $($public:ident)? { $($method:ident: $handler:path),+ $(,)? }),+ $(,)?) => {
         /// Every API route as (method, path under `/api`), in registration order.
         pub const ROUTES: &[(&str, &str)] = &[$($((stringify!($method), $path)),+),+];
+
+        /// The paths under `/api` marked `public` in the table.
+        const PUBLIC: &[&str] = &[$($(public_path!($public, $path),)?)+];
 
         pub fn configure(cfg: &mut web::ServiceConfig) {
             let mut scope = web::scope("/api");
@@ -31,12 +35,32 @@ macro_rules! route_table {
     };
 }
 
+/// Only the marker `public` is accepted.
+macro_rules! public_path {
+    (public, $path:literal) => {
+        $path
+    };
+}
+
+/// Whether `path` is a public route's. A public path with a parameter opens everything under its
+/// fixed part (a result link's name is its own authorisation; the router answers 404 to names it
+/// does not know, without asking for a token).
+pub fn is_public(path: &str) -> bool {
+    let Some(under_api) = path.strip_prefix("/api") else {
+        return false;
+    };
+    PUBLIC.iter().any(|p| match p.split_once('{') {
+        Some((fixed, _)) => under_api.starts_with(fixed),
+        None => under_api == *p,
+    })
+}
+
 route_table! {
-    "/status" => { get: status::get_status },
+    "/status" => public { get: status::get_status },
     "/layers" => { get: status::list_layers },
-    "/ready" => { get: crate::ops::ready::get_ready },
+    "/ready" => public { get: crate::ops::ready::get_ready },
     "/metrics" => { get: crate::ops::metrics::get_metrics },
-    "/oauth2/token" => { post: token::issue_token },
+    "/oauth2/token" => public { post: token::issue_token },
     "/permissions" => { get: subjects::list_permissions },
     "/permissions/{subject_id}" => { get: subjects::get_subject_permissions },
     "/client" => { post: clients::create_client },
@@ -62,7 +86,8 @@ route_table! {
     "/datasets/{layer}/{domain}/{dataset}/query" => { post: queries::query_dataset },
     // Before `{version}/{filename}`, which has the same shape.
     "/datasets/{layer}/{domain}/{dataset}/query/large" => { post: queries::query_dataset_large },
-    "/results/{name}" => { get: queries::download_result },
+    // A result link carries its own signed, expiring authorisation.
+    "/results/{name}" => public { get: queries::download_result },
     "/datasets/{layer}/{domain}/{dataset}/{version}/files" => { get: datasets::list_raw_files },
     "/datasets/{layer}/{domain}/{dataset}/{version}/{filename}" => {
         delete: datasets::delete_raw_file
@@ -74,4 +99,20 @@ route_table! {
         post: protected_domains::create_protected_domain,
         delete: protected_domains::delete_protected_domain,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_public;
+
+    #[test]
+    fn public_routes_are_the_marked_ones() {
+        assert!(is_public("/api/status"));
+        assert!(is_public("/api/oauth2/token"));
+        assert!(is_public("/api/results/a1b2"));
+        assert!(!is_public("/api/results"));
+        assert!(!is_public("/api/status/more"));
+        assert!(!is_public("/api/jobs"));
+        assert!(!is_public("/status"));
+    }
 }

@@ -1,9 +1,8 @@
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{Authorized, DataAdmin};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 #[utoipa::path(post, path = "/api/protected_domains/{domain}", tag = "protected domains",
@@ -21,9 +20,9 @@ pub async fn create_protected_domain(
         .auth()
         .create_protected_domain(&caller.pass, &path)
         .await?;
-    Ok(HttpResponse::Created().json(json!({
-        "details": format!("Successfully created protected domain for {domain}")
-    })))
+    Ok(HttpResponse::Created().json(doc::Confirmation::new(format!(
+        "Successfully created protected domain for {domain}"
+    ))))
 }
 
 #[utoipa::path(get, path = "/api/protected_domains", tag = "protected domains",
@@ -50,5 +49,9 @@ pub async fn delete_protected_domain(
         .auth()
         .delete_protected_domain(&caller.pass, &path)
         .await?;
-    Ok(HttpResponse::Accepted().json(json!({ "details": format!("{domain} has been deleted.") })))
+    Ok(
+        HttpResponse::Accepted().json(doc::Confirmation::new(format!(
+            "{domain} has been deleted."
+        ))),
+    )
 }

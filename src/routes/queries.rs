@@ -5,10 +5,10 @@ use actix_web::{web, HttpRequest, HttpResponse};
 pub use rapid_actors::engine::OutputFormat as Format;
 use rapid_actors::Error;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DatasetAccess, Read};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
-use crate::routes::datasets::VersionQuery;
+use crate::params::VersionQuery;
 use crate::state::AppState;
 
 /// From the Accept header: missing, `*/*` or a browser-style list mean JSON.
@@ -145,7 +145,7 @@ pub async fn query_dataset_large(
         .engine
         .start_large_query(access.pass, version.version, body, &base_url)
         .await?;
-    Ok(HttpResponse::Accepted().json(serde_json::json!({ "details": { "job_id": job_id } })))
+    Ok(HttpResponse::Accepted().json(doc::QueryJobAccepted::new(job_id)))
 }
 
 /// The query body, at most `limit` bytes (413 beyond, told from Content-Length when it is sent).

@@ -1,18 +1,17 @@
 //! Schemas: create, new version, and drafts generated from a sample file.
 
-use actix_multipart::{Field, Multipart};
+use actix_multipart::Multipart;
 use actix_web::{web, HttpResponse};
 use rapid_actors::auth::pass::SubjectPass;
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::schema::{Schema, DEFAULT_LAYER};
 use serde::Deserialize;
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
-use crate::upload::{file_field, read_sample_field};
+use crate::upload::{draft_from_field, file_field};
 
 #[utoipa::path(post, path = "/api/schema", tag = "schemas",
     request_body = doc::Schema,
@@ -26,13 +25,15 @@ pub async fn create_schema(
     body: web::Json<Schema>,
 ) -> ApiResult<HttpResponse> {
     let schema = state.engine.create_schema(&admin.pass, &body).await?;
-    Ok(HttpResponse::Created().json(json!({
-        "details": format!(
+    Ok(HttpResponse::Created().json(doc::SchemaStored {
+        details: format!(
             "The schema for [{}/{}/{}] has been created as version 1",
-            schema.layer(), schema.domain(), schema.dataset()
+            schema.layer(),
+            schema.domain(),
+            schema.dataset()
         ),
-        "version": 1,
-    })))
+        version: 1,
+    }))
 }
 
 #[utoipa::path(put, path = "/api/schema", tag = "schemas",
@@ -48,13 +49,15 @@ pub async fn update_schema(
 ) -> ApiResult<HttpResponse> {
     let schema = state.engine.update_schema(&admin.pass, &body).await?;
     let version = schema.version().unwrap_or_default();
-    Ok(HttpResponse::Ok().json(json!({
-        "details": format!(
+    Ok(HttpResponse::Ok().json(doc::SchemaStored {
+        details: format!(
             "The schema for [{}/{}/{}] has been stored as version {version}",
-            schema.layer(), schema.domain(), schema.dataset()
+            schema.layer(),
+            schema.domain(),
+            schema.dataset()
         ),
-        "version": version,
-    })))
+        version,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -144,24 +147,4 @@ async fn generate(
     let _permit = state.generations.acquire().await?;
     let (field, filename) = file_field(&mut payload).await?;
     Ok(draft_from_field(state, pass, target, field, &filename).await?)
-}
-
-/// Receives a sample from its `file` part and drafts a schema from it (the caller holds a
-/// generation permit). Shared with the web pages (src/web/backend.rs).
-pub(crate) async fn draft_from_field(
-    state: &AppState,
-    pass: &SubjectPass,
-    target: DraftTarget,
-    field: Field,
-    filename: &str,
-) -> Result<Schema, rapid_actors::Error> {
-    let sample = read_sample_field(
-        field,
-        filename,
-        |kind| state.engine.new_sample_path(pass, kind),
-        state.max_upload_bytes,
-        state.max_value_bytes,
-    )
-    .await?;
-    state.engine.draft_schema(pass, sample, target).await
 }

@@ -1,19 +1,14 @@
 use actix_web::{web, HttpResponse};
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized};
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 /// No token needed: for load balancers and scripts waiting for start-up.
 #[utoipa::path(get, path = "/api/status", tag = "service", security(()),
     responses((status = 200, description = "The service is up", body = doc::Status)))]
 pub async fn get_status() -> HttpResponse {
-    HttpResponse::Ok().json(json!({
-        "status": "deployed",
-        "version": env!("CARGO_PKG_VERSION"),
-        "root_path": "/api",
-    }))
+    HttpResponse::Ok().json(doc::Status::deployed())
 }
 
 #[utoipa::path(get, path = "/api/layers", tag = "service",

@@ -1,10 +1,9 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{Authorized, UserAdmin};
 use crate::error::ApiResult;
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
@@ -39,7 +38,10 @@ pub async fn set_subject_permissions(
         .auth()
         .set_permissions(&caller.pass, b.subject_id.clone(), b.permissions)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "subject_id": b.subject_id, "permissions": permissions })))
+    Ok(HttpResponse::Ok().json(doc::SubjectPermissions {
+        subject_id: b.subject_id,
+        permissions,
+    }))
 }
 
 #[utoipa::path(get, path = "/api/permissions", tag = "subjects",

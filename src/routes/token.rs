@@ -11,8 +11,8 @@ use base64::Engine;
 use rapid_actors::Error;
 use serde::Deserialize;
 
+use crate::answers as doc;
 use crate::error::{ApiError, ApiResult};
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
@@ -48,14 +48,6 @@ fn basic_credentials(req: &HttpRequest) -> Option<(String, String)> {
     Some((id.to_string(), secret.to_string()))
 }
 
-/// The address sign-in attempts are throttled by.
-pub fn client_addr(req: &HttpRequest, state: &AppState) -> ApiResult<std::net::IpAddr> {
-    state
-        .trusted_proxies
-        .client_of(req)
-        .ok_or_else(|| ApiError(Error::internal("a request without a peer address")))
-}
-
 #[utoipa::path(post, path = "/api/oauth2/token", tag = "tokens",
     security(("basic" = []), ()),
     request_body(description = "Client credentials (or HTTP Basic instead), or a user's name and \
@@ -86,7 +78,7 @@ pub async fn issue_token(
                 })?;
             state
                 .auth()
-                .client_token(&id, &secret, client_addr(&req, &state)?)?
+                .client_token(&id, &secret, state.client_addr(&req)?)?
         }
         "password" => {
             let (Some(user), Some(password)) = (form.username, form.password) else {
@@ -96,7 +88,7 @@ pub async fn issue_token(
             };
             state
                 .auth()
-                .password_token(&user, &password, client_addr(&req, &state)?)
+                .password_token(&user, &password, state.client_addr(&req)?)
                 .await?
         }
         other => {

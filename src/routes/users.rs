@@ -1,10 +1,9 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
-use serde_json::json;
 
+use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, UserAdmin};
 use crate::error::{not_found_as_invalid, ApiResult};
-use crate::openapi::schemas as doc;
 use crate::state::AppState;
 
 fn default_permissions() -> Vec<String> {
@@ -70,7 +69,7 @@ pub async fn delete_user(
         .await
         .map_err(not_found_as_invalid)?;
     let message = format!("The user '{}' has been deleted", b.username);
-    Ok(HttpResponse::Ok().json(json!({ "details": message, "message": message })))
+    Ok(HttpResponse::Ok().json(doc::DeletedSubject::new(message)))
 }
 
 /// A user replaces their (temporary or current) password with their own token.
@@ -88,10 +87,10 @@ pub async fn change_password(
     body: web::Json<ChangePasswordRequest>,
 ) -> ApiResult<HttpResponse> {
     let b = body.into_inner();
-    let addr = super::token::client_addr(&req, &state)?;
+    let addr = state.client_addr(&req)?;
     state
         .auth()
         .change_password(&caller.pass, &b.current_password, &b.new_password, addr)
         .await?;
-    Ok(HttpResponse::Ok().json(json!({ "details": "The password has been changed" })))
+    Ok(HttpResponse::Ok().json(doc::Confirmation::new("The password has been changed")))
 }

@@ -1,8 +1,8 @@
 //! The web pages' one door into the engine: every call the pages make goes through the engine
 //! facade (`state.engine`) with the permission passes the API's handlers use, minted here from the
 //! session's subject by the engine itself; where a handler does more than one engine call, the
-//! page shares the handler's helper (`routes::datasets::receive_upload`,
-//! `routes::schemas::draft_from_field`).
+//! page shares the handler's helper (`upload::receive_upload`,
+//! `upload::draft_from_field`).
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -13,7 +13,9 @@ use rapid_actors::auth::pass::{
 };
 use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
-use rapid_actors::engine::{DatasetFilter, OutputFormat, UploadAccepted, VersionFiles};
+use rapid_actors::engine::{
+    DatasetEntry, DatasetFilter, DatasetInfo, OutputFormat, UploadAccepted, VersionFiles,
+};
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::jobs::JobView;
 use rapid_actors::key::{DatasetKey, DatasetRecord};
@@ -97,7 +99,7 @@ pub fn list_datasets(
     state: &AppState,
     subject: &Arc<Subject>,
     filter: &DatasetFilter,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<DatasetEntry>> {
     state
         .engine
         .list(&subject_pass(state, subject), filter, true)
@@ -251,7 +253,7 @@ pub async fn dataset_info(
     state: &AppState,
     pass: &DatasetPass<Read>,
     version: i64,
-) -> Result<Value> {
+) -> Result<DatasetInfo> {
     state.engine.info(pass, Some(version)).await
 }
 
@@ -291,7 +293,7 @@ pub(crate) async fn upload(
     payload: &mut actix_multipart::Multipart,
 ) -> Result<UploadAccepted> {
     let target = state.engine.upload_target(pass, version)?;
-    crate::routes::datasets::receive_upload(target, payload).await
+    crate::upload::receive_upload(target, payload).await
 }
 
 /// A synchronous query as the API runs it, in `format`.
@@ -345,8 +347,7 @@ pub async fn draft_schema(
         description: None,
     };
     let pass = subject_pass(state, subject);
-    let draft =
-        crate::routes::schemas::draft_from_field(state, &pass, target, field, filename).await?;
+    let draft = crate::upload::draft_from_field(state, &pass, target, field, filename).await?;
     schema_to_json(draft)
 }
 

@@ -3,17 +3,17 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use maud::html;
-use rapid_actors::engine::DatasetFilter;
+use rapid_actors::engine::{DatasetEntry, DatasetFilter};
 use serde::Deserialize;
-use serde_json::Value;
 
+use crate::auth::AnySubject;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::Page;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
-use crate::web::session;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Search {
@@ -34,8 +34,11 @@ pub struct Search {
     done: String,
 }
 
-fn text<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or("")
+/// What `enriched=true` added to an entry (the pages always ask for it).
+fn enriched(d: &DatasetEntry) -> (&str, &str) {
+    d.enrichment.as_ref().map_or(("", ""), |e| {
+        (e.last_updated_date.as_str(), e.description.as_str())
+    })
 }
 
 /// The API's own filter, built as its JSON body would be.
@@ -60,20 +63,17 @@ fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
 }
 
 pub async fn get_catalogue(
-    req: HttpRequest,
     state: web::Data<AppState>,
     search: web::Query<Search>,
+    Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
     let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
     let q = search.q.trim().to_ascii_lowercase();
-    let rows: Vec<&Value> = all
+    let rows: Vec<&DatasetEntry> = all
         .iter()
-        .filter(|d| q.is_empty() || text(d, "dataset").to_ascii_lowercase().contains(&q))
-        .filter(|d| search.layer.is_empty() || text(d, "layer") == search.layer)
-        .filter(|d| {
-            search.domain.is_empty() || text(d, "domain").eq_ignore_ascii_case(&search.domain)
-        })
+        .filter(|d| q.is_empty() || d.dataset.to_ascii_lowercase().contains(&q))
+        .filter(|d| search.layer.is_empty() || d.layer == search.layer)
+        .filter(|d| search.domain.is_empty() || d.domain.eq_ignore_ascii_case(&search.domain))
         .collect();
     let layers = backend::layers(&state);
     let body = html! {
@@ -114,14 +114,15 @@ pub async fn get_catalogue(
                     thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
                     tbody {
                         @for d in &rows {
-                            @let (layer, domain, name) = (text(d, "layer"), text(d, "domain"), text(d, "dataset"));
+                            @let (layer, domain, name) = (&d.layer, &d.domain, &d.dataset);
+                            @let (last_update, description) = enriched(d);
                             tr {
                                 td { a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) } }
                                 td { (layer) " / " (domain) }
-                                td { span.badge { (d["tags"]["sensitivity"].as_str().unwrap_or("")) } }
-                                td { (d["version"]) }
-                                td { (text(d, "last_updated_date")) }
-                                td { (text(d, "description")) }
+                                td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
+                                td { (d.version) }
+                                td { (last_update) }
+                                td { (description) }
                             }
                         }
                     }

@@ -2,9 +2,9 @@
 //! and of uploads over time, raw files with delete (confirmation step), delete the dataset
 //! (DATA_ADMIN). Reading it needs the API's READ access to the dataset.
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::engine::{pick_version, RawFile};
+use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use serde_json::Value;
 
@@ -12,9 +12,10 @@ use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
+use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
-use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
+use crate::web::page::{ok, see_other, PageError, PageResult};
+use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
 pub struct Params {
@@ -24,7 +25,7 @@ pub struct Params {
 }
 
 pub fn base(record: &DatasetRecord) -> String {
-    let k = &record.key;
+    let k = record.key();
     format!("/datasets/{}/{}/{}", k.layer, k.domain, k.dataset)
 }
 
@@ -71,26 +72,24 @@ fn columns_table(columns: &[Value]) -> Markup {
     }
 }
 
-fn info_section(info: &Result<Value, rapid_actors::Error>) -> Markup {
+fn info_section(info: &Result<DatasetInfo, rapid_actors::Error>) -> Markup {
+    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "—".into());
     match info {
         Err(e) => html! { p.empty { (PageError::from(e.clone()).messages().join(" ")) } },
         Ok(info) => {
-            let m = &info["metadata"];
-            let ranges: Vec<(&str, &Value)> = info["columns"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|c| !c["statistics"].is_null())
-                .map(|c| (c["name"].as_str().unwrap_or(""), &c["statistics"]))
-                .collect();
+            let m = &info.metadata;
+            let ranges = info
+                .columns
+                .iter()
+                .filter_map(|c| Some((&c.column.name, c.statistics.as_ref()?)));
             html! {
                 dl.facts {
-                    dt { "Rows" } dd id="row-count" { (words(&m["number_of_rows"])) }
-                    dt { "Columns" } dd { (words(&m["number_of_columns"])) }
-                    dt { "Last updated" } dd { (words(&m["last_updated"])) }
-                    @if !m["last_uploaded_by"].is_null() { dt { "Last uploaded by" } dd { (words(&m["last_uploaded_by"])) } }
+                    dt { "Rows" } dd id="row-count" { (m.number_of_rows) }
+                    dt { "Columns" } dd { (m.number_of_columns) }
+                    dt { "Last updated" } dd { (m.last_updated) }
+                    @if let Some(by) = &m.last_uploaded_by { dt { "Last uploaded by" } dd { (by) } }
                     @for (name, s) in ranges {
-                        dt { (name) " range" } dd { (words(&s["min"])) " to " (words(&s["max"])) }
+                        dt { (name) " range" } dd { (or_dash(&s.min)) " to " (or_dash(&s.max)) }
                     }
                 }
             }
@@ -149,34 +148,32 @@ fn files_table(
 }
 
 pub async fn get_dataset(
-    req: HttpRequest,
     state: web::Data<AppState>,
     params: web::Query<Params>,
+    Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
-    let version = pick_version(params.version, record.latest_version);
+    let version = pick_version(params.version, record.latest_version());
     let schema = backend::schema_json(&state, &pass, version)?;
     let info = backend::dataset_info(&state, &pass, version).await;
     let listed = backend::version_files(&state, &pass, version)?;
     let (files, partitions) = (listed.raw, listed.partitions);
-    let can_write = backend::may::<Write>(&state, &viewer.subject, &record.key);
+    let can_write = backend::may::<Write>(&state, &viewer.subject, record.key());
     let uploads = uploads_over_time(&files);
     let url = base(&record);
     let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
     let body = html! {
         @if !params.done.is_empty() { (notice(&params.done)) }
         p.actions {
-            @if can_write { a.button href={ "/upload?dataset=" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Upload data" } " · " }
+            @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a href={ (url) "/query?version=" (version) } { "Query this dataset" }
             @if backend::is_data_admin(&viewer.subject) {
-                " · " a href={ "/schema/edit/" (record.key.layer) "/" (record.key.domain) "/" (record.key.dataset) } { "Edit the schema (new version)" }
+                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (new version)" }
             }
         }
         nav aria-label="Versions" {
             "Version: "
-            @for v in (1..=record.latest_version).rev() {
+            @for v in (1..=record.latest_version()).rev() {
                 @if v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
                 " "
             }
@@ -197,13 +194,15 @@ pub async fn get_dataset(
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {
                 (csrf_field(&viewer))
-                button.danger type="submit" { "Delete " (record.name) "…" }
+                button.danger type="submit" { "Delete " (record.name()) "…" }
             }
         }
     };
     let title = format!(
         "{} / {} / {}",
-        record.key.layer, record.key.domain, record.name
+        record.key().layer,
+        record.key().domain,
+        record.name()
     );
     Ok(ok(page(&viewer, &title, body)))
 }
@@ -222,14 +221,10 @@ fn confirm(viewer: &Viewer, title: &str, question: Markup, action: &str, back: &
 }
 
 pub async fn post_delete_file(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String, i64, String)>,
-    body: web::Bytes,
+    Posted { viewer, pass, form }: Posted<OnDataset<Write>>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let pass = backend::dataset_access::<Write>(&state, &req, &viewer.subject)?;
     let record = pass.record().clone();
     let (_, _, _, version, filename) = path.into_inner();
     let url = base(&record);
@@ -244,21 +239,21 @@ pub async fn post_delete_file(
 }
 
 pub async fn post_delete_dataset(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
-    body: web::Bytes,
+    Posted {
+        viewer,
+        pass: admin,
+        form,
+    }: Posted<DataAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let admin = backend::require::<DataAdmin>(&state, &viewer.subject)?;
     // As the API: DATA_ADMIN deletes any dataset, readable by it or not.
     let (layer, domain, dataset) = path.into_inner();
     let key = DatasetKey::new(&layer, &domain, &dataset);
     let record = backend::find_dataset(&state, &admin, &key)?;
     let url = base(&record);
     if form.get("confirm") != Some("yes") {
-        let q = html! { "Delete " strong { (record.name) } " with every version, file and schema? This cannot be undone." };
+        let q = html! { "Delete " strong { (record.name()) } " with every version, file and schema? This cannot be undone." };
         return confirm(
             &viewer,
             "Delete the dataset?",
@@ -267,7 +262,7 @@ pub async fn post_delete_dataset(
             &url,
         );
     }
-    backend::delete_dataset(&state, &admin, &record.key).await?;
-    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name));
+    backend::delete_dataset(&state, &admin, record.key()).await?;
+    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name()));
     Ok(see_other(&format!("/?done={done}")))
 }

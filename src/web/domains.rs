@@ -1,22 +1,14 @@
 //! Protected domains (DATA_ADMIN): list, create, delete with a confirmation step.
 
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use maud::html;
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
-use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
-
-/// The viewer's DataAdmin pass (403 otherwise), minted by the engine.
-fn admin(
-    state: &AppState,
-    viewer: &Viewer,
-) -> Result<rapid_actors::auth::pass::AdminPass, PageError> {
-    Ok(backend::require::<DataAdmin>(state, &viewer.subject)?)
-}
+use crate::web::page::{ok, see_other, PageResult};
 
 #[derive(serde::Deserialize)]
 pub struct Done {
@@ -25,12 +17,10 @@ pub struct Done {
 }
 
 pub async fn get_domains(
-    req: HttpRequest,
     state: web::Data<AppState>,
     done: web::Query<Done>,
+    Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    let pass = admin(&state, &viewer)?;
     let domains = backend::protected_domains(&state, &pass);
     let body = html! {
         @if !done.done.is_empty() { (notice(&done.done)) }
@@ -59,13 +49,9 @@ pub async fn get_domains(
 }
 
 pub async fn post_domain(
-    req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    Posted { pass, form, .. }: Posted<DataAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let pass = admin(&state, &viewer)?;
     let domain = form.required("domain", "the domain")?;
     let d = backend::create_protected_domain(&state, &pass, &domain).await?;
     Ok(see_other(&format!(
@@ -74,14 +60,10 @@ pub async fn post_domain(
 }
 
 pub async fn post_delete(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Bytes,
+    Posted { viewer, pass, form }: Posted<DataAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let pass = admin(&state, &viewer)?;
     if form.get("confirm") != Some("yes") {
         let body = html! {
             p { "Delete the protected domain " strong { (path) } "? Its permissions are removed from every subject." }

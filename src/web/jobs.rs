@@ -1,15 +1,16 @@
 //! Jobs: the viewer's jobs (every job for DATA_ADMIN) with their status; the script refreshes
 //! unfinished ones from `/jobs/{id}/status` until they end.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use maud::{html, Markup};
 use rapid_actors::jobs::{JobStatus, JobView};
 
+use crate::auth::AnySubject;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::Page;
 use crate::web::layout::page;
 use crate::web::page::{ok, PageError, PageResult};
-use crate::web::session;
 
 /// One job's status cells; `data-job` lets the script refresh them while it runs.
 pub fn job_row(job: &JobView) -> Markup {
@@ -49,8 +50,10 @@ pub fn jobs_table(jobs: &[JobView]) -> Markup {
     }
 }
 
-pub async fn get_jobs(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
+pub async fn get_jobs(
+    state: web::Data<AppState>,
+    Page { viewer, .. }: Page<AnySubject>,
+) -> PageResult {
     let jobs = backend::list_jobs(&state, &viewer.subject)?;
     let all = backend::is_data_admin(&viewer.subject);
     let body = html! {
@@ -61,11 +64,10 @@ pub async fn get_jobs(req: HttpRequest, state: web::Data<AppState>) -> PageResul
 }
 
 pub async fn get_job(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
+    Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
     let job = backend::job(&state, &viewer.subject, &path)?;
     let body = html! {
         (jobs_table(std::slice::from_ref(&job)))
@@ -83,11 +85,10 @@ pub async fn get_job(
 
 /// The job as JSON for the script (the session's own view; same checks as the API).
 pub async fn job_status(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
+    Page { viewer, .. }: Page<AnySubject>,
 ) -> Result<HttpResponse, PageError> {
-    let viewer = session::viewer(&req, &state)?;
     let job = backend::job(&state, &viewer.subject, &path)?;
     let errors = job_errors(&job).into_string();
     Ok(crate::web::page::secure(HttpResponse::Ok().json(

@@ -13,6 +13,7 @@ mod catalogue;
 mod chart;
 mod dataset;
 mod domains;
+pub mod guard;
 mod jobs;
 mod layout;
 pub mod page;
@@ -65,7 +66,15 @@ async fn app_js() -> HttpResponse {
     res
 }
 
-pub fn configure(cfg: &mut web::ServiceConfig) {
+/// The pages, with their sessions (one store for every worker) as app data.
+pub fn configure(sessions: web::Data<WebState>) -> impl FnOnce(&mut web::ServiceConfig) {
+    move |cfg| {
+        cfg.app_data(sessions);
+        routes(cfg);
+    }
+}
+
+fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(catalogue::get_catalogue))
         .route("/static/app.css", web::get().to(app_css))
         .route("/static/app.js", web::get().to(app_js))

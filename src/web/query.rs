@@ -8,16 +8,16 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value};
 
-use rapid_actors::engine::pick_version;
+use rapid_actors::engine::{pick_version, OutputFormat};
 
 use crate::auth::Read;
-use crate::routes::queries::Format;
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::dataset::{base, words};
+use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
+use crate::web::session::Viewer;
 
 /// Rows shown in the preview.
 const PREVIEW_ROWS: i64 = 50;
@@ -153,13 +153,15 @@ fn preview_table(json_bytes: &[u8]) -> Markup {
     }
 }
 
-pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
+pub async fn get_query(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    Page { viewer, pass }: Page<OnDataset<Read>>,
+) -> PageResult {
     let record = pass.record().clone();
     let f = FormData::parse(req.query_string().as_bytes())?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
-    let version = pick_version(asked, record.latest_version);
+    let version = pick_version(asked, record.latest_version());
     let schema = backend::schema_json(&state, &pass, version)?;
     let columns: Vec<String> = schema["columns"]
         .as_array()
@@ -168,18 +170,20 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
         .filter_map(|c| c["name"].as_str().map(String::from))
         .collect();
     let url = base(&record);
-    let title = format!("Query {}", record.name);
+    let title = format!("Query {}", record.name());
     let action = f.get("action").unwrap_or("");
     let format = match action {
-        "csv" => Some((Format::Csv, "csv")),
-        "parquet" => Some((Format::Parquet, "parquet")),
+        "csv" => Some((OutputFormat::Csv, "csv")),
+        "parquet" => Some((OutputFormat::Parquet, "parquet")),
         _ => None,
     };
     if let Some((format, ext)) = format {
         let body = query_body(&f, false)?;
         let name = format!(
             "{}-{}-{}-v{version}.{ext}",
-            record.key.layer, record.key.domain, record.key.dataset
+            record.key().layer,
+            record.key().domain,
+            record.key().dataset
         );
         return match backend::run_query(&state, pass, Some(version), body, format).await {
             Ok((content_type, bytes)) => Ok(crate::web::page::secure(
@@ -200,7 +204,7 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
     }
     let preview = if action == "preview" {
         let body = query_body(&f, true)?;
-        Some(backend::run_query(&state, pass, Some(version), body, Format::Json).await)
+        Some(backend::run_query(&state, pass, Some(version), body, OutputFormat::Json).await)
     } else {
         None
     };
@@ -217,11 +221,8 @@ pub async fn get_query(req: HttpRequest, state: web::Data<AppState>) -> PageResu
 pub async fn post_query_job(
     req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    Posted { pass, form: f, .. }: Posted<OnDataset<Read>>,
 ) -> PageResult {
-    let f = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &f)?;
-    let pass = backend::dataset_access::<Read>(&state, &req, &viewer.subject)?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let query = query_body(&f, false)?;
     let origin = state.link_origin(&req);

@@ -12,9 +12,10 @@ use serde_json::{json, Map, Value};
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::{self, check_csrf, Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, check_csrf, Viewer};
+use crate::web::session::Viewer;
 
 /// The data types the service stores, offered as suggestions.
 const TYPES: [&str; 5] = ["int", "double", "boolean", "string", "date"];
@@ -60,9 +61,10 @@ fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup
     )
 }
 
-pub async fn get_new(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    admin(&state, &viewer)?;
+pub async fn get_new(
+    state: web::Data<AppState>,
+    Page { viewer, .. }: Page<DataAdmin>,
+) -> PageResult {
     Ok(ok(sample_form(&state, &viewer, &[])))
 }
 
@@ -72,8 +74,8 @@ pub async fn post_generate(
     state: web::Data<AppState>,
     mut payload: Multipart,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)
-        .map_err(|_| PageError::forbidden("You are not signed in."))?;
+    let viewer =
+        guard::viewer(&req, &state).map_err(|_| PageError::forbidden("You are not signed in."))?;
     let mut fields = FormData(vec![]);
     let mut file = None;
     while let Some(part) = payload.next().await {
@@ -337,13 +339,13 @@ fn schema_of(f: &FormData) -> Result<(Value, Vec<String>), PageError> {
 }
 
 pub async fn post_save(
-    req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    Posted {
+        viewer,
+        pass,
+        form: f,
+    }: Posted<DataAdmin>,
 ) -> PageResult {
-    let f = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &f)?;
-    let pass = admin(&state, &viewer)?;
     let update = f.get("mode") == Some("update");
     let (schema, problems) = schema_of(&f)?;
     if !problems.is_empty() {
@@ -377,12 +379,10 @@ pub async fn post_save(
 
 /// The latest schema of a dataset in the editor, to store as its next version.
 pub async fn get_edit(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
+    Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    let pass = admin(&state, &viewer)?;
     let (layer, domain, dataset) = path.into_inner();
     let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
     let schema = backend::latest_schema_json(&state, &pass, &key)?;

@@ -8,12 +8,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use actix_web::cookie::{Cookie, SameSite};
-use actix_web::HttpRequest;
+use actix_web::{web, HttpRequest};
 use rapid_actors::auth::{now_seconds, Subject};
-use subtle_eq::constant_time_eq;
+pub(super) use subtle_eq::constant_time_eq;
 
 use crate::state::AppState;
-use crate::web::page::PageError;
 
 pub const SESSION_COOKIE: &str = "rapid_session";
 /// Before sign-in there is no session: the sign-in form's CSRF token is also set in this cookie
@@ -128,12 +127,20 @@ pub enum Found {
     Ready(Viewer),
 }
 
+/// The sessions [`crate::web::configure`] registered as app data.
+pub fn sessions(req: &HttpRequest) -> &WebState {
+    // web::configure always registers them with the pages that call this.
+    req.app_data::<web::Data<WebState>>()
+        .expect("the web pages' sessions are registered with the pages")
+}
+
 pub fn find(req: &HttpRequest, state: &AppState) -> Found {
+    let sessions = sessions(req);
     let Some(id) = req.cookie(SESSION_COOKIE).map(|c| c.value().to_string()) else {
         return Found::None;
     };
     let session = {
-        let mut map = state.web.lock();
+        let mut map = sessions.lock();
         match map.get(&id) {
             Some(s) if s.expires > now_seconds() => s.clone(),
             Some(_) => {
@@ -145,7 +152,7 @@ pub fn find(req: &HttpRequest, state: &AppState) -> Found {
     };
     // The subject as it is now: deleted subjects are signed out, permission changes apply at once.
     let Some(subject) = crate::web::backend::subject(state, &session.subject_id) else {
-        state.web.remove(&id);
+        sessions.remove(&id);
         return Found::None;
     };
     let viewer = Viewer {
@@ -157,43 +164,5 @@ pub fn find(req: &HttpRequest, state: &AppState) -> Found {
         Found::MustChangePassword(viewer)
     } else {
         Found::Ready(viewer)
-    }
-}
-
-/// The signed-in viewer of a page, or a redirect to sign in (or to replace the password first).
-pub fn viewer(req: &HttpRequest, state: &AppState) -> Result<Viewer, PageError> {
-    match find(req, state) {
-        Found::Ready(v) => Ok(v),
-        Found::MustChangePassword(_) => Err(PageError::Redirect("/password".into())),
-        Found::None => Err(PageError::Redirect("/signin".into())),
-    }
-}
-
-/// The viewer of a form post whose CSRF token matches the session's; 403 otherwise.
-pub fn poster(
-    req: &HttpRequest,
-    state: &AppState,
-    form: &crate::web::page::FormData,
-) -> Result<Viewer, PageError> {
-    let viewer = match find(req, state) {
-        Found::Ready(v) => v,
-        Found::MustChangePassword(_) | Found::None => {
-            return Err(PageError::forbidden(
-                "You are not signed in (or your session expired): sign in again, then retry.",
-            ))
-        }
-    };
-    check_csrf(&viewer.csrf, form)?;
-    Ok(viewer)
-}
-
-/// 403 unless the form's `csrf` field equals `expected`.
-pub fn check_csrf(expected: &str, form: &crate::web::page::FormData) -> Result<(), PageError> {
-    match form.get("csrf") {
-        Some(sent) if constant_time_eq(sent, expected) => Ok(()),
-        _ => Err(PageError::forbidden(
-            "This form was refused: its security token is missing or out of date. \
-             Reload the page and try again.",
-        )),
     }
 }

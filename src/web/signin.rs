@@ -7,9 +7,10 @@ use maud::{html, Markup};
 
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::check_csrf;
 use crate::web::layout::{bare, errors, notice};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, check_csrf, random_token, Found, SIGNIN_COOKIE};
+use crate::web::session::{self, random_token, Found, SIGNIN_COOKIE};
 
 /// Ten minutes to fill in the sign-in form.
 const SIGNIN_FORM_SECONDS: i64 = 600;
@@ -51,7 +52,7 @@ fn signin_form(token: &str, messages: &[String], username: &str, client_id: &str
 
 /// The form with a fresh double-submit token in a cookie.
 fn show_signin(
-    state: &AppState,
+    req: &HttpRequest,
     status: StatusCode,
     messages: &[String],
     form: Option<&FormData>,
@@ -61,7 +62,8 @@ fn show_signin(
     let client_id = form.and_then(|f| f.get("client_id")).unwrap_or("");
     let mut res = render(status, signin_form(&token, messages, username, client_id));
     // unwrap-free: adding a cookie only fails for a malformed one, and ours is built by us.
-    let _ = res.add_cookie(&state.web.cookie(SIGNIN_COOKIE, token, SIGNIN_FORM_SECONDS));
+    let _ =
+        res.add_cookie(&session::sessions(req).cookie(SIGNIN_COOKIE, token, SIGNIN_FORM_SECONDS));
     res
 }
 
@@ -69,7 +71,7 @@ pub async fn get_signin(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     match session::find(&req, &state) {
         Found::Ready(_) => see_other("/"),
         Found::MustChangePassword(_) => see_other("/password"),
-        Found::None => show_signin(&state, StatusCode::OK, &[], None),
+        Found::None => show_signin(&req, StatusCode::OK, &[], None),
     }
 }
 
@@ -89,7 +91,7 @@ pub async fn post_signin(
         ));
     }
     check_csrf(&expected, &form)?;
-    let addr = crate::routes::token::client_addr(&req, &state).map_err(|e| PageError::from(e.0))?;
+    let addr = state.client_addr(&req)?;
     let outcome = match form.get("kind") {
         Some("client") => {
             let id = form.required("client_id", "the client id")?;
@@ -104,16 +106,16 @@ pub async fn post_signin(
     };
     match outcome {
         Ok((subject_id, must_change)) => {
-            let cookie = state.web.create(&subject_id, must_change);
+            let cookie = session::sessions(&req).create(&subject_id, must_change);
             let mut res = see_other(if must_change { "/password" } else { "/" });
             let _ = res.add_cookie(&cookie);
-            let _ = res.add_cookie(&state.web.expired_cookie(SIGNIN_COOKIE));
+            let _ = res.add_cookie(&session::sessions(&req).expired_cookie(SIGNIN_COOKIE));
             Ok(res)
         }
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let messages = PageError::from(e).messages();
-            Ok(show_signin(&state, status, &messages, Some(&form)))
+            Ok(show_signin(&req, status, &messages, Some(&form)))
         }
     }
 }
@@ -129,9 +131,9 @@ pub async fn post_signout(
         Found::None => return Ok(see_other("/signin")),
     };
     check_csrf(&viewer.csrf, &form)?;
-    state.web.remove(&viewer.session_id);
+    session::sessions(&req).remove(&viewer.session_id);
     let mut res = see_other("/signin");
-    let _ = res.add_cookie(&state.web.expired_cookie(session::SESSION_COOKIE));
+    let _ = res.add_cookie(&session::sessions(&req).expired_cookie(session::SESSION_COOKIE));
     Ok(res)
 }
 
@@ -194,10 +196,10 @@ pub async fn post_password(
             password_form(&viewer, forced, &m),
         ));
     }
-    let addr = crate::routes::token::client_addr(&req, &state).map_err(|e| PageError::from(e.0))?;
+    let addr = state.client_addr(&req)?;
     match backend::change_password(&state, &viewer.subject, current, new, addr).await {
         Ok(()) => {
-            state.web.password_changed(&viewer.session_id);
+            session::sessions(&req).password_changed(&viewer.session_id);
             Ok(see_other("/?password=changed"))
         }
         Err(e) => {

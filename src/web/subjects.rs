@@ -2,21 +2,17 @@
 //! (the temporary password or client secret shown once) and deletion with a confirmation step.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest};
+use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::auth::pass::UserAdminPass;
 
 use crate::auth::UserAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, notice, page};
-use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::{self, Viewer};
-
-/// The viewer's UserAdmin pass (403 otherwise), minted by the engine.
-fn admin(state: &AppState, viewer: &Viewer) -> Result<UserAdminPass, PageError> {
-    Ok(backend::require::<UserAdmin>(state, &viewer.subject)?)
-}
+use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
+use crate::web::session::Viewer;
 
 /// rAPId's grouping: administration, then read, then write permissions.
 fn groups(names: &[String]) -> Vec<(&'static str, Vec<&String>)> {
@@ -118,23 +114,17 @@ fn subjects_page(
 }
 
 pub async fn get_subjects(
-    req: HttpRequest,
     state: web::Data<AppState>,
     done: web::Query<Done>,
+    Page { viewer, pass }: Page<UserAdmin>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    let pass = admin(&state, &viewer)?;
     Ok(ok(subjects_page(&state, &pass, &viewer, &[], &done.done)))
 }
 
 pub async fn post_new(
-    req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let pass = admin(&state, &viewer)?;
     let permissions = form.all("permissions");
     let created = match form.get("kind") {
         Some("client") => {
@@ -196,13 +186,11 @@ pub async fn post_new(
 }
 
 pub async fn get_subject(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     done: web::Query<Done>,
+    Page { viewer, pass }: Page<UserAdmin>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
-    let pass = admin(&state, &viewer)?;
     let subject = backend::subject(&state, &path).ok_or_else(|| {
         PageError::Shown(
             StatusCode::NOT_FOUND,
@@ -233,14 +221,10 @@ pub async fn get_subject(
 }
 
 pub async fn post_permissions(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Bytes,
+    Posted { pass, form, .. }: Posted<UserAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let pass = admin(&state, &viewer)?;
     let saved = backend::set_permissions(&state, &pass, &path, form.all("permissions")).await?;
     let list = if saved.is_empty() {
         "none".to_string()
@@ -254,14 +238,10 @@ pub async fn post_permissions(
 }
 
 pub async fn post_delete(
-    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Bytes,
+    Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let viewer = session::poster(&req, &state, &form)?;
-    let pass = admin(&state, &viewer)?;
     if form.get("confirm") != Some("yes") {
         let name = backend::subject(&state, &path)
             .map(|s| s.name.clone())

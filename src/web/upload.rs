@@ -10,9 +10,10 @@ use rapid_actors::engine::DatasetFilter;
 use rapid_actors::key::DatasetKey;
 use serde_json::json;
 
-use crate::auth::Write;
+use crate::auth::{AnySubject, Write};
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::guard::{self, Page};
 use crate::web::layout::page;
 use crate::web::page::{ok, secure, PageError, PageResult};
 use crate::web::session::{self, Found};
@@ -24,11 +25,10 @@ pub struct Pick {
 }
 
 pub async fn get_upload(
-    req: HttpRequest,
     state: web::Data<AppState>,
     pick: web::Query<Pick>,
+    Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let viewer = session::viewer(&req, &state)?;
     if !backend::can_write_any(&viewer.subject) {
         return Err(PageError::forbidden(&format!(
             "Subject {} has no permission to write any dataset",
@@ -38,17 +38,10 @@ pub async fn get_upload(
     let listed = backend::list_datasets(&state, &viewer.subject, &DatasetFilter::default())?;
     let mut writable = vec![];
     for d in &listed {
-        let (l, dm, ds) = (
-            d["layer"].as_str(),
-            d["domain"].as_str(),
-            d["dataset"].as_str(),
-        );
-        let (Some(l), Some(dm), Some(ds)) = (l, dm, ds) else {
-            continue;
-        };
+        let (l, dm, ds) = (&d.layer, &d.domain, &d.dataset);
         let key = DatasetKey::new(l, dm, ds);
         if let Ok(pass) = backend::dataset_access_to::<Write>(&state, &viewer.subject, &key) {
-            writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version));
+            writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version()));
         }
     }
     let body = html! {
@@ -93,7 +86,7 @@ fn json_answer(status: StatusCode, body: serde_json::Value) -> HttpResponse {
 pub async fn post_upload(
     req: HttpRequest,
     state: web::Data<AppState>,
-    version: web::Query<crate::routes::datasets::VersionQuery>,
+    version: web::Query<crate::params::VersionQuery>,
     mut payload: Multipart,
 ) -> HttpResponse {
     let refuse = |status: StatusCode, messages: Vec<String>| {
@@ -114,7 +107,7 @@ pub async fn post_upload(
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
     let form = crate::web::page::FormData(vec![("csrf".into(), sent.to_string())]);
-    if let Err(e) = session::check_csrf(&viewer.csrf, &form) {
+    if let Err(e) = guard::check_csrf(&viewer.csrf, &form) {
         return refuse(StatusCode::FORBIDDEN, e.messages());
     }
     let pass = match backend::dataset_access::<Write>(&state, &req, &viewer.subject) {

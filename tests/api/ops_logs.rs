@@ -279,3 +279,36 @@ fn actor_work_is_logged_under_its_requests_id_and_names_who_changed_subjects() {
         "{line}"
     );
 }
+
+/// With JSON logs the lines on stdout are JSON too: the metrics and ready lines, with their `url`.
+#[test]
+fn with_json_logs_the_ready_lines_are_json_too() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
+        .args(["serve", "--bind", "127.0.0.1:0", "--workers", "1"])
+        .args(["--metrics-bind", "127.0.0.1:0", "--log-format", "json"])
+        .arg("--data-dir")
+        .arg(dir.path().join("data"))
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut read = || -> Value {
+        let line = lines.next().unwrap().unwrap();
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    };
+    let (metrics, ready) = (read(), read());
+    let _ = child.kill();
+    let _ = child.wait();
+    for (line, words) in [(&metrics, "metrics on "), (&ready, "listening on ")] {
+        let url = line["url"].as_str().unwrap();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        assert_eq!(line["message"], format!("{words}{url}"));
+        assert_eq!(line["level"], "INFO");
+    }
+}

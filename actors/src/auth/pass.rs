@@ -1,6 +1,25 @@
 //! Permission passes: proof, carried into the engine's use cases, that a subject was checked for
-//! what it asks. Only this module builds them (their fields are private), from a [`Subject`],
-//! which only the engine builds (from a verified token or its own snapshot). The engine's
+//! what it asks. Only this module builds them (their fields are private, their constructors
+//! crate-private: the edges ask `Engine`'s methods), from a [`Subject`], which only the engine
+//! builds (from a verified token or its own snapshot), and for a dataset from the catalog's own
+//! [`DatasetRecord`].
+//!
+//! Outside the engine neither a pass nor a record can be made:
+//!
+//! ```compile_fail,E0603
+//! use rapid_actors::auth::pass::dataset_pass;
+//! ```
+//!
+//! ```compile_fail,E0451
+//! use rapid_actors::key::{DatasetKey, DatasetRecord};
+//! let invented = DatasetRecord {
+//!     id: 1,
+//!     key: DatasetKey::new("default", "d", "x"),
+//!     name: "x".into(),
+//!     sensitivity: rapid_actors::sensitivity::Sensitivity::Public,
+//!     latest_version: 1,
+//! };
+//! ``` The engine's
 //! methods take a pass instead of trusting their caller, so every front door (HTTP, web pages,
 //! admin CLI) goes through the same checks. The 403 messages are the ones the API has always
 //! answered (docs/API.md, Subjects and permissions).
@@ -85,7 +104,7 @@ impl<A: AccessKind> DatasetPass<A> {
 }
 
 /// Every authenticated subject gets one.
-pub fn subject_pass(subject: Arc<Subject>) -> SubjectPass {
+pub(crate) fn subject_pass(subject: Arc<Subject>) -> SubjectPass {
     SubjectPass { subject }
 }
 
@@ -100,12 +119,12 @@ fn require(subject: &Subject, permission: Permission) -> Result<()> {
     }
 }
 
-pub fn admin_pass(subject: Arc<Subject>) -> Result<AdminPass> {
+pub(crate) fn admin_pass(subject: Arc<Subject>) -> Result<AdminPass> {
     require(&subject, Permission::DataAdmin)?;
     Ok(AdminPass { subject })
 }
 
-pub fn user_admin_pass(subject: Arc<Subject>) -> Result<UserAdminPass> {
+pub(crate) fn user_admin_pass(subject: Arc<Subject>) -> Result<UserAdminPass> {
     require(&subject, Permission::UserAdmin)?;
     Ok(UserAdminPass { subject })
 }
@@ -113,7 +132,7 @@ pub fn user_admin_pass(subject: Arc<Subject>) -> Result<UserAdminPass> {
 /// Access of kind `A` to the dataset `key`, looked up with `find`. A subject with no permission
 /// of the kind at all is refused (403) before the lookup, so it learns nothing about which
 /// datasets exist; an unknown dataset is then 404, and a known one out of reach 403.
-pub fn dataset_pass<A: AccessKind>(
+pub(crate) fn dataset_pass<A: AccessKind>(
     subject: Arc<Subject>,
     key: &DatasetKey,
     find: impl FnOnce(&DatasetKey) -> Result<DatasetRecord>,

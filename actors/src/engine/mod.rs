@@ -17,9 +17,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
-
-pub use crate::registry::DatasetFilter;
+pub use crate::query::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
+pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment};
+pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
@@ -210,7 +210,7 @@ impl Engine {
         pass: &SubjectPass,
         filter: &DatasetFilter,
         enriched: bool,
-    ) -> Result<Vec<Value>> {
+    ) -> Result<Vec<DatasetEntry>> {
         let permissions = &pass.subject().permissions;
         crate::registry::list_datasets(self.catalog.as_ref(), permissions, filter, enriched)
     }
@@ -220,7 +220,7 @@ impl Engine {
         &self,
         pass: &DatasetPass<A>,
         version: Option<i64>,
-    ) -> Result<Value> {
+    ) -> Result<DatasetInfo> {
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;

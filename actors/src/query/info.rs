@@ -1,12 +1,13 @@
 //! Dataset info (docs/SPEC.md 2.4): the schema plus row and column counts, the last update, and the
 //! range of each date column, all from one manifest snapshot.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::Date32Type;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 
 use super::run::engine_error;
 use super::table::ManifestTable;
@@ -15,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::ingest::date32_to_string;
 use crate::key::DatasetRecord;
 use crate::manifest::{snapshot, DataFile};
-use crate::schema::{DataType, ValidSchema};
+use crate::schema::{Column, DataType, Metadata, Tags, ValidSchema};
 use crate::storage::Storage;
 
 /// `2024-01-31 10:00:00+00:00`, from the catalog's RFC 3339 text.
@@ -48,17 +49,42 @@ pub fn last_uploaded_by(
     catalog.last_uploaded_by(dataset_id, version)
 }
 
-/// The schema's custom tags in one object, as docs/SPEC.md 2.4 shows them: key-only tags with `""`.
-fn merged_tags(schema: &ValidSchema) -> Map<String, Value> {
-    let mut tags: Map<String, Value> = schema
-        .key_value_tags()
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    for k in schema.key_only_tags() {
-        tags.entry(k.clone()).or_insert(json!(""));
-    }
-    tags
+/// A version's schema with figures about its data (docs/SPEC.md 2.4), fields in the order the
+/// API sends them.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetInfo {
+    pub metadata: InfoMetadata,
+    pub columns: Vec<InfoColumn>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InfoMetadata {
+    /// The schema's metadata, its `version` the one described.
+    #[serde(flatten)]
+    pub schema: Metadata,
+    pub number_of_rows: i64,
+    pub number_of_columns: usize,
+    /// `YYYY-MM-DD HH:MM:SS+00:00`, or `Never updated`.
+    pub last_updated: String,
+    /// Custom tags, key-only ones as `""`.
+    pub tags: Tags,
+    /// The subject behind the newest raw file, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_uploaded_by: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InfoColumn {
+    #[serde(flatten)]
+    pub column: Column,
+    /// Date columns: their smallest and largest value; null for the others.
+    pub statistics: Option<DateRange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DateRange {
+    pub min: Option<String>,
+    pub max: Option<String>,
 }
 
 pub async fn dataset_info(
@@ -67,7 +93,7 @@ pub async fn dataset_info(
     record: &DatasetRecord,
     schema: &ValidSchema,
     version: i64,
-) -> Result<Value> {
+) -> Result<DatasetInfo> {
     let (files, lease) = snapshot(catalog, storage, record.id, version)?;
     if files.is_empty() {
         return Err(Error::not_found(format!(
@@ -79,30 +105,28 @@ pub async fn dataset_info(
     let ranges = date_ranges(storage, schema, &files).await?;
     drop(lease);
 
-    let mut info =
-        serde_json::to_value(schema).map_err(|e| Error::internal(format!("schema: {e}")))?;
+    let wire = schema.schema();
     let updated = last_updated(catalog, record.id, version)?.map(|t| display_time(&t));
-    let meta = info["metadata"]
-        .as_object_mut()
-        .ok_or_else(|| Error::internal("schema without metadata"))?;
-    meta.insert("version".into(), json!(version));
-    meta.insert("number_of_rows".into(), json!(rows));
-    meta.insert("number_of_columns".into(), json!(schema.columns().len()));
-    meta.insert(
-        "last_updated".into(),
-        json!(updated.unwrap_or_else(|| "Never updated".into())),
-    );
-    meta.insert("tags".into(), Value::Object(merged_tags(schema)));
-    if let Some(by) = last_uploaded_by(catalog, record.id, version)? {
-        meta.insert("last_uploaded_by".into(), json!(by));
-    }
-    if let Some(columns) = info["columns"].as_array_mut() {
-        for c in columns {
-            let name = c["name"].as_str().unwrap_or_default().to_string();
-            c["statistics"] = ranges.get(&name).cloned().unwrap_or(Value::Null);
-        }
-    }
-    Ok(info)
+    let metadata = InfoMetadata {
+        schema: Metadata {
+            version: Some(version),
+            ..wire.metadata.clone()
+        },
+        number_of_rows: rows,
+        number_of_columns: schema.columns().len(),
+        last_updated: updated.unwrap_or_else(|| "Never updated".into()),
+        tags: Tags::of(schema),
+        last_uploaded_by: last_uploaded_by(catalog, record.id, version)?,
+    };
+    let columns = wire
+        .columns
+        .iter()
+        .map(|c| InfoColumn {
+            column: c.clone(),
+            statistics: ranges.get(&c.name).cloned(),
+        })
+        .collect();
+    Ok(DatasetInfo { metadata, columns })
 }
 
 /// The smallest and largest value of every date column over `files`, by column name.
@@ -110,14 +134,14 @@ async fn date_ranges(
     storage: &Storage,
     schema: &ValidSchema,
     files: &[DataFile],
-) -> Result<Map<String, Value>> {
+) -> Result<BTreeMap<String, DateRange>> {
     let dates: Vec<String> = schema
         .columns()
         .iter()
         .filter(|c| c.data_type == DataType::Date)
         .map(|c| c.name.clone())
         .collect();
-    let mut ranges: Map<String, Value> = Map::new();
+    let mut ranges = BTreeMap::new();
     if dates.is_empty() {
         return Ok(ranges);
     }
@@ -140,15 +164,14 @@ async fn date_ranges(
             for (i, d) in dates.iter().enumerate() {
                 let value = |col: usize| {
                     let a = batch.column(col).as_primitive::<Date32Type>();
-                    if a.is_null(0) {
-                        Value::Null
-                    } else {
-                        Value::from(date32_to_string(a.value(0)))
-                    }
+                    (!a.is_null(0)).then(|| date32_to_string(a.value(0)))
                 };
                 ranges.insert(
                     d.clone(),
-                    json!({"min": value(2 * i), "max": value(2 * i + 1)}),
+                    DateRange {
+                        min: value(2 * i),
+                        max: value(2 * i + 1),
+                    },
                 );
             }
         }

@@ -2,8 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::auth::permission::{Access, Permission};
 use crate::catalog::Catalog;
@@ -11,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::info::{display_time, last_updated};
 use crate::records::load_schema;
-use crate::schema::ValidSchema;
+use crate::schema::{Tags, ValidSchema};
 use crate::sensitivity::Sensitivity;
 
 #[derive(Debug, Default, Deserialize)]
@@ -79,12 +78,36 @@ fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
         })
 }
 
+/// A dataset in the listing (docs/SPEC.md 2.3), fields in the order the API sends them.
+#[derive(Debug, Clone, Serialize)]
+pub struct DatasetEntry {
+    pub layer: String,
+    pub domain: String,
+    /// The name as first created, with its case.
+    pub dataset: String,
+    /// The latest version.
+    pub version: i64,
+    /// Custom tags (key-only ones as `""`), then `sensitivity` and `no_of_versions`.
+    pub tags: Tags,
+    /// With `enriched=true`.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub enrichment: Option<Enrichment>,
+}
+
+/// What `enriched=true` adds to a listing entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct Enrichment {
+    pub description: String,
+    /// `YYYY-MM-DD HH:MM:SS+00:00`, or `Never updated`.
+    pub last_updated_date: String,
+}
+
 pub fn list_datasets(
     catalog: &dyn Catalog,
     permissions: &[Permission],
     filter: &DatasetFilter,
     enriched: bool,
-) -> Result<Vec<Value>> {
+) -> Result<Vec<DatasetEntry>> {
     let allowed = filter.sensitivities()?;
     let keys: Vec<DatasetKey> = catalog.dataset_keys()?;
     let mut out = Vec::new();
@@ -101,32 +124,54 @@ pub fn list_datasets(
         if !visible(permissions, &record) || !filter.matches(&schema, &allowed) {
             continue;
         }
-        let mut tags: Map<String, Value> = Map::new();
-        for (k, v) in schema.key_value_tags() {
-            tags.insert(k.clone(), json!(v));
-        }
-        for k in schema.key_only_tags() {
-            tags.entry(k.clone()).or_insert(json!(""));
-        }
-        tags.insert("sensitivity".into(), json!(record.sensitivity.as_str()));
-        tags.insert(
-            "no_of_versions".into(),
-            json!(record.latest_version.to_string()),
-        );
-        let mut entry = json!({
-            "layer": record.key.layer,
-            "domain": record.key.domain,
-            "dataset": record.name,
-            "version": record.latest_version,
-            "tags": tags,
-        });
-        if enriched {
-            let updated =
-                last_updated(catalog, record.id, record.latest_version)?.map(|t| display_time(&t));
-            entry["description"] = json!(schema.description());
-            entry["last_updated_date"] = json!(updated.unwrap_or_else(|| "Never updated".into()));
-        }
+        let mut tags = Tags::of(&schema);
+        tags.insert("sensitivity", record.sensitivity.as_str());
+        tags.insert("no_of_versions", &record.latest_version.to_string());
+        let enrichment = match enriched {
+            false => None,
+            true => Some(Enrichment {
+                description: schema.description().to_string(),
+                last_updated_date: last_updated(catalog, record.id, record.latest_version)?
+                    .map_or_else(|| "Never updated".into(), |t| display_time(&t)),
+            }),
+        };
+        let entry = DatasetEntry {
+            layer: record.key.layer.clone(),
+            domain: record.key.domain.clone(),
+            dataset: record.name.clone(),
+            version: record.latest_version,
+            tags,
+            enrichment,
+        };
         out.push(entry);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DatasetEntry, Enrichment, Tags};
+
+    #[test]
+    fn an_entry_is_enriched_only_when_asked() {
+        let mut entry = DatasetEntry {
+            layer: "default".into(),
+            domain: "shop".into(),
+            dataset: "Orders".into(),
+            version: 2,
+            tags: Tags::default(),
+            enrichment: None,
+        };
+        assert_eq!(
+            serde_json::to_string(&entry).unwrap(),
+            r#"{"layer":"default","domain":"shop","dataset":"Orders","version":2,"tags":{}}"#
+        );
+        entry.enrichment = Some(Enrichment {
+            description: "d".into(),
+            last_updated_date: "Never updated".into(),
+        });
+        assert!(serde_json::to_string(&entry)
+            .unwrap()
+            .ends_with(r#""tags":{},"description":"d","last_updated_date":"Never updated"}"#));
+    }
 }

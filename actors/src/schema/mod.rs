@@ -22,6 +22,7 @@ pub mod date_format;
 mod metadata;
 pub mod model;
 pub mod names;
+mod tags;
 pub mod valid;
 pub mod validate;
 
@@ -36,5 +37,6 @@ pub use model::{
     CheckSpec, Column, DataType, Metadata, Owner, Schema, UpdateBehaviour, DEFAULT_LAYER,
 };
 pub use names::{column_names_from_headers, is_valid_column_name, sanitise_column_name};
+pub use tags::Tags;
 pub use valid::{NamedCheck, ValidColumn, ValidSchema};
 pub use validate::{validate, validate_generated, validate_stored};

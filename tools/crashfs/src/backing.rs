@@ -9,7 +9,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::model::Kind;
+use crate::kind::Kind;
 
 /// One durable directory entry: name, inode, kind, permission bits.
 pub type Entry = (OsString, u64, Kind, u16);

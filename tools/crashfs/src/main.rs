@@ -15,6 +15,7 @@
 
 mod backing;
 mod fs;
+mod kind;
 mod model;
 #[cfg(test)]
 mod model_tests;

@@ -1,8 +1,10 @@
 //! What the HTTP integration tests (`tests/api/support.rs`) and the benchmarks (`benches/`)
 //! share: starting a `rapid-rs` process and reading its address, fetching a token the way the
 //! rAPId SDK does, and waiting for a job to finish. Blocking, for test and bench threads; the
-//! same requests asynchronously in [`nonblocking`], for `rapid-rs bench`.
+//! same requests asynchronously in [`nonblocking`], for `rapid-rs bench`. And the module-graph
+//! checker ([`module_graph`]) behind every crate's layer test.
 
+pub mod module_graph;
 pub mod nonblocking;
 
 use std::io::{BufRead, BufReader};
@@ -14,8 +16,9 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 /// Starts `cmd` (a `rapid-rs serve` with its stdout piped) and waits for its
-/// `listening on http://...` line; returns the child and that base address. Stdout keeps being
-/// drained, so the server never blocks on a full pipe. `Err` if the process ends first.
+/// `listening on http://...` line (or its JSON form, with `RAPID_LOG_FORMAT=json`); returns the
+/// child and that base address. Stdout keeps being drained, so the server never blocks on a full
+/// pipe. `Err` if the process ends first.
 pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
     let mut child = cmd.spawn().map_err(|e| format!("start rapid-rs: {e}"))?;
     let stdout = child
@@ -26,8 +29,8 @@ pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
     let base = loop {
         match lines.next() {
             Some(Ok(line)) => {
-                if let Some(addr) = line.strip_prefix("listening on ") {
-                    break addr.trim().to_string();
+                if let Some(addr) = listening_on(&line) {
+                    break addr;
                 }
             }
             _ => {
@@ -38,6 +41,18 @@ pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
     };
     std::thread::spawn(move || for _ in lines {});
     Ok((child, base))
+}
+
+/// The address of a ready line: `listening on http://…`, or with `RAPID_LOG_FORMAT=json` an object
+/// whose message says so and whose `url` is the address.
+fn listening_on(line: &str) -> Option<String> {
+    if let Some(addr) = line.strip_prefix("listening on ") {
+        return Some(addr.trim().to_string());
+    }
+    let object: Value = serde_json::from_str(line).ok()?;
+    let message = object["message"].as_str()?;
+    message.starts_with("listening on ").then_some(())?;
+    Some(object["url"].as_str()?.to_string())
 }
 
 /// `POST /api/oauth2/token` with client credentials as HTTP Basic, exactly as the rAPId SDK asks

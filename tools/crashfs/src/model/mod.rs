@@ -18,6 +18,7 @@ use std::io;
 use std::time::SystemTime;
 
 use crate::backing::{Backing, Entry};
+pub use crate::kind::Kind;
 
 mod files;
 mod load;
@@ -31,12 +32,6 @@ pub type Errno = i32;
 
 /// A directory's entries: inode, kind, name.
 pub type Listing = Vec<(u64, Kind, OsString)>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    File,
-    Dir,
-}
 
 #[derive(Debug, Clone)]
 pub struct Attr {

@@ -1,7 +1,9 @@
-//! The shapes of the bodies the handlers build with `json!` or take from the engine crate (which
-//! does not depend on utoipa), as the OpenAPI document describes them. They only describe: nothing
-//! constructs them. schemathesis (scripts/test-openapi.sh) checks every live answer against them,
-//! so a shape that drifts from what the server sends fails CI.
+//! The shapes of request bodies and of the engine's own answer types (schemas, subjects, tokens,
+//! the dataset listing and info, jobs, queries), as the OpenAPI document describes them. The
+//! engine crate does not depend on utoipa, so these only describe: nothing constructs them (hence
+//! `allow(dead_code)`). schemathesis (scripts/test-openapi.sh) checks every live answer against
+//! them, so a shape that drifts from what the server sends fails CI. Deriving `ToSchema` on the
+//! engine's types (an optional utoipa feature of rapid-actors) would remove this file.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -9,57 +11,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
-
-/// Every error: one message or a list of them (validation reports every problem at once).
-#[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
-    pub details: ErrorDetails,
-}
-
-/// A refused upload: its first problems, and a link to every one of them.
-#[derive(Serialize, ToSchema)]
-pub struct UploadRefused {
-    /// The first 100 problems, then "... and N more errors".
-    pub details: Vec<String>,
-    /// A signed link (expiring like large-query results) to the whole report as CSV: `row`,
-    /// `column`, `rule` (type, null, check, unique, fields, encoding, file), `value` as received,
-    /// `key` (the row's first unique column, else its first column), `message`. Absent when the
-    /// file could not be read at all (one message says why).
-    #[schema(nullable = false)]
-    pub report_url: Option<String>,
-    /// The same report as Parquet (`row` a number, `value` and `key` null when absent).
-    #[schema(nullable = false)]
-    pub report_parquet_url: Option<String>,
-}
-
-#[derive(Serialize, ToSchema)]
-#[serde(untagged)]
-pub enum ErrorDetails {
-    One(String),
-    Many(Vec<String>),
-}
-
-/// A confirmation: what was done, in words.
-#[derive(Serialize, ToSchema)]
-pub struct Confirmation {
-    pub details: String,
-}
-
-/// A deletion confirmation under both keys (docs/SPEC.md names it `message`, rAPId `details`).
-#[derive(Serialize, ToSchema)]
-pub struct DeletedSubject {
-    pub details: String,
-    pub message: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct Status {
-    #[schema(example = "deployed")]
-    pub status: String,
-    pub version: String,
-    #[schema(example = "/api")]
-    pub root_path: String,
-}
 
 #[derive(Serialize, ToSchema)]
 pub struct IssuedToken {
@@ -119,12 +70,6 @@ pub struct PermissionItem {
     pub sensitivity: Option<String>,
     pub domain: Option<String>,
     pub layer: Option<String>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct SubjectPermissions {
-    pub subject_id: String,
-    pub permissions: Vec<String>,
 }
 
 /// A dataset schema (docs/SPEC.md 2.1). Unknown keys are ignored; the service assigns `version`.
@@ -196,42 +141,11 @@ pub struct CheckSpec {
     pub parameters: BTreeMap<String, Value>,
 }
 
-#[derive(Serialize, ToSchema)]
-pub struct SchemaStored {
-    pub details: String,
-    pub version: i64,
-}
-
 /// A multipart form with the data file as its `file` part (CSV or Parquet).
 #[derive(Serialize, ToSchema)]
 pub struct FileUpload {
     #[schema(format = Binary, content_media_type = "application/octet-stream")]
     pub file: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct UploadAccepted {
-    pub details: UploadDetails,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct UploadDetails {
-    pub original_filename: String,
-    pub raw_filename: String,
-    pub dataset_version: i64,
-    #[schema(example = "Data processing")]
-    pub status: String,
-    pub job_id: String,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct QueryJobAccepted {
-    pub details: QueryJobDetails,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct QueryJobDetails {
-    pub job_id: String,
 }
 
 /// Filters of the dataset listing; all optional.

@@ -1,0 +1,171 @@
+//! The answers of the API, as the handlers construct them and as the OpenAPI document describes
+//! them (`ToSchema`): one type for both, so the document cannot drift from what is sent.
+//! [`engine_shapes`] describes the bodies that are the engine's own types.
+
+mod engine_shapes;
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+pub use engine_shapes::*;
+
+/// Every error: one message or a list of them (validation reports every problem at once).
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub details: ErrorDetails,
+    /// Only on a refused upload (422) whose rows had problems: a signed link (expiring like
+    /// large-query results) to the whole report as CSV, every problem with its `row`, `column`,
+    /// `rule` (type, null, check, unique, fields, encoding, file), `value` as received, `key`
+    /// (the row's first unique column, else its first column) and `message`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub report_url: Option<String>,
+    /// The same report as Parquet (`row` a number, `value` and `key` null when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub report_parquet_url: Option<String>,
+}
+
+impl ErrorBody {
+    pub fn one(message: impl Into<String>) -> ErrorBody {
+        ErrorBody {
+            details: ErrorDetails::One(message.into()),
+            report_url: None,
+            report_parquet_url: None,
+        }
+    }
+
+    /// A refused upload's problems, with the links to its whole report.
+    pub fn refused(messages: Vec<String>, links: &rapid_actors::ReportLinks) -> ErrorBody {
+        ErrorBody {
+            report_url: Some(links.csv.clone()),
+            report_parquet_url: Some(links.parquet.clone()),
+            ..ErrorBody::many(messages)
+        }
+    }
+
+    pub fn many(messages: Vec<String>) -> ErrorBody {
+        ErrorBody {
+            details: ErrorDetails::Many(messages),
+            report_url: None,
+            report_parquet_url: None,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ErrorDetails {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// A confirmation: what was done, in words.
+#[derive(Serialize, ToSchema)]
+pub struct Confirmation {
+    pub details: String,
+}
+
+impl Confirmation {
+    pub fn new(details: impl Into<String>) -> Confirmation {
+        Confirmation {
+            details: details.into(),
+        }
+    }
+}
+
+/// A deletion confirmation under both keys (docs/SPEC.md names it `message`, rAPId `details`).
+#[derive(Serialize, ToSchema)]
+pub struct DeletedSubject {
+    pub details: String,
+    pub message: String,
+}
+
+impl DeletedSubject {
+    pub fn new(message: String) -> DeletedSubject {
+        DeletedSubject {
+            details: message.clone(),
+            message,
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Status {
+    #[schema(example = "deployed")]
+    pub status: String,
+    pub version: String,
+    #[schema(example = "/api")]
+    pub root_path: String,
+}
+
+impl Status {
+    /// This build's status.
+    pub fn deployed() -> Status {
+        Status {
+            status: "deployed".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            root_path: "/api".into(),
+        }
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SubjectPermissions {
+    pub subject_id: String,
+    pub permissions: Vec<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SchemaStored {
+    pub details: String,
+    pub version: i64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UploadAccepted {
+    pub details: UploadDetails,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct UploadDetails {
+    pub original_filename: String,
+    pub raw_filename: String,
+    pub dataset_version: i64,
+    #[schema(example = "Data processing")]
+    pub status: String,
+    pub job_id: String,
+}
+
+impl From<rapid_actors::engine::UploadAccepted> for UploadAccepted {
+    fn from(a: rapid_actors::engine::UploadAccepted) -> UploadAccepted {
+        UploadAccepted {
+            details: UploadDetails {
+                original_filename: a.original_filename,
+                raw_filename: a.raw_filename,
+                dataset_version: a.dataset_version,
+                status: a.status.to_string(),
+                job_id: a.job_id,
+            },
+        }
+    }
+}
+
+// A job started: a large query's or a compaction's.
+#[derive(Serialize, ToSchema)]
+pub struct QueryJobAccepted {
+    pub details: QueryJobDetails,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct QueryJobDetails {
+    pub job_id: String,
+}
+
+impl QueryJobAccepted {
+    pub fn new(job_id: String) -> QueryJobAccepted {
+        QueryJobAccepted {
+            details: QueryJobDetails { job_id },
+        }
+    }
+}

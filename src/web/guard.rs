@@ -1,0 +1,130 @@
+//! What a page asks of its request before it renders: a signed-in viewer, for a form post a CSRF
+//! token matching the session's, and the pass of the permission the page needs. Pages name that
+//! permission in their type, as the API's handlers do: [`Page<N>`] for a page, [`Posted<N>`] for
+//! a form post (listed after the path and query extractors, so that their refusals come first
+//! as before; a post's last, as it reads the body).
+
+use std::marker::PhantomData;
+
+use actix_web::dev::Payload;
+use actix_web::{web, FromRequest, HttpRequest};
+use futures_util::future::{ready, LocalBoxFuture, Ready};
+use rapid_actors::auth::pass::{AccessKind, DatasetPass};
+use rapid_actors::Error;
+
+use crate::auth::Policy;
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::page::{FormData, PageError};
+use crate::web::session::{constant_time_eq, find, Found, Viewer};
+
+/// What a page needs of its viewer, as a pass the engine mints: a policy's (any subject,
+/// DATA_ADMIN, USER_ADMIN), or access to the dataset the path names ([`OnDataset`]).
+pub trait Need {
+    type Pass;
+    fn mint(state: &AppState, req: &HttpRequest, viewer: &Viewer) -> Result<Self::Pass, Error>;
+}
+
+impl<P: Policy> Need for P {
+    type Pass = P::Pass;
+    fn mint(state: &AppState, _: &HttpRequest, viewer: &Viewer) -> Result<P::Pass, Error> {
+        P::mint(&state.engine, viewer.subject.clone())
+    }
+}
+
+/// Read (or write) access to the dataset named by the path's `layer`, `domain` and `dataset`.
+pub struct OnDataset<A>(PhantomData<A>);
+
+impl<A: AccessKind> Need for OnDataset<A> {
+    type Pass = DatasetPass<A>;
+    fn mint(state: &AppState, req: &HttpRequest, viewer: &Viewer) -> Result<Self::Pass, Error> {
+        backend::dataset_access::<A>(state, req, &viewer.subject)
+    }
+}
+
+/// A page for a signed-in viewer who has what `N` needs: extracting it redirects to sign in (or
+/// to replace the password first), or refuses in the API's words.
+pub struct Page<N: Need> {
+    pub viewer: Viewer,
+    pub pass: N::Pass,
+}
+
+/// A form post from a signed-in viewer, its CSRF token checked, who has what `N` needs.
+pub struct Posted<N: Need> {
+    pub viewer: Viewer,
+    pub pass: N::Pass,
+    pub form: FormData,
+}
+
+fn state_of(req: &HttpRequest) -> Result<&AppState, PageError> {
+    req.app_data::<web::Data<AppState>>()
+        .map(|d| d.get_ref())
+        .ok_or_else(|| PageError::from(Error::internal("application state missing")))
+}
+
+impl<N: Need> FromRequest for Page<N> {
+    type Error = PageError;
+    type Future = Ready<Result<Self, PageError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(state_of(req).and_then(|state| {
+            let viewer = viewer(req, state)?;
+            let pass = N::mint(state, req, &viewer)?;
+            Ok(Page { viewer, pass })
+        }))
+    }
+}
+
+impl<N: Need + 'static> FromRequest for Posted<N> {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, actix_web::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let body = web::Bytes::from_request(req, payload);
+        let req = req.clone();
+        Box::pin(async move {
+            let body = body.await?;
+            let posted = state_of(&req).and_then(|state| {
+                let form = FormData::parse(&body)?;
+                let viewer = poster(&req, state, &form)?;
+                let pass = N::mint(state, &req, &viewer)?;
+                Ok(Posted { viewer, pass, form })
+            });
+            Ok(posted?)
+        })
+    }
+}
+
+/// The signed-in viewer of a page, or a redirect to sign in (or to replace the password first).
+pub fn viewer(req: &HttpRequest, state: &AppState) -> Result<Viewer, PageError> {
+    match find(req, state) {
+        Found::Ready(v) => Ok(v),
+        Found::MustChangePassword(_) => Err(PageError::Redirect("/password".into())),
+        Found::None => Err(PageError::Redirect("/signin".into())),
+    }
+}
+
+/// The viewer of a form post whose CSRF token matches the session's; 403 otherwise.
+pub fn poster(req: &HttpRequest, state: &AppState, form: &FormData) -> Result<Viewer, PageError> {
+    let viewer = match find(req, state) {
+        Found::Ready(v) => v,
+        Found::MustChangePassword(_) | Found::None => {
+            return Err(PageError::forbidden(
+                "You are not signed in (or your session expired): sign in again, then retry.",
+            ))
+        }
+    };
+    check_csrf(&viewer.csrf, form)?;
+    Ok(viewer)
+}
+
+/// 403 unless the form's `csrf` field equals `expected`.
+pub fn check_csrf(expected: &str, form: &FormData) -> Result<(), PageError> {
+    match form.get("csrf") {
+        Some(sent) if constant_time_eq(sent, expected) => Ok(()),
+        _ => Err(PageError::forbidden(
+            "This form was refused: its security token is missing or out of date. \
+             Reload the page and try again.",
+        )),
+    }
+}
