@@ -70,6 +70,12 @@ pub async fn get_upload(
             div #upload-errors.hidden role="alert" {
                 h2 { "The file was refused" }
                 p #upload-error-summary {}
+                p #upload-report.hidden {
+                    "Every problem, with its row, column, value and the row's key: "
+                    a #report-csv href="#" download { "CSV" }
+                    " · "
+                    a #report-parquet href="#" download { "Parquet" }
+                }
                 div.table-wrap { table { thead { tr { th scope="col" { "#" } th scope="col" { "Problem" } } } tbody #upload-error-rows {} } }
             }
             noscript { p.warning { "Uploading from this page needs JavaScript (for the progress bar)." } }
@@ -124,9 +130,18 @@ pub async fn post_upload(
             StatusCode::ACCEPTED,
             json!({ "job_id": a.job_id, "raw_filename": a.raw_filename, "version": a.dataset_version }),
         ),
-        Err(e) => refuse(
-            crate::error::status_of(e.kind),
-            PageError::from(e).messages(),
-        ),
+        Err(e) => {
+            // A refused upload's whole report: how many rows, and its downloads.
+            let report = e.report.as_deref().map(|r| {
+                json!({
+                    "rows_rejected": r.rows_rejected,
+                    "csv": r.links.as_ref().map(|l| &l.csv),
+                    "parquet": r.links.as_ref().map(|l| &l.parquet),
+                })
+            });
+            let status = crate::error::status_of(e.kind);
+            let messages = PageError::from(e).messages();
+            json_answer(status, json!({ "errors": messages, "report": report }))
+        }
     }
 }

@@ -65,6 +65,14 @@ test("a refused upload lists every validation error in a table", async () => {
   const text = await page.textContent("#upload-error-rows");
   assert.match(text, /day/);
   assert.match(text, /visits/);
+  // The true count of rows, and the whole report to download, as CSV with every problem.
+  assert.match(await page.textContent("#upload-error-summary"), /^2 rows have problems/);
+  const href = await page.getAttribute("#report-csv", "href");
+  assert.match(href, /^\/api\/results\/.*-problems\.csv\?expires=/);
+  const report = await (await page.request.get(BASE + href)).text();
+  assert.equal(report.trim().split("\n").length, 3, report);
+  assert.match(report, /^row,column,rule,value,key,message/);
+  assert.match(await page.getAttribute("#report-parquet", "href"), /-problems\.parquet\?/);
   await shoot(page, "upload-422");
 });
 

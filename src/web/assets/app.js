@@ -47,10 +47,25 @@ function setupUpload() {
   var summary = document.getElementById("upload-error-summary");
   var button = document.getElementById("upload-button");
 
-  function showErrors(httpStatus, errors) {
+  function showErrors(httpStatus, errors, report) {
     errorRows.textContent = "";
-    summary.textContent = errors.length + (errors.length === 1 ? " problem" : " problems") +
-      " (status " + httpStatus + "). Nothing was stored.";
+    var reportBox = document.getElementById("upload-report");
+    reportBox.classList.add("hidden");
+    if (report && report.rows_rejected > 0) {
+      // The true total: the table below lists the first problems only.
+      var listed = errors.length > 100 ? " (the first 100 problems are listed)" : "";
+      summary.textContent = report.rows_rejected.toLocaleString() +
+        (report.rows_rejected === 1 ? " row has" : " rows have") + " problems" + listed +
+        " (status " + httpStatus + "). Nothing was stored.";
+    } else {
+      summary.textContent = errors.length + (errors.length === 1 ? " problem" : " problems") +
+        " (status " + httpStatus + "). Nothing was stored.";
+    }
+    if (report && report.csv) {
+      document.getElementById("report-csv").href = report.csv;
+      document.getElementById("report-parquet").href = report.parquet;
+      reportBox.classList.remove("hidden");
+    }
     errors.forEach(function (text, i) {
       var tr = document.createElement("tr");
       var n = document.createElement("td"); n.textContent = String(i + 1);
@@ -118,7 +133,7 @@ function setupUpload() {
       } else {
         button.disabled = false;
         status.classList.add("hidden");
-        showErrors(xhr.status, answer.errors || ["The server answered " + xhr.status]);
+        showErrors(xhr.status, answer.errors || ["The server answered " + xhr.status], answer.report);
       }
     });
     xhr.addEventListener("error", function () {
