@@ -132,7 +132,7 @@ pub struct ServeArgs {
 
     /// Deepest nesting of a query expression (brackets, calls, filter groups, operator chains).
     #[arg(long, env = "RAPID_QUERY_MAX_DEPTH", default_value_t = 50,
-          value_parser = clap::value_parser!(u64).range(4..=rapid_actors::query::limits::DEPTH_CEILING as u64))]
+          value_parser = clap::value_parser!(u64).range(4..=rapid_actors::query::DEPTH_CEILING as u64))]
     pub query_max_depth: u64,
 
     /// Longest a synchronous query may run, in seconds (then 400, pointing to /query/large).
@@ -273,7 +273,7 @@ impl ServeArgs {
             queue_wait: Duration::from_millis(self.query_queue_wait_ms),
             threads: self.query_threads.map_or_else(
                 || {
-                    rapid_actors::query::engine::default_threads(
+                    rapid_actors::query::default_threads(
                         self.query_concurrency.map_or(defaults.concurrency, size),
                         self.large_query_concurrency
                             .map_or(defaults.large_concurrency, size),

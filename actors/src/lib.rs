@@ -54,7 +54,7 @@
 //!   dataset are serialised while different datasets proceed in parallel.
 //! - Tokio's blocking pool: the ingest of an upload, the unique check, schema inference.
 //! - The query runtime: a multi-threaded runtime of its own with large stacks at a lower
-//!   priority ([`query::engine`]); every parse, check, plan, run and render of a query.
+//!   priority ([`query::admission::pools`]); every parse, check, plan, run and render of a query.
 //! - The hash pool: a fixed number of threads for argon2 ([`auth::hash_pool`]).
 //!
 //! Every request runs in a span carrying its request id (the HTTP edge opens it); jobs open a

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use crate::query::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
+pub use crate::query::reading::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
 pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
@@ -224,7 +224,7 @@ impl Engine {
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
-        crate::query::info::dataset_info(
+        crate::query::reading::info::dataset_info(
             self.catalog.as_ref(),
             &self.storage,
             record,
@@ -348,7 +348,7 @@ impl Engine {
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.
     pub fn remove_expired_results(&self) -> usize {
         let ttl = Duration::from_secs(self.settings.result_ttl_seconds.max(0) as u64);
-        crate::query::large::remove_expired_results(&self.storage, ttl)
+        crate::query::answers::large::remove_expired_results(&self.storage, ttl)
     }
 }
 

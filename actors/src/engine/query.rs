@@ -1,6 +1,6 @@
 //! The query use cases: a small result answered at once, and a large one written by a job.
 //! Everything (parse, check, plan, run, render) runs on the query threads within a time limit;
-//! the HTTP worker only waits (see `crate::query::engine`).
+//! the HTTP worker only waits (see `crate::query::admission::pools`).
 
 use bytes::Bytes;
 use tracing::Instrument;
@@ -10,8 +10,9 @@ use crate::auth::pass::{DatasetPass, Read};
 use crate::error::{Error, Result};
 use crate::jobs::{JobKind, NewJob};
 use crate::key::DatasetRecord;
-use crate::query::output::{to_arrow_stream, to_csv, to_json, to_parquet};
-use crate::query::{engine, PreparedQuery, QueryKind, SYNC_ROW_LIMIT};
+use crate::query::answers::large;
+use crate::query::answers::output::{to_arrow_stream, to_csv, to_json, to_parquet};
+use crate::query::{pools, PreparedQuery, QueryKind, SYNC_ROW_LIMIT};
 
 /// The formats a synchronous result is rendered in.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,7 +33,7 @@ impl Engine {
         body: &[u8],
         cap: Option<u64>,
     ) -> Result<(PreparedQuery, i64)> {
-        let request = crate::query::parse_request(body, &engine().settings().limits)?;
+        let request = crate::query::parse_request(body, &pools().settings().limits)?;
         let version = pick_version(asked_version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
         let prepared = PreparedQuery::new(
@@ -58,9 +59,9 @@ impl Engine {
         format: OutputFormat,
     ) -> Result<(&'static str, Vec<u8>)> {
         let record = pass.record().clone();
-        let engine = engine();
-        let slot = engine.admit(QueryKind::Sync).await?;
-        let limit = engine.settings().timeout;
+        let pools = pools();
+        let slot = pools.admit(QueryKind::Sync).await?;
+        let limit = pools.settings().timeout;
         let key = record.key.clone();
         let this = self.clone();
         let work = async move {
@@ -98,7 +99,7 @@ impl Engine {
             key.domain,
             key.dataset
         ));
-        engine.run(Some(slot), limit, work, timed_out).await
+        pools.run(Some(slot), limit, work, timed_out).await
     }
 
     /// Checks the query `body` and starts a QUERY job writing its whole result as CSV; returns
@@ -112,16 +113,16 @@ impl Engine {
         base_url: &str,
     ) -> Result<String> {
         let record = pass.record().clone();
-        let engine = engine();
-        let slot = engine.admit(QueryKind::Large).await?;
-        let check_limit = engine.settings().timeout;
+        let pools = pools();
+        let slot = pools.admit(QueryKind::Large).await?;
+        let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
         let check = async move { this.prepare(&checked_record, version, &body, None) };
         let timed_out = Error::invalid(format!(
             "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
             check_limit.as_secs()
         ));
-        let (prepared, version) = engine.run(None, check_limit, check, timed_out).await?;
+        let (prepared, version) = pools.run(None, check_limit, check, timed_out).await?;
         let job_id = self.jobs.create(NewJob {
             kind: JobKind::Query,
             key: &record.key,
@@ -143,14 +144,14 @@ impl Engine {
         base_url: String,
         span: tracing::Span,
     ) {
-        let engine = engine();
+        let pools = pools();
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
         let ttl = self.settings.result_ttl_seconds;
-        let limit = engine.settings().large_timeout;
+        let limit = pools.settings().large_timeout;
         actix::spawn(async move {
             let (job, jobs_for_run) = (id.clone(), jobs.clone());
             let work = async move {
-                crate::query::large::write_csv_result(prepared, &jobs_for_run, &job, &storage).await
+                large::write_csv_result(prepared, &jobs_for_run, &job, &storage).await
             };
             let timed_out = Error::invalid(format!(
                 "The query ran longer than the limit of {} seconds for large-query jobs \
@@ -158,7 +159,7 @@ impl Engine {
                      fewer columns)",
                 limit.as_secs()
             ));
-            let recorded = match engine.run(Some(slot), limit, work, timed_out).await {
+            let recorded = match pools.run(Some(slot), limit, work, timed_out).await {
                 Ok(_) => {
                     let name = format!("{id}.csv");
                     let expires = crate::auth::now_seconds() + ttl;

@@ -1,7 +1,7 @@
 //! Per-file column bounds kept in the manifest: each column's smallest and largest value and
 //! its null count over the whole file, taken from the row group statistics the Parquet writer
 //! has just computed (no extra pass over the rows). A query prunes whole files with them before
-//! any is opened (`query::table`).
+//! any is opened (`query::reading::table`).
 //!
 //! Kept as JSON text (`{"column": [min, max, nulls]}`, `null` for an unknown bound) so both
 //! catalogs store them as they are, for integer, date, text and boolean columns. Not for

@@ -1,44 +1,35 @@
-//! Queries: the query object is checked part by part ([`check`]), becomes a statement over a
-//! table of exactly the manifest's files ([`table`]), runs in DataFusion ([`run`]), and is
-//! rendered as JSON, CSV, Arrow or Parquet ([`output`]). Before any of that, every part is
-//! bounded in size and depth ([`limits`]); queries run on the [`engine`]'s own threads, through
-//! its admission slots, time limits and memory pool.
+//! Queries: the query object is checked part by part, becomes a statement over a table of
+//! exactly the manifest's files, runs in DataFusion, and is rendered as JSON, CSV, Arrow or
+//! Parquet. Before any of that, every part is bounded in size and depth; queries run on the
+//! query pools' own threads, through their admission slots, time limits and memory pool.
+//!
+//! The modules, by concern:
+//! - [`language`]: the query object, parsed from its JSON body, bounded in size and depth
+//!   ([`language::limits`]) and checked against an allow-list ([`language::check`]); filter
+//!   groups and result column names.
+//! - [`rewrites`]: the DataFusion session and the plan rewrites and functions that keep answers
+//!   to docs/API.md's query semantics (three-valued logic, checked integers, signed zero) and
+//!   the faster group-by over one text column.
+//! - [`admission`]: the query pools ([`admission::pools`]): the threads queries run on, admission
+//!   slots and their load, time limits, work that yields and ends with its query.
+//! - [`reading`]: tables over the manifest's files ([`reading::table`]), pruning files, local
+//!   reads, kept plans, running a checked query ([`reading::run`]) and dataset info.
+//! - [`answers`]: answers written as JSON, CSV, Arrow or Parquet ([`answers::output`]), and large
+//!   answers streamed to a result file ([`answers::large`]).
 
-mod cells;
-mod check;
-mod checked;
-mod checked_udf;
-pub mod engine;
-mod file_pruning;
-mod filter_group;
-pub mod info;
-pub mod large;
-pub mod limits;
-mod limits_json;
-pub mod load;
-mod local_reader;
-mod naming;
-pub mod output;
-mod plan_cache;
-pub mod request;
-pub mod run;
-mod runtime;
-pub(crate) use runtime::set_thread_nice;
-mod session;
-mod signed_zero;
-mod small_groups;
-pub mod table;
+pub mod admission;
+pub mod answers;
+pub mod language;
+pub mod reading;
+pub mod rewrites;
 #[cfg(test)]
 mod test_plans;
-mod text_groups;
-mod three_valued;
-mod work_scope;
-mod yielding;
 
-pub use engine::on_query_runtime;
-pub use engine::{configure, engine, QuerySettings, Slot};
-pub use limits::{check_request, QueryLimits};
-pub use limits_json::parse_request;
-pub use load::QueryKind;
-pub use request::{CheckedQuery, QueryRequest};
-pub use run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};
+pub use admission::load::QueryKind;
+pub use admission::pools::on_query_runtime;
+pub use admission::pools::{configure, default_threads, pools, QuerySettings, Slot};
+pub(crate) use admission::runtime::set_thread_nice;
+pub use language::limits::{check_request, QueryLimits, DEPTH_CEILING};
+pub use language::limits_json::parse_request;
+pub use language::request::{CheckedQuery, QueryRequest};
+pub use reading::run::{engine_error, PreparedQuery, SYNC_ROW_LIMIT};

@@ -8,7 +8,7 @@ use crate::auth::permission::{Access, Permission};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
-use crate::query::info::{display_time, last_updated};
+use crate::query::reading::info::{display_time, last_updated};
 use crate::records::load_schema;
 use crate::schema::{Tags, ValidSchema};
 use crate::sensitivity::Sensitivity;

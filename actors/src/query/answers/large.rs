@@ -15,9 +15,9 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::output::{csv_header, csv_rows};
-use super::run::{engine_error, PreparedQuery};
 use crate::error::{Error, Result};
 use crate::jobs::Jobs;
+use crate::query::reading::run::{engine_error, PreparedQuery};
 use crate::storage::{keys, StagedObject, Storage};
 
 /// Runs `query` to the object `results/{job_id}.csv`; returns its key and the number of rows. If

@@ -28,10 +28,10 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
-use super::limits::QueryLimits;
 pub use super::load::QueryKind;
 use super::work_scope::WorkScope;
 use crate::error::{Error, ErrorKind, Result};
+use crate::query::language::limits::QueryLimits;
 
 /// The settings of the query engine (docs/security.md, Query limits).
 #[derive(Debug, Clone)]
@@ -95,7 +95,7 @@ pub struct Slot {
     _permit: OwnedSemaphorePermit,
 }
 
-pub struct QueryEngine {
+pub struct QueryPools {
     settings: QuerySettings,
     /// Every query's session starts as a copy of this one (see session::from_template).
     template: SessionState,
@@ -103,36 +103,36 @@ pub struct QueryEngine {
     sync_slots: Arc<Semaphore>,
     large_slots: Arc<Semaphore>,
     load: super::load::Counters,
-    plans: super::plan_cache::PlanCache,
+    plans: crate::query::reading::plan_cache::PlanCache,
 }
 
-static ENGINE: OnceLock<QueryEngine> = OnceLock::new();
+static POOLS: OnceLock<QueryPools> = OnceLock::new();
 
 /// How long past its limit a caller waits for work that has not stopped by itself.
 const CALLER_GRACE: Duration = Duration::from_secs(2);
 
-/// Sets the engine up with `settings`, once, before the first query: empties the spill folder.
+/// Sets the pools up with `settings`, once, before the first query: empties the spill folder.
 pub fn configure(settings: QuerySettings) -> Result<()> {
-    if ENGINE.get().is_some() {
+    if POOLS.get().is_some() {
         return Err(Error::internal("the query engine is already configured"));
     }
-    let engine = QueryEngine::new(settings)?;
-    ENGINE
+    let engine = QueryPools::new(settings)?;
+    POOLS
         .set(engine)
         .map_err(|_| Error::internal("the query engine is already configured"))
 }
 
-/// The engine: as configured, or with default settings (tools and tests that never configure it).
-pub fn engine() -> &'static QueryEngine {
-    ENGINE.get_or_init(|| {
+/// The pools: as configured, or with default settings (tools and tests that never configure it).
+pub fn pools() -> &'static QueryPools {
+    POOLS.get_or_init(|| {
         // expect: default settings name no folder, so only a failure to start threads can
         // fail here, and then no query can run at all.
-        QueryEngine::new(QuerySettings::default()).expect("starting the query engine")
+        QueryPools::new(QuerySettings::default()).expect("starting the query engine")
     })
 }
 
-impl QueryEngine {
-    fn new(settings: QuerySettings) -> Result<QueryEngine> {
+impl QueryPools {
+    fn new(settings: QuerySettings) -> Result<QueryPools> {
         let mut disk =
             DiskManagerBuilder::default().with_max_temp_directory_size(settings.spill_bytes);
         if let Some(dir) = &settings.spill_dir {
@@ -156,8 +156,8 @@ impl QueryEngine {
                 "datafusion.sql_parser.recursion_limit",
                 settings.limits.max_depth + 20,
             );
-        let template = super::session::new_context(config, env).state();
-        Ok(QueryEngine {
+        let template = crate::query::rewrites::session::new_context(config, env).state();
+        Ok(QueryPools {
             template,
             sync_slots: Arc::new(Semaphore::new(settings.concurrency.max(1))),
             large_slots: Arc::new(Semaphore::new(settings.large_concurrency.max(1))),
@@ -175,11 +175,11 @@ impl QueryEngine {
     /// A DataFusion session over the shared memory pool and spill folder, with a catalog of
     /// its own.
     pub fn session(&self) -> SessionContext {
-        super::session::from_template(&self.template)
+        crate::query::rewrites::session::from_template(&self.template)
     }
 
     /// Physical plans kept for queries asked again.
-    pub fn plans(&self) -> &super::plan_cache::PlanCache {
+    pub fn plans(&self) -> &crate::query::reading::plan_cache::PlanCache {
         &self.plans
     }
 
@@ -323,9 +323,9 @@ impl<T> Drop for AbortOnDrop<T> {
 pub async fn on_query_runtime<T: Send + 'static>(
     work: impl Future<Output = Result<T>> + Send + 'static,
 ) -> Result<T> {
-    engine().spawn(work).await
+    pools().spawn(work).await
 }
 
 #[cfg(test)]
-#[path = "engine_tests.rs"]
+#[path = "pools_tests.rs"]
 mod tests;

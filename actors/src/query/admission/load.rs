@@ -1,6 +1,6 @@
 //! How busy the query pools are, for metrics: queries waiting for a slot and queries refused
 //! (503) since start, per pool. Running queries are read off the pools' semaphores. The pools'
-//! kinds are named here, below the engine that admits to them.
+//! kinds are named here, below the pools that admit to them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -1,7 +1,7 @@
 //! The query body, from bytes to a [`QueryRequest`]. Its JSON nesting is measured by a loop
 //! over the bytes before any parser recurses into it, so a body nested thousands deep gets a
 //! message naming the limit rather than a parser's generic refusal. The expressions in it are
-//! bounded next, where every query starts ([`super::PreparedQuery::new`]).
+//! bounded next, where every query starts ([`crate::query::PreparedQuery::new`]).
 
 use super::limits::QueryLimits;
 use super::request::QueryRequest;
@@ -94,7 +94,7 @@ const FIELDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::limits::check_request;
+    use crate::query::language::limits::check_request;
 
     fn parse_and_check(body: &[u8], limits: &QueryLimits) -> Result<QueryRequest> {
         let request = parse_request(body, limits)?;

@@ -10,14 +10,14 @@ use datafusion::execution::SendableRecordBatchStream;
 use datafusion::physical_plan::{collect, execute_stream_partitioned, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 
-use super::engine::engine;
 use super::plan_cache::PlanKey;
-use super::request::QueryRequest;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::key::DatasetRecord;
 use crate::manifest::{snapshot, DataFile};
+use crate::query::admission::pools::pools;
+use crate::query::language::request::QueryRequest;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
@@ -51,17 +51,17 @@ impl PreparedQuery {
     ) -> Result<PreparedQuery> {
         let names: Vec<String> = schema.columns().iter().map(|c| c.name.clone()).collect();
         // Bounded before the checker or DataFusion walk anything (see limits).
-        super::limits::check_request(request, &engine().settings().limits)?;
+        crate::query::language::limits::check_request(request, &pools().settings().limits)?;
         let checked = request.check(&names)?;
         let (files, lease) = snapshot(catalog, storage, record.id, version)?;
         let table = ManifestTable::new(storage, schema, &files)?;
         let table_schema = table.schema();
-        let ctx = engine().session();
+        let ctx = pools().session();
         if cap.is_some_and(|c| checked.limit.is_none_or(|l| l >= c)) {
             // Only the cap limits the rows. A TopK's running bound in the scan would prune
             // once more than `cap` rows were found, when the answer is refused anyway; without
             // it, an ordered query's plan can be kept for the next run (see plan_cache).
-            super::session::keep_topk_bounds_in_sorts(&ctx);
+            crate::query::rewrites::session::keep_topk_bounds_in_sorts(&ctx);
         }
         ctx.register_table("dataset", Arc::new(table))
             .map_err(engine_error)?;
@@ -81,7 +81,7 @@ impl PreparedQuery {
     /// The physical plan, its leaves made to yield now and then (see yielding): a fresh copy of
     /// the one kept for this statement over these files, or planned now (and kept).
     async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {
-        let plans = engine().plans();
+        let plans = pools().plans();
         if let Some(plan) = plans
             .reuse(&self.key, &self.files, &self.schema)
             .map_err(engine_error)?
@@ -90,8 +90,9 @@ impl PreparedQuery {
         }
         let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
         let plan = df.create_physical_plan().await.map_err(engine_error)?;
-        let plan = super::small_groups::rewrite(plan).map_err(engine_error)?;
-        let plan = super::yielding::yield_per_batch(plan).map_err(engine_error)?;
+        let plan = crate::query::rewrites::small_groups::rewrite(plan).map_err(engine_error)?;
+        let plan =
+            crate::query::admission::yielding::yield_per_batch(plan).map_err(engine_error)?;
         plans
             .keep(&self.key, &self.files, &self.schema, &plan)
             .map_err(engine_error)?;
@@ -108,8 +109,11 @@ impl PreparedQuery {
             .iter()
             .map(|f| f.name().clone())
             .collect();
-        let streams = execute_stream_partitioned(plan, super::work_scope::task_context(&self.ctx))
-            .map_err(engine_error)?;
+        let streams = execute_stream_partitioned(
+            plan,
+            crate::query::admission::work_scope::task_context(&self.ctx),
+        )
+        .map_err(engine_error)?;
         Ok((names, streams))
     }
 
@@ -117,9 +121,12 @@ impl PreparedQuery {
     pub async fn collect(&self) -> Result<(SchemaRef, Vec<RecordBatch>)> {
         let plan = self.plan().await?;
         let planned = plan.schema();
-        let batches = collect(plan, super::work_scope::task_context(&self.ctx))
-            .await
-            .map_err(engine_error)?;
+        let batches = collect(
+            plan,
+            crate::query::admission::work_scope::task_context(&self.ctx),
+        )
+        .await
+        .map_err(engine_error)?;
         // The batches' own schema: the analyzer rules may refine types and nullability after
         // the statement was planned.
         let schema = batches.first().map_or(planned, |b| b.schema());
@@ -144,7 +151,7 @@ pub fn engine_error(e: DataFusionError) -> Error {
 
 /// The shared memory pool (or the spill folder) cannot hold what the query needs (400).
 fn out_of_memory(why: &str) -> Error {
-    let settings = engine().settings();
+    let settings = pools().settings();
     Error::invalid(format!(
         "The query needs more memory than the limit of {} MiB for queries allows \
          (RAPID_QUERY_MEMORY_BYTES; spill space: RAPID_QUERY_SPILL_BYTES): narrow it (filter, \

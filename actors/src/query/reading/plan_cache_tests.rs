@@ -9,7 +9,7 @@ use datafusion::execution::runtime_env::RuntimeEnv;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 
 use super::*;
-use crate::query::session::{from_template, keep_topk_bounds_in_sorts, new_context};
+use crate::query::rewrites::session::{from_template, keep_topk_bounds_in_sorts, new_context};
 use crate::query::test_plans::{answer, plan};
 
 fn file(id: i64) -> DataFile {

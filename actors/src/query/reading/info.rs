@@ -155,7 +155,7 @@ async fn date_ranges(
             .map(|d| format!("min(\"{d}\") AS \"min_{d}\", max(\"{d}\") AS \"max_{d}\""))
             .collect();
         let sql = format!("SELECT {} FROM dataset", select.join(", "));
-        let batches = super::on_query_runtime(async move {
+        let batches = crate::query::on_query_runtime(async move {
             let df = ctx.sql(&sql).await.map_err(engine_error)?;
             df.collect().await.map_err(engine_error)
         })

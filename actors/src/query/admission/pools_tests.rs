@@ -1,5 +1,5 @@
-//! The engine's admission, time limits, cancellation and threads. Each test builds its own
-//! engine and drives it from a separate small runtime (an engine's runtime must not be dropped
+//! The pools' admission, time limits, cancellation and threads. Each test builds its own
+//! pools and drives them from a separate small runtime (a pools' runtime must not be dropped
 //! inside another runtime's task).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::*;
 
-fn engine_with(concurrency: usize, queue_wait_ms: u64) -> QueryEngine {
-    QueryEngine::new(QuerySettings {
+fn engine_with(concurrency: usize, queue_wait_ms: u64) -> QueryPools {
+    QueryPools::new(QuerySettings {
         concurrency,
         large_concurrency: 1,
         queue_wait: Duration::from_millis(queue_wait_ms),
@@ -84,7 +84,7 @@ fn a_waiting_query_gets_the_slot_freed_during_its_wait() {
 /// Runs `work` in a sync slot with a 100 ms limit; the work never ends by itself, so the answer
 /// is the limit's error.
 async fn run_past_its_limit(
-    engine: &QueryEngine,
+    engine: &QueryPools,
     work: impl Future<Output = Result<()>> + Send + 'static,
 ) -> Error {
     let slot = engine.admit(QueryKind::Sync).await.unwrap();

@@ -1,7 +1,7 @@
 //! Unit tests of the query limits: each limit in each field, and queries just under them.
 
 use super::*;
-use crate::query::request::{FilterCondition, OrderBy};
+use crate::query::language::request::{FilterCondition, OrderBy};
 
 fn limits() -> QueryLimits {
     QueryLimits {
