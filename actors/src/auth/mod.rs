@@ -152,6 +152,14 @@ impl Auth {
             .sign_bytes(format!("download-link\n{name}\n{expires}").as_bytes())
     }
 
+    /// The signed download link of the kept result `name` (`GET /api/results/{name}`), valid for
+    /// `ttl_seconds` from now; `origin` is where clients reach the service (empty: a path).
+    pub fn result_link(&self, origin: &str, name: &str, ttl_seconds: i64) -> String {
+        let expires = now_seconds() + ttl_seconds;
+        let signature = self.sign_link(name, expires);
+        format!("{origin}/api/results/{name}?expires={expires}&signature={signature}")
+    }
+
     /// Checks a download link: 403 when expired or when the signature does not match.
     pub fn verify_link(&self, name: &str, expires: i64, signature: &str) -> Result<()> {
         if !self.signer.verify_bytes(

@@ -192,12 +192,7 @@ fn read_kept_files(
 }
 
 fn report(column: &UniqueColumn, value: &UniqueValue, problems: &mut Problems) {
-    let place = Place {
-        row: None,
-        column: column.name.clone(),
-        rule: "unique",
-        value: Some(value.display().to_string()),
-    };
+    let place = Place::column(&column.name, "unique", Some(value.display().to_string()));
     problems.add_at(place, || {
         format!(
             "Column [{}] must be unique: value {} is already stored in this dataset version",

@@ -161,12 +161,7 @@ impl Engine {
             ));
             let recorded = match pools.run(Some(slot), limit, work, timed_out).await {
                 Ok(_) => {
-                    let name = format!("{id}.csv");
-                    let expires = crate::auth::now_seconds() + ttl;
-                    let signature = auth.sign_link(&name, expires);
-                    let url = format!(
-                        "{base_url}/api/results/{name}?expires={expires}&signature={signature}"
-                    );
+                    let url = auth.result_link(&base_url, &format!("{id}.csv"), ttl);
                     jobs.succeed_with_url(&id, &url)
                 }
                 Err(e) => jobs.fail(&id, &crate::ingest::messages(&e)),

@@ -121,12 +121,8 @@ impl UploadTarget {
             tracing::warn!(job_id, error = %e.report(), "could not keep a refused upload's report");
             return None;
         }
-        let expires = crate::auth::now_seconds() + engine.settings.result_ttl_seconds;
-        let link = |name: &str| {
-            let signature = engine.auth.sign_link(name, expires);
-            let origin = &self.link_origin;
-            format!("{origin}/api/results/{name}?expires={expires}&signature={signature}")
-        };
+        let ttl = engine.settings.result_ttl_seconds;
+        let link = |name: &str| engine.auth.result_link(&self.link_origin, name, ttl);
         Some(ReportLinks {
             csv: link(&names[0]),
             parquet: link(&names[1]),

@@ -173,7 +173,7 @@ fn convert(
     let target = super::arrow_type(column.data_type);
     let from = source.data_type();
     let mismatch = |problems: &mut Problems| {
-        problems.add_at(column_place(column, "type"), || {
+        problems.add_at(Place::column(&column.name, "type", None), || {
             format!(
                 "Column [{}] has an incorrect data type. Expected {}, received Parquet type {from}",
                 column.name,
@@ -219,7 +219,7 @@ fn convert(
         return match cast_with_options(source, &target, &strict) {
             Ok(array) => array,
             Err(e) => {
-                problems.add_at(column_place(column, "type"), || {
+                problems.add_at(Place::column(&column.name, "type", None), || {
                     format!(
                         "Column [{}] has values that do not fit {}: {e}",
                         column.name,
@@ -342,14 +342,4 @@ fn text_to_dates(
         }
     }
     Arc::new(out.finish())
-}
-
-/// A problem of a whole column (its Parquet type), not of one row.
-fn column_place(column: &ValidColumn, rule: &'static str) -> Place {
-    Place {
-        row: None,
-        column: column.name.clone(),
-        rule,
-        value: None,
-    }
 }

@@ -33,6 +33,17 @@ impl Place {
         }
     }
 
+    /// A problem of a whole column, not of one row (a Parquet column's type, a value already
+    /// stored).
+    pub fn column(column: &str, rule: &'static str, value: Option<String>) -> Place {
+        Place {
+            row: None,
+            column: column.to_string(),
+            rule,
+            value,
+        }
+    }
+
     /// A problem of the whole file (no row, no column).
     pub fn file() -> Place {
         Place {
