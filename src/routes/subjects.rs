@@ -14,7 +14,7 @@ pub struct SetPermissionsRequest {
 }
 
 #[utoipa::path(get, path = "/api/subjects", tag = "subjects",
-    responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::Subject>)))]
+    responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::SubjectView>)))]
 pub async fn list_subjects(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,

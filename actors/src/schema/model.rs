@@ -20,12 +20,15 @@ use crate::sensitivity::Sensitivity;
 pub const DEFAULT_LAYER: &str = "default";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Schema {
     pub metadata: Metadata,
     pub columns: Vec<Column>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SchemaMetadata))]
 pub struct Metadata {
     /// Absent means [`DEFAULT_LAYER`]; validation fills it in.
     #[serde(default)]
@@ -75,6 +78,7 @@ impl Metadata {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Owner {
     #[serde(default)]
     pub name: String,
@@ -83,6 +87,8 @@ pub struct Owner {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SchemaColumn))]
 pub struct Column {
     pub name: String,
     /// `int` (or `integer`), `double`, `string`, `date` or `boolean`; see [`Column::data_type`].
@@ -111,9 +117,11 @@ impl Column {
 /// A column check as written in a schema (docs/SPEC.md 2.2). An `error` text, which rAPId's templates
 /// carry and rAPId ignores, is ignored here too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckSpec {
     pub check_type: String,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub parameters: serde_json::Map<String, serde_json::Value>,
 }
 
