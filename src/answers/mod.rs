@@ -5,6 +5,8 @@
 //! them behind its `openapi` feature, which this crate turns on. They are re-exported here so
 //! that the document names every body from one module.
 
+pub mod rules;
+
 use std::collections::BTreeMap;
 
 use serde::Serialize;

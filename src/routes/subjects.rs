@@ -10,6 +10,7 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct SetPermissionsRequest {
     subject_id: String,
+    #[schema(schema_with = doc::rules::replacement_permissions)]
     permissions: Vec<String>,
 }
 

@@ -29,7 +29,9 @@ pub struct DatasetFilter {
 #[serde(untagged)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum OneOrMany {
+    #[cfg_attr(feature = "openapi", schema(value_type = Sensitivity))]
     One(String),
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Sensitivity>))]
     Many(Vec<String>),
 }
 
