@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use actix_web::web;
-use maud::html;
+use maud::{html, Markup};
 use rapid_actors::engine::{DatasetEntry, DatasetFilter};
 use serde::Deserialize;
 
@@ -68,24 +68,35 @@ pub async fn get_catalogue(
     Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
     let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
-    let q = search.q.trim().to_ascii_lowercase();
-    let rows: Vec<&DatasetEntry> = all
-        .iter()
-        .filter(|d| q.is_empty() || d.dataset.to_ascii_lowercase().contains(&q))
-        .filter(|d| search.layer.is_empty() || d.layer == search.layer)
-        .filter(|d| search.domain.is_empty() || d.domain.eq_ignore_ascii_case(&search.domain))
-        .collect();
     let layers = backend::layers(&state);
     let body = html! {
         @if search.password == "changed" { (notice("Your password has been changed.")) }
         @if !search.done.is_empty() { (notice(&search.done)) }
+        (search_form(&search, &layers))
+        (datasets_table(&search, &all))
+    };
+    Ok(ok(page(&viewer, "Catalogue", body)))
+}
+
+/// The entries the name, layer and domain fields keep (the engine filtered the rest).
+fn matching<'a>(search: &Search, all: &'a [DatasetEntry]) -> Vec<&'a DatasetEntry> {
+    let q = search.q.trim().to_ascii_lowercase();
+    all.iter()
+        .filter(|d| q.is_empty() || d.dataset.to_ascii_lowercase().contains(&q))
+        .filter(|d| search.layer.is_empty() || d.layer == search.layer)
+        .filter(|d| search.domain.is_empty() || d.domain.eq_ignore_ascii_case(&search.domain))
+        .collect()
+}
+
+fn search_form(search: &Search, layers: &[String]) -> Markup {
+    html! {
         form.filters method="get" action="/" role="search" {
             div { label for="q" { "Name" } input id="q" name="q" type="search" value=(search.q); }
             div {
                 label for="layer" { "Layer" }
                 select id="layer" name="layer" {
                     option value="" { "Any" }
-                    @for l in &layers { option value=(l) selected[*l == search.layer] { (l) } }
+                    @for l in layers { option value=(l) selected[*l == search.layer] { (l) } }
                 }
             }
             div { label for="domain" { "Domain" } input id="domain" name="domain" value=(search.domain); }
@@ -105,6 +116,12 @@ pub async fn get_catalogue(
             }
             div.actions { button type="submit" { "Search" } }
         }
+    }
+}
+
+fn datasets_table(search: &Search, all: &[DatasetEntry]) -> Markup {
+    let rows = matching(search, all);
+    html! {
         p.count aria-live="polite" { (rows.len()) " of " (all.len()) " datasets" }
         @if rows.is_empty() {
             p.empty { "No dataset matches." }
@@ -129,6 +146,5 @@ pub async fn get_catalogue(
                 }
             }
         }
-    };
-    Ok(ok(page(&viewer, "Catalogue", body)))
+    }
 }

@@ -4,6 +4,7 @@
 
 use actix_web::web;
 use maud::{html, Markup};
+use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use serde_json::Value;
@@ -147,22 +148,75 @@ fn files_table(
     }
 }
 
+/// What the dataset page shows of one version.
+struct Shown {
+    record: DatasetRecord,
+    version: i64,
+    schema: Value,
+    info: Result<DatasetInfo, rapid_actors::Error>,
+    files: Vec<RawFile>,
+    partitions: Vec<(String, i64)>,
+    can_write: bool,
+}
+
 pub async fn get_dataset(
     state: web::Data<AppState>,
     params: web::Query<Params>,
     Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
+    let shown = read_version(&state, &viewer, &pass, params.version).await?;
+    let title = format!(
+        "{} / {} / {}",
+        shown.record.key().layer,
+        shown.record.key().domain,
+        shown.record.name()
+    );
+    Ok(ok(page(
+        &viewer,
+        &title,
+        dataset_body(&viewer, &params, &shown),
+    )))
+}
+
+/// The version's schema, figures and files.
+async fn read_version(
+    state: &AppState,
+    viewer: &Viewer,
+    pass: &DatasetPass<Read>,
+    asked: Option<i64>,
+) -> Result<Shown, PageError> {
     let record = pass.record().clone();
-    let version = pick_version(params.version, record.latest_version());
-    let schema = backend::schema_json(&state, &pass, version)?;
-    let info = backend::dataset_info(&state, &pass, version).await;
-    let listed = backend::version_files(&state, &pass, version)?;
-    let (files, partitions) = (listed.raw, listed.partitions);
-    let can_write = backend::may::<Write>(&state, &viewer.subject, record.key());
-    let uploads = uploads_over_time(&files);
-    let url = base(&record);
+    let version = pick_version(asked, record.latest_version());
+    let schema = backend::schema_json(state, pass, version)?;
+    let info = backend::dataset_info(state, pass, version).await;
+    let listed = backend::version_files(state, pass, version)?;
+    let can_write = backend::may::<Write>(state, &viewer.subject, record.key());
+    Ok(Shown {
+        record,
+        version,
+        schema,
+        info,
+        files: listed.raw,
+        partitions: listed.partitions,
+        can_write,
+    })
+}
+
+fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
+    let Shown {
+        record,
+        version,
+        schema,
+        info,
+        files,
+        partitions,
+        can_write,
+    } = shown;
+    let (version, can_write) = (*version, *can_write);
+    let uploads = uploads_over_time(files);
+    let url = base(record);
     let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
-    let body = html! {
+    html! {
         @if !params.done.is_empty() { (notice(&params.done)) }
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
@@ -179,32 +233,25 @@ pub async fn get_dataset(
             }
         }
         h2 { "Information" }
-        (info_section(&info))
+        (info_section(info))
         h2 { "Schema (version " (version) ")" }
         dl.facts { @for (k, v) in &meta { dt { (k.replace('_', " ")) } dd { (words(v)) } } }
         (columns_table(schema["columns"].as_array().map(Vec::as_slice).unwrap_or(&[])))
         @if !partitions.is_empty() {
             h2 { "Charts" }
-            (bars("Rows per partition", &partitions))
+            (bars("Rows per partition", partitions))
             (bars("Rows per upload, oldest first", &uploads))
         }
         h2 { "Files" }
-        (files_table(&viewer, &url, version, &files, can_write))
+        (files_table(viewer, &url, version, files, can_write))
         @if backend::is_data_admin(&viewer.subject) {
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {
-                (csrf_field(&viewer))
+                (csrf_field(viewer))
                 button.danger type="submit" { "Delete " (record.name()) "…" }
             }
         }
-    };
-    let title = format!(
-        "{} / {} / {}",
-        record.key().layer,
-        record.key().domain,
-        record.name()
-    );
-    Ok(ok(page(&viewer, &title, body)))
+    }
 }
 
 fn confirm(viewer: &Viewer, title: &str, question: Markup, action: &str, back: &str) -> PageResult {

@@ -1,7 +1,7 @@
 //! Protected domains (DATA_ADMIN): list, create, delete with a confirmation step.
 
 use actix_web::web;
-use maud::html;
+use maud::{html, Markup};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
@@ -9,6 +9,7 @@ use crate::web::backend;
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, PageResult};
+use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
 pub struct Done {
@@ -22,16 +23,21 @@ pub async fn get_domains(
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
     let domains = backend::protected_domains(&state, &pass);
-    let body = html! {
-        @if !done.done.is_empty() { (notice(&done.done)) }
+    let body = domains_body(&viewer, &done.done, &domains);
+    Ok(ok(page(&viewer, "Protected domains", body)))
+}
+
+fn domains_body(viewer: &Viewer, done: &str, domains: &[String]) -> Markup {
+    html! {
+        @if !done.is_empty() { (notice(done)) }
         p { "Datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission." }
         @if domains.is_empty() { p.empty { "No protected domains." } }
         ul.plain {
-            @for d in &domains {
+            @for d in domains {
                 li {
                     code { (d) } " "
                     form.inline method="post" action={ "/protected-domains/" (d) "/delete" } {
-                        (csrf_field(&viewer))
+                        (csrf_field(viewer))
                         button.danger type="submit" { "Delete " (d) "…" }
                     }
                 }
@@ -39,13 +45,12 @@ pub async fn get_domains(
         }
         h2 { "Add a protected domain" }
         form.narrow method="post" action="/protected-domains" {
-            (csrf_field(&viewer))
+            (csrf_field(viewer))
             label for="domain" { "Domain" }
             input id="domain" name="domain" required;
             button type="submit" { "Add" }
         }
-    };
-    Ok(ok(page(&viewer, "Protected domains", body)))
+    }
 }
 
 pub async fn post_domain(

@@ -42,6 +42,23 @@ impl<A: AccessKind> Need for OnDataset<A> {
     }
 }
 
+/// A viewer who may write some dataset (the upload page); the dataset's own pass is minted when
+/// one is chosen.
+pub struct WritesSomewhere;
+
+impl Need for WritesSomewhere {
+    type Pass = ();
+    fn mint(_: &AppState, _: &HttpRequest, viewer: &Viewer) -> Result<(), Error> {
+        match backend::can_write_any(&viewer.subject) {
+            true => Ok(()),
+            false => Err(Error::forbidden(format!(
+                "Subject {} has no permission to write any dataset",
+                viewer.subject.name
+            ))),
+        }
+    }
+}
+
 /// A page for a signed-in viewer who has what `N` needs: extracting it redirects to sign in (or
 /// to replace the password first), or refuses in the API's words.
 pub struct Page<N: Need> {

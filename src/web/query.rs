@@ -8,6 +8,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value};
 
+use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, OutputFormat};
 
 use crate::auth::Read;
@@ -153,68 +154,120 @@ fn preview_table(json_bytes: &[u8]) -> Markup {
     }
 }
 
+/// The builder's form as sent (a GET), and what it is about: the version and its columns.
+struct Asked {
+    f: FormData,
+    version: i64,
+    columns: Vec<String>,
+    url: String,
+    title: String,
+}
+
 pub async fn get_query(
     req: HttpRequest,
     state: web::Data<AppState>,
     Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
-    let record = pass.record().clone();
+    let asked = read_form(&state, &pass, &req)?;
+    let (csv, parquet) = (
+        (OutputFormat::Csv, "csv"),
+        (OutputFormat::Parquet, "parquet"),
+    );
+    let file = match asked.f.get("action").unwrap_or("") {
+        "csv" => csv,
+        "parquet" => parquet,
+        action => {
+            let preview = match action == "preview" {
+                true => Some(preview(&state, pass, &asked).await?),
+                false => None,
+            };
+            return Ok(ok(builder_page(&viewer, &asked, preview)));
+        }
+    };
+    download(&state, &viewer, pass, &asked, file.0, file.1).await
+}
+
+/// The first rows of the query (as JSON), or why it was refused.
+async fn preview(
+    state: &AppState,
+    pass: DatasetPass<Read>,
+    asked: &Asked,
+) -> Result<Result<(&'static str, Vec<u8>), rapid_actors::Error>, PageError> {
+    let body = query_body(&asked.f, true)?;
+    let version = Some(asked.version);
+    Ok(backend::run_query(state, pass, version, body, OutputFormat::Json).await)
+}
+
+fn read_form(
+    state: &AppState,
+    pass: &DatasetPass<Read>,
+    req: &HttpRequest,
+) -> Result<Asked, PageError> {
+    let record = pass.record();
     let f = FormData::parse(req.query_string().as_bytes())?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let version = pick_version(asked, record.latest_version());
-    let schema = backend::schema_json(&state, &pass, version)?;
+    let schema = backend::schema_json(state, pass, version)?;
     let columns: Vec<String> = schema["columns"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|c| c["name"].as_str().map(String::from))
         .collect();
-    let url = base(&record);
-    let title = format!("Query {}", record.name());
-    let action = f.get("action").unwrap_or("");
-    let format = match action {
-        "csv" => Some((OutputFormat::Csv, "csv")),
-        "parquet" => Some((OutputFormat::Parquet, "parquet")),
-        _ => None,
-    };
-    if let Some((format, ext)) = format {
-        let body = query_body(&f, false)?;
-        let name = format!(
-            "{}-{}-{}-v{version}.{ext}",
-            record.key().layer,
-            record.key().domain,
-            record.key().dataset
-        );
-        return match backend::run_query(&state, pass, Some(version), body, format).await {
-            Ok((content_type, bytes)) => Ok(crate::web::page::secure(
-                HttpResponse::Ok()
-                    .content_type(content_type)
-                    .insert_header((
-                        header::CONTENT_DISPOSITION,
-                        format!("attachment; filename=\"{name}\""),
-                    ))
-                    .body(bytes),
-            )),
-            Err(e) => {
-                let m = PageError::from(e).messages();
-                let body = html! { (errors(&m)) (builder(&viewer, &url, version, &columns, &f)) };
-                Ok(ok(page(&viewer, &title, body)))
-            }
-        };
+    Ok(Asked {
+        f,
+        version,
+        columns,
+        url: base(record),
+        title: format!("Query {}", record.name()),
+    })
+}
+
+/// The whole result as a file; a refused query shows the builder with the reasons.
+async fn download(
+    state: &AppState,
+    viewer: &Viewer,
+    pass: DatasetPass<Read>,
+    asked: &Asked,
+    format: OutputFormat,
+    ext: &str,
+) -> PageResult {
+    let body = query_body(&asked.f, false)?;
+    let key = pass.record().key().clone();
+    let name = format!(
+        "{}-{}-{}-v{}.{ext}",
+        key.layer, key.domain, key.dataset, asked.version
+    );
+    match backend::run_query(state, pass, Some(asked.version), body, format).await {
+        Ok((content_type, bytes)) => Ok(crate::web::page::secure(
+            HttpResponse::Ok()
+                .content_type(content_type)
+                .insert_header((
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{name}\""),
+                ))
+                .body(bytes),
+        )),
+        Err(e) => {
+            let m = PageError::from(e).messages();
+            let (url, version, columns) = (&asked.url, asked.version, &asked.columns);
+            let body = html! { (errors(&m)) (builder(viewer, url, version, columns, &asked.f)) };
+            Ok(ok(page(viewer, &asked.title, body)))
+        }
     }
-    let preview = if action == "preview" {
-        let body = query_body(&f, true)?;
-        Some(backend::run_query(&state, pass, Some(version), body, OutputFormat::Json).await)
-    } else {
-        None
-    };
+}
+
+type Preview = Option<Result<(&'static str, Vec<u8>), rapid_actors::Error>>;
+
+fn builder_page(viewer: &Viewer, asked: &Asked, preview: Preview) -> Markup {
+    let (url, version, columns) = (&asked.url, asked.version, &asked.columns);
     let body = html! {
         p { a href=(url) { "Back to the dataset" } }
         @if let Some(Err(e)) = &preview { (errors(&PageError::from(e.clone()).messages())) }
-        (builder(&viewer, &url, version, &columns, &f))
+        (builder(viewer, url, version, columns, &asked.f))
         @if let Some(Ok((_, bytes))) = &preview { (preview_table(bytes)) }
     };
-    Ok(ok(page(&viewer, &title, body)))
+    page(viewer, &asked.title, body)
 }
 
 /// The large query as a job: then its page, which follows it to the download link.

@@ -74,12 +74,7 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
             sample_form(&state, &viewer, &m),
         ));
     };
-    let target = [
-        fields.get("layer").unwrap_or_default().to_string(),
-        fields.get("sensitivity").unwrap_or("PUBLIC").to_string(),
-        fields.required("domain", "the domain")?,
-        fields.required("dataset", "the dataset")?,
-    ];
+    let target = target_of(&fields)?;
     let _permit = backend::generation_permit(&state).await?;
     match backend::draft_schema(&state, &pass, target, field, &filename).await {
         Ok(draft) => Ok(ok(editor(&viewer, &draft, false, &[]))),
@@ -89,6 +84,16 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
             Ok(render(status, sample_form(&state, &viewer, &m)))
         }
     }
+}
+
+/// Layer, sensitivity, domain and dataset of the sample form.
+fn target_of(fields: &FormData) -> Result<[String; 4], PageError> {
+    Ok([
+        fields.get("layer").unwrap_or_default().to_string(),
+        fields.get("sensitivity").unwrap_or("PUBLIC").to_string(),
+        fields.required("domain", "the domain")?,
+        fields.required("dataset", "the dataset")?,
+    ])
 }
 
 fn text(v: &Value) -> String {
@@ -310,26 +315,27 @@ pub async fn post_save(
         ));
     }
     match backend::save_schema(&state, &pass, schema.clone(), update).await {
-        Ok(version) => {
-            let m = &schema["metadata"];
-            let done = crate::web::subjects::url_word(&format!(
-                "The schema has been stored as version {version}."
-            ));
-            Ok(see_other(&format!(
-                "/datasets/{}/{}/{}?version={version}&done={done}",
-                text(&m["layer"]),
-                text(&m["domain"]),
-                text(&m["dataset"])
-            )))
-        }
+        Ok(version) => Ok(see_other(&stored_at(&schema, version))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
-            Ok(render(
-                status,
-                editor(&viewer, &schema, update, &PageError::from(e).messages()),
-            ))
+            let m = PageError::from(e).messages();
+            Ok(render(status, editor(&viewer, &schema, update, &m)))
         }
     }
+}
+
+/// The dataset page of a schema just stored, saying so.
+fn stored_at(schema: &Value, version: i64) -> String {
+    let m = &schema["metadata"];
+    let done = crate::web::subjects::url_word(&format!(
+        "The schema has been stored as version {version}."
+    ));
+    format!(
+        "/datasets/{}/{}/{}?version={version}&done={done}",
+        text(&m["layer"]),
+        text(&m["domain"]),
+        text(&m["dataset"])
+    )
 }
 
 /// The latest schema of a dataset in the editor, to store as its next version.

@@ -82,30 +82,9 @@ pub async fn post_signin(
     body: web::Bytes,
 ) -> PageResult {
     let form = FormData::parse(&body)?;
-    let expected = req
-        .cookie(SIGNIN_COOKIE)
-        .map(|c| c.value().to_string())
-        .unwrap_or_default();
-    if expected.is_empty() {
-        return Err(PageError::forbidden(
-            "The sign-in form expired or cookies are blocked: reload the page and try again.",
-        ));
-    }
-    check_csrf(&expected, &form)?;
+    check_signin_form(&req, &form)?;
     let addr = state.client_addr(&req)?;
-    let outcome = match form.get("kind") {
-        Some("client") => {
-            let id = form.required("client_id", "the client id")?;
-            let secret = form.required("client_secret", "the client secret")?;
-            backend::sign_in_client(&state, &id, &secret, addr).map(|id| (id, false))
-        }
-        _ => {
-            let user = form.required("username", "the user name")?;
-            let password = form.required("password", "the password")?;
-            backend::sign_in_user(&state, &user, &password, addr).await
-        }
-    };
-    match outcome {
+    match sign_in(&state, &form, addr).await? {
         Ok((subject_id, must_change)) => {
             let cookie = session::sessions(&req).create(&subject_id, must_change);
             let mut res = see_other(if must_change { "/password" } else { "/" });
@@ -119,6 +98,41 @@ pub async fn post_signin(
             Ok(show_signin(&req, status, &messages, Some(&form)))
         }
     }
+}
+
+/// 403 unless the form carries the token of the sign-in cookie set with it.
+fn check_signin_form(req: &HttpRequest, form: &FormData) -> Result<(), PageError> {
+    let expected = req
+        .cookie(SIGNIN_COOKIE)
+        .map(|c| c.value().to_string())
+        .unwrap_or_default();
+    if expected.is_empty() {
+        return Err(PageError::forbidden(
+            "The sign-in form expired or cookies are blocked: reload the page and try again.",
+        ));
+    }
+    check_csrf(&expected, form)
+}
+
+/// The subject the form names, signed in (its id, and whether it must replace its password);
+/// a field missing is 400 in words, the engine's refusal the inner error.
+async fn sign_in(
+    state: &AppState,
+    form: &FormData,
+    addr: std::net::IpAddr,
+) -> Result<Result<(String, bool), rapid_actors::Error>, PageError> {
+    Ok(match form.get("kind") {
+        Some("client") => {
+            let id = form.required("client_id", "the client id")?;
+            let secret = form.required("client_secret", "the client secret")?;
+            backend::sign_in_client(state, &id, &secret, addr).map(|id| (id, false))
+        }
+        _ => {
+            let user = form.required("username", "the user name")?;
+            let password = form.required("password", "the password")?;
+            backend::sign_in_user(state, &user, &password, addr).await
+        }
+    })
 }
 
 pub async fn post_signout(
@@ -184,11 +198,9 @@ pub async fn post_password(
     let current = form.get("current_password").unwrap_or("");
     let new = form.get("new_password").unwrap_or("");
     if Some(new) != form.get("confirm_password") {
-        let m = vec!["The two new passwords differ: type the same password twice.".to_string()];
-        return Ok(render(
-            StatusCode::BAD_REQUEST,
-            password_form(&viewer, forced, &m),
-        ));
+        let m = ["The two new passwords differ: type the same password twice.".to_string()];
+        let page = password_form(&viewer, forced, &m);
+        return Ok(render(StatusCode::BAD_REQUEST, page));
     }
     let addr = state.client_addr(&req)?;
     match backend::change_password(&state, &viewer.subject, current, new, addr).await {

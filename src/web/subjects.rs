@@ -5,13 +5,14 @@ use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::auth::pass::UserAdminPass;
+use rapid_actors::auth::Subject;
 
 use crate::auth::UserAdmin;
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, notice, page};
-use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
+use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::session::Viewer;
 
 /// rAPId's grouping: administration, then read, then write permissions.
@@ -121,68 +122,89 @@ pub async fn get_subjects(
     Ok(ok(subjects_page(&state, &pass, &viewer, &[], &done.done)))
 }
 
+/// A new subject as the page shows it: its kind, name, id and the secret shown once.
+struct Created {
+    kind: &'static str,
+    name: String,
+    id: String,
+    secret_label: &'static str,
+    secret: String,
+}
+
 pub async fn post_new(
     state: web::Data<AppState>,
     Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
+    match create(&state, &pass, &form).await? {
+        Ok(created) => Ok(render(
+            StatusCode::CREATED,
+            page(&viewer, "Subject created", created_body(&created)),
+        )),
+        Err(e) => {
+            let status = crate::error::status_of(e.kind);
+            let m = PageError::from(e).messages();
+            Ok(render(
+                status,
+                subjects_page(&state, &pass, &viewer, &m, ""),
+            ))
+        }
+    }
+}
+
+/// The client or user the form asks for (its fields missing: 400 in words; the engine refusing
+/// it: the inner error, shown on the subjects page).
+async fn create(
+    state: &AppState,
+    pass: &UserAdminPass,
+    form: &FormData,
+) -> Result<Result<Created, rapid_actors::Error>, PageError> {
     let permissions = form.all("permissions");
-    let created = match form.get("kind") {
+    Ok(match form.get("kind") {
         Some("client") => {
             let name = form.required("name", "the client name")?;
-            backend::create_client(&state, &pass, name, permissions)
-                .await
-                .map(|c| {
-                    (
-                        "client",
-                        c.client_name,
-                        c.client_id,
-                        "Client secret",
-                        c.client_secret,
-                    )
-                })
+            let made = backend::create_client(state, pass, name, permissions).await;
+            made.map(|c| Created {
+                kind: "client",
+                name: c.client_name,
+                id: c.client_id,
+                secret_label: "Client secret",
+                secret: c.client_secret,
+            })
         }
         _ => {
             let name = form.required("name", "the user name")?;
             let email = form.required("email", "the email")?;
-            backend::create_user(&state, &pass, name, email, permissions)
-                .await
-                .map(|u| {
-                    (
-                        "user",
-                        u.username,
-                        u.user_id,
-                        "Temporary password",
-                        u.temporary_password,
-                    )
-                })
+            let made = backend::create_user(state, pass, name, email, permissions).await;
+            made.map(|u| Created {
+                kind: "user",
+                name: u.username,
+                id: u.user_id,
+                secret_label: "Temporary password",
+                secret: u.temporary_password,
+            })
         }
-    };
-    let (kind, name, id, secret_label, secret) = match created {
-        Ok(c) => c,
-        Err(e) => {
-            let status = crate::error::status_of(e.kind);
-            let m = PageError::from(e).messages();
-            return Ok(render(
-                status,
-                subjects_page(&state, &pass, &viewer, &m, ""),
-            ));
-        }
-    };
-    let body = html! {
+    })
+}
+
+fn created_body(c: &Created) -> Markup {
+    let Created {
+        kind,
+        name,
+        id,
+        secret_label,
+        secret,
+    } = c;
+    html! {
         (notice(&format!("The {kind} {name} has been created.")))
         p.warning { "Copy the " (secret_label.to_lowercase()) " now: it is shown only once." }
         dl.facts.secret {
-            dt { @if kind == "client" { "Client id" } @else { "User id" } }
+            dt { @if *kind == "client" { "Client id" } @else { "User id" } }
             dd { code id="new-id" { (id) } }
             dt { (secret_label) }
             dd { code id="new-secret" { (secret) } }
         }
         p { a href={ "/subjects/" (id) } { "Edit its permissions" } " · " a href="/subjects" { "Back to subjects" } }
-    };
-    Ok(render(
-        StatusCode::CREATED,
-        page(&viewer, "Subject created", body),
-    ))
+    }
 }
 
 pub async fn get_subject(
@@ -197,9 +219,20 @@ pub async fn get_subject(
             vec![format!("Subject with ID {path} does not exist")],
         )
     })?;
+    let body = subject_body(&state, &pass, &viewer, &subject, &done.done);
+    Ok(ok(page(&viewer, &subject.name, body)))
+}
+
+fn subject_body(
+    state: &AppState,
+    pass: &UserAdminPass,
+    viewer: &Viewer,
+    subject: &Subject,
+    done: &str,
+) -> Markup {
     let held = subject.permission_names();
-    let body = html! {
-        @if !done.done.is_empty() { (notice(&done.done)) }
+    html! {
+        @if !done.is_empty() { (notice(done)) }
         dl.facts {
             dt { "Type" } dd { (subject.kind.as_str()) }
             dt { "Id" } dd { code { (subject.id) } }
@@ -207,17 +240,16 @@ pub async fn get_subject(
         }
         h2 { "Permissions" }
         form method="post" action={ "/subjects/" (subject.id) "/permissions" } {
-            (csrf_field(&viewer))
-            (permission_boxes(&state, &pass, "perm", &held))
+            (csrf_field(viewer))
+            (permission_boxes(state, pass, "perm", &held))
             button type="submit" { "Save permissions" }
         }
         h2 { "Delete" }
         form method="post" action={ "/subjects/" (subject.id) "/delete" } {
-            (csrf_field(&viewer))
+            (csrf_field(viewer))
             button.danger type="submit" { "Delete " (subject.name) "…" }
         }
-    };
-    Ok(ok(page(&viewer, &subject.name, body)))
+    }
 }
 
 pub async fn post_permissions(

@@ -5,18 +5,19 @@
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
-use maud::html;
+use maud::{html, Markup};
 use rapid_actors::engine::DatasetFilter;
 use rapid_actors::key::DatasetKey;
 use serde_json::json;
 
-use crate::auth::{AnySubject, Write};
+use crate::auth::Write;
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::guard::{OnDataset, Page};
+use crate::web::guard::{OnDataset, Page, WritesSomewhere};
 use crate::web::layout::page;
 use crate::web::page::{ok, PageError, PageResult};
 use crate::web::posts::{json_answer, ScriptPost};
+use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
 pub struct Pick {
@@ -27,30 +28,38 @@ pub struct Pick {
 pub async fn get_upload(
     state: web::Data<AppState>,
     pick: web::Query<Pick>,
-    Page { viewer, .. }: Page<AnySubject>,
+    Page { viewer, .. }: Page<WritesSomewhere>,
 ) -> PageResult {
-    if !backend::can_write_any(&viewer.subject) {
-        return Err(PageError::forbidden(&format!(
-            "Subject {} has no permission to write any dataset",
-            viewer.subject.name
-        )));
-    }
-    let listed = backend::list_datasets(&state, &viewer.subject, &DatasetFilter::default())?;
+    let writable = writable(&state, &viewer)?;
+    Ok(ok(page(
+        &viewer,
+        "Upload",
+        upload_body(&viewer, &pick, &writable),
+    )))
+}
+
+/// The datasets the viewer may write (`layer/domain/dataset`), each with its latest version.
+fn writable(state: &AppState, viewer: &Viewer) -> Result<Vec<(String, i64)>, PageError> {
+    let listed = backend::list_datasets(state, &viewer.subject, &DatasetFilter::default())?;
     let mut writable = vec![];
     for d in &listed {
         let (l, dm, ds) = (&d.layer, &d.domain, &d.dataset);
         let key = DatasetKey::new(l, dm, ds);
-        if let Ok(pass) = backend::dataset_access_to::<Write>(&state, &viewer.subject, &key) {
+        if let Ok(pass) = backend::dataset_access_to::<Write>(state, &viewer.subject, &key) {
             writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version()));
         }
     }
-    let body = html! {
+    Ok(writable)
+}
+
+fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Markup {
+    html! {
         @if writable.is_empty() { p.empty { "There is no dataset you may write to yet." } }
         @else {
             form #upload-form.narrow method="post" enctype="multipart/form-data" data-csrf=(viewer.csrf) {
                 label for="dataset" { "Dataset" }
                 select #dataset name="dataset" required {
-                    @for (name, latest) in &writable {
+                    @for (name, latest) in writable {
                         option value=(name) data-latest=(latest) selected[*name == pick.dataset] { (name) " (latest version " (latest) ")" }
                     }
                 }
@@ -80,8 +89,7 @@ pub async fn get_upload(
             }
             noscript { p.warning { "Uploading from this page needs JavaScript (for the progress bar)." } }
         }
-    };
-    Ok(ok(page(&viewer, "Upload", body)))
+    }
 }
 
 /// The script's upload (the viewer may write the dataset of the path): JSON answers, 202 with the
