@@ -19,6 +19,7 @@ use rapid_actors::engine::{
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::jobs::JobView;
 use rapid_actors::key::{DatasetKey, DatasetRecord};
+use rapid_actors::schema::Schema;
 use rapid_actors::Result;
 use serde_json::Value;
 
@@ -234,18 +235,13 @@ pub fn may<A: AccessKind>(state: &AppState, subject: &Arc<Subject>, key: &Datase
     dataset_access_to::<A>(state, subject, key).is_ok()
 }
 
-fn schema_to_json(schema: impl serde::Serialize) -> Result<Value> {
-    serde_json::to_value(schema)
-        .map_err(|e| rapid_actors::Error::internal(format!("schema to JSON: {e}")))
-}
-
-/// The version's schema as the API shows it (rAPId's JSON form).
-pub fn schema_json<A: AccessKind>(
+/// The version's schema as the API shows it.
+pub fn schema<A: AccessKind>(
     state: &AppState,
     pass: &DatasetPass<A>,
     version: i64,
-) -> Result<Value> {
-    schema_to_json(state.engine.schema(pass, Some(version))?)
+) -> Result<Schema> {
+    Ok(state.engine.schema(pass, Some(version))?.into_schema())
 }
 
 /// `GET /api/datasets/.../info` for a version: rows, date ranges, last update.
@@ -337,7 +333,7 @@ pub async fn draft_schema(
     target: [String; 4],
     field: actix_multipart::Field,
     filename: &str,
-) -> Result<Value> {
+) -> Result<Schema> {
     let [layer, sensitivity, domain, dataset] = target;
     let target = DraftTarget {
         layer,
@@ -347,29 +343,26 @@ pub async fn draft_schema(
         description: None,
     };
     let pass = subject_pass(state, admin.subject());
-    let draft = crate::upload::draft_from_field(state, &pass, target, field, filename).await?;
-    schema_to_json(draft)
+    crate::upload::draft_from_field(state, &pass, target, field, filename).await
 }
 
 /// The latest schema of any dataset, for a DATA_ADMIN to edit into its next version.
-pub fn latest_schema_json(state: &AppState, pass: &AdminPass, key: &DatasetKey) -> Result<Value> {
-    schema_to_json(state.engine.latest_schema(pass, key)?)
+pub fn latest_schema(state: &AppState, pass: &AdminPass, key: &DatasetKey) -> Result<Schema> {
+    Ok(state.engine.latest_schema(pass, key)?.into_schema())
 }
 
 /// Stores a schema: version 1 of a new dataset, or (`update`) the next version of an existing one.
 pub async fn save_schema(
     state: &AppState,
     pass: &AdminPass,
-    schema: Value,
+    schema: &Schema,
     update: bool,
 ) -> Result<i64> {
-    let schema: rapid_actors::schema::Schema = serde_json::from_value(schema)
-        .map_err(|e| rapid_actors::Error::invalid(format!("Invalid schema: {e}")))?;
     if update {
-        let stored = state.engine.update_schema(pass, &schema).await?;
+        let stored = state.engine.update_schema(pass, schema).await?;
         Ok(stored.version().unwrap_or_default())
     } else {
-        state.engine.create_schema(pass, &schema).await?;
+        state.engine.create_schema(pass, schema).await?;
         Ok(1)
     }
 }

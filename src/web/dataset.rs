@@ -7,6 +7,7 @@ use maud::{html, Markup};
 use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
+use rapid_actors::schema::{Column, Metadata, Schema};
 use serde_json::Value;
 
 use crate::auth::{DataAdmin, Read, Write};
@@ -53,21 +54,85 @@ pub fn words(v: &Value) -> String {
     }
 }
 
-/// Every column with every property the schema gives it.
-fn columns_table(columns: &[Value]) -> Markup {
-    let mut keys: Vec<String> = vec![];
-    for c in columns {
-        for k in c.as_object().into_iter().flat_map(|o| o.keys()) {
-            if !keys.contains(k) && k != "statistics" {
-                keys.push(k.clone());
-            }
-        }
+fn dash() -> String {
+    "—".into()
+}
+
+/// Items comma separated; none as a dash.
+fn listed(items: Vec<String>) -> String {
+    match items.is_empty() {
+        true => dash(),
+        false => items.join(", "),
     }
+}
+
+/// The schema's metadata in words, in the order the API sends it.
+fn metadata_facts(m: &Metadata) -> [(&'static str, String); 10] {
+    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(dash);
+    let tags = m.key_value_tags.iter().map(|(k, v)| format!("{k}={v}"));
+    let owners = m.owners.iter().flatten();
+    let owners = owners.map(|o| format!("{} <{}>", o.name, o.email));
+    [
+        ("layer", or_dash(&m.layer)),
+        ("domain", m.domain.clone()),
+        ("dataset", m.dataset.clone()),
+        ("sensitivity", m.sensitivity.clone()),
+        ("description", or_dash(&m.description)),
+        ("version", m.version.map_or_else(dash, |v| v.to_string())),
+        ("key value tags", listed(tags.collect())),
+        ("key only tags", listed(m.key_only_tags.clone())),
+        ("owners", listed(owners.collect())),
+        ("update behaviour", m.update_behaviour.clone()),
+    ]
+}
+
+/// A column's properties, as [`COLUMN_PROPERTIES`] names them.
+fn column_words(c: &Column) -> [String; 7] {
+    let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
+    let checks = c.checks.iter().map(|(name, spec)| {
+        let parameters = spec.parameters.iter();
+        let parameters = listed(
+            parameters
+                .map(|(k, v)| format!("{k}={}", words(v)))
+                .collect(),
+        );
+        format!(
+            "{name}=check_type={}, parameters={parameters}",
+            spec.check_type
+        )
+    });
+    [
+        c.name.clone(),
+        c.data_type.clone(),
+        yes(c.allow_null),
+        c.partition_index.map_or_else(dash, |p| p.to_string()),
+        c.format.clone().unwrap_or_else(dash),
+        yes(c.unique),
+        listed(checks.collect()),
+    ]
+}
+
+const COLUMN_PROPERTIES: [&str; 7] = [
+    "name",
+    "data type",
+    "allow null",
+    "partition index",
+    "format",
+    "unique",
+    "checks",
+];
+
+/// Every column with every property the schema gives it.
+fn columns_table(columns: &[Column]) -> Markup {
+    let properties: &[&str] = match columns.is_empty() {
+        true => &[],
+        false => &COLUMN_PROPERTIES,
+    };
     html! {
         div.table-wrap {
             table.columns {
-                thead { tr { @for k in &keys { th scope="col" { (k.replace('_', " ")) } } } }
-                tbody { @for c in columns { tr { @for k in &keys { td { (words(&c[k.as_str()])) } } } } }
+                thead { tr { @for p in properties { th scope="col" { (p) } } } }
+                tbody { @for c in columns { tr { @for w in column_words(c) { td { (w) } } } } }
             }
         }
     }
@@ -152,7 +217,7 @@ fn files_table(
 struct Shown {
     record: DatasetRecord,
     version: i64,
-    schema: Value,
+    schema: Schema,
     info: Result<DatasetInfo, rapid_actors::Error>,
     files: Vec<RawFile>,
     partitions: Vec<(String, i64)>,
@@ -187,7 +252,7 @@ async fn read_version(
 ) -> Result<Shown, PageError> {
     let record = pass.record().clone();
     let version = pick_version(asked, record.latest_version());
-    let schema = backend::schema_json(state, pass, version)?;
+    let schema = backend::schema(state, pass, version)?;
     let info = backend::dataset_info(state, pass, version).await;
     let listed = backend::version_files(state, pass, version)?;
     let can_write = backend::may::<Write>(state, &viewer.subject, record.key());
@@ -215,7 +280,6 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
     let (version, can_write) = (*version, *can_write);
     let uploads = uploads_over_time(files);
     let url = base(record);
-    let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
     html! {
         @if !params.done.is_empty() { (notice(&params.done)) }
         p.actions {
@@ -235,8 +299,8 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         h2 { "Information" }
         (info_section(info))
         h2 { "Schema (version " (version) ")" }
-        dl.facts { @for (k, v) in &meta { dt { (k.replace('_', " ")) } dd { (words(v)) } } }
-        (columns_table(schema["columns"].as_array().map(Vec::as_slice).unwrap_or(&[])))
+        dl.facts { @for (k, v) in metadata_facts(&schema.metadata) { dt { (k) } dd { (v) } } }
+        (columns_table(&schema.columns))
         @if !partitions.is_empty() {
             h2 { "Charts" }
             (bars("Rows per partition", partitions))

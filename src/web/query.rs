@@ -207,13 +207,8 @@ fn read_form(
     let f = FormData::parse(req.query_string().as_bytes())?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let version = pick_version(asked, record.latest_version());
-    let schema = backend::schema_json(state, pass, version)?;
-    let columns: Vec<String> = schema["columns"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|c| c["name"].as_str().map(String::from))
-        .collect();
+    let schema = backend::schema(state, pass, version)?;
+    let columns: Vec<String> = schema.columns.into_iter().map(|c| c.name).collect();
     Ok(Asked {
         f,
         version,

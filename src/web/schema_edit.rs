@@ -2,10 +2,12 @@
 //! every field (types, nullability, unique, date formats, checks, partition order, sensitivity,
 //! tags, owners, description) and save; or edit an existing schema into a new version.
 
+use std::collections::BTreeMap;
+
 use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{html, Markup};
-use serde_json::{json, Map, Value};
+use rapid_actors::schema::{CheckSpec, Column, Metadata, Owner, Schema};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
@@ -77,7 +79,7 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
     let target = target_of(&fields)?;
     let _permit = backend::generation_permit(&state).await?;
     match backend::draft_schema(&state, &pass, target, field, &filename).await {
-        Ok(draft) => Ok(ok(editor(&viewer, &draft, false, &[]))),
+        Ok(draft) => Ok(ok(editor(&viewer, &draft.into(), false, &[]))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
@@ -96,40 +98,58 @@ fn target_of(fields: &FormData) -> Result<[String; 4], PageError> {
     ])
 }
 
-fn text(v: &Value) -> String {
-    match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// What the editor shows: a schema, and per column the text typed where it could not be read
+/// (shown again as typed, with the problem).
+struct Edited {
+    schema: Schema,
+    typed: Vec<Typed>,
+}
+
+impl From<Schema> for Edited {
+    fn from(schema: Schema) -> Edited {
+        Edited {
+            schema,
+            typed: vec![],
+        }
     }
 }
 
-/// A column's checks as typed: JSON, or the text that was not JSON; nothing for no checks.
-fn checks_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Object(o) if !o.is_empty() => v.to_string(),
-        _ => String::new(),
+/// A column's fields as typed, where they could not be read.
+#[derive(Default)]
+struct Typed {
+    partition_index: Option<String>,
+    checks: Option<String>,
+}
+
+/// A column's checks as JSON; nothing for no checks.
+fn checks_text(checks: &BTreeMap<String, CheckSpec>) -> String {
+    match checks.is_empty() {
+        true => String::new(),
+        false => serde_json::to_string(checks).unwrap_or_default(),
     }
 }
 
 /// The editor's table of columns, one row of inputs each.
-fn columns_editor(columns: &[Value]) -> Markup {
+fn columns_editor(edited: &Edited) -> Markup {
+    let none = Typed::default();
     html! {
     div.table-wrap {
         table.editor {
             thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks (JSON)" } } }
             tbody {
-                @for (i, c) in columns.iter().enumerate() {
+                @for (i, c) in edited.schema.columns.iter().enumerate() {
                     @let f = |k: &str| format!("c{i}_{k}");
+                    @let typed = edited.typed.get(i).unwrap_or(&none);
+                    @let partition = typed.partition_index.clone().or(c.partition_index.map(|p| p.to_string()));
+                    @let checks = typed.checks.clone().unwrap_or_else(|| checks_text(&c.checks));
                     tr {
-                        td { input name=(f("name")) value=(text(&c["name"])) aria-label={ "Column " (i + 1) " name" }; }
-                        td { input name=(f("data_type")) list="types" value=(text(&c["data_type"])) aria-label={ "Column " (i + 1) " type" }; }
-                        td { input type="checkbox" name=(f("allow_null")) checked[c["allow_null"] == true] aria-label={ "Column " (i + 1) " nullable" }; }
-                        td { input type="checkbox" name=(f("unique")) checked[c["unique"] == true] aria-label={ "Column " (i + 1) " unique" }; }
-                        td { input name=(f("format")) list="date-formats" value=(text(&c["format"])) aria-label={ "Column " (i + 1) " date format" }; }
-                        td { input name=(f("partition_index")) type="number" min="0" value=(text(&c["partition_index"])) aria-label={ "Column " (i + 1) " partition order" }; }
-                        td { input name=(f("checks")) value=(checks_text(&c["checks"])) aria-label={ "Column " (i + 1) " checks" }; }
+                        td { input name=(f("name")) value=(c.name) aria-label={ "Column " (i + 1) " name" }; }
+                        td { input name=(f("data_type")) list="types" value=(c.data_type) aria-label={ "Column " (i + 1) " type" }; }
+                        td { input type="checkbox" name=(f("allow_null")) checked[c.allow_null] aria-label={ "Column " (i + 1) " nullable" }; }
+                        td { input type="checkbox" name=(f("unique")) checked[c.unique] aria-label={ "Column " (i + 1) " unique" }; }
+                        td { input name=(f("format")) list="date-formats" value=(c.format.as_deref().unwrap_or_default()) aria-label={ "Column " (i + 1) " date format" }; }
+                        td { input name=(f("partition_index")) type="number" min="0" value=(partition.unwrap_or_default()) aria-label={ "Column " (i + 1) " partition order" }; }
+                        td { input name=(f("checks")) value=(checks) aria-label={ "Column " (i + 1) " checks" }; }
                     }
                 }
             }
@@ -138,26 +158,23 @@ fn columns_editor(columns: &[Value]) -> Markup {
     }
 }
 
-/// The editor of every field of `schema`; `update` stores it as a new version.
-fn editor(viewer: &Viewer, schema: &Value, update: bool, messages: &[String]) -> Markup {
-    let m = &schema["metadata"];
-    let columns = schema["columns"].as_array().cloned().unwrap_or_default();
-    let tags: Vec<String> = m["key_value_tags"]
-        .as_object()
-        .map(|o| o.iter().map(|(k, v)| format!("{k}={}", text(v))).collect())
-        .unwrap_or_default();
-    let key_only: Vec<String> = m["key_only_tags"]
-        .as_array()
-        .map(|a| a.iter().map(text).collect())
-        .unwrap_or_default();
-    let owners: Vec<String> = m["owners"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|o| format!("{} <{}>", text(&o["name"]), text(&o["email"])))
-                .collect()
-        })
-        .unwrap_or_default();
+/// The metadata's tags and owners as the editor's text fields show them.
+fn metadata_text(m: &Metadata) -> [String; 3] {
+    let tags = m.key_value_tags.iter().map(|(k, v)| format!("{k}={v}"));
+    let owners = m.owners.iter().flatten();
+    let owners = owners.map(|o| format!("{} <{}>", o.name, o.email));
+    [
+        tags.collect::<Vec<_>>().join("\n"),
+        m.key_only_tags.join(", "),
+        owners.collect::<Vec<_>>().join("\n"),
+    ]
+}
+
+/// The editor of every field of the schema; `update` stores it as a new version.
+fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -> Markup {
+    let m = &edited.schema.metadata;
+    let [tags, key_only, owners] = metadata_text(m);
+    let or_empty = |v: &Option<String>| v.clone().unwrap_or_default();
     let title = if update {
         "Edit the schema (new version)"
     } else {
@@ -171,35 +188,35 @@ fn editor(viewer: &Viewer, schema: &Value, update: bool, messages: &[String]) ->
             form.schema method="post" action="/schema/save" {
                 (csrf_field(viewer))
                 input type="hidden" name="mode" value=(if update { "update" } else { "create" });
-                input type="hidden" name="columns" value=(columns.len());
+                input type="hidden" name="columns" value=(edited.schema.columns.len());
                 div.row {
-                    div { label for="m_layer" { "Layer" } input id="m_layer" name="m_layer" value=(text(&m["layer"])) readonly[update]; }
-                    div { label for="m_domain" { "Domain" } input id="m_domain" name="m_domain" value=(text(&m["domain"])) readonly[update]; }
-                    div { label for="m_dataset" { "Dataset" } input id="m_dataset" name="m_dataset" value=(text(&m["dataset"])) readonly[update]; }
+                    div { label for="m_layer" { "Layer" } input id="m_layer" name="m_layer" value=(or_empty(&m.layer)) readonly[update]; }
+                    div { label for="m_domain" { "Domain" } input id="m_domain" name="m_domain" value=(m.domain) readonly[update]; }
+                    div { label for="m_dataset" { "Dataset" } input id="m_dataset" name="m_dataset" value=(m.dataset) readonly[update]; }
                     div {
                         label for="m_sensitivity" { "Sensitivity" }
                         select id="m_sensitivity" name="m_sensitivity" {
-                            @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) selected[m["sensitivity"] == s] { (s) } }
+                            @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) selected[m.sensitivity == s] { (s) } }
                         }
                     }
                     div {
                         label for="m_update_behaviour" { "Update behaviour" }
                         select id="m_update_behaviour" name="m_update_behaviour" {
-                            @for b in ["APPEND", "OVERWRITE"] { option value=(b) selected[m["update_behaviour"] == b] { (b) } }
+                            @for b in ["APPEND", "OVERWRITE"] { option value=(b) selected[m.update_behaviour == b] { (b) } }
                         }
                     }
                 }
                 label for="m_description" { "Description" }
-                textarea id="m_description" name="m_description" rows="2" { (text(&m["description"])) }
+                textarea id="m_description" name="m_description" rows="2" { (or_empty(&m.description)) }
                 div.row {
-                    div { label for="m_tags" { "Key-value tags (one key=value a line)" } textarea id="m_tags" name="m_tags" rows="3" { (tags.join("\n")) } }
-                    div { label for="m_key_only_tags" { "Key-only tags (comma separated)" } input id="m_key_only_tags" name="m_key_only_tags" value=(key_only.join(", ")); }
-                    div { label for="m_owners" { "Owners (one Name <email> a line)" } textarea id="m_owners" name="m_owners" rows="3" { (owners.join("\n")) } }
+                    div { label for="m_tags" { "Key-value tags (one key=value a line)" } textarea id="m_tags" name="m_tags" rows="3" { (tags) } }
+                    div { label for="m_key_only_tags" { "Key-only tags (comma separated)" } input id="m_key_only_tags" name="m_key_only_tags" value=(key_only); }
+                    div { label for="m_owners" { "Owners (one Name <email> a line)" } textarea id="m_owners" name="m_owners" rows="3" { (owners) } }
                 }
                 h2 { "Columns" }
                 datalist id="types" { @for t in TYPES { option value=(t) {} } }
                 datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
-                (columns_editor(&columns))
+                (columns_editor(edited))
                 button type="submit" { @if update { "Save as a new version" } @else { "Save the schema" } }
             }
         },
@@ -207,95 +224,103 @@ fn editor(viewer: &Viewer, schema: &Value, update: bool, messages: &[String]) ->
 }
 
 /// Column `i` from the editor's fields; what could not be read goes to `problems`, kept as typed.
-fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> Value {
+fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> (Column, Typed) {
     let c = |k: &str| f.get(&format!("c{i}_{k}")).unwrap_or("").trim().to_string();
-    let mut col = json!({
-        "name": c("name"), "data_type": c("data_type"),
-        "allow_null": f.get(&format!("c{i}_allow_null")).is_some(),
-        "unique": f.get(&format!("c{i}_unique")).is_some(),
-    });
-    if !c("format").is_empty() {
-        col["format"] = json!(c("format"));
-    }
-    if !c("partition_index").is_empty() {
-        col["partition_index"] = match c("partition_index").parse::<i64>() {
-            Ok(p) => json!(p),
-            Err(_) => {
-                problems.push(format!(
-                    "The partition order of column {} is not a whole number.",
-                    c("name")
-                ));
-                json!(c("partition_index"))
-            }
-        };
-    }
-    if !c("checks").is_empty() {
-        col["checks"] = match serde_json::from_str::<Value>(&c("checks")) {
-            Ok(checks) => checks,
-            Err(e) => {
-                problems.push(format!(
-                    "The checks of column {} are not valid JSON: {e}",
-                    c("name")
-                ));
-                json!(c("checks"))
-            }
-        };
-    }
-    col
+    let name = c("name");
+    let mut typed = Typed::default();
+    let partition_index = match c("partition_index") {
+        p if p.is_empty() => None,
+        p => p.parse::<i64>().ok().or_else(|| {
+            problems.push(format!(
+                "The partition order of column {name} is not a whole number."
+            ));
+            typed.partition_index = Some(p);
+            None
+        }),
+    };
+    let checks = match c("checks") {
+        t if t.is_empty() => BTreeMap::new(),
+        t => checks_of(&t).unwrap_or_else(|problem| {
+            problems.push(format!("The checks of column {name} {problem}"));
+            typed.checks = Some(t);
+            BTreeMap::new()
+        }),
+    };
+    let format = Some(c("format")).filter(|s| !s.is_empty());
+    let column = Column {
+        data_type: c("data_type"),
+        allow_null: f.get(&format!("c{i}_allow_null")).is_some(),
+        partition_index,
+        format,
+        unique: f.get(&format!("c{i}_unique")).is_some(),
+        checks,
+        name,
+    };
+    (column, typed)
 }
 
-/// The schema JSON from the editor's fields (the API validates it when it is stored), and what
-/// could not be read; unreadable values are kept as typed, so the editor shows them again.
-fn schema_of(f: &FormData) -> Result<(Value, Vec<String>), PageError> {
-    let mut problems = vec![];
+/// A column's checks from their JSON text, or what is wrong with it (after the column's name).
+fn checks_of(text: &str) -> Result<BTreeMap<String, CheckSpec>, String> {
+    let json: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("are not valid JSON: {e}"))?;
+    serde_json::from_value(json).map_err(|e| format!("are not valid checks: {e}"))
+}
+
+/// Lines of `text` that are not blank, trimmed.
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty())
+}
+
+/// The metadata from the editor's fields (the API validates it when it is stored); what could
+/// not be read goes to `problems`.
+fn metadata_of(f: &FormData, problems: &mut Vec<String>) -> Metadata {
     let get = |k: &str| f.get(k).unwrap_or("").trim().to_string();
-    let mut tags = Map::new();
-    for line in get("m_tags")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-    {
+    let mut tags = BTreeMap::new();
+    for line in lines(&get("m_tags")) {
         match line.split_once('=') {
-            Some((k, v)) => drop(tags.insert(k.trim().to_string(), json!(v.trim()))),
+            Some((k, v)) => drop(tags.insert(k.trim().to_string(), v.trim().to_string())),
             None => problems.push(format!("The tag [{line}] needs the form key=value.")),
         }
     }
-    let key_only: Vec<String> = get("m_key_only_tags")
-        .split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(String::from)
-        .collect();
+    let key_only = get("m_key_only_tags");
+    let key_only = key_only.split(',').map(str::trim).filter(|t| !t.is_empty());
     let mut owners = vec![];
-    for line in get("m_owners")
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-    {
+    for line in lines(&get("m_owners")) {
         match line.trim_end_matches('>').split_once('<') {
-            Some((name, email)) => {
-                owners.push(json!({ "name": name.trim(), "email": email.trim() }))
-            }
+            Some((name, email)) => owners.push(Owner {
+                name: name.trim().to_string(),
+                email: email.trim().to_string(),
+            }),
             None => problems.push(format!("The owner [{line}] needs the form Name <email>.")),
         }
     }
-    let n: usize = get("columns")
+    Metadata {
+        layer: Some(get("m_layer")),
+        domain: get("m_domain"),
+        dataset: get("m_dataset"),
+        sensitivity: get("m_sensitivity"),
+        description: Some(get("m_description")),
+        version: None,
+        key_value_tags: tags,
+        key_only_tags: key_only.map(String::from).collect(),
+        owners: Some(owners),
+        update_behaviour: get("m_update_behaviour"),
+    }
+}
+
+/// The schema from the editor's fields (the API validates it when it is stored), and what could
+/// not be read; unreadable values are kept as typed, so the editor shows them again.
+fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
+    let mut problems = vec![];
+    let metadata = metadata_of(f, &mut problems);
+    let n: usize = (f.get("columns").unwrap_or("").trim())
         .parse()
         .map_err(|_| PageError::invalid("The number of columns is missing."))?;
-    let mut columns = vec![];
-    for i in 0..n.min(10_000) {
-        columns.push(column_of(f, i, &mut problems));
-    }
-    let schema = json!({
-        "metadata": {
-            "layer": get("m_layer"), "domain": get("m_domain"), "dataset": get("m_dataset"),
-            "sensitivity": get("m_sensitivity"), "update_behaviour": get("m_update_behaviour"),
-            "description": get("m_description"), "key_value_tags": tags, "key_only_tags": key_only,
-            "owners": owners,
-        },
-        "columns": columns,
-    });
-    Ok((schema, problems))
+    let (columns, typed) = (0..n.min(10_000))
+        .map(|i| column_of(f, i, &mut problems))
+        .unzip();
+    let schema = Schema { metadata, columns };
+    Ok((Edited { schema, typed }, problems))
 }
 
 pub async fn post_save(
@@ -307,34 +332,33 @@ pub async fn post_save(
     }: Posted<DataAdmin>,
 ) -> PageResult {
     let update = f.get("mode") == Some("update");
-    let (schema, problems) = schema_of(&f)?;
+    let (edited, problems) = schema_of(&f)?;
     if !problems.is_empty() {
         return Ok(render(
             StatusCode::BAD_REQUEST,
-            editor(&viewer, &schema, update, &problems),
+            editor(&viewer, &edited, update, &problems),
         ));
     }
-    match backend::save_schema(&state, &pass, schema.clone(), update).await {
-        Ok(version) => Ok(see_other(&stored_at(&schema, version))),
+    match backend::save_schema(&state, &pass, &edited.schema, update).await {
+        Ok(version) => Ok(see_other(&stored_at(&edited.schema.metadata, version))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
-            Ok(render(status, editor(&viewer, &schema, update, &m)))
+            Ok(render(status, editor(&viewer, &edited, update, &m)))
         }
     }
 }
 
 /// The dataset page of a schema just stored, saying so.
-fn stored_at(schema: &Value, version: i64) -> String {
-    let m = &schema["metadata"];
+fn stored_at(m: &Metadata, version: i64) -> String {
     let done = crate::web::subjects::url_word(&format!(
         "The schema has been stored as version {version}."
     ));
     format!(
         "/datasets/{}/{}/{}?version={version}&done={done}",
-        text(&m["layer"]),
-        text(&m["domain"]),
-        text(&m["dataset"])
+        m.layer.as_deref().unwrap_or_default(),
+        m.domain,
+        m.dataset
     )
 }
 
@@ -346,6 +370,6 @@ pub async fn get_edit(
 ) -> PageResult {
     let (layer, domain, dataset) = path.into_inner();
     let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
-    let schema = backend::latest_schema_json(&state, &pass, &key)?;
-    Ok(ok(editor(&viewer, &schema, true, &[])))
+    let schema = backend::latest_schema(&state, &pass, &key)?;
+    Ok(ok(editor(&viewer, &schema.into(), true, &[])))
 }
