@@ -31,7 +31,7 @@ pub struct Schema {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "openapi", schema(as = SchemaMetadata))]
 pub struct Metadata {
-    /// Absent means [`DEFAULT_LAYER`]; validation fills it in.
+    /// Absent: `default` (validation fills it in).
     #[serde(default)]
     pub layer: Option<String>,
     #[serde(default)]
@@ -46,7 +46,7 @@ pub struct Metadata {
         schema(pattern = "^[a-zA-Z][_a-zA-Z0-9]*$", max_length = 128)
     )]
     pub dataset: String,
-    /// `PUBLIC`, `PRIVATE` or `PROTECTED`; see [`Metadata::sensitivity`].
+    /// `PUBLIC`, `PRIVATE` or `PROTECTED` (typed: `Metadata::sensitivity`).
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Sensitivity))]
     pub sensitivity: String,
@@ -62,7 +62,7 @@ pub struct Metadata {
     pub key_only_tags: Vec<String>,
     #[serde(default)]
     pub owners: Option<Vec<Owner>>,
-    /// `APPEND` (default) or `OVERWRITE`; see [`Metadata::update_behaviour`].
+    /// `APPEND` (default) or `OVERWRITE` (typed: `Metadata::update_behaviour`).
     #[serde(default = "default_update_behaviour")]
     #[cfg_attr(feature = "openapi", schema(value_type = UpdateBehaviour))]
     pub update_behaviour: String,
@@ -111,7 +111,7 @@ pub struct Column {
         )
     )]
     pub name: String,
-    /// `int` (or `integer`), `double`, `string`, `date` or `boolean`; see [`Column::data_type`].
+    /// `int` (or `integer`), `double`, `string`, `date` or `boolean` (typed: `Column::data_type`).
     #[cfg_attr(feature = "openapi", schema(value_type = DataType))]
     pub data_type: String,
     pub allow_null: bool,
