@@ -86,7 +86,8 @@ pub async fn delete_raw_file(
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
     params(("layer" = String, Path), ("domain" = String, Path), ("dataset" = String, Path)),
     responses(
-        (status = 202, description = "Deleted: every version, file and schema (DATA_ADMIN); unknown is 400, as rAPId", body = doc::Confirmation),
+        (status = 202, description = "Deleted: every version, file and schema (DATA_ADMIN)", body = doc::Confirmation),
+        (status = 400, description = "No such dataset (400, not 404: the rAPId SDK expects it)", body = doc::ErrorBody),
     ))]
 pub async fn delete_dataset(
     admin: Authorized<DataAdmin>,

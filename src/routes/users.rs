@@ -61,7 +61,8 @@ pub async fn create_user(
 #[utoipa::path(delete, path = "/api/user", tag = "subjects",
     request_body = DeleteUserRequest,
     responses(
-        (status = 200, description = "Deleted (USER_ADMIN); an unknown user is 400, as rAPId", body = doc::DeletedSubject),
+        (status = 200, description = "Deleted (USER_ADMIN)", body = doc::DeletedSubject),
+        (status = 400, description = "No such user (400, not 404: the rAPId SDK expects it)", body = doc::ErrorBody),
     ))]
 pub async fn delete_user(
     caller: Authorized<UserAdmin>,

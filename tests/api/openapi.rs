@@ -310,6 +310,19 @@ fn document_states_the_rules_of_requests() {
         let types = schemas["DataType"]["enum"].as_array().unwrap();
         assert!(types.iter().any(|t| t == column), "{column}");
     }
+    // The 400s the rAPId SDK expects where 404 or 409 would be usual are named.
+    for (method, path) in [
+        ("delete", "/api/datasets/{layer}/{domain}/{dataset}"),
+        ("delete", "/api/user"),
+        ("post", "/api/client"),
+        ("post", "/api/user"),
+    ] {
+        let bad = &doc["paths"][path][method]["responses"]["400"]["description"];
+        assert!(
+            bad.as_str().unwrap().contains("rAPId SDK"),
+            "{method} {path}"
+        );
+    }
     // Optional bodies are left out, never sent as null.
     for path in [
         "/api/datasets",
