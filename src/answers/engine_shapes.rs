@@ -319,6 +319,9 @@ pub struct Job {
     pub finished_at: Option<String>,
     /// A refused upload's whole report, every problem as CSV (signed, expiring); null otherwise.
     pub report_url: Option<String>,
-    /// Rows of a refused upload that had problems (0 for other jobs).
+    /// Rows of an upload that had problems: refused, or kept apart in quarantine mode (0 for
+    /// other jobs).
     pub rows_rejected: i64,
+    /// A quarantining upload's rejected rows as CSV (signed, expiring); null otherwise.
+    pub quarantine_url: Option<String>,
 }

@@ -135,6 +135,38 @@ pub struct UploadDetails {
     #[schema(example = "Data processing")]
     pub status: String,
     pub job_id: String,
+    /// `on_error=quarantine` only: rows stored, rows kept apart and the links to both files.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub quarantine: Option<QuarantineCounts>,
+}
+
+/// A quarantining upload's outcome (absent from other uploads' answers).
+#[derive(Serialize, ToSchema)]
+pub struct QuarantineCounts {
+    pub rows_accepted: u64,
+    pub rows_rejected: u64,
+    /// Every problem as CSV (row, column, rule, value, key, message): a signed link.
+    pub report_url: Option<String>,
+    /// The rejected rows as received, with `_row` and `_problems` (CSV): a signed link.
+    pub quarantine_url: Option<String>,
+}
+
+/// `on_error` of an upload: what rows that break the schema do.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnErrorMode {
+    #[default]
+    Reject,
+    Quarantine,
+}
+
+impl From<OnErrorMode> for rapid_actors::ingest::OnError {
+    fn from(mode: OnErrorMode) -> Self {
+        match mode {
+            OnErrorMode::Reject => rapid_actors::ingest::OnError::Reject,
+            OnErrorMode::Quarantine => rapid_actors::ingest::OnError::Quarantine,
+        }
+    }
 }
 
 impl From<rapid_actors::engine::UploadAccepted> for UploadAccepted {
@@ -146,6 +178,12 @@ impl From<rapid_actors::engine::UploadAccepted> for UploadAccepted {
                 dataset_version: a.dataset_version,
                 status: a.status.to_string(),
                 job_id: a.job_id,
+                quarantine: a.quarantine.map(|q| QuarantineCounts {
+                    rows_accepted: q.rows_accepted,
+                    rows_rejected: q.rows_rejected,
+                    report_url: q.report_url,
+                    quarantine_url: q.quarantine_url,
+                }),
             },
         }
     }

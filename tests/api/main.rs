@@ -47,6 +47,7 @@ mod signin_throttle;
 mod storage_s3;
 mod subjects;
 mod upload_file_problems;
+mod upload_quarantine;
 mod upload_report;
 mod uploads;
 mod uploads_concurrency;

@@ -162,6 +162,10 @@ pub trait JobCatalog {
         report: &JobReport,
     ) -> Result<()>;
 
+    /// Records on a job IN PROGRESS the report and quarantine of the upload it is committing
+    /// (a quarantining upload's rows kept apart); a finished job stays as it ended.
+    fn record_job_report(&self, job_id: &str, report: &JobReport) -> Result<()>;
+
     /// A job IN PROGRESS becomes SUCCESS (a job with nothing to download).
     fn succeed_job(&self, job_id: &str) -> Result<()>;
 

@@ -16,7 +16,8 @@ use crate::dataset::{check_before_answer, staged_keys, CommitUpload, StagedUploa
 use crate::error::{Error, ErrorKind, ReportLinks, Result};
 use crate::file_kind::FileKind;
 use crate::ingest::{
-    ingest_stream, messages, parquet_path, report_path, Chunk, IngestPlan, StagedOutput,
+    ingest_stream, messages, parquet_path, quarantine_path, report_path, Chunk, IngestPlan,
+    OnError, StagedOutput,
 };
 use crate::jobs::{JobKind, JobReport, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
@@ -34,6 +35,7 @@ pub struct UploadTarget {
     /// Where clients reach the service (`https://host`), for the link to a refused upload's
     /// report; empty: the link is a path.
     link_origin: String,
+    on_error: OnError,
 }
 
 /// The 202 answer's details (docs/API.md, Uploads and jobs).
@@ -44,6 +46,20 @@ pub struct UploadAccepted {
     pub dataset_version: i64,
     pub status: &'static str,
     pub job_id: String,
+    /// A quarantining upload's counts and links (`on_error=quarantine`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub quarantine: Option<QuarantineOutcome>,
+}
+
+/// What a quarantining upload stores and keeps apart.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct QuarantineOutcome {
+    pub rows_accepted: u64,
+    pub rows_rejected: u64,
+    /// Every problem (CSV; its Parquet form is the same link ending in `.parquet`).
+    pub report_url: Option<String>,
+    /// The rejected rows as received, with `_row` and `_problems` (CSV).
+    pub quarantine_url: Option<String>,
 }
 
 impl Engine {
@@ -61,6 +77,7 @@ impl Engine {
             version,
             schema,
             link_origin: String::new(),
+            on_error: OnError::Reject,
         })
     }
 }
@@ -69,6 +86,12 @@ impl UploadTarget {
     /// Links given with this upload (a refused upload's report) start with `origin`.
     pub fn linking_from(mut self, origin: &str) -> UploadTarget {
         self.link_origin = origin.trim_end_matches('/').to_string();
+        self
+    }
+
+    /// What rows that break the schema do: refuse the file (the default) or be kept apart.
+    pub fn on_error(mut self, on_error: OnError) -> UploadTarget {
+        self.on_error = on_error;
         self
     }
 
@@ -85,6 +108,7 @@ impl UploadTarget {
         let job_report = JobReport {
             url: found.links.as_ref().map(|l| l.csv.clone()),
             rows_rejected: found.rows_rejected as i64,
+            quarantine_url: None,
         };
         jobs.fail_with_report(job_id, &messages(&e), &job_report)?;
         Ok(e)
@@ -97,36 +121,77 @@ impl UploadTarget {
         if !report.is_file() {
             return None;
         }
+        let files = [
+            (parquet_path(&report), format!("{job_id}-problems.parquet")),
+            (report, format!("{job_id}-problems.csv")),
+        ];
+        let links = self.keep_results(job_id, files).await?;
+        Some(ReportLinks {
+            csv: links[1].clone(),
+            parquet: links[0].clone(),
+        })
+    }
+
+    /// Keeps staged files as results named as given (the last one is written last), kept and
+    /// expiring like large-query results; their signed links, or `None` when they could not be
+    /// stored (logged: the upload's outcome does not depend on them).
+    async fn keep_results<const N: usize>(
+        &self,
+        job_id: &str,
+        files: [(PathBuf, String); N],
+    ) -> Option<[String; N]> {
         let engine = &self.engine;
-        let names = [
-            format!("{job_id}-problems.csv"),
-            format!("{job_id}-problems.parquet"),
-        ];
-        let objects = vec![
-            StagedObject {
-                staged: parquet_path(&report),
-                key: result_key(&names[1]),
-            },
-            StagedObject {
-                staged: report,
-                key: result_key(&names[0]),
-            },
-        ];
+        let names = files.clone().map(|(_, name)| name);
+        let objects: Vec<StagedObject> = files
+            .into_iter()
+            .map(|(staged, name)| StagedObject {
+                staged,
+                key: result_key(&name),
+            })
+            .collect();
         let store = engine.storage.objects().clone();
         let put = tokio::task::spawn_blocking(move || store.put(&objects)).await;
         if let Err(e) = put
             .map_err(|e| Error::internal(e.to_string()))
             .and_then(|r| r)
         {
-            tracing::warn!(job_id, error = %e.report(), "could not keep a refused upload's report");
+            tracing::warn!(job_id, error = %e.report(), "could not keep an upload's report");
             return None;
         }
         let ttl = engine.settings.result_ttl_seconds;
-        let link = |name: &str| engine.auth.result_link(&self.link_origin, name, ttl);
-        Some(ReportLinks {
-            csv: link(&names[0]),
-            parquet: link(&names[1]),
-        })
+        Some(names.map(|name| engine.auth.result_link(&self.link_origin, &name, ttl)))
+    }
+
+    /// Keeps a quarantining upload's report and quarantine file and links them from its job.
+    async fn keep_quarantine(
+        &self,
+        job_id: &str,
+        output: &StagedOutput,
+    ) -> Result<Option<QuarantineOutcome>> {
+        if self.on_error != OnError::Quarantine {
+            return Ok(None);
+        }
+        let mut outcome = QuarantineOutcome {
+            rows_accepted: output.rows,
+            rows_rejected: 0,
+            report_url: None,
+            quarantine_url: None,
+        };
+        if let Some(q) = output.quarantined {
+            let staged = self.engine.storage.staged_data(job_id);
+            let files = [(quarantine_path(&staged), format!("{job_id}-quarantine.csv"))];
+            let report = self.keep_report(job_id, report_path(&staged)).await;
+            outcome.rows_rejected = q.rows_rejected;
+            outcome.report_url = report.map(|r| r.csv);
+            outcome.quarantine_url = self.keep_results(job_id, files).await.map(|[l]| l);
+            let job_report = JobReport {
+                url: outcome.report_url.clone(),
+                rows_rejected: q.rows_rejected as i64,
+                quarantine_url: outcome.quarantine_url.clone(),
+            };
+            self.engine.jobs.record_report(job_id, &job_report)?;
+        }
+        Ok(Some(outcome))
     }
 
     /// Steps 2 to 6: receives the file `filename` from `body`, validates it, answers with the
@@ -163,6 +228,7 @@ impl UploadTarget {
                 return Err(e);
             }
         };
+        let quarantine = self.keep_quarantine(&job_id, &output).await?;
         engine.jobs.advance(&job_id, JobStep::Commit)?;
         let upload = StagedUpload {
             job_id: job_id.clone(),
@@ -184,6 +250,7 @@ impl UploadTarget {
             dataset_version: self.version,
             status: "Data processing",
             job_id,
+            quarantine,
         })
     }
 
@@ -207,6 +274,7 @@ impl UploadTarget {
         let staged_data = engine.storage.staged_data(job_id);
         let schema = self.schema.clone();
         let max_value_bytes = engine.settings.max_value_bytes;
+        let on_error = self.on_error;
         let ingest = move |rx| {
             std::fs::create_dir_all(&staging)?;
             let progress = move |rows: u64| {
@@ -217,6 +285,7 @@ impl UploadTarget {
                 staging: &staged_data,
                 progress: &progress,
                 max_value_bytes,
+                on_error,
             };
             ingest_stream(kind, rx, &raw_staged, &plan)
         };

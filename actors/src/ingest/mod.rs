@@ -17,6 +17,7 @@ mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
 mod problems;
+mod quarantine;
 mod report;
 mod running;
 mod stream;
@@ -36,6 +37,7 @@ pub use csv_batch::CsvOptions;
 pub use csv_input::{ingest_csv, ingest_csv_with};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::{Place, Problems, Record};
+pub use quarantine::{quarantine_path, PROBLEMS_COLUMN, ROW_COLUMN};
 pub use report::{parquet_path, report_path, MAX_REPORT_ROWS};
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
@@ -67,6 +69,25 @@ pub struct IngestPlan<'a> {
     pub progress: &'a (dyn Fn(u64) + Sync),
     /// The longest single value accepted; a longer one refuses the whole file (422).
     pub max_value_bytes: usize,
+    /// What rows that break the schema do to the upload.
+    pub on_error: OnError,
+}
+
+/// What an upload does with rows that break the schema (docs/API.md, `on_error`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnError {
+    /// The whole file is refused (422), as rAPId does.
+    #[default]
+    Reject,
+    /// The valid rows are stored; the others are kept apart in the job's quarantine file.
+    Quarantine,
+}
+
+/// What a quarantining upload kept apart (both files are in the staging folder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quarantined {
+    pub rows_rejected: u64,
+    pub problems: u64,
 }
 
 /// A valid upload, staged and ready for the dataset actor to commit.
@@ -76,6 +97,8 @@ pub struct StagedOutput {
     pub rows: u64,
     /// Values of the `unique` columns, to check against stored data at commit.
     pub unique: Vec<UniqueColumn>,
+    /// Rows kept apart by a quarantining upload, when there were any.
+    pub quarantined: Option<Quarantined>,
 }
 
 /// The Arrow type a schema type is stored as.
@@ -118,14 +141,21 @@ pub fn date32_to_string(days: i32) -> String {
 /// schema generation cleans them (`Order Date` -> `order_date`), so a file a schema was
 /// generated from uploads against it; the set must equal the schema's, in any order.
 fn header_mapping(headers: &[String], columns: &[ValidColumn]) -> Result<Vec<usize>> {
+    let ignored = quarantine::extra_columns(headers);
+    // An ignored column's name is one no schema column has (names are never empty).
     let cleaned: Vec<String> = headers
         .iter()
-        .map(|h| sanitise_column_name(h.trim()))
+        .zip(&ignored)
+        .map(|(h, ignore)| match ignore {
+            true => String::new(),
+            false => sanitise_column_name(h.trim()),
+        })
         .collect();
     let positions: Option<Vec<usize>> = columns
         .iter()
         .map(|c| cleaned.iter().position(|h| *h == c.name))
         .collect();
+    let cleaned: Vec<String> = cleaned.into_iter().filter(|c| !c.is_empty()).collect();
     let mut unique = cleaned.clone();
     unique.sort();
     unique.dedup();
@@ -162,7 +192,12 @@ struct Validator {
     problems: Problems,
     /// Every problem, written as it is found.
     report: report::ReportWriter,
+    /// Rows read (all of them, quarantined ones included).
     rows: u64,
+    /// Quarantine mode: where rejected rows go, and what they account for.
+    quarantine: Option<quarantine::QuarantineWriter>,
+    /// Problems accounted for by quarantined rows: any other one refuses the upload.
+    quarantined_problems: u64,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
 }
@@ -194,6 +229,9 @@ impl Validator {
                 plan.staging,
                 columns.iter().position(|c| c.unique).unwrap_or(0),
             ),
+            quarantine: (plan.on_error == OnError::Quarantine)
+                .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
+            quarantined_problems: 0,
             columns,
             batch_schema,
             writer: Some(writer),
@@ -224,6 +262,9 @@ impl Validator {
         parsed: Problems,
         checked: Vec<Problems>,
     ) -> Result<()> {
+        if self.quarantine.is_some() && self.problems.total() == self.quarantined_problems {
+            return self.accept_quarantining(batch, first_row, parsed, checked);
+        }
         self.problems.append(parsed);
         for (i, column_problems) in checked.into_iter().enumerate() {
             self.problems.append(column_problems);
@@ -247,27 +288,42 @@ impl Validator {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<StagedOutput> {
-        if !self.problems.is_empty() {
-            let (records, unrecorded) = self.problems.take_records();
-            self.report.write(records, unrecorded, None)?;
-            let rows_rejected = self.report.rows_rejected();
-            self.report.finish()?;
-            let mut e = self.problems.into_error();
-            e.report = Some(Box::new(crate::error::UploadReport {
-                rows_rejected,
-                links: None,
-            }));
-            return Err(e);
+    fn finish(self) -> Result<StagedOutput> {
+        if self.quarantine.is_some() {
+            return self.finish_quarantining();
         }
+        if !self.problems.is_empty() {
+            return Err(self.refuse()?);
+        }
+        self.staged(None)
+    }
+
+    /// The 422 of a refused upload, its whole report written.
+    fn refuse(mut self) -> Result<Error> {
+        let (records, unrecorded) = self.problems.take_records();
+        self.report.write(records, unrecorded, None)?;
+        let rows_rejected = self.report.rows_rejected();
+        self.report.finish()?;
+        let mut e = self.problems.into_error();
+        e.report = Some(Box::new(crate::error::UploadReport {
+            rows_rejected,
+            links: None,
+        }));
+        Ok(e)
+    }
+
+    /// The staged output of an upload that is not refused.
+    fn staged(self, quarantined: Option<Quarantined>) -> Result<StagedOutput> {
         let files = match self.writer {
             Some(w) => w.finish()?,
             None => Vec::new(),
         };
+        let rows = self.rows - quarantined.map_or(0, |q| q.rows_rejected);
         Ok(StagedOutput {
             files,
-            rows: self.rows,
+            rows,
             unique: self.unique.into_iter().flatten().collect(),
+            quarantined,
         })
     }
 }

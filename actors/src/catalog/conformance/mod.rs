@@ -70,6 +70,7 @@ const CASES: &[(&str, Case)] = &[
         manifest::held_files_and_listing,
     ),
     ("jobs::upload_job_life", jobs::upload_job_life),
+    ("jobs::quarantine_links", jobs::quarantine_links),
     (
         "jobs::query_job_succeeds_with_url",
         jobs::query_job_succeeds_with_url,

@@ -215,6 +215,10 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE jobs ADD COLUMN report_url TEXT, ADD COLUMN rows_rejected BIGINT NOT NULL DEFAULT 0;
     "#,
+    // 8: as SQLite's 13, a quarantining upload's quarantine link on its job.
+    r#"
+    ALTER TABLE jobs ADD COLUMN quarantine_url TEXT;
+    "#,
 ];
 
 /// The newest schema version this binary knows.

@@ -272,6 +272,10 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE jobs ADD COLUMN report_url TEXT;
     ALTER TABLE jobs ADD COLUMN rows_rejected INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 13: a quarantining upload's job links the rows it kept apart.
+    r#"
+    ALTER TABLE jobs ADD COLUMN quarantine_url TEXT;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {
