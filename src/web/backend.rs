@@ -290,9 +290,13 @@ pub(crate) async fn upload(
     state: &AppState,
     pass: DatasetPass<rapid_actors::auth::pass::Write>,
     version: Option<i64>,
+    on_error: rapid_actors::ingest::OnError,
     payload: &mut actix_multipart::Multipart,
 ) -> Result<UploadAccepted> {
-    let target = state.engine.upload_target(pass, version)?;
+    let target = state
+        .engine
+        .upload_target(pass, version)?
+        .on_error(on_error);
     crate::upload::receive_upload(target, payload).await
 }
 

@@ -129,3 +129,19 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   assert.equal(await page.locator("table.files").count(), 0);
   assert.deepEqual(page.problems, []);
 });
+
+test("quarantine stores the valid rows and links the rejected ones to fix and upload again", async () => {
+  await page.goto(`${BASE}/upload?dataset=default/web/visits`);
+  await page.setInputFiles("#file", csv("mixed.csv", "city,day,visits\nLeeds,2024-01-01,1\nYork,2024-13-01,2\nHull,2024-01-03,3\n"));
+  await page.check("#quarantine");
+  await page.click("#upload-button");
+  await page.waitForSelector('#upload-message[data-status="SUCCESS"]', { timeout: 60000 });
+  assert.match(await page.textContent("#quarantine-summary"), /^2 rows are being stored; 1 row was kept apart/);
+  const href = await page.getAttribute("#quarantine-csv", "href");
+  assert.match(href, /^\/api\/results\/.*-quarantine\.csv\?expires=/);
+  const rejected = await (await page.request.get(BASE + href)).text();
+  assert.match(rejected, /^city,day,visits,_row,_problems\nYork,2024-13-01,2,2,/);
+  assert.match(await page.getAttribute("#quarantine-report", "href"), /-problems\.csv\?/);
+  await shoot(page, "upload-quarantine");
+  assert.deepEqual(page.problems, []);
+});
