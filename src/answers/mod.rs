@@ -135,19 +135,19 @@ pub struct UploadDetails {
     #[schema(example = "Data processing")]
     pub status: String,
     pub job_id: String,
-    /// `on_error=quarantine` only: rows stored, rows kept apart and the links to both files.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub quarantine: Option<QuarantineCounts>,
-}
-
-/// A quarantining upload's outcome (absent from other uploads' answers).
-#[derive(Serialize, ToSchema)]
-pub struct QuarantineCounts {
-    pub rows_accepted: u64,
-    pub rows_rejected: u64,
-    /// Every problem as CSV (row, column, rule, value, key, message): a signed link.
+    /// `on_error=quarantine` only: the rows being stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_accepted: Option<u64>,
+    /// `on_error=quarantine` only: the rows kept apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_rejected: Option<u64>,
+    /// `on_error=quarantine` with rows kept apart: every problem as CSV (row, column, rule,
+    /// value, key, message), a signed link.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub report_url: Option<String>,
-    /// The rejected rows as received, with `_row` and `_problems` (CSV): a signed link.
+    /// `on_error=quarantine` with rows kept apart: those rows as received, with `_row` and
+    /// `_problems` (CSV), a signed link.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub quarantine_url: Option<String>,
 }
 
@@ -178,12 +178,10 @@ impl From<rapid_actors::engine::UploadAccepted> for UploadAccepted {
                 dataset_version: a.dataset_version,
                 status: a.status.to_string(),
                 job_id: a.job_id,
-                quarantine: a.quarantine.map(|q| QuarantineCounts {
-                    rows_accepted: q.rows_accepted,
-                    rows_rejected: q.rows_rejected,
-                    report_url: q.report_url,
-                    quarantine_url: q.quarantine_url,
-                }),
+                rows_accepted: a.quarantine.as_ref().map(|q| q.rows_accepted),
+                rows_rejected: a.quarantine.as_ref().map(|q| q.rows_rejected),
+                report_url: a.quarantine.as_ref().and_then(|q| q.report_url.clone()),
+                quarantine_url: a.quarantine.and_then(|q| q.quarantine_url),
             },
         }
     }
