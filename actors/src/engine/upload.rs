@@ -21,6 +21,7 @@ use crate::ingest::{
 };
 use crate::jobs::{JobKind, JobReport, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
+use crate::profile::StoredProfile;
 use crate::schema::ValidSchema;
 use crate::storage::keys::result_key;
 use crate::storage::StagedObject;
@@ -220,7 +221,7 @@ impl UploadTarget {
             .validate(&record, &job_id, kind, &staging, &raw_staged, body)
             .instrument(span.clone())
             .await;
-        let (output, raw_bytes, file_keys) = match received {
+        let (mut output, raw_bytes, file_keys) = match received {
             Ok(done) => done,
             Err(e) => {
                 let e = self.refused(&job_id, e).await?;
@@ -229,6 +230,7 @@ impl UploadTarget {
             }
         };
         let quarantine = self.keep_quarantine(&job_id, &output).await?;
+        let profile = output.profile.take();
         engine.jobs.advance(&job_id, JobStep::Commit)?;
         let upload = StagedUpload {
             job_id: job_id.clone(),
@@ -243,7 +245,7 @@ impl UploadTarget {
             output,
             file_keys,
         };
-        engine.spawn_commit(record, staging, upload, span);
+        engine.spawn_commit(record, staging, upload, profile, span);
         Ok(UploadAccepted {
             original_filename: filename.to_string(),
             raw_filename,
@@ -318,6 +320,7 @@ impl Engine {
         record: DatasetRecord,
         staging: PathBuf,
         upload: StagedUpload,
+        profile: Option<StoredProfile>,
         span: tracing::Span,
     ) {
         let (registry, jobs, compactor) = (
@@ -325,6 +328,8 @@ impl Engine {
             self.jobs.clone(),
             self.compactor.clone(),
         );
+        let catalog = self.catalog.clone();
+        let raw_filename = upload.raw_filename.clone();
         let (key, version) = (record.key.clone(), upload.version);
         // Graceful shutdown waits while commits are pending; metrics count what they stored.
         let (pending, commits) = (self.commits.started(), self.commits.clone());
@@ -342,6 +347,13 @@ impl Engine {
                     Err(e) => Err(e),
                 };
                 if outcome.is_ok() {
+                    if let Some(p) = profile {
+                        // After the commit: a profile lost to a crash leaves the data whole.
+                        let kept = catalog.record_profile(record.id, version, &raw_filename, &p.to_json());
+                        if let Err(e) = kept {
+                            tracing::warn!(error = %e.report(), "could not keep the upload's profile");
+                        }
+                    }
                     commits.stored(stored.0, stored.1);
                     compactor.committed(&key, version);
                     // Inside the job's span, itself inside the request's: carries its id.

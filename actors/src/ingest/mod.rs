@@ -99,6 +99,8 @@ pub struct StagedOutput {
     pub unique: Vec<UniqueColumn>,
     /// Rows kept apart by a quarantining upload, when there were any.
     pub quarantined: Option<Quarantined>,
+    /// The stored rows' column profile (none without rows).
+    pub profile: Option<crate::profile::StoredProfile>,
 }
 
 /// The Arrow type a schema type is stored as.
@@ -198,6 +200,8 @@ struct Validator {
     quarantine: Option<quarantine::QuarantineWriter>,
     /// Problems accounted for by quarantined rows: any other one refuses the upload.
     quarantined_problems: u64,
+    /// Profiles the rows that are stored, as they are written.
+    profiler: crate::profile::Profiler,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
 }
@@ -232,6 +236,7 @@ impl Validator {
             quarantine: (plan.on_error == OnError::Quarantine)
                 .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
             quarantined_problems: 0,
+            profiler: crate::profile::Profiler::new(plan.schema),
             columns,
             batch_schema,
             writer: Some(writer),
@@ -278,6 +283,7 @@ impl Validator {
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
             if let Some(w) = self.writer.take() {
+                self.profiler.observe(&batch);
                 self.writer = Some(w.write(batch)?);
             }
         } else if let Some(w) = self.writer.take() {
@@ -324,6 +330,7 @@ impl Validator {
             rows,
             unique: self.unique.into_iter().flatten().collect(),
             quarantined,
+            profile: self.profiler.finish(),
         })
     }
 }

@@ -211,6 +211,7 @@ impl super::Validator {
                 let kept: arrow::array::BooleanArray = skipped.iter().map(|s| Some(!s)).collect();
                 let kept = arrow::compute::filter_record_batch(&batch, &kept)
                     .map_err(|e| Error::internal(format!("keeping the valid rows: {e}")))?;
+                self.profiler.observe(&kept);
                 self.writer = Some(if kept.num_rows() > 0 {
                     w.write(kept)?
                 } else {
