@@ -17,6 +17,8 @@ use crate::key::DatasetKey;
 
 /// A job as clients see it (docs/API.md, Uploads and jobs), as the catalog stores it.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Job))]
 pub struct JobView {
     pub job_id: String,
     #[serde(rename = "type")]
@@ -66,6 +68,7 @@ pub struct NewJob<'a> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum JobStatus {
     #[serde(rename = "IN PROGRESS")]
     InProgress,
@@ -76,6 +79,7 @@ pub enum JobStatus {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum JobStep {
     /// An upload being received and validated.
     #[serde(rename = "VALIDATION")]
@@ -93,6 +97,7 @@ pub enum JobStep {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum JobKind {
     Upload,
     Query,

@@ -1,13 +1,24 @@
 //! The answers of the API, as the handlers construct them and as the OpenAPI document describes
 //! them (`ToSchema`): one type for both, so the document cannot drift from what is sent.
-//! [`engine_shapes`] describes the bodies that are the engine's own types.
+//! The bodies that are the engine's own types (schemas, subjects, tokens, the dataset listing and
+//! info, jobs, queries) are described where they are defined: rapid-actors derives `ToSchema` on
+//! them behind its `openapi` feature, which this crate turns on. They are re-exported here so
+//! that the document names every body from one module.
 
-mod engine_shapes;
+pub mod rules;
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde_json::Value;
 use utoipa::ToSchema;
 
-pub use engine_shapes::*;
+pub use rapid_actors::auth::permission::PermissionItem;
+pub use rapid_actors::auth::{IssuedToken, NewClient, NewUser, SubjectView};
+pub use rapid_actors::engine::{DatasetEntry, DatasetFilter, DatasetInfo};
+pub use rapid_actors::jobs::JobView;
+pub use rapid_actors::query::QueryRequest;
+pub use rapid_actors::schema::Schema;
 
 /// Every error: one message or a list of them (validation reports every problem at once).
 #[derive(Serialize, ToSchema)]
@@ -205,3 +216,14 @@ impl QueryJobAccepted {
         }
     }
 }
+
+/// A multipart form with the data file as its `file` part (CSV or Parquet).
+#[derive(ToSchema)]
+pub struct FileUpload {
+    #[schema(format = Binary, content_media_type = "application/octet-stream")]
+    pub file: String,
+}
+
+/// Rows by index (`"0"`, `"1"`, ...), each a column-to-value object; `{}` when empty.
+#[derive(ToSchema)]
+pub struct QueryRows(pub BTreeMap<String, BTreeMap<String, Value>>);

@@ -18,7 +18,7 @@ use crate::routes::{
     clients, datasets, jobs, protected_domains, queries, schemas as schema_routes,
 };
 use crate::routes::{status, subjects, token, users};
-use modifiers::{Aliases, CommonErrors, SecuritySchemes};
+use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -64,7 +64,7 @@ use modifiers::{Aliases, CommonErrors, SecuritySchemes};
         protected_domains::delete_protected_domain,
     ),
     components(schemas(crate::answers::ErrorBody)),
-    modifiers(&SecuritySchemes, &Aliases, &CommonErrors),
+    modifiers(&SecuritySchemes, &OptionalBodies, &Aliases, &CommonErrors),
     security(("bearer" = [])),
     tags(
         (name = "service", description = "Status and configuration"),

@@ -1,12 +1,19 @@
-//! Post-processing of the generated document: security schemes, the alias path, and the error
-//! answers every operation can give.
+//! Post-processing of the generated document: security schemes, the alias path, bodies that may
+//! be left out, and the error answers every operation can give.
 
 use utoipa::openapi::path::Operation;
-use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::openapi::{Content, Ref, ResponseBuilder};
+use utoipa::openapi::security::{
+    ClientCredentials, Flow, Http, HttpAuthScheme, OAuth2, Password, Scopes, SecurityScheme,
+};
+use utoipa::openapi::{Content, Ref, Required, ResponseBuilder};
 use utoipa::Modify;
 
-/// `bearer`: the token from `POST /api/oauth2/token`; `basic`: client credentials at that endpoint.
+/// The token endpoint, as the `oauth2` scheme names it.
+const TOKEN_URL: &str = "/api/oauth2/token";
+
+/// `bearer`: the token from `POST /api/oauth2/token`; `basic`: client credentials at that endpoint;
+/// `oauth2`: the same endpoint described as OAuth2 (client credentials, and password for users),
+/// so that clients and tools know where tokens come from (its refusals are OAuth2's 400 and 401).
 pub struct SecuritySchemes;
 
 impl Modify for SecuritySchemes {
@@ -19,6 +26,13 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme(
             "basic",
             SecurityScheme::Http(Http::new(HttpAuthScheme::Basic)),
+        );
+        components.add_security_scheme(
+            "oauth2",
+            SecurityScheme::OAuth2(OAuth2::new([
+                Flow::ClientCredentials(ClientCredentials::new(TOKEN_URL, Scopes::new())),
+                Flow::Password(Password::new(TOKEN_URL, Scopes::new())),
+            ])),
         );
     }
 }
@@ -42,6 +56,28 @@ impl Modify for Aliases {
                 ));
             }
             openapi.paths.paths.insert(alias.to_string(), item);
+        }
+    }
+}
+
+/// Operations whose JSON body may be left out (empty), but is never `null`: the document
+/// describes the body's type, this marks it optional.
+const OPTIONAL_BODIES: &[&str] = &["list_datasets", "query_dataset", "query_dataset_large"];
+
+pub struct OptionalBodies;
+
+impl Modify for OptionalBodies {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for item in openapi.paths.paths.values_mut() {
+            for op in operations(item) {
+                let optional = op
+                    .operation_id
+                    .as_deref()
+                    .is_some_and(|id| OPTIONAL_BODIES.contains(&id));
+                if let (true, Some(body)) = (optional, op.request_body.as_mut()) {
+                    body.required = Some(Required::False);
+                }
+            }
         }
     }
 }

@@ -13,8 +13,10 @@ fn default_permissions() -> Vec<String> {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateClientRequest {
+    #[schema(pattern = "^[a-zA-Z][a-zA-Z0-9@._-]{2,127}$")]
     client_name: String,
     #[serde(default = "default_permissions")]
+    #[schema(schema_with = doc::rules::new_subject_permissions, default = json!(["READ_PUBLIC"]))]
     permissions: Vec<String>,
 }
 
@@ -22,7 +24,8 @@ pub struct CreateClientRequest {
     request_body = CreateClientRequest,
     responses(
         (status = 201, description = "The client, with its secret shown this once (USER_ADMIN)", body = doc::NewClient),
-        (status = 409, description = "A subject with this name exists", body = doc::ErrorBody),
+        (status = 400, description = "Invalid name or permissions, or a client with this name exists \
+            (400, not 409: the rAPId SDK reads it as \"already exists\")", body = doc::ErrorBody),
     ))]
 pub async fn create_client(
     caller: Authorized<UserAdmin>,

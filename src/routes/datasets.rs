@@ -48,7 +48,7 @@ pub struct VersionPath {
 }
 
 #[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/files", tag = "datasets",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1)),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1, minimum = 1)),
     responses(
         (status = 200, description = "The raw file names of the version", body = Vec<String>),
         (status = 404, description = "No such dataset, or no files", body = doc::ErrorBody),
@@ -65,7 +65,7 @@ pub async fn list_raw_files(
 }
 
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/{filename}", tag = "datasets",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1), ("filename" = String, Path, description = "A raw file name")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1, minimum = 1), ("filename" = String, Path, description = "A raw file name")),
     responses(
         (status = 200, description = "The file and its rows are deleted (WRITE access)", body = doc::Confirmation),
         (status = 404, description = "No such dataset or file", body = doc::ErrorBody),

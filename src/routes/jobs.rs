@@ -7,7 +7,7 @@ use crate::state::AppState;
 
 /// The caller's jobs; every job for DATA_ADMIN.
 #[utoipa::path(get, path = "/api/jobs", tag = "jobs",
-    responses((status = 200, description = "The caller's jobs (every job for DATA_ADMIN)", body = Vec<doc::Job>)))]
+    responses((status = 200, description = "The caller's jobs (every job for DATA_ADMIN)", body = Vec<doc::JobView>)))]
 pub async fn list_jobs(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
@@ -20,7 +20,7 @@ pub async fn list_jobs(
 #[utoipa::path(get, path = "/api/jobs/{job_id}", tag = "jobs",
     params(("job_id" = String, Path)),
     responses(
-        (status = 200, description = "The job (its owner or DATA_ADMIN)", body = doc::Job),
+        (status = 200, description = "The job (its owner or DATA_ADMIN)", body = doc::JobView),
         (status = 404, description = "No such job", body = doc::ErrorBody),
     ))]
 pub async fn get_job(

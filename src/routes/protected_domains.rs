@@ -6,7 +6,7 @@ use crate::error::ApiResult;
 use crate::state::AppState;
 
 #[utoipa::path(post, path = "/api/protected_domains/{domain}", tag = "protected domains",
-    params(("domain" = String, Path)),
+    params(("domain" = String, Path, pattern = "^[a-zA-Z][_a-zA-Z0-9]*$", max_length = 128)),
     responses(
         (status = 201, description = "Created, with its READ/WRITE permissions (DATA_ADMIN)", body = doc::Confirmation),
         (status = 409, description = "It exists", body = doc::ErrorBody),
@@ -35,7 +35,7 @@ pub async fn list_protected_domains(
 }
 
 #[utoipa::path(delete, path = "/api/protected_domains/{domain}", tag = "protected domains",
-    params(("domain" = String, Path)),
+    params(("domain" = String, Path, pattern = "^[a-zA-Z][_a-zA-Z0-9]*$", max_length = 128)),
     responses(
         (status = 202, description = "Deleted (DATA_ADMIN); 400 while datasets use it", body = doc::Confirmation),
         (status = 404, description = "No such protected domain", body = doc::ErrorBody),

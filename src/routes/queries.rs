@@ -43,7 +43,7 @@ pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
 /// threads within the sync time limit.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query", tag = "queries",
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
-    request_body(content = Option<doc::QueryRequest>, description = "The query; empty: every row", content_type = "application/json"),
+    request_body(content = doc::QueryRequest, description = "The query (a JSON object, not null); an empty body: every row", content_type = "application/json"),
     responses(
         (status = 200, description = "The rows (READ access), in the format the Accept header asks for", content(
             (doc::QueryRows = "application/json"),
@@ -102,7 +102,7 @@ pub struct ListQuery {
 /// Any subject may list; PROTECTED datasets show only to those with access to them.
 #[utoipa::path(post, path = "/api/datasets", tag = "datasets",
     params(("enriched" = Option<bool>, Query, description = "Add description and last_updated_date")),
-    request_body(content = Option<doc::DatasetFilter>, description = "Optional filters", content_type = "application/json"),
+    request_body(content = doc::DatasetFilter, description = "Filters (a JSON object, not null); an empty body: every dataset", content_type = "application/json"),
     responses(
         (status = 200, description = "The latest version of every dataset the caller may see", body = Vec<doc::DatasetEntry>),
     ))]
@@ -112,13 +112,18 @@ pub async fn list_datasets(
     query: web::Query<ListQuery>,
     body: web::Bytes,
 ) -> ApiResult<HttpResponse> {
-    let filter: rapid_actors::engine::DatasetFilter =
-        if body.iter().all(|b| b.is_ascii_whitespace()) {
-            Default::default()
-        } else {
-            serde_json::from_slice(&body)
-                .map_err(|e| Error::invalid(format!("Invalid dataset filter: {e}")))?
-        };
+    let text = body.trim_ascii();
+    let filter: rapid_actors::engine::DatasetFilter = if text.is_empty() {
+        Default::default()
+    } else if text.starts_with(b"[") {
+        // serde would read an array as the filter's fields in order; the document says object.
+        return Err(
+            Error::invalid("Invalid dataset filter: the body must be a JSON object").into(),
+        );
+    } else {
+        serde_json::from_slice(text)
+            .map_err(|e| Error::invalid(format!("Invalid dataset filter: {e}")))?
+    };
     let list = state.engine.list(&caller.pass, &filter, query.enriched)?;
     Ok(HttpResponse::Ok().json(list))
 }
@@ -127,7 +132,7 @@ pub async fn list_datasets(
 /// job's `result_url` downloads it without a token until it expires.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query/large", tag = "queries",
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
-    request_body(content = Option<doc::QueryRequest>, description = "The query; empty: every row", content_type = "application/json"),
+    request_body(content = doc::QueryRequest, description = "The query (a JSON object, not null); an empty body: every row", content_type = "application/json"),
     responses(
         (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV", body = doc::QueryJobAccepted),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),

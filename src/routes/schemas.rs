@@ -76,7 +76,7 @@ pub struct GenerateShortPath {
 
 #[utoipa::path(post, path = "/api/schema/{layer}/{sensitivity}/{domain}/{dataset}/generate",
     tag = "schemas",
-    params(("layer" = String, Path), ("sensitivity" = String, Path, description = "PUBLIC, PRIVATE or PROTECTED"),
+    params(("layer" = String, Path), ("sensitivity" = rapid_actors::sensitivity::Sensitivity, Path),
         ("domain" = String, Path), ("dataset" = String, Path)),
     request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
     responses(

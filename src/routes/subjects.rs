@@ -10,11 +10,12 @@ use crate::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct SetPermissionsRequest {
     subject_id: String,
+    #[schema(schema_with = doc::rules::replacement_permissions)]
     permissions: Vec<String>,
 }
 
 #[utoipa::path(get, path = "/api/subjects", tag = "subjects",
-    responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::Subject>)))]
+    responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::SubjectView>)))]
 pub async fn list_subjects(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,

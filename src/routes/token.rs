@@ -17,6 +17,8 @@ use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 pub struct TokenRequest {
+    /// Absent: `client_credentials`.
+    #[schema(schema_with = doc::rules::grant_type)]
     grant_type: Option<String>,
     client_id: Option<String>,
     client_secret: Option<String>,

@@ -13,9 +13,13 @@ fn default_permissions() -> Vec<String> {
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateUserRequest {
+    #[schema(pattern = "^[a-zA-Z][a-zA-Z0-9@._-]{2,127}$")]
     username: String,
+    /// An address in one of the instance's allowed e-mail domains (`ALLOWED_EMAIL_DOMAINS`).
+    #[schema(format = Email)]
     email: String,
     #[serde(default = "default_permissions")]
+    #[schema(schema_with = doc::rules::new_subject_permissions, default = json!(["READ_PUBLIC"]))]
     permissions: Vec<String>,
 }
 
@@ -30,6 +34,7 @@ pub struct DeleteUserRequest {
 #[serde(deny_unknown_fields)]
 pub struct ChangePasswordRequest {
     current_password: String,
+    #[schema(min_length = 12, max_length = 1024)]
     new_password: String,
 }
 
@@ -37,7 +42,8 @@ pub struct ChangePasswordRequest {
     request_body = CreateUserRequest,
     responses(
         (status = 201, description = "The user, with a one-time temporary password (USER_ADMIN)", body = doc::NewUser),
-        (status = 409, description = "A subject with this name exists", body = doc::ErrorBody),
+        (status = 400, description = "Invalid name, e-mail or permissions, or a user with this name or \
+            e-mail exists (400, not 409: the rAPId SDK reads it as \"already exists\")", body = doc::ErrorBody),
     ))]
 pub async fn create_user(
     caller: Authorized<UserAdmin>,

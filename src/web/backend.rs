@@ -337,7 +337,7 @@ pub async fn generation_permit(state: &AppState) -> Result<tokio::sync::OwnedSem
 /// Receives the sample from the page's `file` part and drafts its schema, as the API does.
 pub async fn draft_schema(
     state: &AppState,
-    subject: &Arc<Subject>,
+    admin: &AdminPass,
     target: [String; 4],
     field: actix_multipart::Field,
     filename: &str,
@@ -350,7 +350,7 @@ pub async fn draft_schema(
         dataset,
         description: None,
     };
-    let pass = subject_pass(state, subject);
+    let pass = subject_pass(state, admin.subject());
     let draft = crate::upload::draft_from_field(state, &pass, target, field, filename).await?;
     schema_to_json(draft)
 }

@@ -17,6 +17,7 @@ pub mod guard;
 mod jobs;
 mod layout;
 pub mod page;
+mod posts;
 mod query;
 mod schema_edit;
 pub mod session;

@@ -2,19 +2,18 @@
 //! every field (types, nullability, unique, date formats, checks, partition order, sensitivity,
 //! tags, owners, description) and save; or edit an existing schema into a new version.
 
-use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest};
-use futures_util::StreamExt;
+use actix_web::web;
 use maud::{html, Markup};
 use serde_json::{json, Map, Value};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::guard::{self, check_csrf, Page, Posted};
+use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
+use crate::web::posts::Sampled;
 use crate::web::session::Viewer;
 
 /// The data types the service stores, offered as suggestions.
@@ -24,16 +23,6 @@ const DATE_FORMATS: [&str; 10] = [
     "%Y/%m/%d", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%d-%m-%Y", "%m-%d-%Y", "%Y/%m", "%m/%Y",
     "%Y-%m", "%m-%Y",
 ];
-/// Largest text field of the sample form.
-const FIELD_BYTES: usize = 4096;
-
-/// The viewer's DataAdmin pass (403 otherwise), minted by the engine.
-fn admin(
-    state: &AppState,
-    viewer: &Viewer,
-) -> Result<rapid_actors::auth::pass::AdminPass, PageError> {
-    Ok(backend::require::<DataAdmin>(state, &viewer.subject)?)
-}
 
 fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup {
     let layers = backend::layers(state);
@@ -68,55 +57,21 @@ pub async fn get_new(
     Ok(ok(sample_form(&state, &viewer, &[])))
 }
 
-/// Reads the text fields before `file` (the CSRF token first), checks them, then the sample.
-pub async fn post_generate(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    mut payload: Multipart,
-) -> PageResult {
-    let viewer =
-        guard::viewer(&req, &state).map_err(|_| PageError::forbidden("You are not signed in."))?;
-    let mut fields = FormData(vec![]);
-    let mut file = None;
-    while let Some(part) = payload.next().await {
-        let mut part =
-            part.map_err(|e| PageError::invalid(format!("The form could not be read: {e}")))?;
-        let disposition = part.content_disposition().cloned();
-        let name = disposition
-            .as_ref()
-            .and_then(|d| d.get_name())
-            .unwrap_or_default()
-            .to_string();
-        if name == "file" {
-            check_csrf(&viewer.csrf, &fields)?;
-            admin(&state, &viewer)?;
-            let filename = disposition
-                .as_ref()
-                .and_then(|d| d.get_filename())
-                .unwrap_or_default()
-                .to_string();
-            file = Some((part, filename));
-            break;
-        }
-        let mut value = Vec::new();
-        while let Some(chunk) = part.next().await {
-            let chunk = chunk
-                .map_err(|e| PageError::invalid(format!("The form could not be read: {e}")))?;
-            if value.len() + chunk.len() > FIELD_BYTES {
-                return Err(PageError::invalid(format!("The field {name} is too long.")));
-            }
-            value.extend_from_slice(&chunk);
-        }
-        fields
-            .0
-            .push((name, String::from_utf8_lossy(&value).into_owned()));
-    }
-    check_csrf(&viewer.csrf, &fields)?;
-    admin(&state, &viewer)?;
+/// The sample form's text fields (the CSRF token first) and its file, the viewer a DATA_ADMIN:
+/// a draft schema from the sample, shown in the editor.
+pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>) -> PageResult {
+    let Sampled {
+        viewer,
+        pass,
+        fields,
+        file,
+        ..
+    } = post;
     let Some((field, filename)) = file else {
+        let m = ["Please choose a sample file.".to_string()];
         return Ok(render(
             StatusCode::BAD_REQUEST,
-            sample_form(&state, &viewer, &["Please choose a sample file.".into()]),
+            sample_form(&state, &viewer, &m),
         ));
     };
     let target = [
@@ -126,7 +81,7 @@ pub async fn post_generate(
         fields.required("dataset", "the dataset")?,
     ];
     let _permit = backend::generation_permit(&state).await?;
-    match backend::draft_schema(&state, &viewer.subject, target, field, &filename).await {
+    match backend::draft_schema(&state, &pass, target, field, &filename).await {
         Ok(draft) => Ok(ok(editor(&viewer, &draft, false, &[]))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);

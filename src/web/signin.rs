@@ -10,6 +10,7 @@ use crate::web::backend;
 use crate::web::guard::check_csrf;
 use crate::web::layout::{bare, errors, notice};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
+use crate::web::posts::{OwnAccount, OwnPassword};
 use crate::web::session::{self, random_token, Found, SIGNIN_COOKIE};
 
 /// Ten minutes to fill in the sign-in form.
@@ -167,26 +168,19 @@ fn password_form(viewer: &session::Viewer, forced: bool, messages: &[String]) ->
     )
 }
 
-pub async fn get_password(req: HttpRequest, state: web::Data<AppState>) -> PageResult {
-    match session::find(&req, &state) {
-        Found::Ready(v) => Ok(ok(password_form(&v, false, &[]))),
-        Found::MustChangePassword(v) => Ok(ok(password_form(&v, true, &[]))),
-        Found::None => Err(PageError::Redirect("/signin".into())),
-    }
+pub async fn get_password(own: OwnAccount) -> PageResult {
+    Ok(ok(password_form(&own.viewer, own.forced, &[])))
 }
 
 pub async fn post_password(
     req: HttpRequest,
     state: web::Data<AppState>,
-    body: web::Bytes,
+    OwnPassword {
+        viewer,
+        forced,
+        form,
+    }: OwnPassword,
 ) -> PageResult {
-    let form = FormData::parse(&body)?;
-    let (viewer, forced) = match session::find(&req, &state) {
-        Found::Ready(v) => (v, false),
-        Found::MustChangePassword(v) => (v, true),
-        Found::None => return Err(PageError::forbidden("You are not signed in.")),
-    };
-    check_csrf(&viewer.csrf, &form)?;
     let current = form.get("current_password").unwrap_or("");
     let new = form.get("new_password").unwrap_or("");
     if Some(new) != form.get("confirm_password") {

@@ -4,7 +4,7 @@
 
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use maud::html;
 use rapid_actors::engine::DatasetFilter;
 use rapid_actors::key::DatasetKey;
@@ -13,10 +13,10 @@ use serde_json::json;
 use crate::auth::{AnySubject, Write};
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::guard::{self, Page};
+use crate::web::guard::{OnDataset, Page};
 use crate::web::layout::page;
-use crate::web::page::{ok, secure, PageError, PageResult};
-use crate::web::session::{self, Found};
+use crate::web::page::{ok, PageError, PageResult};
+use crate::web::posts::{json_answer, ScriptPost};
 
 #[derive(serde::Deserialize)]
 pub struct Pick {
@@ -98,47 +98,14 @@ pub async fn get_upload(
     Ok(ok(page(&viewer, "Upload", body)))
 }
 
-fn json_answer(status: StatusCode, body: serde_json::Value) -> HttpResponse {
-    secure(HttpResponse::build(status).json(body))
-}
-
-/// The script's upload: JSON answers (202 with the job, or the errors in words).
+/// The script's upload (the viewer may write the dataset of the path): JSON answers, 202 with the
+/// job, or the errors in words with the refused file's whole report.
 pub async fn post_upload(
-    req: HttpRequest,
     state: web::Data<AppState>,
     query: web::Query<crate::params::UploadQuery>,
+    ScriptPost { pass }: ScriptPost<OnDataset<Write>>,
     mut payload: Multipart,
 ) -> HttpResponse {
-    let refuse = |status: StatusCode, messages: Vec<String>| {
-        json_answer(status, json!({ "errors": messages }))
-    };
-    let viewer = match session::find(&req, &state) {
-        Found::Ready(v) => v,
-        _ => {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                vec!["You are not signed in: sign in again.".into()],
-            )
-        }
-    };
-    let sent = req
-        .headers()
-        .get("x-csrf-token")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let form = crate::web::page::FormData(vec![("csrf".into(), sent.to_string())]);
-    if let Err(e) = guard::check_csrf(&viewer.csrf, &form) {
-        return refuse(StatusCode::FORBIDDEN, e.messages());
-    }
-    let pass = match backend::dataset_access::<Write>(&state, &req, &viewer.subject) {
-        Ok(r) => r,
-        Err(e) => {
-            return refuse(
-                crate::error::status_of(e.kind),
-                PageError::from(e).messages(),
-            )
-        }
-    };
     let on_error = query.on_error.into();
     match backend::upload(&state, pass, query.version, on_error, &mut payload).await {
         Ok(a) => json_answer(

@@ -255,3 +255,70 @@ fn a_query_body_that_is_not_an_object_is_refused() {
     assert_eq!(status, StatusCode::OK, "{rows}");
     assert_eq!(rows["0"]["city"], "Leeds");
 }
+
+/// The same finding on the dataset listing: its filter is an object or nothing.
+#[test]
+fn a_listing_filter_that_is_an_array_is_refused() {
+    let server = TestServer::start();
+    let token = server.admin_token();
+    let (status, answer) = server.call(
+        "POST",
+        "/api/datasets",
+        Some(&token),
+        Some(&serde_json::json!([null])),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        answer["details"].as_str().unwrap().contains("JSON object"),
+        "{answer}"
+    );
+}
+
+/// The document states the rules the service enforces (so that schemathesis's
+/// positive_data_acceptance holds): the engine's own name patterns, enums, bodies never null.
+#[test]
+fn document_states_the_rules_of_requests() {
+    use rapid_actors::auth::names::{DOMAIN_NAME_PATTERN, MAX_DOMAIN_LEN, SUBJECT_NAME_PATTERN};
+    let server = TestServer::start();
+    let doc = document(&server);
+    let schemas = &doc["components"]["schemas"];
+    for (body, field) in [
+        ("CreateClientRequest", "client_name"),
+        ("CreateUserRequest", "username"),
+    ] {
+        let rule = &schemas[body]["properties"][field];
+        assert_eq!(rule["pattern"], SUBJECT_NAME_PATTERN, "{body}.{field}");
+    }
+    for field in ["domain", "dataset"] {
+        let rule = &schemas["SchemaMetadata"]["properties"][field];
+        assert_eq!(rule["pattern"], DOMAIN_NAME_PATTERN, "{field}");
+        assert_eq!(rule["maxLength"], MAX_DOMAIN_LEN, "{field}");
+    }
+    for method in ["post", "delete"] {
+        let op = &doc["paths"]["/api/protected_domains/{domain}"][method];
+        let rule = &op["parameters"][0]["schema"];
+        assert_eq!(rule["pattern"], DOMAIN_NAME_PATTERN, "{method}");
+    }
+    let sensitivities = serde_json::json!(["PUBLIC", "PRIVATE", "PROTECTED"]);
+    assert_eq!(schemas["Sensitivity"]["enum"], sensitivities);
+    let grants = &schemas["TokenRequest"]["properties"]["grant_type"]["enum"];
+    assert_eq!(
+        grants,
+        &serde_json::json!(["client_credentials", "password"])
+    );
+    for column in ["int", "double", "string", "date", "boolean"] {
+        let types = schemas["DataType"]["enum"].as_array().unwrap();
+        assert!(types.iter().any(|t| t == column), "{column}");
+    }
+    // Optional bodies are left out, never sent as null.
+    for path in [
+        "/api/datasets",
+        "/api/datasets/{layer}/{domain}/{dataset}/query",
+        "/api/datasets/{layer}/{domain}/{dataset}/query/large",
+    ] {
+        let body = &doc["paths"][path]["post"]["requestBody"];
+        assert_eq!(body["required"], false, "{path}");
+        let schema = &body["content"]["application/json"]["schema"];
+        assert!(schema["$ref"].is_string(), "{path}: {schema}");
+    }
+}

@@ -60,8 +60,10 @@ pub struct AuthSettings {
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct IssuedToken {
     pub access_token: String,
+    #[cfg_attr(feature = "openapi", schema(example = "Bearer"))]
     pub token_type: &'static str,
     pub expires_in: i64,
 }

@@ -9,11 +9,15 @@ use regex::Regex;
 
 use crate::error::{Error, Result};
 
+/// A client or user name; the API document states the same pattern (tests/api/openapi.rs).
+pub const SUBJECT_NAME_PATTERN: &str = r"^[a-zA-Z][a-zA-Z0-9@._-]{2,127}$";
+/// A protected domain name (at most [`MAX_DOMAIN_LEN`] characters), also a dataset domain's rule.
+pub const DOMAIN_NAME_PATTERN: &str = r"^[a-zA-Z][_a-zA-Z0-9]*$";
+pub const MAX_DOMAIN_LEN: usize = 128;
+
 // unwrap: constant patterns, checked by the tests below.
-static SUBJECT_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[a-zA-Z][a-zA-Z0-9@._-]{2,127}$").unwrap());
-static DOMAIN_NAME: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[a-zA-Z][_a-zA-Z0-9]*$").unwrap());
+static SUBJECT_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(SUBJECT_NAME_PATTERN).unwrap());
+static DOMAIN_NAME: LazyLock<Regex> = LazyLock::new(|| Regex::new(DOMAIN_NAME_PATTERN).unwrap());
 
 const NAME_RULE: &str =
     "3 to 128 characters, starting with a letter, using only letters, digits and . _ @ -";
@@ -58,7 +62,7 @@ pub fn validate_email(email: &str, allowed: &[String]) -> Result<String> {
 /// A protected domain name; returned lower-case, the form it is stored in.
 pub fn validate_protected_domain(domain: &str) -> Result<String> {
     let trimmed = domain.trim();
-    if DOMAIN_NAME.is_match(trimmed) && trimmed.len() <= 128 {
+    if DOMAIN_NAME.is_match(trimmed) && trimmed.len() <= MAX_DOMAIN_LEN {
         Ok(trimmed.to_ascii_lowercase())
     } else {
         Err(Error::invalid(format!(

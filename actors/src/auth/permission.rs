@@ -193,9 +193,12 @@ impl Permission {
 /// `*_ALL`; `layer` is `ALL` for names covering every layer; both are null for the admin
 /// permissions, and `domain` (upper-case) is set only for protected ones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PermissionItem {
+    #[cfg_attr(feature = "openapi", schema(example = "READ_PUBLIC"))]
     pub id: String,
     #[serde(rename = "type")]
+    #[cfg_attr(feature = "openapi", schema(example = "READ"))]
     pub kind: &'static str,
     pub sensitivity: Option<&'static str>,
     pub domain: Option<String>,

@@ -15,14 +15,17 @@ use crate::catalog::{Credential, DomainDeletion, SubjectRow};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewClient {
     pub client_name: String,
     pub permissions: Vec<String>,
     pub client_id: String,
+    /// Shown once, never again.
     pub client_secret: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct NewUser {
     pub username: String,
     pub email: String,
@@ -33,6 +36,8 @@ pub struct NewUser {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = Subject))]
 pub struct SubjectView {
     pub subject_id: String,
     pub subject_name: String,

@@ -14,6 +14,7 @@ use crate::schema::{Tags, ValidSchema};
 use crate::sensitivity::Sensitivity;
 
 #[derive(Debug, Default, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DatasetFilter {
     #[serde(default)]
     pub sensitivity: Option<OneOrMany>,
@@ -26,8 +27,11 @@ pub struct DatasetFilter {
 
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum OneOrMany {
+    #[cfg_attr(feature = "openapi", schema(value_type = Sensitivity))]
     One(String),
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Sensitivity>))]
     Many(Vec<String>),
 }
 
@@ -80,6 +84,7 @@ fn visible(permissions: &[Permission], record: &DatasetRecord) -> bool {
 
 /// A dataset in the listing (docs/SPEC.md 2.3), fields in the order the API sends them.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DatasetEntry {
     pub layer: String,
     pub domain: String,
@@ -96,9 +101,13 @@ pub struct DatasetEntry {
 
 /// What `enriched=true` adds to a listing entry.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Enrichment {
+    // Not required in the document: flattened into every entry, present only when enriched.
+    #[cfg_attr(feature = "openapi", schema(required = false))]
     pub description: String,
     /// `YYYY-MM-DD HH:MM:SS+00:00`, or `Never updated`.
+    #[cfg_attr(feature = "openapi", schema(required = false))]
     pub last_updated_date: String,
 }
 

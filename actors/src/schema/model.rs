@@ -20,24 +20,38 @@ use crate::sensitivity::Sensitivity;
 pub const DEFAULT_LAYER: &str = "default";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Schema {
     pub metadata: Metadata,
+    #[cfg_attr(feature = "openapi", schema(min_items = 1))]
     pub columns: Vec<Column>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SchemaMetadata))]
 pub struct Metadata {
     /// Absent means [`DEFAULT_LAYER`]; validation fills it in.
     #[serde(default)]
     pub layer: Option<String>,
     #[serde(default)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-zA-Z][_a-zA-Z0-9]*$", max_length = 128)
+    )]
     pub domain: String,
     #[serde(default)]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(pattern = "^[a-zA-Z][_a-zA-Z0-9]*$", max_length = 128)
+    )]
     pub dataset: String,
     /// `PUBLIC`, `PRIVATE` or `PROTECTED`; see [`Metadata::sensitivity`].
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Sensitivity))]
     pub sensitivity: String,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(max_length = 2000))]
     pub description: Option<String>,
     /// Assigned by the service; whatever a client sends is ignored.
     #[serde(default)]
@@ -50,6 +64,7 @@ pub struct Metadata {
     pub owners: Option<Vec<Owner>>,
     /// `APPEND` (default) or `OVERWRITE`; see [`Metadata::update_behaviour`].
     #[serde(default = "default_update_behaviour")]
+    #[cfg_attr(feature = "openapi", schema(value_type = UpdateBehaviour))]
     pub update_behaviour: String,
 }
 
@@ -75,6 +90,7 @@ impl Metadata {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Owner {
     #[serde(default)]
     pub name: String,
@@ -83,9 +99,20 @@ pub struct Owner {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SchemaColumn))]
 pub struct Column {
+    /// Lower-case letters, digits and underscores; not only digits, not only underscores.
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            pattern = "^([a-z0-9_]*[a-z][a-z0-9_]*|[a-z0-9_]*[0-9][a-z0-9_]*_[a-z0-9_]*|[a-z0-9_]*_[a-z0-9_]*[0-9][a-z0-9_]*)$",
+            max_length = 128
+        )
+    )]
     pub name: String,
     /// `int` (or `integer`), `double`, `string`, `date` or `boolean`; see [`Column::data_type`].
+    #[cfg_attr(feature = "openapi", schema(value_type = DataType))]
     pub data_type: String,
     pub allow_null: bool,
     /// Absent or null: not a partition. Signed so a negative index gets our message.
@@ -111,14 +138,18 @@ impl Column {
 /// A column check as written in a schema (docs/SPEC.md 2.2). An `error` text, which rAPId's templates
 /// carry and rAPId ignores, is ignored here too.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckSpec {
     pub check_type: String,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub parameters: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The data types a column may have.
+/// The data types a column may have (`integer` is accepted for `int`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(rename_all = "lowercase"))]
 pub enum DataType {
     /// A 64-bit signed integer. Written `int`; `integer` is accepted as a synonym.
     Int,
@@ -180,6 +211,8 @@ impl FromStr for DataType {
 
 /// What an upload does to the data already stored (docs/SPEC.md 2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(rename_all = "UPPERCASE"))]
 pub enum UpdateBehaviour {
     /// New files are added.
     Append,

@@ -6,6 +6,8 @@ use serde::{Serialize, Serializer};
 
 /// Tags in the order they were first set, sent as one object.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(value_type = std::collections::BTreeMap<String, String>))]
 pub struct Tags(Vec<(String, String)>);
 
 impl Tags {

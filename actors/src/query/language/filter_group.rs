@@ -11,17 +11,20 @@ use crate::error::{Error, Result};
 /// rAPId's JSON filter group: conditions and nested groups joined by one logic operator.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FilterGroup {
     #[serde(default)]
     pub logic_operator: Option<String>,
     #[serde(default)]
     pub conditions: Vec<FilterCondition>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(no_recursion))]
     pub groups: Vec<FilterGroup>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FilterCondition {
     pub column: String,
     pub operator: String,

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct QueryRequest {
     #[serde(default)]
     pub select_columns: Option<Vec<String>>,
@@ -28,6 +29,7 @@ pub struct QueryRequest {
 /// A condition as SQL text (what the rAPId SDK sends) or as rAPId's JSON filter group.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Condition {
     Sql(String),
     Group(FilterGroup),
@@ -35,6 +37,7 @@ pub enum Condition {
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct OrderBy {
     pub column: String,
     #[serde(default)]
@@ -43,6 +46,7 @@ pub struct OrderBy {
 
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Limit {
     Number(i64),
     Text(String),

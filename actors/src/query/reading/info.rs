@@ -52,12 +52,14 @@ pub fn last_uploaded_by(
 /// A version's schema with figures about its data (docs/SPEC.md 2.4), fields in the order the
 /// API sends them.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DatasetInfo {
     pub metadata: InfoMetadata,
     pub columns: Vec<InfoColumn>,
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InfoMetadata {
     /// The schema's metadata, its `version` the one described.
     #[serde(flatten)]
@@ -74,6 +76,7 @@ pub struct InfoMetadata {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct InfoColumn {
     #[serde(flatten)]
     pub column: Column,
@@ -82,6 +85,7 @@ pub struct InfoColumn {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DateRange {
     pub min: Option<String>,
     pub max: Option<String>,
