@@ -17,6 +17,7 @@ pub use rapid_actors::auth::permission::PermissionItem;
 pub use rapid_actors::auth::{IssuedToken, NewClient, NewUser, SubjectView};
 pub use rapid_actors::engine::{DatasetEntry, DatasetFilter, DatasetInfo};
 pub use rapid_actors::jobs::JobView;
+pub use rapid_actors::profile::ProfileView;
 pub use rapid_actors::query::QueryRequest;
 pub use rapid_actors::schema::Schema;
 

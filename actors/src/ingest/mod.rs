@@ -31,7 +31,6 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
-use chrono::NaiveDate;
 
 pub use csv_batch::CsvOptions;
 pub use csv_input::{ingest_csv, ingest_csv_with};
@@ -125,19 +124,8 @@ pub fn arrow_schema(schema: &ValidSchema) -> SchemaRef {
     ))
 }
 
-/// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
-pub(crate) const EPOCH_DAYS_FROM_CE: i32 = 719_163;
-
-pub fn date_to_days(d: NaiveDate) -> i32 {
-    use chrono::Datelike;
-    d.num_days_from_ce() - EPOCH_DAYS_FROM_CE
-}
-
-pub fn date32_to_string(days: i32) -> String {
-    NaiveDate::from_num_days_from_ce_opt(days + EPOCH_DAYS_FROM_CE)
-        .map(|d| d.format("%Y-%m-%d").to_string())
-        .unwrap_or_else(|| days.to_string())
-}
+pub(crate) use crate::schema::date_format::EPOCH_DAYS_FROM_CE;
+pub use crate::schema::date_format::{date32_to_string, date_to_days};
 
 /// For each schema column, the position of its source column. Headers are cleaned the way
 /// schema generation cleans them (`Order Date` -> `order_date`), so a file a schema was

@@ -58,7 +58,7 @@ impl Bound {
             Bound::Double(v) => Value::from(*v),
             Bound::Text(v) => Value::from(v.as_str()),
             Bound::Bool(v) => Value::from(*v),
-            Bound::Date(d) => Value::from(crate::ingest::date32_to_string(*d)),
+            Bound::Date(d) => Value::from(crate::schema::date_format::date32_to_string(*d)),
         }
     }
 }

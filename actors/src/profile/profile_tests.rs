@@ -5,10 +5,10 @@
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Date32Array, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use serde_json::json;
 
 use super::{view, Profiler, StoredProfile};
-use crate::ingest::arrow_schema;
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 
 fn schema() -> ValidSchema {
@@ -52,7 +52,15 @@ fn batch(schema: &ValidSchema, from: i64, to: i64) -> RecordBatch {
         Arc::new(price),
         Arc::new(day),
     ];
-    RecordBatch::try_new(arrow_schema(schema), columns).unwrap()
+    let fields = [
+        ("id", DataType::Int64),
+        ("region", DataType::Utf8),
+        ("price", DataType::Float64),
+        ("day", DataType::Date32),
+    ]
+    .map(|(name, t)| Field::new(name, t, true));
+    assert_eq!(schema.columns().len(), fields.len());
+    RecordBatch::try_new(Arc::new(ArrowSchema::new(fields.to_vec())), columns).unwrap()
 }
 
 fn profile(schema: &ValidSchema, ranges: &[(i64, i64)]) -> StoredProfile {

@@ -19,6 +19,7 @@ const NULL_SHARE_JUMP: f64 = 0.1;
 const RANGE_SHIFT: f64 = 0.5;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProfileView {
     pub version: i64,
     /// Rows of the profiled uploads.
@@ -31,6 +32,7 @@ pub struct ProfileView {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ColumnView {
     pub name: String,
     pub data_type: String,
@@ -39,7 +41,10 @@ pub struct ColumnView {
     pub null_share: f64,
     /// Distinct non-null values, estimated (HyperLogLog, about 1.6% error).
     pub distinct_estimate: u64,
+    /// The smallest value (a number, text, boolean, or a date as `YYYY-MM-DD`).
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub min: Option<Value>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub max: Option<Value>,
     /// Each value and its count, most frequent first, when the column has at most 50 values.
     pub top_values: Option<Vec<ValueCount>>,
@@ -48,20 +53,26 @@ pub struct ColumnView {
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ValueCount {
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub value: Value,
     pub count: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HistogramBin {
     /// The bin's lower end (dates as `YYYY-MM-DD`); the last bin includes its upper end.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub from: Value,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub to: Value,
     pub count: u64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ProfileChange {
     pub column: String,
     /// `null_share`, `new_values` or `range`.
@@ -139,7 +150,9 @@ fn histogram(
     let is_date = c.data_type == "date";
     let at = |x: f64| -> Value {
         if is_date {
-            Value::from(crate::ingest::date32_to_string(x.round() as i32))
+            Value::from(crate::schema::date_format::date32_to_string(
+                x.round() as i32
+            ))
         } else if c.data_type == "int" {
             Value::from(x.round() as i64)
         } else {
@@ -229,7 +242,7 @@ fn range_shift(before: &StoredColumn, last: &StoredColumn) -> Option<String> {
             Value::Number(n) => n.as_f64(),
             Value::String(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
                 .ok()
-                .map(|d| crate::ingest::date_to_days(d) as f64),
+                .map(|d| crate::schema::date_format::date_to_days(d) as f64),
             _ => None,
         }
     };
