@@ -257,6 +257,15 @@ pub async fn dataset_info(
     state.engine.info(pass, Some(version)).await
 }
 
+/// The version's column profile (its uploads' profiles merged).
+pub fn profile(
+    state: &AppState,
+    pass: &DatasetPass<Read>,
+    version: i64,
+) -> Result<rapid_actors::profile::ProfileView> {
+    state.engine.profile(pass, Some(version))
+}
+
 /// The version's raw files (oldest first) and its rows per partition.
 pub fn version_files<A: AccessKind>(
     state: &AppState,

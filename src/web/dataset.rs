@@ -160,6 +160,7 @@ pub async fn get_dataset(
     let (files, partitions) = (listed.raw, listed.partitions);
     let can_write = backend::may::<Write>(&state, &viewer.subject, record.key());
     let uploads = uploads_over_time(&files);
+    let profile = backend::profile(&state, &pass, version)?;
     let url = base(&record);
     let meta = schema["metadata"].as_object().cloned().unwrap_or_default();
     let body = html! {
@@ -185,9 +186,12 @@ pub async fn get_dataset(
         (columns_table(schema["columns"].as_array().map(Vec::as_slice).unwrap_or(&[])))
         @if !partitions.is_empty() {
             h2 { "Charts" }
-            (bars("Rows per partition", &partitions))
-            (bars("Rows per upload, oldest first", &uploads))
+            div #charts {
+                (bars("Rows per partition", &partitions))
+                (bars("Rows per upload, oldest first", &uploads))
+            }
         }
+        (crate::web::profile::section(&profile))
         h2 { "Files" }
         (files_table(&viewer, &url, version, &files, can_write))
         @if backend::is_data_admin(&viewer.subject) {

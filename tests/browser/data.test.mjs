@@ -118,8 +118,14 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   assert.equal(await page.textContent("h1"), "default / web / visits");
   assert.equal(await page.textContent("#row-count"), "3000");
   assert.match(await page.textContent("table.columns"), /city.*string/s);
-  assert.equal(await page.locator("svg.chart").count(), 2);
-  assert.equal(await page.locator("svg.chart rect.bar").count() >= 3, true);
+  assert.equal(await page.locator("#charts svg.chart").count(), 2);
+  assert.equal(await page.locator("#charts svg.chart rect.bar").count() >= 3, true);
+  // Column profiles: one per column, the city's three values counted exactly.
+  assert.equal(await page.locator("#profiles section.profile").count(), 3);
+  const city = page.locator("#profiles section.profile", { hasText: "city" });
+  assert.match(await city.locator("p.figures").textContent(), /0\.0% null · about 3 distinct · from Hull to York/);
+  assert.equal(await city.locator("rect.bar").count(), 3);
+  assert.match(await city.locator("svg").textContent(), /Leeds.*1000/s);
   assert.equal(await page.locator("table.files tbody tr").count(), 1);
   await shoot(page, "dataset");
   await page.click("table.files button.danger");
@@ -143,5 +149,15 @@ test("quarantine stores the valid rows and links the rejected ones to fix and up
   assert.match(rejected, /^city,day,visits,_row,_problems\nYork,2024-13-01,2,2,/);
   assert.match(await page.getAttribute("#quarantine-report", "href"), /-problems\.csv\?/);
   await shoot(page, "upload-quarantine");
+  assert.deepEqual(page.problems, []);
+});
+
+test("the dataset page flags what changed in the last upload", async () => {
+  await upload(csv("bath.csv", "city,day,visits\nBath,2024-02-01,5\nLeeds,2024-02-02,6\n"));
+  await page.waitForSelector('#upload-message[data-status="SUCCESS"]', { timeout: 60000 });
+  await page.goto(`${BASE}/datasets/default/web/visits`);
+  const changes = await page.textContent("#profile-changes");
+  assert.match(changes, /Column \[city\] has values the upload before did not: "Bath"/);
+  await shoot(page, "dataset-profile");
   assert.deepEqual(page.problems, []);
 });

@@ -14,8 +14,8 @@ const BINS: usize = 10;
 /// A null share that moves by more than this between two uploads is flagged.
 const NULL_SHARE_JUMP: f64 = 0.1;
 
-/// A range that reaches past the previous upload's by more than this share of its width is
-/// flagged.
+/// A range that reaches past the previous upload's by more than this share of its width (at
+/// least 1, or 31 days for dates) is flagged.
 const RANGE_SHIFT: f64 = 0.5;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -206,7 +206,9 @@ fn changes(before: &StoredProfile, last: &StoredProfile) -> Vec<ProfileChange> {
                 ),
             });
         }
-        if let (Some(old), Some(new)) = (&b.frequent, &l.frequent) {
+        // New values matter in categories; numbers and dates move on by nature.
+        let categorical = matches!(l.data_type.as_str(), "string" | "boolean");
+        if let (true, Some(old), Some(new)) = (categorical, &b.frequent, &l.frequent) {
             let fresh: Vec<String> = new
                 .iter()
                 .filter(|(v, _)| !old.iter().any(|(o, _)| o == v))
@@ -251,7 +253,9 @@ fn range_shift(before: &StoredColumn, last: &StoredColumn) -> Option<String> {
     }
     let (b_lo, b_hi) = (number(&before.min)?, number(&before.max)?);
     let (l_lo, l_hi) = (number(&last.min)?, number(&last.max)?);
-    let slack = (b_hi - b_lo).abs().max(1.0) * RANGE_SHIFT;
+    // Dates move on with every upload: only a month or more past is a shift (a year typed wrong).
+    let least = if last.data_type == "date" { 31.0 } else { 1.0 };
+    let slack = ((b_hi - b_lo).abs() * RANGE_SHIFT).max(least);
     (l_lo < b_lo - slack || l_hi > b_hi + slack).then(|| {
         let shown = |v: &Option<Value>| v.as_ref().map(Value::to_string).unwrap_or_default();
         format!(
