@@ -72,6 +72,7 @@ fn csv_validation(c: &mut Criterion) {
                     staging: dir.path(),
                     progress: &progress,
                     max_value_bytes: rapid_actors::ingest::DEFAULT_MAX_VALUE_BYTES,
+                    on_error: Default::default(),
                 };
                 ingest_csv(csv.as_slice(), &plan).unwrap()
             })

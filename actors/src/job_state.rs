@@ -44,13 +44,17 @@ pub struct JobView {
     /// Rows of the file that had problems (a refused upload: at least these many; the report
     /// counts what it could not list).
     pub rows_rejected: i64,
+    /// A quarantining upload's rejected rows (CSV, uploadable again once fixed): a signed link.
+    pub quarantine_url: Option<String>,
 }
 
-/// What a refused upload's job records about its problems.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What an upload's job records about its problems: a refused upload's report, or a
+/// quarantining upload's report and quarantine file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct JobReport {
     pub url: Option<String>,
     pub rows_rejected: i64,
+    pub quarantine_url: Option<String>,
 }
 
 /// What a new job is about.

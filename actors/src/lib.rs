@@ -25,6 +25,7 @@
 //!    validated typed form), [`jobs`] (jobs driven through their states), [`auth`] (subjects,
 //!    credentials, tokens, permissions, protected domains, and the permission passes the engine
 //!    takes), [`records`] (datasets and schema versions), [`manifest`] (which files make up each
+//!    version), [`profile`] (column profiles: counted while an upload is validated, merged per
 //!    version).
 //! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
 //!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
@@ -79,6 +80,7 @@ pub mod job_state;
 pub mod jobs;
 pub mod key;
 pub(crate) mod manifest;
+pub mod profile;
 pub mod query;
 pub(crate) mod records;
 pub(crate) mod registry;

@@ -26,6 +26,7 @@ fn ingest_parquet_body(body: &'static [u8], max_value_bytes: usize) -> Result<()
         staging: &dir.path().join("data"),
         progress: &progress,
         max_value_bytes,
+        on_error: Default::default(),
     };
     let result = ingest_stream(FileKind::Parquet, rx, &dir.path().join("raw"), &plan);
     sender.join().unwrap();

@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
         progress: &progress,
         // Small, so that short inputs reach the value-length refusal too.
         max_value_bytes: 256,
+        on_error: Default::default(),
     };
     let _ = ingest_csv(data, &plan);
 });

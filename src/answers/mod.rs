@@ -17,6 +17,7 @@ pub use rapid_actors::auth::permission::PermissionItem;
 pub use rapid_actors::auth::{IssuedToken, NewClient, NewUser, SubjectView};
 pub use rapid_actors::engine::{DatasetEntry, DatasetFilter, DatasetInfo};
 pub use rapid_actors::jobs::JobView;
+pub use rapid_actors::profile::ProfileView;
 pub use rapid_actors::query::QueryRequest;
 pub use rapid_actors::schema::Schema;
 
@@ -146,6 +147,38 @@ pub struct UploadDetails {
     #[schema(example = "Data processing")]
     pub status: String,
     pub job_id: String,
+    /// `on_error=quarantine` only: the rows being stored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_accepted: Option<u64>,
+    /// `on_error=quarantine` only: the rows kept apart.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rows_rejected: Option<u64>,
+    /// `on_error=quarantine` with rows kept apart: every problem as CSV (row, column, rule,
+    /// value, key, message), a signed link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report_url: Option<String>,
+    /// `on_error=quarantine` with rows kept apart: those rows as received, with `_row` and
+    /// `_problems` (CSV), a signed link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine_url: Option<String>,
+}
+
+/// `on_error` of an upload: what rows that break the schema do.
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnErrorMode {
+    #[default]
+    Reject,
+    Quarantine,
+}
+
+impl From<OnErrorMode> for rapid_actors::ingest::OnError {
+    fn from(mode: OnErrorMode) -> Self {
+        match mode {
+            OnErrorMode::Reject => rapid_actors::ingest::OnError::Reject,
+            OnErrorMode::Quarantine => rapid_actors::ingest::OnError::Quarantine,
+        }
+    }
 }
 
 impl From<rapid_actors::engine::UploadAccepted> for UploadAccepted {
@@ -157,6 +190,10 @@ impl From<rapid_actors::engine::UploadAccepted> for UploadAccepted {
                 dataset_version: a.dataset_version,
                 status: a.status.to_string(),
                 job_id: a.job_id,
+                rows_accepted: a.quarantine.as_ref().map(|q| q.rows_accepted),
+                rows_rejected: a.quarantine.as_ref().map(|q| q.rows_rejected),
+                report_url: a.quarantine.as_ref().and_then(|q| q.report_url.clone()),
+                quarantine_url: a.quarantine.and_then(|q| q.quarantine_url),
             },
         }
     }

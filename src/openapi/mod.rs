@@ -17,7 +17,7 @@ use utoipa::OpenApi;
 use crate::routes::{
     clients, datasets, jobs, protected_domains, queries, schemas as schema_routes,
 };
-use crate::routes::{status, subjects, token, users};
+use crate::routes::{profiles, status, subjects, token, users};
 use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
 
 #[derive(OpenApi)]
@@ -51,6 +51,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         datasets::delete_dataset,
         queries::list_datasets,
         queries::get_dataset_info,
+        profiles::get_profile,
         queries::query_dataset,
         queries::query_dataset_large,
         queries::download_result,

@@ -8,15 +8,16 @@ use serde::Deserialize;
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
 use crate::error::{not_found_as_invalid, ApiResult};
-use crate::params::VersionQuery;
+use crate::params::{UploadQuery, VersionQuery};
 use crate::state::AppState;
 use crate::upload::receive_upload;
 
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}", tag = "datasets",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"),
+        ("on_error" = Option<doc::OnErrorMode>, Query, description = "`reject` (the default): a row that breaks the schema refuses the whole file. `quarantine`: the valid rows are stored and the others kept apart, linked as `quarantine_url` (CSV: the rows as received, with `_row` and `_problems`) with `report_url`; the 202 and the job count both")),
     request_body(content = doc::FileUpload, content_type = "multipart/form-data"),
     responses(
-        (status = 202, description = "Valid: its job commits it (WRITE access)", body = doc::UploadAccepted),
+        (status = 202, description = "Valid (in quarantine mode: its valid rows): its job commits it (WRITE access)", body = doc::UploadAccepted),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
         (status = 422, description = "The data fails validation: the first 100 problems and a count of the rest in `details`, and `report_url`, a signed link to every problem as CSV (row, column, rule, value, key, message), when there were problems in rows", body = doc::ErrorBody),
@@ -25,14 +26,15 @@ pub async fn upload_dataset(
     req: HttpRequest,
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
-    query: web::Query<VersionQuery>,
+    query: web::Query<UploadQuery>,
     mut payload: Multipart,
 ) -> ApiResult<HttpResponse> {
     // The version is checked (404) before the body is read.
     let target = state
         .engine
         .upload_target(access.pass, query.version)?
-        .linking_from(&state.link_origin(&req));
+        .linking_from(&state.link_origin(&req))
+        .on_error(query.on_error.into());
     let accepted = receive_upload(target, &mut payload).await?;
     Ok(HttpResponse::Accepted().json(doc::UploadAccepted::from(accepted)))
 }

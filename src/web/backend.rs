@@ -253,6 +253,15 @@ pub async fn dataset_info(
     state.engine.info(pass, Some(version)).await
 }
 
+/// The version's column profile (its uploads' profiles merged).
+pub fn profile(
+    state: &AppState,
+    pass: &DatasetPass<Read>,
+    version: i64,
+) -> Result<rapid_actors::profile::ProfileView> {
+    state.engine.profile(pass, Some(version))
+}
+
 /// The version's raw files (oldest first) and its rows per partition.
 pub fn version_files<A: AccessKind>(
     state: &AppState,
@@ -286,9 +295,13 @@ pub(crate) async fn upload(
     state: &AppState,
     pass: DatasetPass<rapid_actors::auth::pass::Write>,
     version: Option<i64>,
+    on_error: rapid_actors::ingest::OnError,
     payload: &mut actix_multipart::Multipart,
 ) -> Result<UploadAccepted> {
-    let target = state.engine.upload_target(pass, version)?;
+    let target = state
+        .engine
+        .upload_target(pass, version)?
+        .on_error(on_error);
     crate::upload::receive_upload(target, payload).await
 }
 

@@ -222,6 +222,7 @@ struct Shown {
     files: Vec<RawFile>,
     partitions: Vec<(String, i64)>,
     can_write: bool,
+    profile: rapid_actors::profile::ProfileView,
 }
 
 pub async fn get_dataset(
@@ -256,6 +257,7 @@ async fn read_version(
     let info = backend::dataset_info(state, pass, version).await;
     let listed = backend::version_files(state, pass, version)?;
     let can_write = backend::may::<Write>(state, &viewer.subject, record.key());
+    let profile = backend::profile(state, pass, version)?;
     Ok(Shown {
         record,
         version,
@@ -264,6 +266,7 @@ async fn read_version(
         files: listed.raw,
         partitions: listed.partitions,
         can_write,
+        profile,
     })
 }
 
@@ -276,6 +279,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         files,
         partitions,
         can_write,
+        profile,
     } = shown;
     let (version, can_write) = (*version, *can_write);
     let uploads = uploads_over_time(files);
@@ -303,9 +307,12 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         (columns_table(&schema.columns))
         @if !partitions.is_empty() {
             h2 { "Charts" }
-            (bars("Rows per partition", partitions))
-            (bars("Rows per upload, oldest first", &uploads))
+            div #charts {
+                (bars("Rows per partition", partitions))
+                (bars("Rows per upload, oldest first", &uploads))
+            }
         }
+        (crate::web::profile::section(profile))
         h2 { "Files" }
         (files_table(viewer, &url, version, files, can_write))
         @if backend::is_data_admin(&viewer.subject) {

@@ -18,6 +18,7 @@ mod jobs;
 mod layout;
 pub mod page;
 mod posts;
+mod profile;
 mod query;
 mod schema_edit;
 pub mod session;

@@ -68,6 +68,11 @@ fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Mark
                 small #version-help { "Empty: the latest version. Whether rows are appended or replaced is the schema's update behaviour (APPEND or OVERWRITE)." }
                 label for="file" { "File (CSV or Parquet)" }
                 input #file name="file" type="file" accept=".csv,.parquet" required;
+                div.check {
+                    input #quarantine name="on_error" type="checkbox" value="quarantine" aria-describedby="quarantine-help";
+                    label for="quarantine" { "Store the valid rows, keep the others apart" }
+                }
+                small #quarantine-help { "Unticked, a file with one bad row is refused whole. Ticked, the valid rows are stored and the rejected ones kept as a file you can fix and upload again." }
                 button #upload-button type="submit" { "Upload" }
             }
             div #upload-status.hidden aria-live="polite" {
@@ -75,6 +80,15 @@ fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Mark
                 progress #upload-progress max="100" value="0" {}
                 p #upload-message {}
                 p #job-link {}
+                p #upload-quarantine.hidden {
+                    span #quarantine-summary {}
+                    span #quarantine-files {
+                        " The rejected rows, to fix and upload again: "
+                        a #quarantine-csv href="#" download { "CSV" }
+                        " · every problem: "
+                        a #quarantine-report href="#" download { "CSV" }
+                    }
+                }
             }
             div #upload-errors.hidden role="alert" {
                 h2 { "The file was refused" }
@@ -96,14 +110,16 @@ fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Mark
 /// job, or the errors in words with the refused file's whole report.
 pub async fn post_upload(
     state: web::Data<AppState>,
-    version: web::Query<crate::params::VersionQuery>,
+    query: web::Query<crate::params::UploadQuery>,
     ScriptPost { pass }: ScriptPost<OnDataset<Write>>,
     mut payload: Multipart,
 ) -> HttpResponse {
-    match backend::upload(&state, pass, version.version, &mut payload).await {
+    let on_error = query.on_error.into();
+    match backend::upload(&state, pass, query.version, on_error, &mut payload).await {
         Ok(a) => json_answer(
             StatusCode::ACCEPTED,
-            json!({ "job_id": a.job_id, "raw_filename": a.raw_filename, "version": a.dataset_version }),
+            json!({ "job_id": a.job_id, "raw_filename": a.raw_filename,
+                    "version": a.dataset_version, "quarantine": a.quarantine }),
         ),
         Err(e) => {
             // A refused upload's whole report: how many rows, and its downloads.

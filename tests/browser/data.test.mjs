@@ -118,8 +118,14 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   assert.equal(await page.textContent("h1"), "default / web / visits");
   assert.equal(await page.textContent("#row-count"), "3000");
   assert.match(await page.textContent("table.columns"), /city.*string/s);
-  assert.equal(await page.locator("svg.chart").count(), 2);
-  assert.equal(await page.locator("svg.chart rect.bar").count() >= 3, true);
+  assert.equal(await page.locator("#charts svg.chart").count(), 2);
+  assert.equal(await page.locator("#charts svg.chart rect.bar").count() >= 3, true);
+  // Column profiles: one per column, the city's three values counted exactly.
+  assert.equal(await page.locator("#profiles section.profile").count(), 3);
+  const city = page.locator("#profiles section.profile", { hasText: "city" });
+  assert.match(await city.locator("p.figures").textContent(), /0\.0% null · about 3 distinct · from Hull to York/);
+  assert.equal(await city.locator("rect.bar").count(), 3);
+  assert.match(await city.locator("svg").textContent(), /Leeds.*1000/s);
   assert.equal(await page.locator("table.files tbody tr").count(), 1);
   await shoot(page, "dataset");
   await page.click("table.files button.danger");
@@ -127,5 +133,31 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   await Promise.all([page.waitForNavigation(), page.click("text=Yes, delete")]);
   assert.match(await page.textContent("[role=status]"), /has been deleted/);
   assert.equal(await page.locator("table.files").count(), 0);
+  assert.deepEqual(page.problems, []);
+});
+
+test("quarantine stores the valid rows and links the rejected ones to fix and upload again", async () => {
+  await page.goto(`${BASE}/upload?dataset=default/web/visits`);
+  await page.setInputFiles("#file", csv("mixed.csv", "city,day,visits\nLeeds,2024-01-01,1\nYork,2024-13-01,2\nHull,2024-01-03,3\n"));
+  await page.check("#quarantine");
+  await page.click("#upload-button");
+  await page.waitForSelector('#upload-message[data-status="SUCCESS"]', { timeout: 60000 });
+  assert.match(await page.textContent("#quarantine-summary"), /^2 rows are being stored; 1 row was kept apart/);
+  const href = await page.getAttribute("#quarantine-csv", "href");
+  assert.match(href, /^\/api\/results\/.*-quarantine\.csv\?expires=/);
+  const rejected = await (await page.request.get(BASE + href)).text();
+  assert.match(rejected, /^city,day,visits,_row,_problems\nYork,2024-13-01,2,2,/);
+  assert.match(await page.getAttribute("#quarantine-report", "href"), /-problems\.csv\?/);
+  await shoot(page, "upload-quarantine");
+  assert.deepEqual(page.problems, []);
+});
+
+test("the dataset page flags what changed in the last upload", async () => {
+  await upload(csv("bath.csv", "city,day,visits\nBath,2024-02-01,5\nLeeds,2024-02-02,6\n"));
+  await page.waitForSelector('#upload-message[data-status="SUCCESS"]', { timeout: 60000 });
+  await page.goto(`${BASE}/datasets/default/web/visits`);
+  const changes = await page.textContent("#profile-changes");
+  assert.match(changes, /Column \[city\] has values the upload before did not: "Bath"/);
+  await shoot(page, "dataset-profile");
   assert.deepEqual(page.problems, []);
 });

@@ -124,6 +124,23 @@ pub trait ManifestCatalog {
     fn stored_files(&self) -> Result<StoredFiles>;
 }
 
+/// Column profiles of uploads (`crate::profile`), one per raw file, kept as JSON text. A raw
+/// file's profile goes with it (deleted with the file, replaced files included).
+pub trait ProfileCatalog {
+    /// Keeps the profile of the committed raw file `raw_filename`; nothing when that raw file is
+    /// no longer recorded (deleted since its commit).
+    fn record_profile(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+        profile: &str,
+    ) -> Result<()>;
+
+    /// The version's kept profiles, in the order they were recorded.
+    fn profiles(&self, dataset_id: i64, version: i64) -> Result<Vec<String>>;
+}
+
 /// Called by [`JobCatalog::fail_in_progress_jobs`] with the number failed and a way to read
 /// the manifest, before any other catalog write can commit.
 pub type AfterFailing<'a> =
@@ -161,6 +178,10 @@ pub trait JobCatalog {
         errors: &[String],
         report: &JobReport,
     ) -> Result<()>;
+
+    /// Records on a job IN PROGRESS the report and quarantine of the upload it is committing
+    /// (a quarantining upload's rows kept apart); a finished job stays as it ended.
+    fn record_job_report(&self, job_id: &str, report: &JobReport) -> Result<()>;
 
     /// A job IN PROGRESS becomes SUCCESS (a job with nothing to download).
     fn succeed_job(&self, job_id: &str) -> Result<()>;
@@ -242,7 +263,7 @@ pub trait SubjectCatalog {
 
 /// The whole catalog, shared as `Arc<dyn Catalog>` by every part of the engine.
 pub trait Catalog:
-    DatasetCatalog + ManifestCatalog + JobCatalog + SubjectCatalog + Send + Sync
+    DatasetCatalog + ManifestCatalog + JobCatalog + SubjectCatalog + ProfileCatalog + Send + Sync
 {
     /// Answers a trivial read (readiness).
     fn ping(&self) -> Result<()>;

@@ -88,6 +88,7 @@ impl Dataset {
             staging: &data,
             progress: &|_| {},
             max_value_bytes: 1 << 20,
+            on_error: Default::default(),
         };
         let output = ingest_csv(csv.as_bytes(), &plan).unwrap();
         self.catalog

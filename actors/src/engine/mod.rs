@@ -9,6 +9,7 @@
 mod browse;
 mod compactor;
 mod ops;
+mod profile;
 mod query;
 mod upload;
 

@@ -16,10 +16,12 @@ use crate::dataset::{check_before_answer, staged_keys, CommitUpload, StagedUploa
 use crate::error::{Error, ErrorKind, ReportLinks, Result};
 use crate::file_kind::FileKind;
 use crate::ingest::{
-    ingest_stream, messages, parquet_path, report_path, Chunk, IngestPlan, StagedOutput,
+    ingest_stream, messages, parquet_path, quarantine_path, report_path, Chunk, IngestPlan,
+    OnError, StagedOutput,
 };
 use crate::jobs::{JobKind, JobReport, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
+use crate::profile::StoredProfile;
 use crate::schema::ValidSchema;
 use crate::storage::keys::result_key;
 use crate::storage::StagedObject;
@@ -34,6 +36,7 @@ pub struct UploadTarget {
     /// Where clients reach the service (`https://host`), for the link to a refused upload's
     /// report; empty: the link is a path.
     link_origin: String,
+    on_error: OnError,
 }
 
 /// The 202 answer's details (docs/API.md, Uploads and jobs).
@@ -44,6 +47,20 @@ pub struct UploadAccepted {
     pub dataset_version: i64,
     pub status: &'static str,
     pub job_id: String,
+    /// A quarantining upload's counts and links (`on_error=quarantine`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub quarantine: Option<QuarantineOutcome>,
+}
+
+/// What a quarantining upload stores and keeps apart.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct QuarantineOutcome {
+    pub rows_accepted: u64,
+    pub rows_rejected: u64,
+    /// Every problem (CSV; its Parquet form is the same link ending in `.parquet`).
+    pub report_url: Option<String>,
+    /// The rejected rows as received, with `_row` and `_problems` (CSV).
+    pub quarantine_url: Option<String>,
 }
 
 impl Engine {
@@ -61,6 +78,7 @@ impl Engine {
             version,
             schema,
             link_origin: String::new(),
+            on_error: OnError::Reject,
         })
     }
 }
@@ -69,6 +87,12 @@ impl UploadTarget {
     /// Links given with this upload (a refused upload's report) start with `origin`.
     pub fn linking_from(mut self, origin: &str) -> UploadTarget {
         self.link_origin = origin.trim_end_matches('/').to_string();
+        self
+    }
+
+    /// What rows that break the schema do: refuse the file (the default) or be kept apart.
+    pub fn on_error(mut self, on_error: OnError) -> UploadTarget {
+        self.on_error = on_error;
         self
     }
 
@@ -85,6 +109,7 @@ impl UploadTarget {
         let job_report = JobReport {
             url: found.links.as_ref().map(|l| l.csv.clone()),
             rows_rejected: found.rows_rejected as i64,
+            quarantine_url: None,
         };
         jobs.fail_with_report(job_id, &messages(&e), &job_report)?;
         Ok(e)
@@ -97,36 +122,77 @@ impl UploadTarget {
         if !report.is_file() {
             return None;
         }
+        let files = [
+            (parquet_path(&report), format!("{job_id}-problems.parquet")),
+            (report, format!("{job_id}-problems.csv")),
+        ];
+        let links = self.keep_results(job_id, files).await?;
+        Some(ReportLinks {
+            csv: links[1].clone(),
+            parquet: links[0].clone(),
+        })
+    }
+
+    /// Keeps staged files as results named as given (the last one is written last), kept and
+    /// expiring like large-query results; their signed links, or `None` when they could not be
+    /// stored (logged: the upload's outcome does not depend on them).
+    async fn keep_results<const N: usize>(
+        &self,
+        job_id: &str,
+        files: [(PathBuf, String); N],
+    ) -> Option<[String; N]> {
         let engine = &self.engine;
-        let names = [
-            format!("{job_id}-problems.csv"),
-            format!("{job_id}-problems.parquet"),
-        ];
-        let objects = vec![
-            StagedObject {
-                staged: parquet_path(&report),
-                key: result_key(&names[1]),
-            },
-            StagedObject {
-                staged: report,
-                key: result_key(&names[0]),
-            },
-        ];
+        let names = files.clone().map(|(_, name)| name);
+        let objects: Vec<StagedObject> = files
+            .into_iter()
+            .map(|(staged, name)| StagedObject {
+                staged,
+                key: result_key(&name),
+            })
+            .collect();
         let store = engine.storage.objects().clone();
         let put = tokio::task::spawn_blocking(move || store.put(&objects)).await;
         if let Err(e) = put
             .map_err(|e| Error::internal(e.to_string()))
             .and_then(|r| r)
         {
-            tracing::warn!(job_id, error = %e.report(), "could not keep a refused upload's report");
+            tracing::warn!(job_id, error = %e.report(), "could not keep an upload's report");
             return None;
         }
         let ttl = engine.settings.result_ttl_seconds;
-        let link = |name: &str| engine.auth.result_link(&self.link_origin, name, ttl);
-        Some(ReportLinks {
-            csv: link(&names[0]),
-            parquet: link(&names[1]),
-        })
+        Some(names.map(|name| engine.auth.result_link(&self.link_origin, &name, ttl)))
+    }
+
+    /// Keeps a quarantining upload's report and quarantine file and links them from its job.
+    async fn keep_quarantine(
+        &self,
+        job_id: &str,
+        output: &StagedOutput,
+    ) -> Result<Option<QuarantineOutcome>> {
+        if self.on_error != OnError::Quarantine {
+            return Ok(None);
+        }
+        let mut outcome = QuarantineOutcome {
+            rows_accepted: output.rows,
+            rows_rejected: 0,
+            report_url: None,
+            quarantine_url: None,
+        };
+        if let Some(q) = output.quarantined {
+            let staged = self.engine.storage.staged_data(job_id);
+            let files = [(quarantine_path(&staged), format!("{job_id}-quarantine.csv"))];
+            let report = self.keep_report(job_id, report_path(&staged)).await;
+            outcome.rows_rejected = q.rows_rejected;
+            outcome.report_url = report.map(|r| r.csv);
+            outcome.quarantine_url = self.keep_results(job_id, files).await.map(|[l]| l);
+            let job_report = JobReport {
+                url: outcome.report_url.clone(),
+                rows_rejected: q.rows_rejected as i64,
+                quarantine_url: outcome.quarantine_url.clone(),
+            };
+            self.engine.jobs.record_report(job_id, &job_report)?;
+        }
+        Ok(Some(outcome))
     }
 
     /// Steps 2 to 6: receives the file `filename` from `body`, validates it, answers with the
@@ -155,7 +221,7 @@ impl UploadTarget {
             .validate(&record, &job_id, kind, &staging, &raw_staged, body)
             .instrument(span.clone())
             .await;
-        let (output, raw_bytes, file_keys) = match received {
+        let (mut output, raw_bytes, file_keys) = match received {
             Ok(done) => done,
             Err(e) => {
                 let e = self.refused(&job_id, e).await?;
@@ -163,6 +229,8 @@ impl UploadTarget {
                 return Err(e);
             }
         };
+        let quarantine = self.keep_quarantine(&job_id, &output).await?;
+        let profile = output.profile.take();
         engine.jobs.advance(&job_id, JobStep::Commit)?;
         let upload = StagedUpload {
             job_id: job_id.clone(),
@@ -177,13 +245,14 @@ impl UploadTarget {
             output,
             file_keys,
         };
-        engine.spawn_commit(record, staging, upload, span);
+        engine.spawn_commit(record, staging, upload, profile, span);
         Ok(UploadAccepted {
             original_filename: filename.to_string(),
             raw_filename,
             dataset_version: self.version,
             status: "Data processing",
             job_id,
+            quarantine,
         })
     }
 
@@ -207,6 +276,7 @@ impl UploadTarget {
         let staged_data = engine.storage.staged_data(job_id);
         let schema = self.schema.clone();
         let max_value_bytes = engine.settings.max_value_bytes;
+        let on_error = self.on_error;
         let ingest = move |rx| {
             std::fs::create_dir_all(&staging)?;
             let progress = move |rows: u64| {
@@ -217,6 +287,7 @@ impl UploadTarget {
                 staging: &staged_data,
                 progress: &progress,
                 max_value_bytes,
+                on_error,
             };
             ingest_stream(kind, rx, &raw_staged, &plan)
         };
@@ -249,6 +320,7 @@ impl Engine {
         record: DatasetRecord,
         staging: PathBuf,
         upload: StagedUpload,
+        profile: Option<StoredProfile>,
         span: tracing::Span,
     ) {
         let (registry, jobs, compactor) = (
@@ -256,6 +328,8 @@ impl Engine {
             self.jobs.clone(),
             self.compactor.clone(),
         );
+        let catalog = self.catalog.clone();
+        let raw_filename = upload.raw_filename.clone();
         let (key, version) = (record.key.clone(), upload.version);
         // Graceful shutdown waits while commits are pending; metrics count what they stored.
         let (pending, commits) = (self.commits.started(), self.commits.clone());
@@ -273,6 +347,13 @@ impl Engine {
                     Err(e) => Err(e),
                 };
                 if outcome.is_ok() {
+                    if let Some(p) = profile {
+                        // After the commit: a profile lost to a crash leaves the data whole.
+                        let kept = catalog.record_profile(record.id, version, &raw_filename, &p.to_json());
+                        if let Err(e) = kept {
+                            tracing::warn!(error = %e.report(), "could not keep the upload's profile");
+                        }
+                    }
                     commits.stored(stored.0, stored.1);
                     compactor.committed(&key, version);
                     // Inside the job's span, itself inside the request's: carries its id.

@@ -95,6 +95,7 @@ fn run_switching(
         staging: dir.path(),
         progress: &progress,
         max_value_bytes: max_value,
+        on_error: Default::default(),
     };
     let result = match busy_batches {
         None => ingest_csv_with(input, &plan, options),

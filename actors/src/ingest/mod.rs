@@ -17,6 +17,7 @@ mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
 mod problems;
+mod quarantine;
 mod report;
 mod running;
 mod stream;
@@ -30,12 +31,12 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
-use chrono::NaiveDate;
 
 pub use csv_batch::CsvOptions;
 pub use csv_input::{ingest_csv, ingest_csv_with};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::{Place, Problems, Record};
+pub use quarantine::{quarantine_path, PROBLEMS_COLUMN, ROW_COLUMN};
 pub use report::{parquet_path, report_path, MAX_REPORT_ROWS};
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{value_at, UniqueColumn, UniqueValue};
@@ -67,6 +68,25 @@ pub struct IngestPlan<'a> {
     pub progress: &'a (dyn Fn(u64) + Sync),
     /// The longest single value accepted; a longer one refuses the whole file (422).
     pub max_value_bytes: usize,
+    /// What rows that break the schema do to the upload.
+    pub on_error: OnError,
+}
+
+/// What an upload does with rows that break the schema (docs/API.md, `on_error`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnError {
+    /// The whole file is refused (422), as rAPId does.
+    #[default]
+    Reject,
+    /// The valid rows are stored; the others are kept apart in the job's quarantine file.
+    Quarantine,
+}
+
+/// What a quarantining upload kept apart (both files are in the staging folder).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Quarantined {
+    pub rows_rejected: u64,
+    pub problems: u64,
 }
 
 /// A valid upload, staged and ready for the dataset actor to commit.
@@ -76,6 +96,10 @@ pub struct StagedOutput {
     pub rows: u64,
     /// Values of the `unique` columns, to check against stored data at commit.
     pub unique: Vec<UniqueColumn>,
+    /// Rows kept apart by a quarantining upload, when there were any.
+    pub quarantined: Option<Quarantined>,
+    /// The stored rows' column profile (none without rows).
+    pub profile: Option<crate::profile::StoredProfile>,
 }
 
 /// The Arrow type a schema type is stored as.
@@ -100,32 +124,28 @@ pub fn arrow_schema(schema: &ValidSchema) -> SchemaRef {
     ))
 }
 
-/// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
-pub(crate) const EPOCH_DAYS_FROM_CE: i32 = 719_163;
-
-pub fn date_to_days(d: NaiveDate) -> i32 {
-    use chrono::Datelike;
-    d.num_days_from_ce() - EPOCH_DAYS_FROM_CE
-}
-
-pub fn date32_to_string(days: i32) -> String {
-    NaiveDate::from_num_days_from_ce_opt(days + EPOCH_DAYS_FROM_CE)
-        .map(|d| d.format("%Y-%m-%d").to_string())
-        .unwrap_or_else(|| days.to_string())
-}
+pub(crate) use crate::schema::date_format::EPOCH_DAYS_FROM_CE;
+pub use crate::schema::date_format::{date32_to_string, date_to_days};
 
 /// For each schema column, the position of its source column. Headers are cleaned the way
 /// schema generation cleans them (`Order Date` -> `order_date`), so a file a schema was
 /// generated from uploads against it; the set must equal the schema's, in any order.
 fn header_mapping(headers: &[String], columns: &[ValidColumn]) -> Result<Vec<usize>> {
+    let ignored = quarantine::extra_columns(headers);
+    // An ignored column's name is one no schema column has (names are never empty).
     let cleaned: Vec<String> = headers
         .iter()
-        .map(|h| sanitise_column_name(h.trim()))
+        .zip(&ignored)
+        .map(|(h, ignore)| match ignore {
+            true => String::new(),
+            false => sanitise_column_name(h.trim()),
+        })
         .collect();
     let positions: Option<Vec<usize>> = columns
         .iter()
         .map(|c| cleaned.iter().position(|h| *h == c.name))
         .collect();
+    let cleaned: Vec<String> = cleaned.into_iter().filter(|c| !c.is_empty()).collect();
     let mut unique = cleaned.clone();
     unique.sort();
     unique.dedup();
@@ -162,7 +182,14 @@ struct Validator {
     problems: Problems,
     /// Every problem, written as it is found.
     report: report::ReportWriter,
+    /// Rows read (all of them, quarantined ones included).
     rows: u64,
+    /// Quarantine mode: where rejected rows go, and what they account for.
+    quarantine: Option<quarantine::QuarantineWriter>,
+    /// Problems accounted for by quarantined rows: any other one refuses the upload.
+    quarantined_problems: u64,
+    /// Profiles the rows that are stored, as they are written.
+    profiler: crate::profile::Profiler,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
 }
@@ -194,6 +221,10 @@ impl Validator {
                 plan.staging,
                 columns.iter().position(|c| c.unique).unwrap_or(0),
             ),
+            quarantine: (plan.on_error == OnError::Quarantine)
+                .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
+            quarantined_problems: 0,
+            profiler: crate::profile::Profiler::new(plan.schema),
             columns,
             batch_schema,
             writer: Some(writer),
@@ -224,6 +255,9 @@ impl Validator {
         parsed: Problems,
         checked: Vec<Problems>,
     ) -> Result<()> {
+        if self.quarantine.is_some() && self.problems.total() == self.quarantined_problems {
+            return self.accept_quarantining(batch, first_row, parsed, checked);
+        }
         self.problems.append(parsed);
         for (i, column_problems) in checked.into_iter().enumerate() {
             self.problems.append(column_problems);
@@ -237,6 +271,7 @@ impl Validator {
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
             if let Some(w) = self.writer.take() {
+                self.profiler.observe(&batch);
                 self.writer = Some(w.write(batch)?);
             }
         } else if let Some(w) = self.writer.take() {
@@ -247,27 +282,43 @@ impl Validator {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<StagedOutput> {
-        if !self.problems.is_empty() {
-            let (records, unrecorded) = self.problems.take_records();
-            self.report.write(records, unrecorded, None)?;
-            let rows_rejected = self.report.rows_rejected();
-            self.report.finish()?;
-            let mut e = self.problems.into_error();
-            e.report = Some(Box::new(crate::error::UploadReport {
-                rows_rejected,
-                links: None,
-            }));
-            return Err(e);
+    fn finish(self) -> Result<StagedOutput> {
+        if self.quarantine.is_some() {
+            return self.finish_quarantining();
         }
+        if !self.problems.is_empty() {
+            return Err(self.refuse()?);
+        }
+        self.staged(None)
+    }
+
+    /// The 422 of a refused upload, its whole report written.
+    fn refuse(mut self) -> Result<Error> {
+        let (records, unrecorded) = self.problems.take_records();
+        self.report.write(records, unrecorded, None)?;
+        let rows_rejected = self.report.rows_rejected();
+        self.report.finish()?;
+        let mut e = self.problems.into_error();
+        e.report = Some(Box::new(crate::error::UploadReport {
+            rows_rejected,
+            links: None,
+        }));
+        Ok(e)
+    }
+
+    /// The staged output of an upload that is not refused.
+    fn staged(self, quarantined: Option<Quarantined>) -> Result<StagedOutput> {
         let files = match self.writer {
             Some(w) => w.finish()?,
             None => Vec::new(),
         };
+        let rows = self.rows - quarantined.map_or(0, |q| q.rows_rejected);
         Ok(StagedOutput {
             files,
-            rows: self.rows,
+            rows,
             unique: self.unique.into_iter().flatten().collect(),
+            quarantined,
+            profile: self.profiler.finish(),
         })
     }
 }

@@ -214,7 +214,7 @@ impl ReportWriter {
 
     /// Ends the report (a last line counts problems not listed) and syncs it; `true` when there
     /// is a report.
-    pub(super) fn finish(mut self) -> Result<bool> {
+    pub(super) fn finish(&mut self) -> Result<bool> {
         let (Some(mut out), Some(mut parquet)) = (self.out.take(), self.parquet.take()) else {
             return Ok(false);
         };

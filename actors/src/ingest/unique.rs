@@ -63,8 +63,20 @@ impl UniqueColumn {
     }
 
     pub(super) fn observe(&mut self, array: &ArrayRef, first_row: u64, problems: &mut Problems) {
+        self.observe_except(array, first_row, &[], problems)
+    }
+
+    /// As [`Self::observe`], leaving out the rows marked in `skipped` (rows already rejected,
+    /// whose values are not kept, so they cannot clash with a kept row).
+    pub(super) fn observe_except(
+        &mut self,
+        array: &ArrayRef,
+        first_row: u64,
+        skipped: &[bool],
+        problems: &mut Problems,
+    ) {
         for i in 0..array.len() {
-            if array.is_null(i) {
+            if array.is_null(i) || skipped.get(i).copied().unwrap_or(false) {
                 continue;
             }
             let v = value_at(self.data_type, array.as_ref(), i);

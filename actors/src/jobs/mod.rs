@@ -70,6 +70,11 @@ impl Jobs {
         self.catalog.fail_job_with_report(job_id, errors, report)
     }
 
+    /// Links a running upload's report and quarantine file (its rows kept apart).
+    pub fn record_report(&self, job_id: &str, report: &JobReport) -> Result<()> {
+        self.catalog.record_job_report(job_id, report)
+    }
+
     pub fn get(&self, job_id: &str) -> Result<JobView> {
         self.catalog
             .job(job_id)?

@@ -174,6 +174,22 @@ impl fmt::Display for DateFormat {
     }
 }
 
+/// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
+pub(crate) const EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+/// A date as Arrow's Date32 stores it: days since 1970-01-01.
+pub fn date_to_days(d: NaiveDate) -> i32 {
+    use chrono::Datelike;
+    d.num_days_from_ce() - EPOCH_DAYS_FROM_CE
+}
+
+/// A Date32 value as `YYYY-MM-DD` (the number itself when out of chrono's range).
+pub fn date32_to_string(days: i32) -> String {
+    NaiveDate::from_num_days_from_ce_opt(days + EPOCH_DAYS_FROM_CE)
+        .map(|d| d.format("%Y-%m-%d").to_string())
+        .unwrap_or_else(|| days.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,6 +77,24 @@ function setupUpload() {
     errorBox.focus();
   }
 
+  // Quarantine mode: how many rows are stored and kept apart, and both files.
+  function showQuarantine(q) {
+    var box = document.getElementById("upload-quarantine");
+    box.classList.add("hidden");
+    if (!q) return;
+    document.getElementById("quarantine-summary").textContent =
+      q.rows_accepted.toLocaleString() + (q.rows_accepted === 1 ? " row is" : " rows are") +
+      " being stored; " + q.rows_rejected.toLocaleString() +
+      (q.rows_rejected === 1 ? " row was" : " rows were") + " kept apart.";
+    var rejected = q.rows_rejected > 0 && q.quarantine_url;
+    document.getElementById("quarantine-files").classList.toggle("hidden", !rejected);
+    if (rejected) {
+      document.getElementById("quarantine-csv").href = q.quarantine_url;
+      document.getElementById("quarantine-report").href = q.report_url || "#";
+    }
+    box.classList.remove("hidden");
+  }
+
   function followJob(jobId) {
     var tick = function () {
       fetch("/jobs/" + encodeURIComponent(jobId) + "/status", { credentials: "same-origin" })
@@ -102,8 +120,11 @@ function setupUpload() {
     if (!file) return;
     var dataset = document.getElementById("dataset").value;
     var version = document.getElementById("version").value;
+    var params = [];
+    if (version) params.push("version=" + encodeURIComponent(version));
+    if (document.getElementById("quarantine").checked) params.push("on_error=quarantine");
     var url = "/datasets/" + dataset.split("/").map(encodeURIComponent).join("/") + "/upload" +
-      (version ? "?version=" + encodeURIComponent(version) : "");
+      (params.length ? "?" + params.join("&") : "");
     var body = new FormData();
     body.append("file", file, file.name);
     errorBox.classList.add("hidden");
@@ -112,6 +133,7 @@ function setupUpload() {
     message.textContent = "Sending " + file.name + "…";
     message.removeAttribute("data-status");
     jobLink.textContent = "";
+    showQuarantine(null);
     button.disabled = true;
     var xhr = new XMLHttpRequest();
     xhr.open("POST", url);
@@ -129,6 +151,7 @@ function setupUpload() {
         a.href = "/jobs/" + encodeURIComponent(answer.job_id);
         a.textContent = "Job " + answer.job_id;
         jobLink.appendChild(a);
+        showQuarantine(answer.quarantine);
         followJob(answer.job_id);
       } else {
         button.disabled = false;

@@ -64,6 +64,7 @@ pub(super) fn upload_job_life(c: &dyn Catalog) {
     let report = JobReport {
         url: Some("http://report".into()),
         rows_rejected: 7,
+        quarantine_url: None,
     };
     c.fail_job_with_report(&refused, &errors, &report).unwrap();
     let view = c.job(&refused).unwrap().unwrap();
@@ -239,4 +240,32 @@ pub(super) fn expired_heartbeats_fail_jobs(c: &dyn Catalog) {
         "finished jobs beat no more"
     );
     assert_eq!(c.heartbeat_jobs("node-c").unwrap(), 0);
+}
+
+/// A quarantining upload links its report and quarantine while it commits, not after.
+pub(super) fn quarantine_links(c: &dyn Catalog) {
+    let record = dataset(c, "quarantined");
+    let kept = upload_job(c, &record, "s1", "kept.csv");
+    let quarantine = JobReport {
+        url: Some("http://report".into()),
+        rows_rejected: 3,
+        quarantine_url: Some("http://quarantine".into()),
+    };
+    c.record_job_report(&kept, &quarantine).unwrap();
+    let view = c.job(&kept).unwrap().unwrap();
+    assert_eq!(view.status, JobStatus::InProgress);
+    assert_eq!(view.quarantine_url.as_deref(), Some("http://quarantine"));
+    assert_eq!(
+        (view.rows_rejected, view.report_url.as_deref()),
+        (3, Some("http://report"))
+    );
+    c.fail_job(&kept, &["late".into()]).unwrap();
+    let failed = upload_job(c, &record, "s1", "failed.csv");
+    c.fail_job(&failed, &["refused".into()]).unwrap();
+    c.record_job_report(&failed, &quarantine).unwrap();
+    assert_eq!(
+        c.job(&failed).unwrap().unwrap().quarantine_url,
+        None,
+        "a finished job stays"
+    );
 }

@@ -9,6 +9,7 @@ mod datasets;
 mod ids;
 mod jobs;
 mod manifest;
+mod profiles;
 mod subjects;
 mod swaps;
 mod unique_keys;
@@ -70,6 +71,11 @@ const CASES: &[(&str, Case)] = &[
         manifest::held_files_and_listing,
     ),
     ("jobs::upload_job_life", jobs::upload_job_life),
+    ("jobs::quarantine_links", jobs::quarantine_links),
+    (
+        "profiles::profiles_go_with_their_raw_files",
+        profiles::profiles_go_with_their_raw_files,
+    ),
     (
         "jobs::query_job_succeeds_with_url",
         jobs::query_job_succeeds_with_url,

@@ -10,7 +10,7 @@ use crate::job_state::{JobKind, JobReport, JobStatus, JobStep, JobView, NewJob};
 
 const COLUMNS: &str = "job_id, kind, status, step, errors, filename, raw_filename, layer, domain, \
                        dataset, version, result_url, rows_processed, created_at, finished_at, subject_id, \
-                       report_url, rows_rejected";
+                       report_url, rows_rejected, quarantine_url";
 
 fn errors_text(errors: &[String]) -> String {
     serde_json::to_string(errors).unwrap_or_default()
@@ -129,6 +129,23 @@ impl JobCatalog for PostgresCatalog {
                     &report.url,
                     &report.rows_rejected,
                     &now_text(),
+                    &job_id,
+                    &JobStatus::InProgress.as_str(),
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn record_job_report(&self, job_id: &str, report: &JobReport) -> Result<()> {
+        self.with(|db| {
+            db.execute(
+                "UPDATE jobs SET report_url = $1, rows_rejected = $2, quarantine_url = $3
+                 WHERE job_id = $4 AND status = $5",
+                &[
+                    &report.url,
+                    &report.rows_rejected,
+                    &report.quarantine_url,
                     &job_id,
                     &JobStatus::InProgress.as_str(),
                 ],
@@ -258,5 +275,6 @@ fn read_job(r: &Row) -> Result<JobView> {
         subject_id: r.try_get(15)?,
         report_url: r.try_get(16)?,
         rows_rejected: r.try_get(17)?,
+        quarantine_url: r.try_get(18)?,
     })
 }

@@ -215,6 +215,23 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE jobs ADD COLUMN report_url TEXT, ADD COLUMN rows_rejected BIGINT NOT NULL DEFAULT 0;
     "#,
+    // 8: as SQLite's 13, a quarantining upload's quarantine link on its job.
+    r#"
+    ALTER TABLE jobs ADD COLUMN quarantine_url TEXT;
+    "#,
+    // 9: as SQLite's 14, each upload's column profile, going with its raw file.
+    r#"
+    CREATE TABLE upload_profiles (
+        seq          BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        dataset_id   BIGINT NOT NULL,
+        version      BIGINT NOT NULL,
+        raw_filename TEXT COLLATE "C" NOT NULL,
+        profile      TEXT NOT NULL,
+        UNIQUE (dataset_id, version, raw_filename),
+        FOREIGN KEY (dataset_id, version, raw_filename)
+            REFERENCES raw_files (dataset_id, version, raw_filename) ON DELETE CASCADE
+    );
+    "#,
 ];
 
 /// The newest schema version this binary knows.

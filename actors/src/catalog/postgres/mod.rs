@@ -13,6 +13,7 @@ mod jobs;
 mod manifest;
 mod migrations;
 mod pool;
+mod profiles;
 mod subjects;
 mod swap;
 mod unique_keys;

@@ -272,6 +272,23 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE jobs ADD COLUMN report_url TEXT;
     ALTER TABLE jobs ADD COLUMN rows_rejected INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 13: a quarantining upload's job links the rows it kept apart.
+    r#"
+    ALTER TABLE jobs ADD COLUMN quarantine_url TEXT;
+    "#,
+    // 14: each upload's column profile, going with its raw file.
+    r#"
+    CREATE TABLE upload_profiles (
+        seq          INTEGER PRIMARY KEY,
+        dataset_id   INTEGER NOT NULL,
+        version      INTEGER NOT NULL,
+        raw_filename TEXT NOT NULL,
+        profile      TEXT NOT NULL,
+        UNIQUE (dataset_id, version, raw_filename),
+        FOREIGN KEY (dataset_id, version, raw_filename)
+            REFERENCES raw_files (dataset_id, version, raw_filename) ON DELETE CASCADE
+    );
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -9,6 +9,7 @@ mod datasets;
 mod jobs;
 mod manifest;
 mod migrations;
+mod profiles;
 mod subjects;
 mod swap;
 mod unique_keys;

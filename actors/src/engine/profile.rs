@@ -1,0 +1,24 @@
+//! The column profile of a dataset version (`GET .../profile`): its uploads' kept profiles
+//! merged, and what changed between the last two (`crate::profile`).
+
+use super::{pick_version, Engine};
+use crate::auth::pass::{DatasetPass, Read};
+use crate::error::Result;
+use crate::profile::{view::view, ProfileView, StoredProfile};
+
+impl Engine {
+    /// The profile of `version` (the latest when absent or 0; 404 for a version that does not
+    /// exist). Uploads stored before profiles were kept are not in it (`uploads` counts those
+    /// that are).
+    pub fn profile(&self, pass: &DatasetPass<Read>, version: Option<i64>) -> Result<ProfileView> {
+        let record = pass.record();
+        let version = pick_version(version, record.latest_version);
+        self.registry.schema(&record.key, Some(version))?;
+        let kept = self.catalog.profiles(record.id, version)?;
+        let uploads: Vec<StoredProfile> = kept
+            .iter()
+            .filter_map(|text| StoredProfile::from_json(text))
+            .collect();
+        Ok(view(version, &uploads))
+    }
+}

@@ -1,0 +1,82 @@
+//! Column profiles (docs/API.md, `GET .../profile`): what the stored data looks like, column by
+//! column, taken from the same pass that validates an upload (the ingest feeds each kept batch
+//! to a [`Profiler`]) and merged per schema version when asked.
+//!
+//! Per column: rows, nulls, smallest and largest value, a distinct count estimated by a
+//! HyperLogLog sketch, the exact counts of each value while an upload has at most
+//! [`MAX_FREQUENT`] distinct ones (low-cardinality columns), and for numbers and dates a t-digest
+//! a histogram is drawn from. Both sketches are Apache DataSketches' (`datasketches`): mergeable
+//! across uploads and kept as bytes, so one upload's profile costs a few KiB per column whatever
+//! its size. Each upload's profile is kept in the catalog beside its raw file (and goes with it);
+//! [`view`] merges them and flags what changed between the last two uploads.
+
+mod column;
+pub mod view;
+
+use serde::{Deserialize, Serialize};
+
+pub use column::{ColumnProfiler, StoredColumn};
+pub use view::{ColumnView, HistogramBin, ProfileChange, ProfileView, ValueCount};
+
+use crate::schema::ValidSchema;
+use arrow::array::RecordBatch;
+
+/// Distinct values an upload may have in a column for its values to be counted one by one.
+pub const MAX_FREQUENT: usize = 50;
+
+/// The profile of one upload as kept in the catalog (JSON).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StoredProfile {
+    pub rows: u64,
+    pub columns: Vec<StoredColumn>,
+}
+
+impl StoredProfile {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A kept profile; `None` when it cannot be read (written by another release, damaged).
+    pub fn from_json(text: &str) -> Option<StoredProfile> {
+        serde_json::from_str(text).ok()
+    }
+}
+
+/// Profiles the batches of one upload, in schema column order.
+pub struct Profiler {
+    rows: u64,
+    columns: Vec<ColumnProfiler>,
+}
+
+impl Profiler {
+    pub fn new(schema: &ValidSchema) -> Profiler {
+        Profiler {
+            rows: 0,
+            columns: schema.columns().iter().map(ColumnProfiler::new).collect(),
+        }
+    }
+
+    /// Counts `batch` (every schema column, schema order) in.
+    pub fn observe(&mut self, batch: &RecordBatch) {
+        self.rows += batch.num_rows() as u64;
+        for (column, array) in self.columns.iter_mut().zip(batch.columns()) {
+            column.observe(array.as_ref());
+        }
+    }
+
+    /// The profile to keep; `None` when no row was seen.
+    pub fn finish(self) -> Option<StoredProfile> {
+        (self.rows > 0).then(|| StoredProfile {
+            rows: self.rows,
+            columns: self
+                .columns
+                .into_iter()
+                .map(ColumnProfiler::finish)
+                .collect(),
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "profile_tests.rs"]
+mod tests;

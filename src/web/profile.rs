@@ -1,0 +1,78 @@
+//! The dataset page's column profiles: what changed between the last two uploads first (a
+//! warning list), then each column's figures and a chart (its values when few, else the
+//! histogram of numbers and dates).
+
+use maud::{html, Markup};
+use rapid_actors::profile::{ColumnView, ProfileView};
+use serde_json::Value;
+
+use crate::web::chart::bars;
+
+/// A bound as a reader writes it: text unquoted, numbers as they are.
+fn shown(v: &Option<Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => "–".into(),
+    }
+}
+
+fn figures(c: &ColumnView) -> Markup {
+    html! {
+        p.figures {
+            (format!("{:.1}% null", c.null_share * 100.0))
+            " · about " (c.distinct_estimate) " distinct"
+            " · from " (shown(&c.min)) " to " (shown(&c.max))
+        }
+    }
+}
+
+fn chart(c: &ColumnView) -> Option<Markup> {
+    if let Some(top) = &c.top_values {
+        let values: Vec<(String, i64)> = top
+            .iter()
+            .map(|v| (shown(&Some(v.value.clone())), v.count as i64))
+            .collect();
+        return Some(bars(&format!("Values of {}", c.name), &values));
+    }
+    let bins = c.histogram.as_ref()?;
+    let values: Vec<(String, i64)> = bins
+        .iter()
+        .map(|b| {
+            let label = format!(
+                "{} – {}",
+                shown(&Some(b.from.clone())),
+                shown(&Some(b.to.clone()))
+            );
+            (label, b.count as i64)
+        })
+        .collect();
+    Some(bars(&format!("Distribution of {}", c.name), &values))
+}
+
+/// The profile section, or a line saying there is none yet.
+pub fn section(p: &ProfileView) -> Markup {
+    html! {
+        h2 { "Column profiles" }
+        @if p.uploads == 0 {
+            p.empty { "No profiled upload in this version yet: profiles are taken as data is uploaded." }
+        } @else {
+            p { "Over " (p.rows) " rows of " (p.uploads) (if p.uploads == 1 { " upload" } else { " uploads" }) "." }
+            @if !p.changes.is_empty() {
+                div #profile-changes role="status" {
+                    p.warning { "Changed in the last upload:" }
+                    ul { @for change in &p.changes { li { (change.message) } } }
+                }
+            }
+            div #profiles {
+                @for c in &p.columns {
+                    section.profile aria-label={ "Profile of " (c.name) } {
+                        h3 { code { (c.name) } " " small { (c.data_type) } }
+                        (figures(c))
+                        @if let Some(chart) = chart(c) { (chart) }
+                    }
+                }
+            }
+        }
+    }
+}
