@@ -42,9 +42,9 @@ pub struct ColumnView {
     /// Distinct non-null values, estimated (HyperLogLog, about 1.6% error).
     pub distinct_estimate: u64,
     /// The smallest value (a number, text, boolean, or a date as `YYYY-MM-DD`).
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
     pub min: Option<Value>,
-    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
     pub max: Option<Value>,
     /// Each value and its count, most frequent first, when the column has at most 50 values.
     pub top_values: Option<Vec<ValueCount>>,
@@ -55,7 +55,7 @@ pub struct ColumnView {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ValueCount {
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
     pub value: Value,
     pub count: u64,
 }
@@ -64,9 +64,9 @@ pub struct ValueCount {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct HistogramBin {
     /// The bin's lower end (dates as `YYYY-MM-DD`); the last bin includes its upper end.
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
     pub from: Value,
-    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    #[cfg_attr(feature = "openapi", schema(value_type = Value))]
     pub to: Value,
     pub count: u64,
 }
