@@ -17,6 +17,7 @@ use super::csv_split::Splitter;
 use super::problems::Problems;
 use super::{check_batch, IngestPlan, Validator};
 use crate::error::{Error, Result};
+use crate::profile::Profiler;
 
 /// How much the reading thread asks of its input at a time.
 const READ_BYTES: usize = 256 * 1024;
@@ -25,6 +26,8 @@ const READ_BYTES: usize = 256 * 1024;
 struct Checked {
     parsed: ParsedBatch,
     checks: Vec<Problems>,
+    /// The batch's column profile, taken here in parallel when every row will be kept.
+    profile: Option<Profiler>,
 }
 
 /// One chunk for a parsing thread: whole records from a record's end, the batch they make.
@@ -56,6 +59,9 @@ struct Shared<'a, 'l> {
     /// Chunk buffers parsed and given back, for the next chunks (fresh megabyte buffers cost
     /// page faults and zeroing every time).
     spare: Mutex<Vec<Vec<u8>>>,
+    /// Profile each batch on its parsing thread (not when quarantining: only kept rows count,
+    /// which the validator knows).
+    profile: bool,
 }
 
 /// Ingests the records `reader` has not read yet, the first of them row `first_row` (1 just
@@ -79,6 +85,7 @@ pub(super) fn ingest<R: Read + Send>(
         options,
         stop: AtomicBool::new(false),
         spare: Mutex::new(Vec::new()),
+        profile: plan.on_error == super::OnError::Reject,
     };
     let (job_tx, job_rx) = channel::<Job>();
     let job_rx = Mutex::new(job_rx);
@@ -120,9 +127,13 @@ fn sequence(
 ) -> Result<u64> {
     let mut row = first_row - 1;
     let mut record = |checked: Result<Checked>| -> Result<()> {
-        let Checked { parsed, checks } = checked?;
+        let Checked {
+            parsed,
+            checks,
+            profile,
+        } = checked?;
         row = parsed.first_row - 1 + parsed.batch.num_rows() as u64;
-        validator.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checks)?;
+        validator.accept_profiled(parsed, checks, profile)?;
         (plan.progress)(row);
         Ok(())
     };
@@ -195,7 +206,16 @@ fn checked(shared: &Shared<'_, '_>, parsed: ParsedBatch) -> Checked {
         &parsed.batch,
         parsed.first_row,
     );
-    Checked { parsed, checks }
+    let profile = shared.profile.then(|| {
+        let mut p = Profiler::for_columns(shared.layout.columns);
+        p.observe(&parsed.batch);
+        p
+    });
+    Checked {
+        parsed,
+        checks,
+        profile,
+    }
 }
 
 /// The end of a chunk whose input broke off: reading past its bytes gives the input's error.

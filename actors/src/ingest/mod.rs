@@ -190,6 +190,8 @@ struct Validator {
     quarantined_problems: u64,
     /// Profiles the rows that are stored, as they are written.
     profiler: crate::profile::Profiler,
+    /// The profile of the batch being accepted, when a parsing thread took it.
+    partial: Option<crate::profile::Profiler>,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
 }
@@ -225,6 +227,7 @@ impl Validator {
                 .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
             quarantined_problems: 0,
             profiler: crate::profile::Profiler::new(plan.schema),
+            partial: None,
             columns,
             batch_schema,
             writer: Some(writer),
@@ -243,6 +246,21 @@ impl Validator {
     fn accept_parsed(&mut self, parsed: csv_batch::ParsedBatch) -> Result<()> {
         let checked = check_batch(&self.columns, &self.checks, &parsed.batch, parsed.first_row);
         self.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checked)
+    }
+
+    /// A parsed, checked CSV batch whose profile a parsing thread may already have taken (the
+    /// batch is then profiled if it is kept, by merging that).
+    fn accept_profiled(
+        &mut self,
+        parsed: csv_batch::ParsedBatch,
+        checked: Vec<Problems>,
+        profile: Option<crate::profile::Profiler>,
+    ) -> Result<()> {
+        self.partial = profile;
+        let (batch, first_row) = (parsed.batch, parsed.first_row);
+        let outcome = self.accept_checked(batch, first_row, parsed.problems, checked);
+        self.partial = None;
+        outcome
     }
 
     /// A batch whose checks have run (`checked`: each column's problems): the problems are
@@ -271,7 +289,10 @@ impl Validator {
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
             if let Some(w) = self.writer.take() {
-                self.profiler.observe(&batch);
+                match self.partial.take() {
+                    Some(p) => self.profiler.merge(p),
+                    None => self.profiler.observe(&batch),
+                }
                 self.writer = Some(w.write(batch)?);
             }
         } else if let Some(w) = self.writer.take() {
