@@ -190,8 +190,8 @@ struct Validator {
     quarantined_problems: u64,
     /// Profiles the rows that are stored, as they are written.
     profiler: crate::profile::Profiler,
-    /// The profile of the batch being accepted, when a parsing thread took it.
-    partial: Option<crate::profile::Profiler>,
+    /// The batch being accepted was profiled by the thread that parsed it.
+    profiled_elsewhere: bool,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
 }
@@ -227,7 +227,7 @@ impl Validator {
                 .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
             quarantined_problems: 0,
             profiler: crate::profile::Profiler::new(plan.schema),
-            partial: None,
+            profiled_elsewhere: false,
             columns,
             batch_schema,
             writer: Some(writer),
@@ -248,18 +248,18 @@ impl Validator {
         self.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checked)
     }
 
-    /// A parsed, checked CSV batch whose profile a parsing thread may already have taken (the
-    /// batch is then profiled if it is kept, by merging that).
+    /// A parsed, checked CSV batch that its parsing thread may have profiled already (its
+    /// profile joins this one's at the end: `csv_parallel`).
     fn accept_profiled(
         &mut self,
         parsed: csv_batch::ParsedBatch,
         checked: Vec<Problems>,
-        profile: Option<crate::profile::Profiler>,
+        profiled: bool,
     ) -> Result<()> {
-        self.partial = profile;
+        self.profiled_elsewhere = profiled;
         let (batch, first_row) = (parsed.batch, parsed.first_row);
         let outcome = self.accept_checked(batch, first_row, parsed.problems, checked);
-        self.partial = None;
+        self.profiled_elsewhere = false;
         outcome
     }
 
@@ -289,9 +289,8 @@ impl Validator {
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
             if let Some(w) = self.writer.take() {
-                match self.partial.take() {
-                    Some(p) => self.profiler.merge(p),
-                    None => self.profiler.observe(&batch),
+                if !self.profiled_elsewhere {
+                    self.profiler.observe(&batch);
                 }
                 self.writer = Some(w.write(batch)?);
             }

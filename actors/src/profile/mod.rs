@@ -9,7 +9,7 @@
 //! uploads and is kept in a few KiB per column whatever the upload's size. Each upload's profile is kept in the catalog beside its raw file (and goes with it);
 //! [`view`] merges them and flags what changed between the last two uploads.
 
-mod bins;
+pub mod bins;
 mod column;
 pub mod view;
 
