@@ -17,6 +17,7 @@ use super::csv_split::Splitter;
 use super::problems::Problems;
 use super::{check_batch, IngestPlan, Validator};
 use crate::error::{Error, Result};
+use crate::profile::Profiler;
 
 /// How much the reading thread asks of its input at a time.
 const READ_BYTES: usize = 256 * 1024;
@@ -25,6 +26,8 @@ const READ_BYTES: usize = 256 * 1024;
 struct Checked {
     parsed: ParsedBatch,
     checks: Vec<Problems>,
+    /// Whether the parsing thread profiled the batch (see [`Shared::profiles`]).
+    profiled: bool,
 }
 
 /// One chunk for a parsing thread: whole records from a record's end, the batch they make.
@@ -56,6 +59,27 @@ struct Shared<'a, 'l> {
     /// Chunk buffers parsed and given back, for the next chunks (fresh megabyte buffers cost
     /// page faults and zeroing every time).
     spare: Mutex<Vec<Vec<u8>>>,
+    /// Profile each batch on the thread that parsed it (not when quarantining: only kept rows
+    /// count, which the validator knows). Each thread keeps one profile for all its batches
+    /// (profiles do not depend on row order) and leaves it here when it ends.
+    profile: bool,
+    profiles: Mutex<Vec<Profiler>>,
+}
+
+impl Shared<'_, '_> {
+    fn new_profiler(&self) -> Option<Profiler> {
+        self.profile
+            .then(|| Profiler::for_columns(self.layout.columns))
+    }
+
+    fn keep_profile(&self, profiler: Option<Profiler>) {
+        if let Some(p) = profiler {
+            self.profiles
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(p);
+        }
+    }
 }
 
 /// Ingests the records `reader` has not read yet, the first of them row `first_row` (1 just
@@ -79,6 +103,8 @@ pub(super) fn ingest<R: Read + Send>(
         options,
         stop: AtomicBool::new(false),
         spare: Mutex::new(Vec::new()),
+        profile: plan.on_error == super::OnError::Reject,
+        profiles: Mutex::new(Vec::new()),
     };
     let (job_tx, job_rx) = channel::<Job>();
     let job_rx = Mutex::new(job_rx);
@@ -108,6 +134,16 @@ pub(super) fn ingest<R: Read + Send>(
         }
         outcome
     })
+    .inspect(|_| {
+        // Every thread has ended: their profiles join the validator's.
+        let profiles = shared
+            .profiles
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        profiles
+            .into_iter()
+            .for_each(|p| validator.profiler.merge(p));
+    })
 }
 
 /// This thread: results in input order into the validator.
@@ -120,9 +156,13 @@ fn sequence(
 ) -> Result<u64> {
     let mut row = first_row - 1;
     let mut record = |checked: Result<Checked>| -> Result<()> {
-        let Checked { parsed, checks } = checked?;
+        let Checked {
+            parsed,
+            checks,
+            profiled,
+        } = checked?;
         row = parsed.first_row - 1 + parsed.batch.num_rows() as u64;
-        validator.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checks)?;
+        validator.accept_profiled(parsed, checks, profiled)?;
         (plan.progress)(row);
         Ok(())
     };
@@ -148,6 +188,16 @@ fn stopped() -> Error {
 
 /// A parsing thread: chunks until the reading thread is done.
 fn work(shared: &Shared<'_, '_>, jobs: &Mutex<Receiver<Job>>) {
+    let mut profiler = shared.new_profiler();
+    parse_jobs(shared, jobs, &mut profiler);
+    shared.keep_profile(profiler);
+}
+
+fn parse_jobs(
+    shared: &Shared<'_, '_>,
+    jobs: &Mutex<Receiver<Job>>,
+    profiler: &mut Option<Profiler>,
+) {
     let mut builder = BatchBuilder::new(shared.layout);
     loop {
         // The lock is held only while waiting for the next job; poisoning cannot leave the
@@ -157,11 +207,16 @@ fn work(shared: &Shared<'_, '_>, jobs: &Mutex<Receiver<Job>>) {
             Err(_) => return,
         };
         let sender = job.result.clone();
-        let _ = sender.send(parse_chunk(shared, &mut builder, job));
+        let _ = sender.send(parse_chunk(shared, &mut builder, job, profiler));
     }
 }
 
-fn parse_chunk(shared: &Shared<'_, '_>, builder: &mut BatchBuilder, job: Job) -> Result<Checked> {
+fn parse_chunk(
+    shared: &Shared<'_, '_>,
+    builder: &mut BatchBuilder,
+    job: Job,
+    profiler: &mut Option<Profiler>,
+) -> Result<Checked> {
     let mut reader = CsvRecords::resume_after(
         job.bytes,
         Failing(job.then),
@@ -185,17 +240,28 @@ fn parse_chunk(shared: &Shared<'_, '_>, builder: &mut BatchBuilder, job: Job) ->
             )))
         }
     };
-    Ok(checked(shared, parsed))
+    Ok(checked(shared, parsed, profiler))
 }
 
-fn checked(shared: &Shared<'_, '_>, parsed: ParsedBatch) -> Checked {
+fn checked(
+    shared: &Shared<'_, '_>,
+    parsed: ParsedBatch,
+    profiler: &mut Option<Profiler>,
+) -> Checked {
     let checks = check_batch(
         shared.layout.columns,
         &shared.checks,
         &parsed.batch,
         parsed.first_row,
     );
-    Checked { parsed, checks }
+    if let Some(p) = profiler {
+        p.observe(&parsed.batch);
+    }
+    Checked {
+        parsed,
+        checks,
+        profiled: profiler.is_some(),
+    }
 }
 
 /// The end of a chunk whose input broke off: reading past its bytes gives the input's error.
@@ -314,25 +380,38 @@ impl Reading<'_, '_, '_> {
             return;
         }
         let shared = self.shared;
-        let mut reader = CsvRecords::resume_after(buf, input, shared.max_value_bytes, line);
-        let mut builder = BatchBuilder::new(shared.layout);
-        let mut row = first_row - 1;
-        loop {
-            let result = builder.read(&mut reader, shared.layout, row + 1);
-            let sent = match result {
-                Ok(None) => return,
-                Ok(Some(parsed)) => {
-                    row += parsed.batch.num_rows() as u64;
-                    tx.send(Ok(checked(shared, parsed)))
-                }
-                Err(e) => {
-                    let _ = tx.send(Err(e));
-                    return;
-                }
-            };
-            if sent.is_err() || shared.stop.load(Ordering::Relaxed) {
+        let mut profiler = shared.new_profiler();
+        let reader = CsvRecords::resume_after(buf, input, shared.max_value_bytes, line);
+        tail_batches(shared, reader, tx, first_row, &mut profiler);
+        shared.keep_profile(profiler);
+    }
+}
+
+/// The tail's batches, parsed and checked on this thread, in order into `tx`.
+fn tail_batches<R: Read>(
+    shared: &Shared<'_, '_>,
+    mut reader: CsvRecords<R>,
+    tx: std::sync::mpsc::SyncSender<Result<Checked>>,
+    first_row: u64,
+    profiler: &mut Option<Profiler>,
+) {
+    let mut builder = BatchBuilder::new(shared.layout);
+    let mut row = first_row - 1;
+    loop {
+        let result = builder.read(&mut reader, shared.layout, row + 1);
+        let sent = match result {
+            Ok(None) => return,
+            Ok(Some(parsed)) => {
+                row += parsed.batch.num_rows() as u64;
+                tx.send(Ok(checked(shared, parsed, profiler)))
+            }
+            Err(e) => {
+                let _ = tx.send(Err(e));
                 return;
             }
+        };
+        if sent.is_err() || shared.stop.load(Ordering::Relaxed) {
+            return;
         }
     }
 }

@@ -190,6 +190,8 @@ struct Validator {
     quarantined_problems: u64,
     /// Profiles the rows that are stored, as they are written.
     profiler: crate::profile::Profiler,
+    /// The batch being accepted was profiled by the thread that parsed it.
+    profiled_elsewhere: bool,
     /// Counts this upload among the running ones while it is validated and written.
     _running: running::Running,
 }
@@ -225,6 +227,7 @@ impl Validator {
                 .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
             quarantined_problems: 0,
             profiler: crate::profile::Profiler::new(plan.schema),
+            profiled_elsewhere: false,
             columns,
             batch_schema,
             writer: Some(writer),
@@ -243,6 +246,21 @@ impl Validator {
     fn accept_parsed(&mut self, parsed: csv_batch::ParsedBatch) -> Result<()> {
         let checked = check_batch(&self.columns, &self.checks, &parsed.batch, parsed.first_row);
         self.accept_checked(parsed.batch, parsed.first_row, parsed.problems, checked)
+    }
+
+    /// A parsed, checked CSV batch that its parsing thread may have profiled already (its
+    /// profile joins this one's at the end: `csv_parallel`).
+    fn accept_profiled(
+        &mut self,
+        parsed: csv_batch::ParsedBatch,
+        checked: Vec<Problems>,
+        profiled: bool,
+    ) -> Result<()> {
+        self.profiled_elsewhere = profiled;
+        let (batch, first_row) = (parsed.batch, parsed.first_row);
+        let outcome = self.accept_checked(batch, first_row, parsed.problems, checked);
+        self.profiled_elsewhere = false;
+        outcome
     }
 
     /// A batch whose checks have run (`checked`: each column's problems): the problems are
@@ -271,7 +289,9 @@ impl Validator {
         self.rows += batch.num_rows() as u64;
         if self.problems.is_empty() {
             if let Some(w) = self.writer.take() {
-                self.profiler.observe(&batch);
+                if !self.profiled_elsewhere {
+                    self.profiler.observe(&batch);
+                }
                 self.writer = Some(w.write(batch)?);
             }
         } else if let Some(w) = self.writer.take() {

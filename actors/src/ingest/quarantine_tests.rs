@@ -105,3 +105,59 @@ fn a_file_of_bad_rows_only_is_refused() {
     let clean = run("id,region,amount\n1,north,2\n", 10, 1).unwrap();
     assert_eq!(clean, (1, String::new()));
 }
+
+/// The stored rows' profile of a valid file, by the sequential path or the parallel one.
+fn profile_of(csv: &str, rows_per_batch: usize, workers: usize) -> crate::profile::StoredProfile {
+    let schema = test_schema(
+        "p",
+        json!([
+            {"name": "id", "data_type": "int", "allow_null": false},
+            {"name": "region", "data_type": "string", "allow_null": true},
+            {"name": "amount", "data_type": "double", "allow_null": true}
+        ]),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let progress = |_: u64| {};
+    let plan = IngestPlan {
+        schema: &schema,
+        staging: dir.path(),
+        progress: &progress,
+        max_value_bytes: 1 << 20,
+        on_error: OnError::Reject,
+    };
+    let options = CsvOptions {
+        batch_rows: rows_per_batch,
+        batch_bytes: usize::MAX,
+        workers,
+        max_chunk_bytes: 1 << 20,
+        share_cores: false,
+    };
+    let out = ingest_csv_with(csv.as_bytes(), &plan, options).unwrap();
+    out.profile.expect("rows were stored")
+}
+
+#[test]
+fn parsing_threads_profile_every_row_once() {
+    let mut csv = String::from("id,region,amount\n");
+    for row in 1..=5000u64 {
+        let region = ["north", "south", ""][row as usize % 3];
+        csv.push_str(&format!("{row},{region},{}\n", row as f64 / 8.0));
+    }
+    let one = profile_of(&csv, 1000, 1);
+    assert_eq!(one.rows, 5000);
+    for (rows, workers) in [(7, 2), (100, 2), (999, 2)] {
+        let many = profile_of(&csv, rows, workers);
+        assert_eq!(many.rows, 5000, "{rows} rows, {workers} workers");
+        for (a, b) in many.columns.iter().zip(&one.columns) {
+            assert_eq!(
+                (a.rows, a.nulls, &a.min, &a.max),
+                (b.rows, b.nulls, &b.min, &b.max)
+            );
+            assert_eq!(a.frequent, b.frequent, "{}", a.name);
+            let total = |c: &crate::profile::StoredColumn| {
+                c.bins.as_ref().map(|b| b.counts.iter().sum::<u64>())
+            };
+            assert_eq!(total(a), total(b), "{}", a.name);
+        }
+    }
+}

@@ -5,10 +5,12 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use arrow::array::{Array, AsArray};
+use arrow::compute::{max, max_boolean, max_string, min, min_boolean, min_string};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
 use base64::Engine as _;
 use datasketches::hll::{HllSketch, HllType, HllUnion};
-use datasketches::tdigest::TDigestMut;
+
+use super::bins::Bins;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -17,9 +19,6 @@ use crate::schema::{DataType, ValidColumn};
 
 /// HyperLogLog precision: 2^12 buckets, about 1.6% error, 4 KiB a column.
 const LG_K: u8 = 12;
-
-/// t-digest size: about 1% rank error, a few KiB a column.
-const DIGEST_K: u16 = 100;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -37,8 +36,8 @@ pub struct StoredColumn {
     pub distinct: String,
     /// Each non-null value and its count; `None` past [`MAX_FREQUENT`] distinct values.
     pub frequent: Option<Vec<(Value, u64)>>,
-    /// t-digest of numbers and dates (dates as days since 1970-01-01), base64.
-    pub digest: Option<String>,
+    /// Histogram of numbers and dates (dates as days since 1970-01-01).
+    pub bins: Option<Bins>,
 }
 
 /// A bound, in the column's own order (doubles by value, NaN left out).
@@ -66,11 +65,15 @@ impl Bound {
 /// Each value's count while there are few, keyed without allocating for numbers.
 enum Counts {
     /// Ints, dates and booleans by value, doubles by their bits.
-    Numbers(HashMap<u64, (Bound, u64)>),
-    Texts(HashMap<String, (Bound, u64)>),
+    Numbers(HashMap<u64, (Bound, u64), Fast>),
+    Texts(HashMap<String, (Bound, u64), Fast>),
 }
 
-/// Counts one column of an upload.
+type Fast = foldhash::fast::RandomState;
+
+/// Counts one column of an upload. While it has at most [`MAX_FREQUENT`] values they are
+/// counted exactly (and the distinct count is exact); past that, each value goes to the
+/// HyperLogLog sketch instead.
 pub struct ColumnProfiler {
     name: String,
     data_type: DataType,
@@ -79,19 +82,37 @@ pub struct ColumnProfiler {
     min: Option<Bound>,
     max: Option<Bound>,
     distinct: HllSketch,
-    /// Dropped once it would hold more than [`MAX_FREQUENT`] values.
     frequent: Option<Counts>,
-    digest: Option<TDigestMut>,
+    bins: Option<Bins>,
 }
 
-/// Replaces the bound in `slot` with `make()` when there is none or `better` says so.
-fn keep(
-    slot: &mut Option<Bound>,
-    better: impl FnOnce(&Bound) -> bool,
-    make: impl FnOnce() -> Bound,
-) {
-    if slot.as_ref().is_none_or(better) {
-        *slot = Some(make());
+impl Bound {
+    /// Feeds the value to `sketch` as the per-value path does.
+    fn sketch(&self, sketch: &mut HllSketch) {
+        match self {
+            Bound::Int(v) => sketch.update(*v),
+            Bound::Double(v) => sketch.update(v.to_bits()),
+            Bound::Text(v) => sketch.update(v.as_str()),
+            Bound::Bool(v) => sketch.update(*v),
+            Bound::Date(v) => sketch.update(*v),
+        }
+    }
+}
+
+/// The smaller (`want` Less) or larger of a kept bound and a batch's, by the column's order.
+fn keep(slot: &mut Option<Bound>, new: Option<Bound>, want: Ordering) {
+    let Some(new) = new else { return };
+    let better = match (slot.as_ref(), &new) {
+        (None, _) => true,
+        (Some(Bound::Int(a)), Bound::Int(b)) => b.cmp(a) == want,
+        (Some(Bound::Double(a)), Bound::Double(b)) => b.total_cmp(a) == want,
+        (Some(Bound::Text(a)), Bound::Text(b)) => b.cmp(a) == want,
+        (Some(Bound::Bool(a)), Bound::Bool(b)) => b.cmp(a) == want,
+        (Some(Bound::Date(a)), Bound::Date(b)) => b.cmp(a) == want,
+        _ => false,
+    };
+    if better {
+        *slot = Some(new);
     }
 }
 
@@ -100,8 +121,8 @@ impl ColumnProfiler {
         let t = column.data_type;
         let numeric = matches!(t, DataType::Int | DataType::Double | DataType::Date);
         let counts = match t {
-            DataType::String => Counts::Texts(HashMap::new()),
-            _ => Counts::Numbers(HashMap::new()),
+            DataType::String => Counts::Texts(HashMap::default()),
+            _ => Counts::Numbers(HashMap::default()),
         };
         ColumnProfiler {
             name: column.name.clone(),
@@ -112,122 +133,102 @@ impl ColumnProfiler {
             max: None,
             distinct: HllSketch::new(LG_K, HllType::Hll8).expect("12 is a valid precision"),
             frequent: Some(counts),
-            digest: numeric.then(|| TDigestMut::new(DIGEST_K).expect("100 is a valid size")),
+            bins: numeric.then(Bins::default),
         }
     }
 
-    /// Counts `array` (this column's values in one batch) in.
+    /// Counts `array` (this column's values in one batch) in: bounds by Arrow's kernels, then
+    /// each value once.
     pub fn observe(&mut self, array: &dyn Array) {
         self.rows += array.len() as u64;
         self.nulls += array.null_count() as u64;
         match self.data_type {
             DataType::Int => {
-                for v in array.as_primitive::<Int64Type>().iter().flatten() {
-                    self.distinct.update(v);
-                    keep(
-                        &mut self.min,
-                        |m| matches!(m, Bound::Int(m) if v < *m),
-                        || Bound::Int(v),
-                    );
-                    keep(
-                        &mut self.max,
-                        |m| matches!(m, Bound::Int(m) if v > *m),
-                        || Bound::Int(v),
-                    );
+                let a = array.as_primitive::<Int64Type>();
+                self.bounds(min(a).map(Bound::Int), max(a).map(Bound::Int));
+                self.cover(min(a).map(|v| v as f64), max(a).map(|v| v as f64));
+                for v in a.iter().flatten() {
                     self.number(v as f64, v as u64, || Bound::Int(v));
                 }
             }
-            DataType::Double => {
-                for v in array.as_primitive::<Float64Type>().iter().flatten() {
-                    self.distinct.update(v.to_bits());
-                    if v.is_nan() {
-                        continue;
-                    }
-                    let d = || Bound::Double(v);
-                    keep(
-                        &mut self.min,
-                        |m| matches!(m, Bound::Double(m) if v < *m),
-                        d,
-                    );
-                    keep(
-                        &mut self.max,
-                        |m| matches!(m, Bound::Double(m) if v > *m),
-                        d,
-                    );
-                    self.number(v, v.to_bits(), d);
-                }
-            }
             DataType::Date => {
-                for v in array.as_primitive::<Date32Type>().iter().flatten() {
-                    self.distinct.update(v);
-                    keep(
-                        &mut self.min,
-                        |m| matches!(m, Bound::Date(m) if v < *m),
-                        || Bound::Date(v),
-                    );
-                    keep(
-                        &mut self.max,
-                        |m| matches!(m, Bound::Date(m) if v > *m),
-                        || Bound::Date(v),
-                    );
+                let a = array.as_primitive::<Date32Type>();
+                self.bounds(min(a).map(Bound::Date), max(a).map(Bound::Date));
+                self.cover(min(a).map(f64::from), max(a).map(f64::from));
+                for v in a.iter().flatten() {
                     self.number(v as f64, v as i64 as u64, || Bound::Date(v));
                 }
             }
+            DataType::Double => self.doubles(array.as_primitive::<Float64Type>()),
             DataType::String => {
-                for v in array.as_string::<i32>().iter().flatten() {
+                let a = array.as_string::<i32>();
+                let (lo, hi) = (min_string(a), max_string(a));
+                self.bounds(
+                    lo.map(|v| Bound::Text(v.into())),
+                    hi.map(|v| Bound::Text(v.into())),
+                );
+                for v in a.iter().flatten() {
                     self.text(v);
                 }
             }
             DataType::Boolean => {
-                for v in array.as_boolean().iter().flatten() {
-                    self.distinct.update(v);
-                    keep(
-                        &mut self.min,
-                        |m| matches!(m, Bound::Bool(m) if !v & *m),
-                        || Bound::Bool(v),
-                    );
-                    keep(
-                        &mut self.max,
-                        |m| matches!(m, Bound::Bool(m) if v & !*m),
-                        || Bound::Bool(v),
-                    );
+                let a = array.as_boolean();
+                self.bounds(
+                    min_boolean(a).map(Bound::Bool),
+                    max_boolean(a).map(Bound::Bool),
+                );
+                for v in a.iter().flatten() {
                     self.number(f64::NAN, v as u64, || Bound::Bool(v));
                 }
             }
         }
     }
 
+    /// Doubles: NaN and infinities are left out of the bounds and the histogram.
+    fn doubles(&mut self, a: &arrow::array::Float64Array) {
+        let finite = || a.iter().flatten().filter(|v| v.is_finite());
+        let lo = finite().min_by(f64::total_cmp);
+        let hi = finite().max_by(f64::total_cmp);
+        self.bounds(lo.map(Bound::Double), hi.map(Bound::Double));
+        self.cover(lo, hi);
+        for v in a.iter().flatten() {
+            self.number(v, v.to_bits(), || Bound::Double(v));
+        }
+    }
+
+    fn bounds(&mut self, lo: Option<Bound>, hi: Option<Bound>) {
+        keep(&mut self.min, lo, Ordering::Less);
+        keep(&mut self.max, hi, Ordering::Greater);
+    }
+
+    fn cover(&mut self, lo: Option<f64>, hi: Option<f64>) {
+        if let (Some(bins), Some(lo), Some(hi)) = (&mut self.bins, lo, hi) {
+            bins.cover(lo, hi);
+        }
+    }
+
     fn text(&mut self, v: &str) {
-        self.distinct.update(v);
-        let t = || Bound::Text(v.to_string());
-        keep(
-            &mut self.min,
-            |m| matches!(m, Bound::Text(m) if v < m.as_str()),
-            t,
-        );
-        keep(
-            &mut self.max,
-            |m| matches!(m, Bound::Text(m) if v > m.as_str()),
-            t,
-        );
         let Some(Counts::Texts(counts)) = &mut self.frequent else {
+            self.distinct.update(v);
             return;
         };
         if let Some((_, n)) = counts.get_mut(v) {
             *n += 1;
         } else if counts.len() < MAX_FREQUENT {
-            counts.insert(v.to_string(), (t(), 1));
+            counts.insert(v.to_string(), (Bound::Text(v.to_string()), 1));
         } else {
-            self.frequent = None;
+            self.too_many();
+            self.distinct.update(v);
         }
     }
 
-    /// A number (a boolean: `value` NaN, no digest) counted by `key`.
+    /// A number (a boolean: `value` NaN, no bins) counted by `key`.
     fn number(&mut self, value: f64, key: u64, bound: impl FnOnce() -> Bound) {
-        if let (Some(d), false) = (&mut self.digest, value.is_nan()) {
-            d.update(value);
+        if let (Some(bins), true) = (&mut self.bins, value.is_finite()) {
+            bins.add(value);
         }
         let Some(Counts::Numbers(counts)) = &mut self.frequent else {
+            bound().sketch(&mut self.distinct);
             return;
         };
         if let Some((_, n)) = counts.get_mut(&key) {
@@ -235,18 +236,83 @@ impl ColumnProfiler {
         } else if counts.len() < MAX_FREQUENT {
             counts.insert(key, (bound(), 1));
         } else {
-            self.frequent = None;
+            self.too_many();
+            bound().sketch(&mut self.distinct);
         }
     }
 
-    pub fn finish(self) -> StoredColumn {
-        let frequent = self.frequent.map(|counts| {
-            let list: Vec<(Value, u64)> = match counts {
-                Counts::Numbers(c) => c.into_values().map(|(b, n)| (b.json(), n)).collect(),
-                Counts::Texts(c) => c.into_values().map(|(b, n)| (b.json(), n)).collect(),
-            };
+    /// Adds what `other` counted of the same column: bounds, bins, and either the counts (while
+    /// both have few values together) or everything in the sketch.
+    pub fn merge(&mut self, mut other: ColumnProfiler) {
+        self.rows += other.rows;
+        self.nulls += other.nulls;
+        self.bounds(other.min.take(), other.max.take());
+        if let (Some(mine), Some(theirs)) = (&mut self.bins, &other.bins) {
+            mine.merge(theirs);
+        }
+        let both = match (&mut self.frequent, other.frequent.take()) {
+            (Some(Counts::Numbers(a)), Some(Counts::Numbers(b))) => {
+                b.into_iter()
+                    .for_each(|(k, (bound, n))| a.entry(k).or_insert((bound, 0)).1 += n);
+                a.len() <= MAX_FREQUENT
+            }
+            (Some(Counts::Texts(a)), Some(Counts::Texts(b))) => {
+                b.into_iter()
+                    .for_each(|(k, (bound, n))| a.entry(k).or_insert((bound, 0)).1 += n);
+                a.len() <= MAX_FREQUENT
+            }
+            (_, theirs) => {
+                // One side has too many values: the other's counted values join its sketch.
+                let counted: Vec<Bound> = match &theirs {
+                    Some(Counts::Numbers(c)) => c.values().map(|(b, _)| b.clone()).collect(),
+                    Some(Counts::Texts(c)) => c.values().map(|(b, _)| b.clone()).collect(),
+                    None => Vec::new(),
+                };
+                counted.iter().for_each(|b| b.sketch(&mut other.distinct));
+                false
+            }
+        };
+        if !both {
+            self.too_many();
+        }
+        if let Ok(mut union) = HllUnion::new(LG_K) {
+            union.update(&self.distinct);
+            union.update(&other.distinct);
+            self.distinct = union.to_sketch(HllType::Hll8);
+        }
+    }
+
+    /// Past [`MAX_FREQUENT`] values: the counted ones go to the sketch, the counts are dropped.
+    fn too_many(&mut self) {
+        let counted: Vec<Bound> = self.counted().into_iter().map(|(b, _)| b.clone()).collect();
+        for b in &counted {
+            b.sketch(&mut self.distinct);
+        }
+        self.frequent = None;
+    }
+
+    fn counted(&self) -> Vec<(&Bound, u64)> {
+        match &self.frequent {
+            Some(Counts::Numbers(c)) => c.values().map(|(b, n)| (b, *n)).collect(),
+            Some(Counts::Texts(c)) => c.values().map(|(b, n)| (b, *n)).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    pub fn finish(mut self) -> StoredColumn {
+        let frequent = self.frequent.is_some().then(|| {
+            let list: Vec<(Value, u64)> = self
+                .counted()
+                .into_iter()
+                .map(|(b, n)| (b.json(), n))
+                .collect();
             by_count(list)
         });
+        // Values counted one by one are in the sketch too, so that uploads merge.
+        let counted: Vec<Bound> = self.counted().into_iter().map(|(b, _)| b.clone()).collect();
+        for b in &counted {
+            b.sketch(&mut self.distinct);
+        }
         StoredColumn {
             name: self.name,
             data_type: self.data_type.as_str().to_string(),
@@ -256,7 +322,7 @@ impl ColumnProfiler {
             max: self.max.as_ref().map(Bound::json),
             distinct: B64.encode(self.distinct.serialize()),
             frequent,
-            digest: self.digest.map(|mut d| B64.encode(d.serialize())),
+            bins: self.bins,
         }
     }
 }
@@ -286,14 +352,12 @@ fn json_cmp(data_type: &str, a: &Value, b: &Value) -> Ordering {
 pub(super) struct MergedColumn {
     pub stored: StoredColumn,
     pub distinct: f64,
-    pub digest: Option<TDigestMut>,
 }
 
 /// Merges the same column of several uploads' profiles (at least one).
 pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
     let first = columns.first()?;
     let mut union = HllUnion::new(LG_K).ok()?;
-    let mut digest: Option<TDigestMut> = None;
     let mut frequent: Option<HashMap<String, (Value, u64)>> = Some(HashMap::new());
     let mut out = StoredColumn {
         name: first.name.clone(),
@@ -304,7 +368,7 @@ pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
         max: None,
         distinct: String::new(),
         frequent: None,
-        digest: None,
+        bins: None,
     };
     let pick = |current: &mut Option<Value>, new: &Option<Value>, want: Ordering| {
         if let Some(n) = new {
@@ -321,20 +385,12 @@ pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
         out.nulls += c.nulls;
         pick(&mut out.min, &c.min, Ordering::Less);
         pick(&mut out.max, &c.max, Ordering::Greater);
-        if let Some(sketch) = B64
-            .decode(&c.distinct)
-            .ok()
-            .and_then(|b| HllSketch::deserialize(&b).ok())
-        {
+        let sketch = B64.decode(&c.distinct).ok();
+        if let Some(sketch) = sketch.and_then(|b| HllSketch::deserialize(&b).ok()) {
             union.update(&sketch);
         }
-        if let Some(d) = c.digest.as_ref().and_then(|t| B64.decode(t).ok()) {
-            if let Ok(d) = TDigestMut::deserialize(&d) {
-                match &mut digest {
-                    Some(m) => m.merge(&d),
-                    None => digest = Some(d),
-                }
-            }
+        if let Some(b) = &c.bins {
+            out.bins.get_or_insert_with(Bins::default).merge(b);
         }
         frequent = match (frequent, &c.frequent) {
             (Some(mut counts), Some(list)) => {
@@ -350,9 +406,13 @@ pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
         };
     }
     out.frequent = frequent.map(|counts| by_count(counts.into_values().collect()));
+    // With every value counted, the distinct count is exact.
+    let distinct = match &out.frequent {
+        Some(list) => list.len() as f64,
+        None => union.estimate(),
+    };
     Some(MergedColumn {
-        distinct: union.estimate(),
+        distinct,
         stored: out,
-        digest,
     })
 }

@@ -2,14 +2,14 @@
 //! column, taken from the same pass that validates an upload (the ingest feeds each kept batch
 //! to a [`Profiler`]) and merged per schema version when asked.
 //!
-//! Per column: rows, nulls, smallest and largest value, a distinct count estimated by a
-//! HyperLogLog sketch, the exact counts of each value while an upload has at most
-//! [`MAX_FREQUENT`] distinct ones (low-cardinality columns), and for numbers and dates a t-digest
-//! a histogram is drawn from. Both sketches are Apache DataSketches' (`datasketches`): mergeable
-//! across uploads and kept as bytes, so one upload's profile costs a few KiB per column whatever
-//! its size. Each upload's profile is kept in the catalog beside its raw file (and goes with it);
+//! Per column: rows, nulls, smallest and largest value, the exact count of each value while an
+//! upload has at most [`MAX_FREQUENT`] distinct ones (low-cardinality columns), past that a
+//! distinct count estimated by a HyperLogLog sketch (Apache DataSketches', `datasketches`), and
+//! for numbers and dates a histogram of 256 fine bins (`bins.rs`). All of it merges across
+//! uploads and is kept in a few KiB per column whatever the upload's size. Each upload's profile is kept in the catalog beside its raw file (and goes with it);
 //! [`view`] merges them and flags what changed between the last two uploads.
 
+pub mod bins;
 mod column;
 pub mod view;
 
@@ -50,9 +50,22 @@ pub struct Profiler {
 
 impl Profiler {
     pub fn new(schema: &ValidSchema) -> Profiler {
+        Profiler::for_columns(schema.columns())
+    }
+
+    /// A profiler of `columns` (a schema's, in its order).
+    pub fn for_columns(columns: &[crate::schema::ValidColumn]) -> Profiler {
         Profiler {
             rows: 0,
-            columns: schema.columns().iter().map(ColumnProfiler::new).collect(),
+            columns: columns.iter().map(ColumnProfiler::new).collect(),
+        }
+    }
+
+    /// Adds what `other` counted (later rows of the same upload, profiled elsewhere).
+    pub fn merge(&mut self, other: Profiler) {
+        self.rows += other.rows;
+        for (mine, theirs) in self.columns.iter_mut().zip(other.columns) {
+            mine.merge(theirs);
         }
     }
 

@@ -181,3 +181,38 @@ fn changes_between_the_last_two_uploads_are_flagged() {
         .message;
     assert!(message.contains("\"Atlantis\""), "{message}");
 }
+
+#[test]
+fn batches_profiled_apart_and_merged_equal_one_profiler() {
+    let s = schema();
+    let whole = profile(&s, &[(0, 3000), (3000, 7000)]);
+    let mut merged = Profiler::new(&s);
+    for (from, to) in [(0, 20), (20, 3000), (3000, 7000)] {
+        let mut part = Profiler::new(&s);
+        part.observe(&batch(&s, from, to));
+        merged.merge(part);
+    }
+    let (a, b) = (
+        view::view(1, &[merged.finish().unwrap()]),
+        view::view(1, &[whole]),
+    );
+    assert_eq!(a.rows, b.rows);
+    for (x, y) in a.columns.iter().zip(&b.columns) {
+        assert_eq!(
+            (x.nulls, &x.min, &x.max, &x.top_values),
+            (y.nulls, &y.min, &y.max, &y.top_values)
+        );
+        let gap = (x.distinct_estimate as f64 - y.distinct_estimate as f64).abs();
+        assert!(
+            gap <= y.distinct_estimate as f64 * 0.02,
+            "{}: {gap}",
+            x.name
+        );
+        let total = |v: &super::ColumnView| {
+            v.histogram
+                .as_ref()
+                .map(|h| h.iter().map(|b| b.count).sum::<u64>())
+        };
+        assert_eq!(total(x), total(y), "{}", x.name);
+    }
+}

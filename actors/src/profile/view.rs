@@ -39,7 +39,8 @@ pub struct ColumnView {
     pub nulls: u64,
     /// Nulls over rows, 0 to 1.
     pub null_share: f64,
-    /// Distinct non-null values, estimated (HyperLogLog, about 1.6% error).
+    /// Distinct non-null values: exact when `top_values` lists them all, else estimated
+    /// (HyperLogLog, about 1.6% error).
     pub distinct_estimate: u64,
     /// The smallest value (a number, text, boolean, or a date as `YYYY-MM-DD`).
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Value>))]
@@ -48,7 +49,8 @@ pub struct ColumnView {
     pub max: Option<Value>,
     /// Each value and its count, most frequent first, when the column has at most 50 values.
     pub top_values: Option<Vec<ValueCount>>,
-    /// Numbers and dates: rows per equal-width bin between min and max (estimated).
+    /// Numbers and dates: rows per equal-width bin between min and max (each of 256 finer bins
+    /// counted in the bin holding its middle).
     pub histogram: Option<Vec<HistogramBin>>,
 }
 
@@ -111,7 +113,7 @@ pub fn view(version: i64, uploads: &[StoredProfile]) -> ProfileView {
 
 fn column_view(merged: MergedColumn) -> ColumnView {
     let c = &merged.stored;
-    let histogram = merged.digest.and_then(|mut d| histogram(c, &mut d));
+    let histogram = histogram(c);
     ColumnView {
         name: c.name.clone(),
         data_type: c.data_type.clone(),
@@ -140,13 +142,10 @@ fn share(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// [`BINS`] equal-width bins between the digest's ends, each with its estimated row count.
-fn histogram(
-    c: &StoredColumn,
-    digest: &mut datasketches::tdigest::TDigestMut,
-) -> Option<Vec<HistogramBin>> {
-    let (lo, hi) = (digest.min_value()?, digest.max_value()?);
-    let total = (c.rows - c.nulls) as f64;
+/// [`BINS`] equal-width bins between the column's bounds, each with its row count.
+fn histogram(c: &StoredColumn) -> Option<Vec<HistogramBin>> {
+    let bins = c.bins.as_ref()?;
+    let (lo, hi) = (as_number(&c.min)?, as_number(&c.max)?);
     let is_date = c.data_type == "date";
     let at = |x: f64| -> Value {
         if is_date {
@@ -159,31 +158,28 @@ fn histogram(
             Value::from(x)
         }
     };
-    if hi <= lo {
-        return Some(vec![HistogramBin {
-            from: at(lo),
-            to: at(hi),
-            count: total as u64,
-        }]);
-    }
-    let width = (hi - lo) / BINS as f64;
-    let splits: Vec<f64> = (1..BINS).map(|i| lo + width * i as f64).collect();
-    let masses = digest.pmf(&splits).ok()??;
+    let n = if hi > lo { BINS } else { 1 };
     Some(
-        masses
-            .iter()
-            .enumerate()
-            .map(|(i, mass)| HistogramBin {
-                from: at(lo + width * i as f64),
-                to: at(if i + 1 == BINS {
-                    hi
-                } else {
-                    lo + width * (i + 1) as f64
-                }),
-                count: (mass * total).round() as u64,
+        bins.regroup(lo, hi, n)
+            .into_iter()
+            .map(|(from, to, count)| HistogramBin {
+                from: at(from),
+                to: at(to),
+                count,
             })
             .collect(),
     )
+}
+
+/// A bound of a number or date column as a number (dates as days since 1970-01-01).
+fn as_number(v: &Option<Value>) -> Option<f64> {
+    match v.as_ref()? {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
+            .ok()
+            .map(|d| crate::schema::date_format::date_to_days(d) as f64),
+        _ => None,
+    }
 }
 
 /// What moved between the upload `before` and the upload `last`, column by column.
@@ -239,15 +235,7 @@ fn changes(before: &StoredProfile, last: &StoredProfile) -> Vec<ProfileChange> {
 
 /// Numbers and dates whose range reaches well past the previous upload's.
 fn range_shift(before: &StoredColumn, last: &StoredColumn) -> Option<String> {
-    let number = |v: &Option<Value>| -> Option<f64> {
-        match v.as_ref()? {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d")
-                .ok()
-                .map(|d| crate::schema::date_format::date_to_days(d) as f64),
-            _ => None,
-        }
-    };
+    let number = as_number;
     if !matches!(last.data_type.as_str(), "int" | "double" | "date") {
         return None;
     }
