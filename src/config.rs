@@ -217,6 +217,12 @@ pub struct ServeArgs {
     #[arg(long, env = "RAPID_JOB_LEASE_SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(3..=86_400))]
     pub job_lease_secs: u64,
+
+    /// Address of the PostgreSQL wire listener (psql, pandas, DBeaver: docs/guide.md); unset or
+    /// empty: off. Loopback addresses only (passwords travel in clear text; no TLS yet); port 0
+    /// picks a free port, printed at start-up (`postgresql listening on ADDR`).
+    #[arg(long, env = "RAPID_PG_LISTEN", default_value = "")]
+    pub pg_listen: String,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]

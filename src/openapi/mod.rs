@@ -54,6 +54,7 @@ use modifiers::{Aliases, CommonErrors, SecuritySchemes};
         queries::query_dataset,
         queries::query_dataset_large,
         queries::download_result,
+        crate::routes::sql::run_sql,
         datasets::list_raw_files,
         datasets::delete_raw_file,
         datasets::compact_dataset,

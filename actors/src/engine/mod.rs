@@ -10,6 +10,7 @@ mod browse;
 mod compactor;
 mod ops;
 mod query;
+mod sql;
 mod upload;
 
 use std::collections::BTreeSet;
@@ -24,6 +25,7 @@ pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
+pub use sql::SqlSession;
 pub use upload::{UploadAccepted, UploadTarget};
 
 use crate::auth::pass::{self, AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};
