@@ -253,7 +253,58 @@ fn psycopg_and_pandas_read_and_lose_access_at_once() {
         Some(&json!({"subject_id": id, "permissions": ["WRITE_ALL"]})),
     );
     assert_eq!(status, StatusCode::OK, "{body}");
-    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
     assert_eq!(lines.next().unwrap().unwrap(), "42P01");
+
+    let admin = s.admin_token();
+    let (status, body) = s.call(
+        "PUT",
+        "/api/subjects/permissions",
+        Some(&admin),
+        Some(&json!({"subject_id": id, "permissions": ["READ_PUBLIC"]})),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    stdin.write_all(b"go\n").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "ok");
+    let (status, body) = s.call("DELETE", &format!("/api/client/{id}"), Some(&admin), None);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    stdin.write_all(b"go\n").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "28000");
+    drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+/// A user's name and password sign in too; limits answer with their SQLSTATE and the session
+/// goes on.
+#[test]
+fn the_wire_signs_in_users_and_keeps_its_limits() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let mut options = pg_options();
+    options
+        .env
+        .push(("RAPID_QUERY_TIMEOUT_SECONDS".into(), "1".into()));
+    let s = TestServer::start_with(options);
+    let password = s.create_user("analyst");
+    let slow = "SELECT count(*) FROM generate_series(1, 2000000000) AS t(x) WHERE x % 7 = 3";
+    let huge = format!("SELECT '{}'", "x".repeat(100_001));
+    let (ok, out) = psql(
+        &s,
+        "analyst",
+        &password,
+        &[
+            slow,
+            "SELECT 42",
+            &huge,
+            "SET datafusion.execution.target_partitions = 64",
+        ],
+    );
+    let _ = ok; // psql goes on after an error; each one is in its output
+    assert!(out.contains("ERROR:  57014"), "{out}");
+    assert!(out.lines().any(|l| l == "42"), "{out}");
+    assert!(out.contains("ERROR:  54000"), "{out}");
+    assert!(out.contains("ERROR:  42501"), "{out}");
 }

@@ -2,9 +2,9 @@
 
 Usage: pg_clients.py HOST PORT USER PASSWORD
 Prints one JSON object: the tables information_schema lists, pandas' answer to a query, the
-SQLSTATE of a write and of a protected table. Then, in the same session, prints "ready", waits
-for a line on stdin (the test changes the subject's permissions meanwhile) and prints the
-SQLSTATE (or "ok") of the same query again: permission changes apply to open sessions at once.
+SQLSTATE of a write and of a protected table. Then, in the same session, prints "ready" and, for
+every line on stdin (the test changes the subject meanwhile), the SQLSTATE (or "ok") of one query:
+permission changes and deletions apply to open sessions at once.
 """
 
 import json
@@ -47,8 +47,8 @@ def main():
     }
     print(json.dumps(out), flush=True)
     print("ready", flush=True)
-    sys.stdin.readline()
-    print(sqlstate(conn, "SELECT count(*) FROM travel.trips"), flush=True)
+    for _ in sys.stdin:
+        print(sqlstate(conn, "SELECT count(*) FROM travel.trips"), flush=True)
     conn.close()
 
 
