@@ -117,7 +117,14 @@ fn start_pg_listener(
     if args.pg_listen.trim().is_empty() {
         return Ok(None);
     }
-    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim())?;
+    let tls = match (&args.pg_tls_cert, &args.pg_tls_key) {
+        (Some(cert), Some(key)) => Some(rapid_sqlwire::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim(), tls.as_ref())?;
     let addr = listener.local_addr()?;
     let engine = engine.clone();
     actix_web::rt::spawn(async move {

@@ -17,12 +17,14 @@
 pub mod errors;
 pub mod session;
 pub mod signin;
+pub mod tls;
 
 use std::net::{SocketAddr, TcpListener as StdListener};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use datafusion_postgres::pgwire::api::ConnectionManager;
-use datafusion_postgres::pgwire::tokio::process_socket;
+use datafusion_postgres::pgwire::tokio::{process_socket, TlsAcceptor};
 use rapid_actors::engine::Engine;
 use rapid_actors::Error;
 use tokio::sync::Semaphore;
@@ -30,26 +32,36 @@ use tokio::sync::Semaphore;
 /// Open connections accepted at once; more are closed at once (each holds a session).
 pub const MAX_CONNECTIONS: usize = 256;
 
+/// The listener's certificate and key (PEM files).
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
 /// The PostgreSQL listener, bound (so its address is known) but not yet serving.
 pub struct PgListener {
     listener: StdListener,
+    tls: Option<TlsAcceptor>,
 }
 
 impl PgListener {
-    /// Binds `addr`. Passwords travel in clear text over this protocol, so only a loopback
-    /// address is accepted: TLS is not offered yet.
-    pub fn bind(addr: &str) -> std::io::Result<PgListener> {
+    /// Binds `addr`. Passwords travel in clear text over this protocol: without `tls` only a
+    /// loopback address is accepted; with it, sign-ins from other addresses must use TLS
+    /// (see [`signin`]).
+    pub fn bind(addr: &str, tls: Option<&TlsFiles>) -> std::io::Result<PgListener> {
+        let tls = tls.map(|t| tls::acceptor(&t.cert, &t.key)).transpose()?;
         let listener = StdListener::bind(addr)?;
         let local = listener.local_addr()?;
-        if !local.ip().is_loopback() {
+        if tls.is_none() && !local.ip().is_loopback() {
             return Err(std::io::Error::other(format!(
-                "RAPID_PG_LISTEN={addr}: the PostgreSQL listener carries passwords in clear text \
-                 and offers no TLS yet, so it listens on a loopback address only (127.0.0.1:5432, \
-                 [::1]:5432); reach it from elsewhere through an SSH tunnel or a TLS proxy"
+                "RAPID_PG_LISTEN={addr}: the PostgreSQL listener carries passwords in clear text, \
+                 so without TLS (RAPID_PG_TLS_CERT, RAPID_PG_TLS_KEY) it listens on a loopback \
+                 address only (127.0.0.1:5432, [::1]:5432)"
             )));
         }
         listener.set_nonblocking(true)?;
-        Ok(PgListener { listener })
+        Ok(PgListener { listener, tls })
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -58,11 +70,15 @@ impl PgListener {
 
     /// Accepts connections until dropped, on the query threads.
     pub async fn serve(self, engine: Engine) -> rapid_actors::Result<()> {
-        rapid_actors::query::on_query_runtime(accept(self.listener, engine)).await
+        rapid_actors::query::on_query_runtime(accept(self.listener, self.tls, engine)).await
     }
 }
 
-async fn accept(listener: StdListener, engine: Engine) -> rapid_actors::Result<()> {
+async fn accept(
+    listener: StdListener,
+    tls: Option<TlsAcceptor>,
+    engine: Engine,
+) -> rapid_actors::Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| Error::internal(format!("PostgreSQL listener: {e}")))?;
     let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
@@ -85,9 +101,10 @@ async fn accept(listener: StdListener, engine: Engine) -> rapid_actors::Result<(
             peer.ip(),
             manager.clone(),
         ));
+        let tls = tls.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            if let Err(e) = process_socket(socket, None, handlers).await {
+            if let Err(e) = process_socket(socket, tls, handlers).await {
                 tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
             }
         });
@@ -100,9 +117,9 @@ mod tests {
 
     #[test]
     fn a_non_loopback_address_is_refused_and_port_zero_is_told() {
-        let e = PgListener::bind("0.0.0.0:0").err().expect("refused");
+        let e = PgListener::bind("0.0.0.0:0", None).err().expect("refused");
         assert!(e.to_string().contains("loopback"), "{e}");
-        let listener = PgListener::bind("127.0.0.1:0").unwrap();
+        let listener = PgListener::bind("127.0.0.1:0", None).unwrap();
         assert_ne!(listener.local_addr().unwrap().port(), 0);
     }
 }

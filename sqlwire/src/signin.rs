@@ -1,7 +1,8 @@
 //! The startup of a connection: PostgreSQL's cleartext password exchange, with the password
 //! checked by the engine's own sign-in (`Auth::sign_in`: a client's id and secret, or a user's
 //! name and password, behind the token endpoint's throttle and hash pool). A refusal is a FATAL
-//! error with SQLSTATE 28P01 (wrong credentials), 28000 (throttled) or 53300 (hash pool full).
+//! error with SQLSTATE 28P01 (wrong credentials), 28000 (throttled, or a password sent without
+//! TLS from another host than this one) or 53300 (hash pool full).
 
 use std::fmt::Debug;
 use std::net::IpAddr;
@@ -67,6 +68,13 @@ impl StartupHandler for SignIn {
                     .await?;
             }
             PgWireFrontendMessage::PasswordMessageFamily(password) => {
+                if !client.is_secure() && !self.peer.is_loopback() {
+                    return Err(fatal(
+                        "28000",
+                        "passwords are accepted over TLS only from this address: connect with \
+                         sslmode=require",
+                    ));
+                }
                 let password = password.into_password()?;
                 let login = LoginInfo::from_client_info(client);
                 let user = login.user().unwrap_or_default().to_string();

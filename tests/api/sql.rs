@@ -308,3 +308,51 @@ fn the_wire_signs_in_users_and_keeps_its_limits() {
     assert!(out.contains("ERROR:  54000"), "{out}");
     assert!(out.contains("ERROR:  42501"), "{out}");
 }
+
+/// With a certificate and key the listener speaks TLS (`sslmode=require`), which is what lets it
+/// listen beyond loopback.
+#[test]
+fn the_wire_offers_tls_with_a_certificate() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let mut options = pg_options();
+    options
+        .env
+        .push(("RAPID_PG_TLS_CERT".into(), cert.display().to_string()));
+    options
+        .env
+        .push(("RAPID_PG_TLS_KEY".into(), key.display().to_string()));
+    let s = TestServer::start_with(options);
+    let addr = s.pg_addr().unwrap();
+    let out = Command::new(psql_binary().unwrap())
+        .arg(format!(
+            "host={} port={} user={} dbname=default sslmode=require",
+            addr.ip(),
+            addr.port(),
+            crate::support::ADMIN_ID
+        ))
+        .args(["-X", "-At", "-c", "\\conninfo", "-c", "SELECT 7"])
+        .env("PGPASSWORD", crate::support::ADMIN_SECRET)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("SSL connection"), "{text}");
+    assert!(text.lines().any(|l| l == "7"), "{text}");
+}
