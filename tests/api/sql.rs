@@ -356,3 +356,51 @@ fn the_wire_offers_tls_with_a_certificate() {
     assert!(text.contains("SSL connection"), "{text}");
     assert!(text.lines().any(|l| l == "7"), "{text}");
 }
+
+/// Statements over the wire take the HTTP queries' slots: with every slot busy a statement is
+/// refused at once with 53000, and the slot is free again when the slow statement stops.
+#[test]
+fn the_wire_shares_the_query_slots() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let mut options = pg_options();
+    for (k, v) in [
+        ("RAPID_QUERY_CONCURRENCY", "1"),
+        ("RAPID_QUERY_QUEUE_WAIT_MS", "0"),
+        ("RAPID_QUERY_TIMEOUT_SECONDS", "3"),
+    ] {
+        options.env.push((k.into(), v.into()));
+    }
+    let s = std::sync::Arc::new(TestServer::start_with(options));
+    let slow = "SELECT count(*) FROM generate_series(1, 2000000000) AS t(x) WHERE x % 7 = 3";
+    let busy = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            psql(
+                &s,
+                crate::support::ADMIN_ID,
+                crate::support::ADMIN_SECRET,
+                &[slow],
+            )
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (ok, out) = psql(
+        &s,
+        crate::support::ADMIN_ID,
+        crate::support::ADMIN_SECRET,
+        &["SELECT 1"],
+    );
+    assert!(!ok && out.contains("53000"), "{out}");
+    let (_, out) = busy.join().unwrap();
+    assert!(out.contains("57014"), "{out}");
+    let (ok, out) = psql(
+        &s,
+        crate::support::ADMIN_ID,
+        crate::support::ADMIN_SECRET,
+        &["SELECT 1"],
+    );
+    assert!(ok && out.trim() == "1", "{out}");
+}
