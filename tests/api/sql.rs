@@ -404,3 +404,30 @@ fn the_wire_shares_the_query_slots() {
     );
     assert!(ok && out.trim() == "1", "{out}");
 }
+
+/// The protocol's cancel request (psycopg's `cancel_safe`) stops a running statement long before
+/// its time limit, and the session goes on.
+#[test]
+fn a_cancel_request_stops_the_statement() {
+    let s = TestServer::start_with(pg_options());
+    let addr = s.pg_addr().unwrap();
+    let out = Command::new(crate::pyarrow_readback::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_cancel.py"
+        ))
+        .args([addr.ip().to_string(), addr.port().to_string()])
+        .args([crate::support::ADMIN_ID, crate::support::ADMIN_SECRET])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(answer["sqlstate"], "57014", "{answer}");
+    assert!(answer["seconds"].as_f64().unwrap() < 10.0, "{answer}");
+    assert_eq!(answer["after"], 5);
+}
