@@ -55,6 +55,7 @@ use modifiers::{Aliases, CommonErrors, SecuritySchemes};
         queries::query_dataset_large,
         queries::download_result,
         crate::routes::sql::run_sql,
+        crate::routes::sql::run_sql_large,
         datasets::list_raw_files,
         datasets::delete_raw_file,
         datasets::compact_dataset,

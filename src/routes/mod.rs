@@ -90,6 +90,7 @@ route_table! {
     // A result link carries its own signed, expiring authorisation.
     "/results/{name}" => public { get: queries::download_result },
     "/sql" => { post: sql::run_sql },
+    "/sql/large" => { post: sql::run_sql_large },
     "/datasets/{layer}/{domain}/{dataset}/{version}/files" => { get: datasets::list_raw_files },
     "/datasets/{layer}/{domain}/{dataset}/{version}/{filename}" => {
         delete: datasets::delete_raw_file

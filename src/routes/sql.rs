@@ -49,3 +49,26 @@ pub async fn run_sql(
         .await?;
     Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
 }
+
+/// `POST /sql/large`: the statement is checked and planned now (400 for a bad one), then a QUERY
+/// job writes the whole result as CSV; the finished job's `result_url` downloads it. The job
+/// names no dataset (a statement may read several): empty layer, domain and dataset.
+#[utoipa::path(post, path = "/api/sql/large", tag = "queries",
+    request_body(content = SqlRequest, content_type = "application/json"),
+    responses(
+        (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV", body = doc::QueryJobAccepted),
+        (status = 400, description = "Not one SELECT, a statement that writes, or an unknown table", body = doc::ErrorBody),
+    ))]
+pub async fn run_sql_large(
+    caller: Authorized<AnySubject>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: web::Json<SqlRequest>,
+) -> ApiResult<HttpResponse> {
+    let base_url = state.link_origin(&req);
+    let job_id = state
+        .engine
+        .start_large_sql(&caller.pass, body.into_inner().sql, &base_url)
+        .await?;
+    Ok(HttpResponse::Accepted().json(doc::QueryJobAccepted::new(job_id)))
+}

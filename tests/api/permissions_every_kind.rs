@@ -100,6 +100,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             AnyToken,
         ),
         (
+            "POST",
+            "/sql/large",
+            "/api/sql/large".into(),
+            Some(json!({"sql": "SELECT 1 AS one"})),
+            AnyToken,
+        ),
+        (
             "PUT",
             "/subjects/permissions",
             "/api/subjects/permissions".into(),

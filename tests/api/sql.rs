@@ -431,3 +431,36 @@ fn a_cancel_request_stops_the_statement() {
     assert!(answer["seconds"].as_f64().unwrap() < 10.0, "{answer}");
     assert_eq!(answer["after"], 5);
 }
+
+/// `POST /api/sql/large`: a QUERY job whose result link downloads the whole answer as CSV; a
+/// statement that does not plan is refused before any job.
+#[test]
+fn a_large_sql_statement_runs_as_a_query_job() {
+    let s = server_with_data(Options::default());
+    let t = s.token_with("large-reader", &["READ_PUBLIC"]);
+    let (status, body) = s.call(
+        "POST",
+        "/api/sql/large",
+        Some(&t),
+        Some(&json!({"sql": "SELECT year FROM \"default\".travel.trips ORDER BY year"})),
+    );
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let job = s.wait_job(&t, body["details"]["job_id"].as_str().unwrap());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    assert_eq!(
+        (&job["type"], &job["rows_processed"]),
+        (&json!("QUERY"), &json!(4))
+    );
+    let csv = reqwest::blocking::get(job["result_url"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        csv.text().unwrap(),
+        ",year\n0,2017\n1,2018\n2,2018\n3,2021\n"
+    );
+    let (status, body) = s.call(
+        "POST",
+        "/api/sql/large",
+        Some(&t),
+        Some(&json!({"sql": "SELECT * FROM \"default\".secret.payroll"})),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}

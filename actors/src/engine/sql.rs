@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument;
+
 use datafusion::prelude::SessionContext;
 
 use super::query::{render, OutputFormat};
@@ -11,7 +13,10 @@ use super::Engine;
 use crate::auth::pass::SubjectPass;
 use crate::auth::Subject;
 use crate::error::{Error, Result};
-use crate::query::sql::{collect_capped, one_select, SqlTables};
+use crate::jobs::{JobKind, NewJob};
+use crate::key::DatasetKey;
+use crate::query::answers::large::write_csv_streams;
+use crate::query::sql::{collect_capped, one_select, partition_streams, plan, SqlTables};
 use crate::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 
 /// The catalog unqualified names resolve in over HTTP (tables are named in full there).
@@ -87,4 +92,94 @@ impl Engine {
         ));
         pools.run(Some(slot), limit, work, timed_out).await
     }
+}
+
+impl Engine {
+    /// `POST /api/sql/large`: checks and plans one SELECT now (its errors are the answer), then a
+    /// QUERY job writes its whole result as CSV, as a large query's; the job id. The job names no
+    /// dataset (empty layer, domain and dataset, version 0): a statement may read several.
+    pub async fn start_large_sql(
+        &self,
+        pass: &SubjectPass,
+        sql: String,
+        base_url: &str,
+    ) -> Result<String> {
+        let pools = pools();
+        let slot = pools.admit(QueryKind::Large).await?;
+        let check_limit = pools.settings().timeout;
+        let (this, subject_id) = (self.clone(), pass.subject().id.clone());
+        let check = async move {
+            let session = this.sql_session(HTTP_DEFAULT_CATALOG);
+            this.sql_refresh(&subject_id, &session.tables)?;
+            let statement = one_select(&sql, &crate::query::pools().settings().limits)?;
+            let logical = plan(&session.context, statement).await?;
+            Ok((session, logical))
+        };
+        let timed_out = Error::invalid(format!(
+            "Planning the statement took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
+            check_limit.as_secs()
+        ));
+        let (session, logical) = pools.run(None, check_limit, check, timed_out).await?;
+        let job_id = self.jobs.create(NewJob {
+            kind: JobKind::Query,
+            key: &DatasetKey::new("", "", ""),
+            version: 0,
+            subject_id: &pass.subject().id,
+            filename: None,
+            raw_filename: None,
+        })?;
+        let span = tracing::info_span!("job", job_id = %job_id, kind = "QUERY", sql = true);
+        let job = LargeSql {
+            id: job_id.clone(),
+            session,
+            plan: logical,
+            base_url: base_url.to_string(),
+        };
+        self.spawn_large_sql(job, slot, span);
+        Ok(job_id)
+    }
+
+    fn spawn_large_sql(&self, job: LargeSql, slot: crate::query::Slot, span: tracing::Span) {
+        let pools = pools();
+        let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
+        let ttl = self.settings.result_ttl_seconds;
+        let limit = pools.settings().large_timeout;
+        actix::spawn(
+            async move {
+                let (id, jobs_for_run) = (job.id.clone(), jobs.clone());
+                let work = async move {
+                    let (names, streams) =
+                        partition_streams(&job.session.context, &job.plan).await?;
+                    let written =
+                        write_csv_streams(names, streams, &jobs_for_run, &job.id, &storage).await;
+                    job.session.tables.end_statement();
+                    written
+                };
+                let timed_out = Error::invalid(format!(
+                    "The statement ran longer than the limit of {} seconds for large-query jobs \
+                     (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped",
+                    limit.as_secs()
+                ));
+                let recorded = match pools.run(Some(slot), limit, work, timed_out).await {
+                    Ok(_) => {
+                        let url = auth.result_link(&job.base_url, &format!("{id}.csv"), ttl);
+                        jobs.succeed_with_url(&id, &url)
+                    }
+                    Err(e) => jobs.fail(&id, &crate::ingest::messages(&e)),
+                };
+                if let Err(e) = recorded {
+                    tracing::error!(job_id = id, error = %e.report(), "could not record a SQL job's outcome");
+                }
+            }
+            .instrument(span),
+        );
+    }
+}
+
+/// A checked, planned statement waiting for its job to run it.
+struct LargeSql {
+    id: String,
+    session: SqlSession,
+    plan: datafusion::logical_expr::LogicalPlan,
+    base_url: String,
 }

@@ -13,6 +13,6 @@ pub mod run;
 pub mod statement;
 pub mod tables;
 
-pub use run::collect_capped;
+pub use run::{collect_capped, partition_streams, plan};
 pub use statement::{check_parsed, check_size, check_sql, one_select, Refused, MAX_SQL_BYTES};
 pub use tables::{version_table_name, SqlTables};

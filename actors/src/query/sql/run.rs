@@ -4,8 +4,10 @@
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
+use datafusion::execution::SendableRecordBatchStream;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::logical_expr::LogicalPlanBuilder;
-use datafusion::physical_plan::collect;
+use datafusion::physical_plan::{collect, execute_stream_partitioned};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::Statement as DfStatement;
 
@@ -40,4 +42,34 @@ pub async fn collect_capped(
     // As PreparedQuery::collect: the batches' own schema, refined after planning.
     let schema = batches.first().map_or(planned, |b| b.schema());
     Ok((schema, batches))
+}
+
+/// The logical plan of `statement` in `ctx` (its errors: the caller's, before any job starts).
+pub async fn plan(ctx: &SessionContext, statement: DfStatement) -> Result<LogicalPlan> {
+    ctx.state()
+        .statement_to_plan(statement)
+        .await
+        .map_err(engine_error)
+}
+
+/// The answer's column names and one stream per output partition of `plan` (large answers).
+pub async fn partition_streams(
+    ctx: &SessionContext,
+    plan: &LogicalPlan,
+) -> Result<(Vec<String>, Vec<SendableRecordBatchStream>)> {
+    let physical = ctx
+        .state()
+        .create_physical_plan(plan)
+        .await
+        .map_err(engine_error)?;
+    let physical = yielding::yield_per_batch(physical).map_err(engine_error)?;
+    let names = physical
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let streams = execute_stream_partitioned(physical, work_scope::task_context(ctx))
+        .map_err(engine_error)?;
+    Ok((names, streams))
 }
