@@ -214,8 +214,9 @@ fn psql_signs_in_as_a_client_and_sees_only_its_datasets() {
     );
 }
 
-/// psycopg 3 and pandas (`tests/python/pg_clients.py`) as a PUBLIC reader, then the same session
-/// after its permissions were taken away.
+/// psycopg 3 and pandas (`tests/python/pg_clients.py`) as a PUBLIC reader and as a reader of the
+/// protected domain; the first session again after its permissions were taken away, given back,
+/// and after its client was deleted.
 #[test]
 fn psycopg_and_pandas_read_and_lose_access_at_once() {
     use std::io::{BufRead, BufReader, Write};
@@ -256,6 +257,33 @@ fn psycopg_and_pandas_read_and_lose_access_at_once() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"go\n").unwrap();
     assert_eq!(lines.next().unwrap().unwrap(), "42P01");
+
+    // A second subject, of another permission kind, sees the PROTECTED dataset too.
+    let (reader, reader_secret) =
+        s.create_client("pg-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
+    let other = Command::new(crate::pyarrow_readback::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_clients.py"
+        ))
+        .args([
+            addr.ip().to_string(),
+            addr.port().to_string(),
+            reader,
+            reader_secret,
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&other.stdout).to_string();
+    assert!(other.status.success(), "{text}");
+    let answer: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        answer["tables"],
+        json!(["secret.payroll", "travel.trips"]),
+        "{answer}"
+    );
+    assert_eq!(answer["protected"], "ok");
 
     let admin = s.admin_token();
     let (status, body) = s.call(
