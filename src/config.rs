@@ -217,6 +217,21 @@ pub struct ServeArgs {
     #[arg(long, env = "RAPID_JOB_LEASE_SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(3..=86_400))]
     pub job_lease_secs: u64,
+
+    /// Address of the PostgreSQL wire listener (psql, pandas, DBeaver: docs/guide.md); unset or
+    /// empty: off. Loopback addresses only unless TLS is set (passwords travel in clear text);
+    /// port 0 picks a free port, printed at start-up (`postgresql listening on ADDR`).
+    #[arg(long, env = "RAPID_PG_LISTEN", default_value = "")]
+    pub pg_listen: String,
+
+    /// The PostgreSQL listener's TLS certificate chain (PEM); with `RAPID_PG_TLS_KEY` it offers
+    /// TLS and may listen beyond loopback (clients from other hosts must use it).
+    #[arg(long, env = "RAPID_PG_TLS_CERT", requires = "pg_tls_key")]
+    pub pg_tls_cert: Option<PathBuf>,
+
+    /// The PostgreSQL listener's TLS private key (PEM, PKCS#8 or RSA).
+    #[arg(long, env = "RAPID_PG_TLS_KEY", requires = "pg_tls_cert")]
+    pub pg_tls_key: Option<PathBuf>,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]

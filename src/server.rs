@@ -79,6 +79,7 @@ pub async fn serve_until(
         build_app(app_state.clone(), sessions.clone())
     })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
+    let pg_addr = start_pg_listener(&args, &state.engine)?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
     let engine = state.engine.clone();
@@ -89,6 +90,14 @@ pub async fn serve_until(
         }
         crate::ops::shutdown::drain(handle, engine, timeout).await;
     });
+    if let Some(addr) = pg_addr {
+        let message = format!("postgresql listening on {addr}");
+        crate::ops::logging::announce(
+            args.ops.log_format,
+            &message,
+            &format!("postgresql://{addr}"),
+        );
+    }
     for addr in addrs {
         // Scripts and tests wait for this exact line (text), or its `url` (JSON).
         let url = format!("http://{addr}");
@@ -97,6 +106,33 @@ pub async fn serve_until(
     server.await?;
     crate::ops::shutdown::fail_unfinished(&state);
     Ok(())
+}
+
+/// Binds the PostgreSQL listener when `RAPID_PG_LISTEN` is set and serves it on the query
+/// threads (rapid-sqlwire); its address.
+fn start_pg_listener(
+    args: &ServeArgs,
+    engine: &Engine,
+) -> std::io::Result<Option<std::net::SocketAddr>> {
+    if args.pg_listen.trim().is_empty() {
+        return Ok(None);
+    }
+    let tls = match (&args.pg_tls_cert, &args.pg_tls_key) {
+        (Some(cert), Some(key)) => Some(rapid_sqlwire::TlsFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim(), tls.as_ref())?;
+    let addr = listener.local_addr()?;
+    let engine = engine.clone();
+    actix_web::rt::spawn(async move {
+        if let Err(e) = listener.serve(engine).await {
+            tracing::error!(error = %e.report(), "the PostgreSQL listener stopped");
+        }
+    });
+    Ok(Some(addr))
 }
 
 /// Served without a token: the API's public routes, its document and docs page, the web pages.

@@ -29,7 +29,8 @@
 //!    version).
 //! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
 //!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
-//!    expression trees, run by DataFusion over exactly the manifest's files), [`compaction`]
+//!    expression trees, run by DataFusion over exactly the manifest's files; and SQL statements,
+//!    read-only, over the datasets a subject may read), [`compaction`]
 //!    (which small files to merge, merging them, rewriting a merged file without a raw file).
 //! 5. The actors: [`registry`] (creates datasets, starts one dataset actor per dataset) and
 //!    [`dataset`] (the one writer of a dataset: version bumps, upload commits, compactions,

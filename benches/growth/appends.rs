@@ -92,7 +92,7 @@ fn progress(finished: &Mutex<Vec<Duration>>, t: Duration, started: Instant) {
     let mut finished = finished.lock().unwrap();
     finished.push(t);
     let n = finished.len();
-    if n % PROGRESS == 0 {
+    if n.is_multiple_of(PROGRESS) {
         eprintln!(
             "{n} appends in {:.1} s, last {ENDS} finished: median {:.1} ms",
             started.elapsed().as_secs_f64(),

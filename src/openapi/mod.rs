@@ -55,6 +55,8 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         queries::query_dataset,
         queries::query_dataset_large,
         queries::download_result,
+        crate::routes::sql::run_sql,
+        crate::routes::sql::run_sql_large,
         datasets::list_raw_files,
         datasets::delete_raw_file,
         datasets::compact_dataset,

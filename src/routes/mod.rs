@@ -8,6 +8,7 @@ pub(crate) mod profiles;
 pub(crate) mod protected_domains;
 pub(crate) mod queries;
 pub(crate) mod schemas;
+pub(crate) mod sql;
 pub(crate) mod status;
 pub(crate) mod subjects;
 pub(crate) mod token;
@@ -90,6 +91,8 @@ route_table! {
     "/datasets/{layer}/{domain}/{dataset}/query/large" => { post: queries::query_dataset_large },
     // A result link carries its own signed, expiring authorisation.
     "/results/{name}" => public { get: queries::download_result },
+    "/sql" => { post: sql::run_sql },
+    "/sql/large" => { post: sql::run_sql_large },
     "/datasets/{layer}/{domain}/{dataset}/{version}/files" => { get: datasets::list_raw_files },
     "/datasets/{layer}/{domain}/{dataset}/{version}/{filename}" => {
         delete: datasets::delete_raw_file

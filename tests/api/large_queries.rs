@@ -199,7 +199,7 @@ fn an_unordered_large_query_over_many_files_holds_every_row_once_in_index_order(
     let (files, per_file) = (3, 12_000);
     // Row n's date, empty (null) for every seventh row.
     let day_of = |n: usize| {
-        if n % 7 == 0 {
+        if n.is_multiple_of(7) {
             String::new()
         } else {
             format!("20{:02}-0{}-1{}", n % 100, n % 9 + 1, n % 10)

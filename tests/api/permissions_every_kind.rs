@@ -91,6 +91,21 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             AnyToken,
         ),
         ("GET", "/subjects", "/api/subjects".into(), None, UserAdmin),
+        // Any subject may run SQL; it sees only the datasets it may read (tests/api/sql.rs).
+        (
+            "POST",
+            "/sql",
+            "/api/sql".into(),
+            Some(json!({"sql": "SELECT 1 AS one"})),
+            AnyToken,
+        ),
+        (
+            "POST",
+            "/sql/large",
+            "/api/sql/large".into(),
+            Some(json!({"sql": "SELECT 1 AS one"})),
+            AnyToken,
+        ),
         (
             "PUT",
             "/subjects/permissions",

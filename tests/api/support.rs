@@ -22,6 +22,8 @@ pub struct TestServer {
     data: PathBuf,
     http: Client,
     stopped: bool,
+    /// What the server printed before its ready line.
+    preamble: Vec<String>,
 }
 
 /// Options for starting a server.
@@ -80,10 +82,12 @@ impl TestServer {
             cmd.env("RAPID_ADMIN_CLIENT_ID", ADMIN_ID)
                 .env("RAPID_ADMIN_CLIENT_SECRET", ADMIN_SECRET);
         }
-        let (child, base) = rapid_testkit::spawn_server(&mut cmd).unwrap_or_else(|e| {
-            let log = std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
-            panic!("{e}:\n{log}");
-        });
+        let (child, base, preamble) =
+            rapid_testkit::spawn_server_noting(&mut cmd).unwrap_or_else(|e| {
+                let log =
+                    std::fs::read_to_string(dir.path().join("server.log")).unwrap_or_default();
+                panic!("{e}:\n{log}");
+            });
         TestServer {
             child,
             base,
@@ -94,7 +98,16 @@ impl TestServer {
                 .build()
                 .unwrap(),
             stopped: false,
+            preamble,
         }
+    }
+
+    /// The PostgreSQL listener's address (`RAPID_PG_LISTEN`), as printed at start-up.
+    pub fn pg_addr(&self) -> Option<std::net::SocketAddr> {
+        self.preamble
+            .iter()
+            .find_map(|l| l.strip_prefix("postgresql listening on "))
+            .map(|a| a.trim().parse().unwrap())
     }
 
     /// Stops the server with SIGTERM (graceful) and hands back its folder for a restart.

@@ -60,6 +60,22 @@ impl Auth {
         Ok(self.issue(&user_id))
     }
 
+    /// Signs in with a name and secret where only one credential field exists (the PostgreSQL
+    /// front's user and password): a client's id and secret when `name` is a client id, a
+    /// user's name and password otherwise, each through the same throttle and hash pool as
+    /// the token endpoint. The subject's id.
+    pub async fn sign_in(&self, name: &str, secret: &str, addr: IpAddr) -> Result<String> {
+        let is_client = matches!(
+            self.snapshot().subjects.get(name).map(|s| &s.credential),
+            Some(Credential::SecretDigest(_))
+        );
+        if is_client {
+            self.client_token(name, secret, addr)?;
+            return Ok(name.to_string());
+        }
+        self.check_password(name, secret, addr).await
+    }
+
     /// Checks a user's password behind the throttle; the user's id when it matches, 401 when not
     /// (the same for an unknown name), 429 when throttled, 503 when the hash pool is full.
     pub(super) async fn check_password(

@@ -11,6 +11,7 @@ mod compactor;
 mod ops;
 mod profile;
 mod query;
+mod sql;
 mod upload;
 
 use std::collections::BTreeSet;
@@ -25,6 +26,7 @@ pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
+pub use sql::SqlSession;
 pub use upload::{UploadAccepted, UploadTarget};
 
 use crate::auth::pass::{self, AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};

@@ -2,6 +2,8 @@
 //! Everything (parse, check, plan, run, render) runs on the query threads within a time limit;
 //! the HTTP worker only waits (see `crate::query::admission::pools`).
 
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use bytes::Bytes;
 use tracing::Instrument;
 
@@ -72,23 +74,7 @@ impl Engine {
             if rows as u64 > SYNC_ROW_LIMIT {
                 return Err(too_many_rows(&record));
             }
-            let names: Vec<String> = arrow_schema
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .collect();
-            Ok(match format {
-                OutputFormat::Json => ("application/json", to_json(&batches)),
-                OutputFormat::Csv => ("text/csv; charset=utf-8", to_csv(&names, &batches)),
-                OutputFormat::Arrow => (
-                    "application/vnd.apache.arrow.stream",
-                    to_arrow_stream(arrow_schema, &batches)?,
-                ),
-                OutputFormat::Parquet => (
-                    "application/vnd.apache.parquet",
-                    to_parquet(arrow_schema, &batches)?,
-                ),
-            })
+            render(format, arrow_schema, &batches)
         };
         let timed_out = Error::invalid(format!(
             "The query ran longer than the limit of {} seconds for synchronous queries \
@@ -171,6 +157,31 @@ impl Engine {
             }
         }.instrument(span));
     }
+}
+
+/// A synchronous result in `format`: (content type, bytes).
+pub(super) fn render(
+    format: OutputFormat,
+    arrow_schema: SchemaRef,
+    batches: &[RecordBatch],
+) -> Result<(&'static str, Vec<u8>)> {
+    let names: Vec<String> = arrow_schema
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    Ok(match format {
+        OutputFormat::Json => ("application/json", to_json(batches)),
+        OutputFormat::Csv => ("text/csv; charset=utf-8", to_csv(&names, batches)),
+        OutputFormat::Arrow => (
+            "application/vnd.apache.arrow.stream",
+            to_arrow_stream(arrow_schema, batches)?,
+        ),
+        OutputFormat::Parquet => (
+            "application/vnd.apache.parquet",
+            to_parquet(arrow_schema, batches)?,
+        ),
+    })
 }
 
 fn too_many_rows(record: &DatasetRecord) -> Error {

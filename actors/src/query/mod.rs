@@ -14,6 +14,8 @@
 //!   slots and their load, time limits, work that yields and ends with its query.
 //! - [`reading`]: tables over the manifest's files ([`reading::table`]), pruning files, local
 //!   reads, kept plans, running a checked query ([`reading::run`]) and dataset info.
+//! - [`sql`]: SQL statements over the datasets a subject may read (`POST /api/sql`, the
+//!   PostgreSQL front): the read-only gate and the per-subject catalogs.
 //! - [`answers`]: answers written as JSON, CSV, Arrow or Parquet ([`answers::output`]), and large
 //!   answers streamed to a result file ([`answers::large`]).
 
@@ -22,6 +24,7 @@ pub mod answers;
 pub mod language;
 pub mod reading;
 pub mod rewrites;
+pub mod sql;
 #[cfg(test)]
 mod test_plans;
 

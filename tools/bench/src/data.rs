@@ -77,9 +77,9 @@ impl Shape {
                         format!("20{:02}-{:02}-{:02}", 10 + v % 15, 1 + v % 12, 1 + v % 28)
                             .as_bytes(),
                     ),
-                    _ => out.extend_from_slice(if v % 3 == 0 {
+                    _ => out.extend_from_slice(if v.is_multiple_of(3) {
                         b""
-                    } else if v % 2 == 0 {
+                    } else if v.is_multiple_of(2) {
                         b"true"
                     } else {
                         b"false"

@@ -23,7 +23,7 @@ fn hex(name: &OsStr) -> String {
 }
 
 fn unhex(s: &str) -> Option<OsString> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let bytes: Option<Vec<u8>> = (0..s.len())

@@ -20,18 +20,26 @@ use serde_json::{json, Value};
 /// child and that base address. Stdout keeps being drained, so the server never blocks on a full
 /// pipe. `Err` if the process ends first.
 pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
+    spawn_server_noting(cmd).map(|(child, base, _)| (child, base))
+}
+
+/// As [`spawn_server`], with the lines printed before the ready line (the PostgreSQL
+/// listener's `postgresql listening on ADDR`, for one).
+pub fn spawn_server_noting(cmd: &mut Command) -> Result<(Child, String, Vec<String>), String> {
     let mut child = cmd.spawn().map_err(|e| format!("start rapid-rs: {e}"))?;
     let stdout = child
         .stdout
         .take()
         .ok_or("rapid-rs must be started with its stdout piped")?;
     let mut lines = BufReader::new(stdout).lines();
+    let mut before = Vec::new();
     let base = loop {
         match lines.next() {
             Some(Ok(line)) => {
                 if let Some(addr) = listening_on(&line) {
                     break addr;
                 }
+                before.push(line);
             }
             _ => {
                 let _ = child.wait();
@@ -40,7 +48,7 @@ pub fn spawn_server(cmd: &mut Command) -> Result<(Child, String), String> {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    Ok((child, base))
+    Ok((child, base, before))
 }
 
 /// The address of a ready line: `listening on http://…`, or with `RAPID_LOG_FORMAT=json` an object

@@ -20,6 +20,7 @@ use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use datafusion::catalog::CatalogProviderList;
 use datafusion::execution::disk_manager::{DiskManagerBuilder, DiskManagerMode};
 use datafusion::execution::memory_pool::FairSpillPool;
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
@@ -176,6 +177,22 @@ impl QueryPools {
     /// its own.
     pub fn session(&self) -> SessionContext {
         crate::query::rewrites::session::from_template(&self.template)
+    }
+
+    /// A session for SQL statements: `catalogs` instead of a catalog of its own (see
+    /// `query::sql::tables`), `default_catalog` for unqualified names, `information_schema` on.
+    pub fn sql_session(
+        &self,
+        catalogs: Arc<dyn CatalogProviderList>,
+        default_catalog: &str,
+    ) -> SessionContext {
+        let mut state = self.template.clone();
+        let options = state.config_mut().options_mut();
+        options.catalog.information_schema = true;
+        options.catalog.default_catalog = default_catalog.to_string();
+        options.catalog.default_schema = "public".to_string();
+        state.register_catalog_list(catalogs);
+        SessionContext::new_with_state(state)
     }
 
     /// Physical plans kept for queries asked again.

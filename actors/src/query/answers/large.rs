@@ -28,9 +28,20 @@ pub async fn write_csv_result(
     job_id: &str,
     storage: &Storage,
 ) -> Result<(String, u64)> {
+    let (names, streams) = query.partition_streams().await?;
+    write_csv_streams(names, streams, jobs, job_id, storage).await
+}
+
+/// As [`write_csv_result`], for a plan's partition streams and their column `names` (SQL jobs).
+pub async fn write_csv_streams(
+    names: Vec<String>,
+    streams: Vec<SendableRecordBatchStream>,
+    jobs: &Jobs,
+    job_id: &str,
+    storage: &Storage,
+) -> Result<(String, u64)> {
     std::fs::create_dir_all(storage.staging_root())?;
     let part = PartFile(storage.staged_result(job_id));
-    let (names, streams) = query.partition_streams().await?;
     let mut file = std::fs::File::create(&part.0)?;
     let mut header = Vec::new();
     csv_header(&names, &mut header);

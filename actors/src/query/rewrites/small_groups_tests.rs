@@ -40,8 +40,8 @@ fn context(rows_per_batch: usize, batches: usize, distinct: usize) -> SessionCon
                 2 => Some(String::new()),
                 _ => Some(format!("k{pick}")),
             });
-            values.push((n % 11 != 0).then_some((n % 13) as i64 - 6));
-            floats.push((n % 7 != 0).then_some(n as f64 / 8.0));
+            values.push((!n.is_multiple_of(11)).then_some((n % 13) as i64 - 6));
+            floats.push((!n.is_multiple_of(7)).then_some(n as f64 / 8.0));
             // Runs of equal text, as a partition column arrives, with nulls between some.
             runs.push((n % 17 != 3).then(|| format!("run {}", (n / 9) % distinct.min(6))));
         }

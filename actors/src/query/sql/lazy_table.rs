@@ -1,0 +1,104 @@
+//! One version of one dataset as a SQL table. Its files are the manifest's at scan time (a
+//! [`ManifestTable`]), never a listing of the folder, and they stay on disk until the session's
+//! statement ends (the lease is kept with the session, see [`super::tables::SqlTables`]).
+
+use std::sync::{Arc, Mutex};
+
+use arrow::datatypes::SchemaRef;
+use async_trait::async_trait;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
+use datafusion::physical_plan::ExecutionPlan;
+
+use crate::catalog::SharedCatalog;
+use crate::error::Result;
+use crate::key::DatasetRecord;
+use crate::manifest::snapshot;
+use crate::query::reading::table::ManifestTable;
+use crate::schema::ValidSchema;
+use crate::storage::{LeaseGuard, Storage};
+
+pub struct LazyTable {
+    catalog: SharedCatalog,
+    storage: Storage,
+    dataset_id: i64,
+    version: i64,
+    schema: ValidSchema,
+    arrow_schema: SchemaRef,
+    /// The leases of the files scanned by the session's current statement.
+    leases: Arc<Mutex<Vec<LeaseGuard>>>,
+}
+
+impl LazyTable {
+    pub fn new(
+        catalog: SharedCatalog,
+        storage: Storage,
+        record: &DatasetRecord,
+        version: i64,
+        schema: ValidSchema,
+        leases: Arc<Mutex<Vec<LeaseGuard>>>,
+    ) -> Result<LazyTable> {
+        let arrow_schema = ManifestTable::new(&storage, &schema, &[])?.schema();
+        Ok(LazyTable {
+            catalog,
+            storage,
+            dataset_id: record.id,
+            version,
+            schema,
+            arrow_schema,
+            leases,
+        })
+    }
+}
+
+impl std::fmt::Debug for LazyTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyTable")
+            .field("dataset_id", &self.dataset_id)
+            .field("version", &self.version)
+            .finish()
+    }
+}
+
+#[async_trait]
+impl TableProvider for LazyTable {
+    fn schema(&self) -> SchemaRef {
+        self.arrow_schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        // As ManifestTable: filters skip files, the engine still applies them all.
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let external = |e: crate::error::Error| DataFusionError::External(Box::new(e));
+        let (files, lease) = snapshot(
+            self.catalog.as_ref(),
+            &self.storage,
+            self.dataset_id,
+            self.version,
+        )
+        .map_err(external)?;
+        self.leases
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(lease);
+        let table = ManifestTable::new(&self.storage, &self.schema, &files).map_err(external)?;
+        table.scan(state, projection, filters, limit).await
+    }
+}

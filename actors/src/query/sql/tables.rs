@@ -1,0 +1,295 @@
+//! The catalogs one SQL session sees: a DataFusion catalog list whose catalogs are layers,
+//! schemas domains and tables datasets, holding only what the subject may read. The set is
+//! read again from the catalog and the subject's permissions before every statement
+//! ([`SqlTables::refresh`]), so a permission taken away or a dataset deleted applies to open
+//! sessions at once. Other catalogs (the session's default one, where the PostgreSQL front puts
+//! `pg_catalog`) are kept as registered.
+//!
+//! Names: `"{layer}"."{domain}"."{dataset}"` is a dataset's latest schema version and
+//! `"{layer}"."{domain}"."{dataset}@v{n}"` an older one (`@` is never part of a dataset's
+//! name, and the double quotes make it one identifier in psql as in DataFusion).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
+    SchemaProvider, TableProvider,
+};
+use datafusion::error::{DataFusionError, Result as DfResult};
+
+use super::lazy_table::LazyTable;
+use crate::auth::permission::{Access, Permission};
+use crate::catalog::SharedCatalog;
+use crate::error::{ErrorKind, Result};
+use crate::records::load_schema;
+use crate::storage::{LeaseGuard, Storage};
+
+/// The table name of schema version `version` of `dataset` when it is not the latest.
+pub fn version_table_name(dataset: &str, version: i64) -> String {
+    format!("{dataset}@v{version}")
+}
+
+/// layer -> domain -> table name -> table.
+type Readable = BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<dyn TableProvider>>>>;
+
+/// A session's catalog list. Cheap to clone: clones share everything.
+#[derive(Clone)]
+pub struct SqlTables {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    catalog: SharedCatalog,
+    storage: Storage,
+    readable: RwLock<Arc<Readable>>,
+    /// Catalogs registered by the session (its default one, `pg_catalog`'s home).
+    registered: RwLock<HashMap<String, Arc<dyn CatalogProvider>>>,
+    /// Tables made before, by (dataset id, version): a stored schema version never changes.
+    made: Mutex<HashMap<(i64, i64), Arc<dyn TableProvider>>>,
+    /// The leases of the files the current statement scans.
+    leases: Arc<Mutex<Vec<LeaseGuard>>>,
+}
+
+impl std::fmt::Debug for SqlTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlTables").finish_non_exhaustive()
+    }
+}
+
+impl SqlTables {
+    /// An empty list (no dataset until [`Self::refresh`]) with `default_catalog` holding an
+    /// empty `public` schema, so that statements without tables plan.
+    pub fn new(catalog: SharedCatalog, storage: Storage, default_catalog: &str) -> SqlTables {
+        let tables = SqlTables {
+            inner: Arc::new(Inner {
+                catalog,
+                storage,
+                readable: RwLock::default(),
+                registered: RwLock::default(),
+                made: Mutex::default(),
+                leases: Arc::default(),
+            }),
+        };
+        let home = MemoryCatalogProvider::new();
+        // A memory catalog accepts any schema: the result (a replaced schema) is always None.
+        let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
+        tables.register_catalog(default_catalog.to_string(), Arc::new(home));
+        tables
+    }
+
+    /// Reads again which datasets `permissions` may read, with every schema version of each.
+    pub fn refresh(&self, permissions: &[Permission]) -> Result<()> {
+        let catalog = self.inner.catalog.as_ref();
+        let mut readable = Readable::new();
+        for key in catalog.dataset_keys()? {
+            let Some(record) = catalog.find_dataset(&key)? else {
+                continue; // deleted since the key list was read
+            };
+            let k = &record.key;
+            let may_read = permissions
+                .iter()
+                .any(|p| p.grants(Access::Read, record.sensitivity, &k.layer, &k.domain));
+            if !may_read {
+                continue;
+            }
+            let domain = readable
+                .entry(k.layer.clone())
+                .or_default()
+                .entry(k.domain.clone())
+                .or_default();
+            for version in 1..=record.latest_version {
+                let Some(table) = self.table(&record, version)? else {
+                    continue;
+                };
+                let name = match version == record.latest_version {
+                    true => k.dataset.clone(),
+                    false => version_table_name(&k.dataset, version),
+                };
+                domain.insert(name, table);
+            }
+        }
+        *self
+            .inner
+            .readable
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Arc::new(readable);
+        Ok(())
+    }
+
+    /// The table of one version, made once; `None` when the version is gone.
+    fn table(
+        &self,
+        record: &crate::key::DatasetRecord,
+        version: i64,
+    ) -> Result<Option<Arc<dyn TableProvider>>> {
+        let key = (record.id, version);
+        if let Some(t) = self
+            .inner
+            .made
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(Some(t.clone()));
+        }
+        let schema = match load_schema(self.inner.catalog.as_ref(), record, Some(version)) {
+            Ok(s) => s,
+            Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let table: Arc<dyn TableProvider> = Arc::new(LazyTable::new(
+            self.inner.catalog.clone(),
+            self.inner.storage.clone(),
+            record,
+            version,
+            schema,
+            self.inner.leases.clone(),
+        )?);
+        let mut made = self.inner.made.lock().unwrap_or_else(|p| p.into_inner());
+        made.insert(key, table.clone());
+        Ok(Some(table))
+    }
+
+    /// Lets go of the files the statement read (call once its rows are out).
+    pub fn end_statement(&self) {
+        self.inner
+            .leases
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    fn readable(&self) -> Arc<Readable> {
+        self.inner
+            .readable
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn registered(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        self.inner
+            .registered
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
+    }
+}
+
+impl CatalogProviderList for SqlTables {
+    fn register_catalog(
+        &self,
+        name: String,
+        catalog: Arc<dyn CatalogProvider>,
+    ) -> Option<Arc<dyn CatalogProvider>> {
+        self.inner
+            .registered
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, catalog)
+    }
+
+    fn catalog_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.readable().keys().cloned().collect();
+        for name in self
+            .inner
+            .registered
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .keys()
+        {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
+    fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        let registered = self.registered(name);
+        if registered.is_none() && !self.readable().contains_key(name) {
+            return None;
+        }
+        Some(Arc::new(LayerCatalog {
+            tables: self.clone(),
+            layer: name.to_string(),
+            registered,
+        }))
+    }
+}
+
+/// One layer's domains (as read at the statement's start), beside the schemas registered there.
+#[derive(Debug)]
+struct LayerCatalog {
+    tables: SqlTables,
+    layer: String,
+    registered: Option<Arc<dyn CatalogProvider>>,
+}
+
+impl CatalogProvider for LayerCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .tables
+            .readable()
+            .get(&self.layer)
+            .map(|d| d.keys().cloned().collect())
+            .unwrap_or_default();
+        for name in self.registered.iter().flat_map(|r| r.schema_names()) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        let readable = self.tables.readable();
+        if let Some(tables) = readable.get(&self.layer).and_then(|d| d.get(name)) {
+            return Some(Arc::new(DomainSchema {
+                tables: tables.clone(),
+            }));
+        }
+        self.registered.as_ref().and_then(|r| r.schema(name))
+    }
+
+    fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn SchemaProvider>,
+    ) -> DfResult<Option<Arc<dyn SchemaProvider>>> {
+        match &self.registered {
+            Some(r) => r.register_schema(name, schema),
+            None => Err(DataFusionError::Plan(format!(
+                "schemas cannot be made in layer {}",
+                self.layer
+            ))),
+        }
+    }
+}
+
+/// One domain's readable tables.
+#[derive(Debug)]
+struct DomainSchema {
+    tables: BTreeMap<String, Arc<dyn TableProvider>>,
+}
+
+#[async_trait::async_trait]
+impl SchemaProvider for DomainSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.tables.keys().cloned().collect()
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        Ok(self.tables.get(name).cloned())
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.tables.contains_key(name)
+    }
+}
+
+#[cfg(test)]
+#[path = "tables_tests.rs"]
+mod tests;

@@ -1,0 +1,137 @@
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::*;
+use crate::auth::permission::PermissionContext;
+use crate::catalog::sqlite::SqliteCatalog;
+use crate::key::DatasetKey;
+use crate::query::pools;
+use crate::records::stored_version;
+use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
+use crate::sensitivity::Sensitivity;
+
+struct Lake {
+    _dir: tempfile::TempDir,
+    catalog: SharedCatalog,
+    storage: Storage,
+}
+
+fn schema(domain: &str, dataset: &str, sensitivity: &str, version: i64) -> ValidSchema {
+    let schema: Schema = serde_json::from_value(json!({
+        "metadata": {"domain": domain, "dataset": dataset, "sensitivity": sensitivity,
+                     "owners": [{"name": "T", "email": "t@example.com"}]},
+        "columns": [{"name": "id", "data_type": "int", "allow_null": false}]
+    }))
+    .unwrap();
+    let layers = vec!["default".to_string()];
+    let protected = ["secret".to_string()].into_iter().collect();
+    let ctx = SchemaContext {
+        layers: &layers,
+        protected_domains: &protected,
+    };
+    let mut schema = validate(&schema, &ctx).unwrap();
+    schema.set_version(version);
+    schema
+}
+
+/// `default/sales/orders` (PUBLIC, two schema versions) and `default/secret/payroll` (PROTECTED).
+fn lake() -> Lake {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog: SharedCatalog = Arc::new(SqliteCatalog::open(dir.path()).unwrap());
+    let storage = Storage::new(dir.path());
+    catalog.create_protected_domain("secret").unwrap();
+    let orders = DatasetKey::new("default", "sales", "orders");
+    let v1 = stored_version(&schema("sales", "orders", "PUBLIC", 1)).unwrap();
+    catalog
+        .create_dataset(&orders, "orders", Sensitivity::Public, &v1)
+        .unwrap();
+    catalog
+        .add_schema_version(&orders, &mut |_| {
+            stored_version(&schema("sales", "orders", "PUBLIC", 2))
+        })
+        .unwrap();
+    let payroll = DatasetKey::new("default", "secret", "payroll");
+    let v1 = stored_version(&schema("secret", "payroll", "PROTECTED", 1)).unwrap();
+    catalog
+        .create_dataset(&payroll, "payroll", Sensitivity::Protected, &v1)
+        .unwrap();
+    Lake {
+        _dir: dir,
+        catalog,
+        storage,
+    }
+}
+
+fn permissions(names: &[&str]) -> Vec<Permission> {
+    let layers: Vec<String> = vec!["default".into()];
+    let protected = ["secret".to_string()].into_iter().collect();
+    let ctx = PermissionContext {
+        layers: &layers,
+        protected_domains: &protected,
+    };
+    names
+        .iter()
+        .map(|n| Permission::parse(n, ctx).unwrap())
+        .collect()
+}
+
+/// The tables `permissions` see, as information_schema lists them ("layer.domain.table").
+async fn listed(lake: &Lake, names: &[&str]) -> Vec<String> {
+    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
+    tables.refresh(&permissions(names)).unwrap();
+    let ctx = pools().sql_session(Arc::new(tables), "datafusion");
+    let sql = "SELECT table_catalog || '.' || table_schema || '.' || table_name AS t \
+               FROM information_schema.tables WHERE table_schema NOT IN ('information_schema') \
+               ORDER BY t";
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let mut out = Vec::new();
+    for b in &batches {
+        let column = arrow::array::AsArray::as_string::<i32>(b.column(0).as_ref()).clone();
+        out.extend(column.iter().map(|v| v.unwrap().to_string()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_subject_without_read_permission_sees_no_table() {
+    let lake = lake();
+    assert!(listed(&lake, &["WRITE_ALL"]).await.is_empty());
+    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
+    tables.refresh(&permissions(&["WRITE_ALL"])).unwrap();
+    let ctx = pools().sql_session(Arc::new(tables), "datafusion");
+    let e = ctx
+        .sql("SELECT * FROM \"default\".\"sales\".\"orders\"")
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("not found"), "{e}");
+}
+
+#[tokio::test]
+async fn a_protected_dataset_is_invisible_without_its_permission() {
+    let lake = lake();
+    let public = listed(&lake, &["READ_PUBLIC"]).await;
+    assert_eq!(public, ["default.sales.orders", "default.sales.orders@v1"]);
+    let with_secret = listed(&lake, &["READ_PUBLIC", "READ_PROTECTED_SECRET"]).await;
+    assert_eq!(
+        with_secret,
+        [
+            "default.sales.orders",
+            "default.sales.orders@v1",
+            "default.secret.payroll"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_permission_taken_away_applies_at_the_next_refresh() {
+    let lake = lake();
+    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
+    let ctx = pools().sql_session(Arc::new(tables.clone()), "datafusion");
+    let query = "SELECT count(*) FROM \"default\".\"sales\".\"orders\"";
+    tables.refresh(&permissions(&["READ_ALL"])).unwrap();
+    let rows = ctx.sql(query).await.unwrap().collect().await.unwrap();
+    assert_eq!(rows[0].num_rows(), 1);
+    tables.refresh(&permissions(&["WRITE_ALL"])).unwrap();
+    assert!(ctx.sql(query).await.is_err());
+}

@@ -1,0 +1,327 @@
+//! One connection's handlers. Its DataFusion session (from the engine: the query memory pool,
+//! the catalog list of the subject's tables) is served by datafusion-postgres's
+//! `DfSessionService`; around every statement this module re-reads the subject and its
+//! readable datasets, applies the read-only gate, takes a query slot, and bounds the run by the
+//! time limit and the row guard. Rows are collected before they are sent, so a slow client
+//! holds memory for its answer but no query slot.
+
+use std::fmt::Debug;
+use std::net::IpAddr;
+use std::sync::{Arc, OnceLock};
+
+use async_trait::async_trait;
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
+};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::sql::sqlparser::ast::Statement;
+use datafusion_postgres::datafusion_pg_catalog::pg_catalog::context::EmptyContextProvider;
+use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
+use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
+use datafusion_postgres::pgwire::api::cancel::DefaultCancelHandler;
+use datafusion_postgres::pgwire::api::portal::{Format, Portal};
+use datafusion_postgres::pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use datafusion_postgres::pgwire::api::results::{FieldInfo, QueryResponse, Response};
+use datafusion_postgres::pgwire::api::stmt::QueryParser;
+use datafusion_postgres::pgwire::api::store::PortalStore;
+use datafusion_postgres::pgwire::api::{
+    ClientInfo, ClientPortalStore, ConnectionManager, PgWireServerHandlers, Type,
+};
+use datafusion_postgres::pgwire::error::{PgWireError, PgWireResult};
+use datafusion_postgres::pgwire::messages::PgWireBackendMessage;
+use datafusion_postgres::{DfSessionService, Parser};
+use futures_util::sink::Sink;
+use futures_util::StreamExt;
+use rapid_actors::engine::{Engine, SqlSession};
+use rapid_actors::query::sql::{check_parsed, check_size};
+use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
+
+use crate::errors::{self, classify, pg_error, refused};
+use crate::signin::{server_parameters, SignIn};
+
+type PgStatement = (String, Option<(Statement, LogicalPlan)>);
+
+/// The handlers of one connection (pgwire asks for them once per connection).
+pub struct Connection {
+    statements: Arc<Statements>,
+    signin: Arc<SignIn>,
+    cancel: Arc<DefaultCancelHandler>,
+}
+
+impl Connection {
+    pub fn new(engine: Engine, peer: IpAddr, manager: Arc<ConnectionManager>) -> Connection {
+        // The default catalog is the database the client names, known at sign-in.
+        let session = engine.sql_session("postgres");
+        let service = Arc::new(DfSessionService::new(Arc::new(session.context.clone())));
+        let checker = Arc::new(Checker {
+            engine: engine.clone(),
+            session,
+            subject: OnceLock::new(),
+        });
+        let parser = Arc::new(GuardedParser {
+            inner: ExtendedQueryHandler::query_parser(service.as_ref()),
+            checker: checker.clone(),
+        });
+        Connection {
+            statements: Arc::new(Statements {
+                checker: checker.clone(),
+                service,
+                parser,
+            }),
+            signin: Arc::new(SignIn {
+                engine,
+                peer,
+                checker,
+                manager: manager.clone(),
+                keys: Default::default(),
+                parameters: server_parameters(),
+            }),
+            cancel: Arc::new(DefaultCancelHandler::new(manager)),
+        }
+    }
+}
+
+impl PgWireServerHandlers for Connection {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        self.statements.clone()
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        self.statements.clone()
+    }
+
+    fn startup_handler(&self) -> Arc<impl datafusion_postgres::pgwire::api::auth::StartupHandler> {
+        self.signin.clone()
+    }
+
+    fn cancel_handler(&self) -> Arc<impl datafusion_postgres::pgwire::api::cancel::CancelHandler> {
+        self.cancel.clone()
+    }
+}
+
+/// The session's subject and tables, checked before every statement.
+pub struct Checker {
+    engine: Engine,
+    session: SqlSession,
+    subject: OnceLock<String>,
+}
+
+impl Checker {
+    /// After sign-in: `database` becomes the default catalog, holding `pg_catalog` and an empty
+    /// `public` schema beside the domains of the layer of that name, if any.
+    pub(crate) fn start(&self, subject: String, database: &str) -> Result<(), String> {
+        let home = MemoryCatalogProvider::new();
+        let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
+        self.session
+            .tables
+            .register_catalog(database.to_string(), Arc::new(home));
+        let ctx = &self.session.context;
+        ctx.state_ref()
+            .write()
+            .config_mut()
+            .options_mut()
+            .catalog
+            .default_catalog = database.to_string();
+        setup_pg_catalog(ctx, database, EmptyContextProvider).map_err(|e| e.to_string())?;
+        self.subject
+            .set(subject)
+            .map_err(|_| "signed in twice".to_string())
+    }
+
+    /// The subject as it is now (gone: 28000) and the datasets it may read now.
+    fn refresh(&self) -> PgWireResult<()> {
+        let id = self
+            .subject
+            .get()
+            .ok_or_else(|| pg_error("28000", "not signed in"))?;
+        self.engine
+            .sql_refresh(id, &self.session.tables)
+            .map(|_| ())
+            .map_err(errors::engine)
+    }
+
+    /// The read-only gate, on the statements as the library's parser reads them.
+    fn check(&self, sql: &str) -> PgWireResult<()> {
+        check_size(sql).map_err(refused)?;
+        let statements = PostgresCompatibilityParser::new()
+            .parse(sql)
+            .map_err(|e| pg_error("42601", e.to_string()))?;
+        check_parsed(&statements, &pools().settings().limits).map_err(refused)
+    }
+
+    /// Every table `plan` scans still exists for the subject (a prepared statement outlives the
+    /// refresh it was planned after).
+    fn still_readable(&self, plan: &LogicalPlan) -> PgWireResult<()> {
+        let mut missing = None;
+        let _ = plan.apply_with_subqueries(|node| {
+            if let LogicalPlan::TableScan(scan) = node {
+                let exists = self.session.context.table_exist(scan.table_name.clone());
+                if !matches!(exists, Ok(true)) {
+                    missing = Some(scan.table_name.to_string());
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+        match missing {
+            Some(t) => Err(pg_error(
+                "42501",
+                format!("permission denied or no such table: {t}"),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `work` in a query slot within the time limit, its rows collected.
+    async fn limited(
+        &self,
+        work: impl std::future::Future<Output = PgWireResult<Vec<Response>>>,
+    ) -> PgWireResult<Vec<Response>> {
+        let pools = pools();
+        let _slot = pools.admit(QueryKind::Sync).await.map_err(errors::engine)?;
+        let limit = pools.settings().timeout;
+        let run = async { drain(work.await.map_err(classify)?).await };
+        let out = match tokio::time::timeout(limit, run).await {
+            Ok(out) => out,
+            Err(_) => Err(pg_error(
+                "57014",
+                format!(
+                    "canceling statement due to statement timeout: the limit is {} seconds \
+                     (RAPID_QUERY_TIMEOUT_SECONDS)",
+                    limit.as_secs()
+                ),
+            )),
+        };
+        self.session.tables.end_statement();
+        out
+    }
+}
+
+async fn drain(responses: Vec<Response>) -> PgWireResult<Vec<Response>> {
+    let mut out = Vec::with_capacity(responses.len());
+    for response in responses {
+        out.push(match response {
+            Response::Query(q) => Response::Query(drain_rows(q).await?),
+            other => other,
+        });
+    }
+    Ok(out)
+}
+
+/// The rows of `q` in memory, refused past the row guard of synchronous queries.
+async fn drain_rows(q: QueryResponse) -> PgWireResult<QueryResponse> {
+    let (tag, schema) = (q.command_tag().to_string(), q.row_schema());
+    let mut stream = q.data_rows;
+    let mut rows = Vec::new();
+    while let Some(row) = stream.next().await {
+        rows.push(row.map_err(classify)?);
+        if rows.len() as u64 > SYNC_ROW_LIMIT {
+            return Err(pg_error(
+                "54000",
+                format!("The result has more than {SYNC_ROW_LIMIT} rows: add a LIMIT or a filter"),
+            ));
+        }
+    }
+    let mut out = QueryResponse::new(schema, futures_util::stream::iter(rows.into_iter().map(Ok)));
+    out.set_command_tag(&tag);
+    Ok(out)
+}
+
+pub struct Statements {
+    checker: Arc<Checker>,
+    service: Arc<DfSessionService>,
+    parser: Arc<GuardedParser>,
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Statements {
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.checker.refresh()?;
+        self.checker.check(query)?;
+        let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, query);
+        self.checker.limited(work).await
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Statements {
+    type Statement = PgStatement;
+    type QueryParser = GuardedParser;
+
+    fn query_parser(&self) -> Arc<GuardedParser> {
+        self.parser.clone()
+    }
+
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<PgStatement>,
+        max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = PgStatement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.checker.refresh()?;
+        if let (_, Some((_, plan))) = &portal.statement.statement {
+            self.checker.still_readable(plan)?;
+        }
+        let service = self.service.as_ref();
+        let work = async move {
+            ExtendedQueryHandler::do_query(service, client, portal, max_rows)
+                .await
+                .map(|r| vec![r])
+        };
+        let mut responses = self.checker.limited(work).await?;
+        Ok(responses.pop().unwrap_or(Response::EmptyQuery))
+    }
+}
+
+/// The library's parser, behind the subject refresh and the read-only gate.
+pub struct GuardedParser {
+    inner: Arc<Parser>,
+    checker: Arc<Checker>,
+}
+
+#[async_trait]
+impl QueryParser for GuardedParser {
+    type Statement = PgStatement;
+
+    async fn parse_sql<C>(
+        &self,
+        client: &C,
+        sql: &str,
+        types: &[Option<Type>],
+    ) -> PgWireResult<Option<PgStatement>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        self.checker.refresh()?;
+        self.checker.check(sql)?;
+        self.inner
+            .parse_sql(client, sql, types)
+            .await
+            .map_err(classify)
+    }
+
+    fn get_parameter_types(&self, stmt: &PgStatement) -> PgWireResult<Vec<Type>> {
+        self.inner.get_parameter_types(stmt)
+    }
+
+    fn get_result_schema(
+        &self,
+        stmt: &PgStatement,
+        column_format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        self.inner.get_result_schema(stmt, column_format)
+    }
+}

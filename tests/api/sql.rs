@@ -1,0 +1,494 @@
+//! SQL over HTTP (`POST /api/sql`) and over the PostgreSQL protocol (psql, psycopg): the same
+//! answers as the JSON query, only the datasets the subject may read, read-only.
+
+use std::process::Command;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+use crate::support::{schema_json, Options, TestServer};
+
+const TRIPS: &str = "/api/datasets/default/travel/trips";
+const PAYROLL: &str = "/api/datasets/default/secret/payroll";
+
+/// A PUBLIC dataset `default/travel/trips` and a PROTECTED one `default/secret/payroll`.
+fn server_with_data(options: Options) -> TestServer {
+    let s = TestServer::start_with(options);
+    let admin = s.admin_token();
+    let (status, body) = s.call("POST", "/api/protected_domains/secret", Some(&admin), None);
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    s.create_schema(&schema_json(
+        "travel",
+        "trips",
+        "PUBLIC",
+        "APPEND",
+        json!([
+            {"name": "region", "data_type": "string", "allow_null": false, "partition_index": 0},
+            {"name": "year", "data_type": "int", "allow_null": false},
+            {"name": "price", "data_type": "double", "allow_null": true}
+        ]),
+    ));
+    let csv = "region,year,price\nnorth,2017,10.5\nnorth,2018,20\nsouth,2018,5\nwest,2021,\n";
+    let (_, job) = s.upload_and_wait(&admin, TRIPS, "trips.csv", csv.into());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    s.create_schema(&schema_json(
+        "secret",
+        "payroll",
+        "PROTECTED",
+        "APPEND",
+        json!([{"name": "salary", "data_type": "int", "allow_null": false}]),
+    ));
+    let (_, job) = s.upload_and_wait(&admin, PAYROLL, "p.csv", "salary\n100\n".into());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    s
+}
+
+fn sql(s: &TestServer, token: &str, statement: &str) -> (StatusCode, Value) {
+    s.call(
+        "POST",
+        "/api/sql",
+        Some(token),
+        Some(&json!({"sql": statement})),
+    )
+}
+
+#[test]
+fn sql_answers_as_the_json_query_does() {
+    let s = server_with_data(Options::default());
+    let t = s.token_with("reader", &["READ_PUBLIC"]);
+    let query = json!({
+        "select_columns": ["region", "count(*) AS n", "sum(price) AS total"],
+        "group_by_columns": ["region"],
+        "order_by_columns": [{"column": "region", "direction": "ASC"}]
+    });
+    let (status, by_query) = s.call("POST", &format!("{TRIPS}/query"), Some(&t), Some(&query));
+    assert_eq!(status, StatusCode::OK, "{by_query}");
+    let (status, by_sql) = sql(
+        &s,
+        &t,
+        "SELECT region, count(*) AS n, sum(price) AS total FROM \"default\".\"travel\".\"trips\" \
+         GROUP BY region ORDER BY region ASC",
+    );
+    assert_eq!(status, StatusCode::OK, "{by_sql}");
+    assert_eq!(by_sql, by_query);
+
+    let res = s
+        .request("POST", "/api/sql")
+        .bearer_auth(&t)
+        .header("Accept", "text/csv")
+        .json(&json!({"sql": "SELECT year FROM \"default\".travel.trips ORDER BY year"}))
+        .send()
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    // The query endpoint's CSV: a leading index column, as rAPId's.
+    assert_eq!(
+        res.text().unwrap(),
+        ",year\n0,2017\n1,2018\n2,2018\n3,2021\n"
+    );
+}
+
+#[test]
+fn sql_sees_only_readable_datasets_and_never_writes() {
+    let s = server_with_data(Options::default());
+    let public = s.token_with("public-reader", &["READ_PUBLIC"]);
+    let secret = s.token_with("secret-reader", &["READ_PROTECTED_SECRET"]);
+    let payroll = "SELECT sum(salary) AS s FROM \"default\".\"secret\".\"payroll\"";
+    let (status, body) = sql(&s, &public, payroll);
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["details"].as_str().unwrap().contains("not found"),
+        "{body}"
+    );
+    let (status, body) = sql(&s, &secret, payroll);
+    assert_eq!(
+        (status, &body["0"]["s"]),
+        (StatusCode::OK, &json!(100)),
+        "{body}"
+    );
+    let listing = "SELECT table_name FROM information_schema.tables \
+                   WHERE table_catalog = 'default' AND table_schema <> 'information_schema' \
+                   ORDER BY table_name";
+    let (_, body) = sql(&s, &public, listing);
+    assert_eq!(body, json!({"0": {"table_name": "trips"}}));
+
+    for write in [
+        "INSERT INTO \"default\".travel.trips VALUES ('x', 1, 1.0)",
+        "CREATE TABLE t (a int)",
+        "COPY (SELECT 1) TO '/tmp/out.csv'",
+        "SELECT * FROM read_csv('/etc/passwd')",
+        "SELECT 1; SELECT 2",
+    ] {
+        let (status, body) = sql(&s, &secret, write);
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{write}: {body}");
+    }
+}
+
+/// `psql` from Debian's postgresql-client (scripts/pg.sh installs it).
+fn psql_binary() -> Option<String> {
+    ["/usr/lib/postgresql/15/bin/psql", "/usr/bin/psql"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .map(str::to_string)
+}
+
+/// psql's output of `commands` (one `-c` each) as `user`/`password` on database `default`.
+fn psql(s: &TestServer, user: &str, password: &str, commands: &[&str]) -> (bool, String) {
+    let addr = s
+        .pg_addr()
+        .expect("the server printed its PostgreSQL address");
+    let mut cmd = Command::new(psql_binary().unwrap());
+    cmd.arg(format!(
+        "host={} port={} user={user} dbname=default sslmode=disable",
+        addr.ip(),
+        addr.port()
+    ))
+    .args(["-X", "-At", "-v", "VERBOSITY=verbose"])
+    .env("PGPASSWORD", password)
+    .env("PGCONNECT_TIMEOUT", "10");
+    for c in commands {
+        cmd.args(["-c", c]);
+    }
+    let out = cmd.output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+fn pg_options() -> Options {
+    Options {
+        env: vec![("RAPID_PG_LISTEN".into(), "127.0.0.1:0".into())],
+        ..Options::default()
+    }
+}
+
+#[test]
+fn psql_signs_in_as_a_client_and_sees_only_its_datasets() {
+    let Some(_) = psql_binary() else {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    };
+    let s = server_with_data(pg_options());
+    let (public_id, public_secret) = s.create_client("pg-public", &["READ_PUBLIC"]);
+    let (all_id, all_secret) = s.create_client("pg-all", &["READ_ALL", "READ_PROTECTED_SECRET"]);
+    let listing = "SELECT table_schema || '.' || table_name FROM information_schema.tables \
+                   WHERE table_catalog = 'default' \
+                   AND table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1";
+    let (ok, out) = psql(&s, &public_id, &public_secret, &[listing]);
+    assert!(ok, "{out}");
+    assert_eq!(out.trim(), "travel.trips");
+    let (ok, out) = psql(&s, &all_id, &all_secret, &[listing]);
+    assert!(ok, "{out}");
+    assert_eq!(out.trim(), "secret.payroll\ntravel.trips");
+    // psql's own catalog queries (pg_catalog emulation): the protected table shows only to its reader.
+    let (ok, out) = psql(&s, &public_id, &public_secret, &["\\dt *.*"]);
+    assert!(
+        ok && out.contains("travel|trips|") && !out.contains("payroll"),
+        "{out}"
+    );
+    let (ok, out) = psql(&s, &all_id, &all_secret, &["\\dt *.*"]);
+    assert!(ok && out.contains("secret|payroll|"), "{out}");
+
+    let (ok, out) = psql(
+        &s,
+        &public_id,
+        &public_secret,
+        &["SELECT region, count(*) FROM travel.trips GROUP BY region ORDER BY region"],
+    );
+    assert!(ok, "{out}");
+    assert_eq!(out.trim(), "north|2\nsouth|1\nwest|1");
+
+    let (ok, out) = psql(
+        &s,
+        &public_id,
+        &public_secret,
+        &["SELECT * FROM secret.payroll"],
+    );
+    assert!(!ok && out.contains("42P01"), "{out}");
+    let (ok, out) = psql(&s, &all_id, &all_secret, &["DELETE FROM travel.trips"]);
+    assert!(!ok && out.contains("25006"), "{out}");
+    // Before the session exists psql shows no SQLSTATE (28P01 on the wire).
+    let (ok, out) = psql(&s, &public_id, "wrong-secret", &["SELECT 1"]);
+    assert!(
+        !ok && out.contains("password authentication failed"),
+        "{out}"
+    );
+}
+
+/// psycopg 3 and pandas (`tests/python/pg_clients.py`) as a PUBLIC reader and as a reader of the
+/// protected domain; the first session again after its permissions were taken away, given back,
+/// and after its client was deleted.
+#[test]
+fn psycopg_and_pandas_read_and_lose_access_at_once() {
+    use std::io::{BufRead, BufReader, Write};
+    let s = server_with_data(pg_options());
+    let (id, secret) = s.create_client("pg-pandas", &["READ_PUBLIC"]);
+    let addr = s.pg_addr().unwrap();
+    let mut child = Command::new(crate::pyarrow_readback::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_clients.py"
+        ))
+        .args([
+            addr.ip().to_string(),
+            addr.port().to_string(),
+            id.clone(),
+            secret,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("the script's answer").unwrap();
+    let answer: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(answer["tables"], json!(["travel.trips"]), "{answer}");
+    assert_eq!(answer["counts"], json!({"north": 2, "south": 1, "west": 1}));
+    assert_eq!(answer["write"], "25006");
+    assert_eq!(answer["protected"], "42P01");
+    assert_eq!(lines.next().unwrap().unwrap(), "ready");
+
+    let (status, body) = s.call(
+        "PUT",
+        "/api/subjects/permissions",
+        Some(&s.admin_token()),
+        Some(&json!({"subject_id": id, "permissions": ["WRITE_ALL"]})),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "42P01");
+
+    // A second subject, of another permission kind, sees the PROTECTED dataset too.
+    let (reader, reader_secret) =
+        s.create_client("pg-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
+    let other = Command::new(crate::pyarrow_readback::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_clients.py"
+        ))
+        .args([
+            addr.ip().to_string(),
+            addr.port().to_string(),
+            reader,
+            reader_secret,
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&other.stdout).to_string();
+    assert!(other.status.success(), "{text}");
+    let answer: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        answer["tables"],
+        json!(["secret.payroll", "travel.trips"]),
+        "{answer}"
+    );
+    assert_eq!(answer["protected"], "ok");
+
+    let admin = s.admin_token();
+    let (status, body) = s.call(
+        "PUT",
+        "/api/subjects/permissions",
+        Some(&admin),
+        Some(&json!({"subject_id": id, "permissions": ["READ_PUBLIC"]})),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    stdin.write_all(b"go\n").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "ok");
+    let (status, body) = s.call("DELETE", &format!("/api/client/{id}"), Some(&admin), None);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    stdin.write_all(b"go\n").unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), "28000");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// A user's name and password sign in too; limits answer with their SQLSTATE and the session
+/// goes on.
+#[test]
+fn the_wire_signs_in_users_and_keeps_its_limits() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let mut options = pg_options();
+    options
+        .env
+        .push(("RAPID_QUERY_TIMEOUT_SECONDS".into(), "1".into()));
+    let s = TestServer::start_with(options);
+    let password = s.create_user("analyst");
+    let slow = "SELECT count(*) FROM generate_series(1, 2000000000) AS t(x) WHERE x % 7 = 3";
+    let huge = format!("SELECT '{}'", "x".repeat(100_001));
+    let (ok, out) = psql(
+        &s,
+        "analyst",
+        &password,
+        &[
+            slow,
+            "SELECT 42",
+            &huge,
+            "SET datafusion.execution.target_partitions = 64",
+        ],
+    );
+    let _ = ok; // psql goes on after an error; each one is in its output
+    assert!(out.contains("ERROR:  57014"), "{out}");
+    assert!(out.lines().any(|l| l == "42"), "{out}");
+    assert!(out.contains("ERROR:  54000"), "{out}");
+    assert!(out.contains("ERROR:  42501"), "{out}");
+}
+
+/// With a certificate and key the listener speaks TLS (`sslmode=require`), which is what lets it
+/// listen beyond loopback.
+#[test]
+fn the_wire_offers_tls_with_a_certificate() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=localhost", "-keyout"])
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let mut options = pg_options();
+    options
+        .env
+        .push(("RAPID_PG_TLS_CERT".into(), cert.display().to_string()));
+    options
+        .env
+        .push(("RAPID_PG_TLS_KEY".into(), key.display().to_string()));
+    let s = TestServer::start_with(options);
+    let addr = s.pg_addr().unwrap();
+    let out = Command::new(psql_binary().unwrap())
+        .arg(format!(
+            "host={} port={} user={} dbname=default sslmode=require",
+            addr.ip(),
+            addr.port(),
+            crate::support::ADMIN_ID
+        ))
+        .args(["-X", "-At", "-c", "\\conninfo", "-c", "SELECT 7"])
+        .env("PGPASSWORD", crate::support::ADMIN_SECRET)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("SSL connection"), "{text}");
+    assert!(text.lines().any(|l| l == "7"), "{text}");
+}
+
+/// Statements over the wire take the HTTP queries' slots: with every slot busy a statement is
+/// refused at once with 53000, and the slot is free again when the slow statement stops.
+#[test]
+fn the_wire_shares_the_query_slots() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let mut options = pg_options();
+    for (k, v) in [
+        ("RAPID_QUERY_CONCURRENCY", "1"),
+        ("RAPID_QUERY_QUEUE_WAIT_MS", "0"),
+        ("RAPID_QUERY_TIMEOUT_SECONDS", "3"),
+    ] {
+        options.env.push((k.into(), v.into()));
+    }
+    let s = std::sync::Arc::new(TestServer::start_with(options));
+    let slow = "SELECT count(*) FROM generate_series(1, 2000000000) AS t(x) WHERE x % 7 = 3";
+    let busy = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            psql(
+                &s,
+                crate::support::ADMIN_ID,
+                crate::support::ADMIN_SECRET,
+                &[slow],
+            )
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (ok, out) = psql(
+        &s,
+        crate::support::ADMIN_ID,
+        crate::support::ADMIN_SECRET,
+        &["SELECT 1"],
+    );
+    assert!(!ok && out.contains("53000"), "{out}");
+    let (_, out) = busy.join().unwrap();
+    assert!(out.contains("57014"), "{out}");
+    let (ok, out) = psql(
+        &s,
+        crate::support::ADMIN_ID,
+        crate::support::ADMIN_SECRET,
+        &["SELECT 1"],
+    );
+    assert!(ok && out.trim() == "1", "{out}");
+}
+
+/// The protocol's cancel request (psycopg's `cancel_safe`) stops a running statement long before
+/// its time limit, and the session goes on.
+#[test]
+fn a_cancel_request_stops_the_statement() {
+    let s = TestServer::start_with(pg_options());
+    let addr = s.pg_addr().unwrap();
+    let out = Command::new(crate::pyarrow_readback::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_cancel.py"
+        ))
+        .args([addr.ip().to_string(), addr.port().to_string()])
+        .args([crate::support::ADMIN_ID, crate::support::ADMIN_SECRET])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let answer: Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(answer["sqlstate"], "57014", "{answer}");
+    assert!(answer["seconds"].as_f64().unwrap() < 10.0, "{answer}");
+    assert_eq!(answer["after"], 5);
+}
+
+/// `POST /api/sql/large`: a QUERY job whose result link downloads the whole answer as CSV; a
+/// statement that does not plan is refused before any job.
+#[test]
+fn a_large_sql_statement_runs_as_a_query_job() {
+    let s = server_with_data(Options::default());
+    let t = s.token_with("large-reader", &["READ_PUBLIC"]);
+    let (status, body) = s.call(
+        "POST",
+        "/api/sql/large",
+        Some(&t),
+        Some(&json!({"sql": "SELECT year FROM \"default\".travel.trips ORDER BY year"})),
+    );
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    let job = s.wait_job(&t, body["details"]["job_id"].as_str().unwrap());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    assert_eq!(
+        (&job["type"], &job["rows_processed"]),
+        (&json!("QUERY"), &json!(4))
+    );
+    let csv = reqwest::blocking::get(job["result_url"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        csv.text().unwrap(),
+        ",year\n0,2017\n1,2018\n2,2018\n3,2021\n"
+    );
+    let (status, body) = s.call(
+        "POST",
+        "/api/sql/large",
+        Some(&t),
+        Some(&json!({"sql": "SELECT * FROM \"default\".secret.payroll"})),
+    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}

@@ -1,0 +1,56 @@
+"""psycopg 3 and pandas against rapid-rs's PostgreSQL listener (tests/api/sql.rs runs this).
+
+Usage: pg_clients.py HOST PORT USER PASSWORD
+Prints one JSON object: the tables information_schema lists, pandas' answer to a query, the
+SQLSTATE of a write and of a protected table. Then, in the same session, prints "ready" and, for
+every line on stdin (the test changes the subject meanwhile), the SQLSTATE (or "ok") of one query:
+permission changes and deletions apply to open sessions at once.
+"""
+
+import json
+import sys
+import warnings
+
+import pandas as pd
+import psycopg
+
+
+def sqlstate(conn, sql):
+    try:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            cur.fetchall()
+        return "ok"
+    except psycopg.Error as e:
+        conn.rollback()
+        return e.sqlstate
+
+
+def main():
+    host, port, user, password = sys.argv[1:5]
+    conn = psycopg.connect(host=host, port=int(port), user=user, password=password,
+                           dbname="default", sslmode="disable", autocommit=True)
+    with conn.cursor() as cur:
+        cur.execute("SELECT table_schema || '.' || table_name FROM information_schema.tables "
+                    "WHERE table_catalog = 'default' "
+                    "AND table_schema NOT IN ('information_schema', 'pg_catalog') ORDER BY 1")
+        tables = [r[0] for r in cur.fetchall()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pandas prefers SQLAlchemy; a DBAPI connection works
+        df = pd.read_sql("SELECT region, count(*) AS n FROM travel.trips "
+                         "GROUP BY region ORDER BY region", conn)
+    out = {
+        "tables": tables,
+        "counts": {r.region: int(r.n) for r in df.itertuples()},
+        "write": sqlstate(conn, "DELETE FROM travel.trips"),
+        "protected": sqlstate(conn, "SELECT * FROM secret.payroll"),
+    }
+    print(json.dumps(out), flush=True)
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        print(sqlstate(conn, "SELECT count(*) FROM travel.trips"), flush=True)
+    conn.close()
+
+
+if __name__ == "__main__":
+    main()
