@@ -96,10 +96,19 @@ async fn accept(
             tracing::warn!(%peer, "PostgreSQL listener: {MAX_CONNECTIONS} connections open, closing a new one");
             continue;
         };
+        // A second handle on the socket tells a running statement that the client has gone.
+        let (socket, watcher) = match split_watcher(socket) {
+            Ok(pair) => pair,
+            Err(e) => {
+                tracing::warn!(%peer, error = %e, "PostgreSQL listener: socket setup failed");
+                continue;
+            }
+        };
         let handlers = Arc::new(session::Connection::new(
             engine.clone(),
             peer.ip(),
             manager.clone(),
+            watcher,
         ));
         let tls = tls.clone();
         tokio::spawn(async move {
@@ -109,6 +118,18 @@ async fn accept(
             }
         });
     }
+}
+
+/// The socket, and a duplicate of it that only watches for the peer's close (it never reads).
+fn split_watcher(
+    socket: tokio::net::TcpStream,
+) -> std::io::Result<(tokio::net::TcpStream, tokio::net::TcpStream)> {
+    let socket = socket.into_std()?;
+    let watcher = socket.try_clone()?;
+    Ok((
+        tokio::net::TcpStream::from_std(socket)?,
+        tokio::net::TcpStream::from_std(watcher)?,
+    ))
 }
 
 #[cfg(test)]

@@ -36,6 +36,8 @@ use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
 use rapid_actors::query::sql::{check_parsed, check_size};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
+use tokio::io::Interest;
+use tokio::net::TcpStream;
 
 use crate::errors::{self, classify, pg_error, refused};
 use crate::signin::{server_parameters, SignIn};
@@ -50,7 +52,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(engine: Engine, peer: IpAddr, manager: Arc<ConnectionManager>) -> Connection {
+    pub fn new(
+        engine: Engine,
+        peer: IpAddr,
+        manager: Arc<ConnectionManager>,
+        watcher: TcpStream,
+    ) -> Connection {
         // The default catalog is the database the client names, known at sign-in.
         let session = engine.sql_session("postgres");
         let service = Arc::new(DfSessionService::new(Arc::new(session.context.clone())));
@@ -58,6 +65,7 @@ impl Connection {
             engine: engine.clone(),
             session,
             subject: OnceLock::new(),
+            watcher,
         });
         let parser = Arc::new(GuardedParser {
             inner: ExtendedQueryHandler::query_parser(service.as_ref()),
@@ -105,6 +113,8 @@ pub struct Checker {
     engine: Engine,
     session: SqlSession,
     subject: OnceLock<String>,
+    /// The connection's socket, watched (never read) while a statement runs.
+    watcher: TcpStream,
 }
 
 impl Checker {
@@ -182,7 +192,12 @@ impl Checker {
         let _slot = pools.admit(QueryKind::Sync).await.map_err(errors::engine)?;
         let limit = pools.settings().timeout;
         let run = async { drain(work.await.map_err(classify)?).await };
-        let out = match tokio::time::timeout(limit, run).await {
+        let out = tokio::select! {
+            out = tokio::time::timeout(limit, run) => out,
+            // The client has gone: the statement's work is dropped, as on a cancel request.
+            () = closed(&self.watcher) => Ok(Err(pg_error("08006", "the client closed the connection"))),
+        };
+        let out = match out {
             Ok(out) => out,
             Err(_) => Err(pg_error(
                 "57014",
@@ -195,6 +210,26 @@ impl Checker {
         };
         self.session.tables.end_statement();
         out
+    }
+}
+
+/// Resolves when the peer has closed (or reset) the connection. Data the client sent ahead
+/// (pipelined messages) is left for the connection to read.
+async fn closed(socket: &TcpStream) {
+    loop {
+        match socket.ready(Interest::READABLE).await {
+            Ok(ready) if ready.is_read_closed() => return,
+            Ok(_) => {
+                // Readable with data: forget this readiness and wait for the next event (a
+                // close is one), without reading.
+                let _ = socket.try_io(Interest::READABLE, || {
+                    Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                });
+                // At most one check per 100 ms while data waits unread.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(_) => return,
+        }
     }
 }
 
