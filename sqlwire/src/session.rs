@@ -7,6 +7,7 @@
 
 use std::fmt::Debug;
 use std::net::IpAddr;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -83,10 +84,16 @@ impl Connection {
                 checker,
                 manager: manager.clone(),
                 keys: Default::default(),
+                signed_in: Default::default(),
                 parameters: server_parameters(),
             }),
             cancel: Arc::new(DefaultCancelHandler::new(manager)),
         }
+    }
+
+    /// Set once the client has finished startup and sign-in.
+    pub fn signed_in(&self) -> Arc<AtomicBool> {
+        self.signin.signed_in.clone()
     }
 }
 

@@ -124,7 +124,7 @@ fn sql_sees_only_readable_datasets_and_never_writes() {
 }
 
 /// `psql` from Debian's postgresql-client (scripts/pg.sh installs it).
-fn psql_binary() -> Option<String> {
+pub(crate) fn psql_binary() -> Option<String> {
     ["/usr/lib/postgresql/15/bin/psql", "/usr/bin/psql"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
