@@ -11,11 +11,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
 };
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, ScalarUDF, Volatility};
 use datafusion::sql::sqlparser::ast::Statement;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::context::EmptyContextProvider;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
@@ -141,6 +143,7 @@ impl Checker {
             .catalog
             .default_catalog = database.to_string();
         setup_pg_catalog(ctx, database, EmptyContextProvider).map_err(|e| e.to_string())?;
+        ctx.register_udf(version_udf());
         self.subject
             .set(subject)
             .map_err(|_| "signed in twice".to_string())
@@ -218,6 +221,24 @@ impl Checker {
         self.session.tables.end_statement();
         out
     }
+}
+
+/// What `version()` answers over the wire: clients (SQLAlchemy's dialect) read the PostgreSQL
+/// version it starts with, as in `server_version` (pgwire's 16.6).
+pub const VERSION: &str = "PostgreSQL 16.6 (rapid-rs, Apache DataFusion 55) on x86_64-pc-linux-gnu";
+
+fn version_udf() -> ScalarUDF {
+    create_udf(
+        "version",
+        vec![],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|_: &[ColumnarValue]| {
+            Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
+                VERSION.to_string(),
+            ))))
+        }),
+    )
 }
 
 /// Resolves when the peer has closed (or reset) the connection. Data the client sent ahead

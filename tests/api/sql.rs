@@ -247,6 +247,7 @@ fn psycopg_and_pandas_read_and_lose_access_at_once() {
     let answer: Value = serde_json::from_str(&first).unwrap();
     assert_eq!(answer["tables"], json!(["travel.trips"]), "{answer}");
     assert_eq!(answer["counts"], json!({"north": 2, "south": 1, "west": 1}));
+    assert_eq!(answer["sqlalchemy"], answer["counts"], "{answer}");
     assert_eq!(answer["write"], "25006");
     assert_eq!(answer["protected"], "42P01");
     assert_eq!(lines.next().unwrap().unwrap(), "ready");
