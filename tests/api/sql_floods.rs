@@ -124,3 +124,40 @@ fn silent_connections_from_one_address_do_not_block_others() {
     let mut again = connect_from(flooder, addr);
     assert_eq!(first_answer(&mut again), b'R');
 }
+
+/// psql (libpq, which asks for TLS first under its default `sslmode=prefer`) over the address's
+/// budget sees PostgreSQL's refusal, not a dropped connection.
+#[test]
+fn psql_over_the_address_budget_is_told_why() {
+    let Some(psql) = crate::sql::psql_binary() else {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    };
+    let s = TestServer::start_with(Options {
+        env: vec![
+            ("RAPID_PG_LISTEN".into(), "127.0.0.1:0".into()),
+            ("RAPID_PG_CONNECTIONS_PER_ADDRESS".into(), "2".into()),
+        ],
+        ..Options::default()
+    });
+    let addr = s.pg_addr().unwrap();
+    let _held: Vec<TcpStream> = (0..2).map(|_| connect_from([127, 0, 0, 1], addr)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let out = std::process::Command::new(psql)
+        .arg(format!(
+            "host={} port={} user={ADMIN_ID} dbname=default sslmode=prefer",
+            addr.ip(),
+            addr.port()
+        ))
+        .args(["-X", "-At", "-c", "SELECT 1"])
+        .env("PGPASSWORD", ADMIN_SECRET)
+        .env("PGCONNECT_TIMEOUT", "10")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("too many connections from this address"),
+        "{text}"
+    );
+}
