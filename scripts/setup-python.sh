@@ -7,4 +7,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
-.venv/bin/python -c "import pyarrow, rapid, pandera, strenum, duckdb; print('python test environment ready: pyarrow', pyarrow.__version__)"
+.venv/bin/python -c "import pyarrow, rapid, pandera, strenum, duckdb, psycopg, sqlalchemy; print('python test environment ready: pyarrow', pyarrow.__version__)"

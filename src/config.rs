@@ -232,6 +232,18 @@ pub struct ServeArgs {
     /// The PostgreSQL listener's TLS private key (PEM, PKCS#8 or RSA).
     #[arg(long, env = "RAPID_PG_TLS_KEY", requires = "pg_tls_cert")]
     pub pg_tls_key: Option<PathBuf>,
+
+    /// A PostgreSQL connection that has not finished startup and sign-in within this many
+    /// seconds is closed.
+    #[arg(long, env = "RAPID_PG_STARTUP_SECONDS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub pg_startup_seconds: u64,
+
+    /// Open PostgreSQL connections from one source address; more are refused with SQLSTATE
+    /// 53300 (too_many_connections).
+    #[arg(long, env = "RAPID_PG_CONNECTIONS_PER_ADDRESS", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub pg_connections_per_address: u64,
     #[command(flatten)]
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]

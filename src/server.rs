@@ -124,7 +124,11 @@ fn start_pg_listener(
         }),
         _ => None,
     };
-    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim(), tls.as_ref())?;
+    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim(), tls.as_ref())?
+        .with_bounds(rapid_sqlwire::Bounds {
+            startup: std::time::Duration::from_secs(args.pg_startup_seconds),
+            per_address: args.pg_connections_per_address as usize,
+        });
     let addr = listener.local_addr()?;
     let engine = engine.clone();
     actix_web::rt::spawn(async move {

@@ -19,18 +19,48 @@ pub mod session;
 pub mod signin;
 pub mod tls;
 
-use std::net::{SocketAddr, TcpListener as StdListener};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr, TcpListener as StdListener};
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use datafusion_postgres::pgwire::api::ConnectionManager;
 use datafusion_postgres::pgwire::tokio::{process_socket, TlsAcceptor};
 use rapid_actors::engine::Engine;
 use rapid_actors::Error;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Semaphore;
 
 /// Open connections accepted at once; more are closed at once (each holds a session).
 pub const MAX_CONNECTIONS: usize = 256;
+
+/// Connections being refused at once (each answered 53300 within [`REFUSAL_WINDOW`]); more are
+/// closed without an answer.
+const MAX_REFUSING: usize = 32;
+
+/// How long a refused connection may take to send its startup message before its answer.
+const REFUSAL_WINDOW: Duration = Duration::from_secs(2);
+
+/// The listener's bounds on connections (`RAPID_PG_STARTUP_SECONDS`,
+/// `RAPID_PG_CONNECTIONS_PER_ADDRESS`).
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// A connection that has not finished startup and sign-in within this is closed.
+    pub startup: Duration,
+    /// Open connections from one source address; more are refused with 53300.
+    pub per_address: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Bounds {
+        Bounds {
+            startup: Duration::from_secs(10),
+            per_address: 16,
+        }
+    }
+}
 
 /// The listener's certificate and key (PEM files).
 #[derive(Debug, Clone)]
@@ -43,6 +73,7 @@ pub struct TlsFiles {
 pub struct PgListener {
     listener: StdListener,
     tls: Option<TlsAcceptor>,
+    bounds: Bounds,
 }
 
 impl PgListener {
@@ -61,7 +92,17 @@ impl PgListener {
             )));
         }
         listener.set_nonblocking(true)?;
-        Ok(PgListener { listener, tls })
+        Ok(PgListener {
+            listener,
+            tls,
+            bounds: Bounds::default(),
+        })
+    }
+
+    /// Sets the bounds on connections (otherwise [`Bounds::default`]).
+    pub fn with_bounds(mut self, bounds: Bounds) -> PgListener {
+        self.bounds = bounds;
+        self
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
@@ -70,18 +111,22 @@ impl PgListener {
 
     /// Accepts connections until dropped, on the query threads.
     pub async fn serve(self, engine: Engine) -> rapid_actors::Result<()> {
-        rapid_actors::query::on_query_runtime(accept(self.listener, self.tls, engine)).await
+        rapid_actors::query::on_query_runtime(accept(self.listener, self.tls, self.bounds, engine))
+            .await
     }
 }
 
 async fn accept(
     listener: StdListener,
     tls: Option<TlsAcceptor>,
+    bounds: Bounds,
     engine: Engine,
 ) -> rapid_actors::Result<()> {
     let listener = tokio::net::TcpListener::from_std(listener)
         .map_err(|e| Error::internal(format!("PostgreSQL listener: {e}")))?;
     let open = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let addresses = Arc::new(Mutex::new(HashMap::new()));
     let manager = Arc::new(ConnectionManager::new());
     loop {
         let (socket, peer) = match listener.accept().await {
@@ -96,19 +141,146 @@ async fn accept(
             tracing::warn!(%peer, "PostgreSQL listener: {MAX_CONNECTIONS} connections open, closing a new one");
             continue;
         };
+        let Some(address) = AddressSlot::take(&addresses, peer.ip(), bounds.per_address) else {
+            tracing::warn!(%peer, "PostgreSQL listener: {} connections open from this address, refusing a new one", bounds.per_address);
+            drop(permit);
+            if let Ok(refusal) = refusing.clone().try_acquire_owned() {
+                let message = format!(
+                    "too many connections from this address: at most {} \
+                     (RAPID_PG_CONNECTIONS_PER_ADDRESS)",
+                    bounds.per_address
+                );
+                tokio::spawn(async move {
+                    let _refusal = refusal;
+                    let _ = tokio::time::timeout(REFUSAL_WINDOW, refuse(socket, &message)).await;
+                });
+            }
+            continue;
+        };
+        // A second handle on the socket tells a running statement that the client has gone.
+        let (socket, watcher) = match split_watcher(socket) {
+            Ok(pair) => pair,
+            Err(e) => {
+                tracing::warn!(%peer, error = %e, "PostgreSQL listener: socket setup failed");
+                continue;
+            }
+        };
         let handlers = Arc::new(session::Connection::new(
             engine.clone(),
             peer.ip(),
             manager.clone(),
+            watcher,
         ));
+        let signed_in = handlers.signed_in();
         let tls = tls.clone();
         tokio::spawn(async move {
-            let _permit = permit;
-            if let Err(e) = process_socket(socket, tls, handlers).await {
-                tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
+            let _slots = (permit, address);
+            tokio::select! {
+                ended = process_socket(socket, tls, handlers) => if let Err(e) = ended {
+                    tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
+                },
+                () = startup_expired(bounds.startup, &signed_in) => {
+                    tracing::debug!(%peer, "PostgreSQL connection closed: no sign-in within {:?} (RAPID_PG_STARTUP_SECONDS)", bounds.startup);
+                }
             }
         });
     }
+}
+
+/// Resolves when `limit` has passed without a sign-in; never once signed in.
+async fn startup_expired(limit: Duration, signed_in: &AtomicBool) {
+    tokio::time::sleep(limit).await;
+    if signed_in.load(Ordering::Acquire) {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// One open connection of a source address, counted until dropped.
+struct AddressSlot {
+    addresses: Arc<Mutex<HashMap<IpAddr, usize>>>,
+    ip: IpAddr,
+}
+
+impl AddressSlot {
+    fn take(
+        addresses: &Arc<Mutex<HashMap<IpAddr, usize>>>,
+        ip: IpAddr,
+        limit: usize,
+    ) -> Option<AddressSlot> {
+        let mut open = addresses.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_insert(0);
+        if *n >= limit {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot {
+            addresses: addresses.clone(),
+            ip,
+        })
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.addresses.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Answers a connection refused before startup as PostgreSQL does when it is full: reads the
+/// startup message (declining TLS or GSS encryption if asked first), then sends a FATAL error
+/// 53300 (too_many_connections) and closes.
+async fn refuse(mut socket: tokio::net::TcpStream, message: &str) -> std::io::Result<()> {
+    const SSL_REQUEST: u32 = 80_877_103;
+    const GSS_REQUEST: u32 = 80_877_104;
+    for _ in 0..3 {
+        let len = socket.read_u32().await? as usize;
+        if !(8..=10_000).contains(&len) {
+            break;
+        }
+        let mut body = vec![0; len - 4];
+        socket.read_exact(&mut body).await?;
+        let code = u32::from_be_bytes([body[0], body[1], body[2], body[3]]);
+        if len == 8 && (code == SSL_REQUEST || code == GSS_REQUEST) {
+            socket.write_all(b"N").await?;
+            continue;
+        }
+        break;
+    }
+    let mut fields = Vec::new();
+    for (tag, value) in [
+        (b'S', "FATAL"),
+        (b'V', "FATAL"),
+        (b'C', "53300"),
+        (b'M', message),
+    ] {
+        fields.push(tag);
+        fields.extend_from_slice(value.as_bytes());
+        fields.push(0);
+    }
+    fields.push(0);
+    let mut answer = vec![b'E'];
+    answer.extend_from_slice(&(fields.len() as u32 + 4).to_be_bytes());
+    answer.extend_from_slice(&fields);
+    socket.write_all(&answer).await?;
+    socket.shutdown().await
+}
+
+/// The socket, and a duplicate of it that only watches for the peer's close (it never reads).
+fn split_watcher(
+    socket: tokio::net::TcpStream,
+) -> std::io::Result<(tokio::net::TcpStream, tokio::net::TcpStream)> {
+    let socket = socket.into_std()?;
+    let watcher = socket.try_clone()?;
+    Ok((
+        tokio::net::TcpStream::from_std(socket)?,
+        tokio::net::TcpStream::from_std(watcher)?,
+    ))
 }
 
 #[cfg(test)]

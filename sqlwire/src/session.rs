@@ -7,14 +7,17 @@
 
 use std::fmt::Debug;
 use std::net::IpAddr;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
 };
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::logical_expr::LogicalPlan;
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, ScalarUDF, Volatility};
 use datafusion::sql::sqlparser::ast::Statement;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::context::EmptyContextProvider;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
@@ -36,6 +39,8 @@ use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
 use rapid_actors::query::sql::{check_parsed, check_size};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
+use tokio::io::Interest;
+use tokio::net::TcpStream;
 
 use crate::errors::{self, classify, pg_error, refused};
 use crate::signin::{server_parameters, SignIn};
@@ -50,7 +55,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(engine: Engine, peer: IpAddr, manager: Arc<ConnectionManager>) -> Connection {
+    pub fn new(
+        engine: Engine,
+        peer: IpAddr,
+        manager: Arc<ConnectionManager>,
+        watcher: TcpStream,
+    ) -> Connection {
         // The default catalog is the database the client names, known at sign-in.
         let session = engine.sql_session("postgres");
         let service = Arc::new(DfSessionService::new(Arc::new(session.context.clone())));
@@ -58,6 +68,7 @@ impl Connection {
             engine: engine.clone(),
             session,
             subject: OnceLock::new(),
+            watcher,
         });
         let parser = Arc::new(GuardedParser {
             inner: ExtendedQueryHandler::query_parser(service.as_ref()),
@@ -75,10 +86,16 @@ impl Connection {
                 checker,
                 manager: manager.clone(),
                 keys: Default::default(),
+                signed_in: Default::default(),
                 parameters: server_parameters(),
             }),
             cancel: Arc::new(DefaultCancelHandler::new(manager)),
         }
+    }
+
+    /// Set once the client has finished startup and sign-in.
+    pub fn signed_in(&self) -> Arc<AtomicBool> {
+        self.signin.signed_in.clone()
     }
 }
 
@@ -105,6 +122,8 @@ pub struct Checker {
     engine: Engine,
     session: SqlSession,
     subject: OnceLock<String>,
+    /// The connection's socket, watched (never read) while a statement runs.
+    watcher: TcpStream,
 }
 
 impl Checker {
@@ -124,6 +143,7 @@ impl Checker {
             .catalog
             .default_catalog = database.to_string();
         setup_pg_catalog(ctx, database, EmptyContextProvider).map_err(|e| e.to_string())?;
+        ctx.register_udf(version_udf());
         self.subject
             .set(subject)
             .map_err(|_| "signed in twice".to_string())
@@ -182,7 +202,12 @@ impl Checker {
         let _slot = pools.admit(QueryKind::Sync).await.map_err(errors::engine)?;
         let limit = pools.settings().timeout;
         let run = async { drain(work.await.map_err(classify)?).await };
-        let out = match tokio::time::timeout(limit, run).await {
+        let out = tokio::select! {
+            out = tokio::time::timeout(limit, run) => out,
+            // The client has gone: the statement's work is dropped, as on a cancel request.
+            () = closed(&self.watcher) => Ok(Err(pg_error("08006", "the client closed the connection"))),
+        };
+        let out = match out {
             Ok(out) => out,
             Err(_) => Err(pg_error(
                 "57014",
@@ -195,6 +220,44 @@ impl Checker {
         };
         self.session.tables.end_statement();
         out
+    }
+}
+
+/// What `version()` answers over the wire: clients (SQLAlchemy's dialect) read the PostgreSQL
+/// version it starts with, as in `server_version` (pgwire's 16.6).
+pub const VERSION: &str = "PostgreSQL 16.6 (rapid-rs, Apache DataFusion 55) on x86_64-pc-linux-gnu";
+
+fn version_udf() -> ScalarUDF {
+    create_udf(
+        "version",
+        vec![],
+        DataType::Utf8,
+        Volatility::Stable,
+        Arc::new(|_: &[ColumnarValue]| {
+            Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
+                VERSION.to_string(),
+            ))))
+        }),
+    )
+}
+
+/// Resolves when the peer has closed (or reset) the connection. Data the client sent ahead
+/// (pipelined messages) is left for the connection to read.
+async fn closed(socket: &TcpStream) {
+    loop {
+        match socket.ready(Interest::READABLE).await {
+            Ok(ready) if ready.is_read_closed() => return,
+            Ok(_) => {
+                // Readable with data: forget this readiness and wait for the next event (a
+                // close is one), without reading.
+                let _ = socket.try_io(Interest::READABLE, || {
+                    Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                });
+                // At most one check per 100 ms while data waits unread.
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(_) => return,
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::fmt::Debug;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -34,6 +35,8 @@ pub struct SignIn {
     pub(crate) manager: Arc<ConnectionManager>,
     pub(crate) keys: RandomPidSecretKeyGenerator,
     pub(crate) parameters: DefaultServerParameterProvider,
+    /// Set once sign-in has finished: the startup time limit no longer applies.
+    pub(crate) signed_in: Arc<AtomicBool>,
 }
 
 /// What the server tells clients at startup: read-only sessions, not a superuser.
@@ -104,6 +107,7 @@ impl StartupHandler for SignIn {
                 client.session_extensions().insert(handle);
                 client.session_extensions().insert(guard);
                 finish_authentication(client, &self.parameters).await?;
+                self.signed_in.store(true, Ordering::Release);
             }
             _ => {}
         }

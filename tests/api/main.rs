@@ -46,6 +46,7 @@ mod secrets;
 mod signin_flood;
 mod signin_throttle;
 mod sql;
+mod sql_floods;
 mod storage_s3;
 mod subjects;
 mod upload_file_problems;

@@ -124,7 +124,7 @@ fn sql_sees_only_readable_datasets_and_never_writes() {
 }
 
 /// `psql` from Debian's postgresql-client (scripts/pg.sh installs it).
-fn psql_binary() -> Option<String> {
+pub(crate) fn psql_binary() -> Option<String> {
     ["/usr/lib/postgresql/15/bin/psql", "/usr/bin/psql"]
         .into_iter()
         .find(|p| std::path::Path::new(p).exists())
@@ -133,6 +133,13 @@ fn psql_binary() -> Option<String> {
 
 /// psql's output of `commands` (one `-c` each) as `user`/`password` on database `default`.
 fn psql(s: &TestServer, user: &str, password: &str, commands: &[&str]) -> (bool, String) {
+    let out = psql_command(s, user, password, commands).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+fn psql_command(s: &TestServer, user: &str, password: &str, commands: &[&str]) -> Command {
     let addr = s
         .pg_addr()
         .expect("the server printed its PostgreSQL address");
@@ -148,10 +155,7 @@ fn psql(s: &TestServer, user: &str, password: &str, commands: &[&str]) -> (bool,
     for c in commands {
         cmd.args(["-c", c]);
     }
-    let out = cmd.output().unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
+    cmd
 }
 
 fn pg_options() -> Options {
@@ -243,6 +247,7 @@ fn psycopg_and_pandas_read_and_lose_access_at_once() {
     let answer: Value = serde_json::from_str(&first).unwrap();
     assert_eq!(answer["tables"], json!(["travel.trips"]), "{answer}");
     assert_eq!(answer["counts"], json!({"north": 2, "south": 1, "west": 1}));
+    assert_eq!(answer["sqlalchemy"], answer["counts"], "{answer}");
     assert_eq!(answer["write"], "25006");
     assert_eq!(answer["protected"], "42P01");
     assert_eq!(lines.next().unwrap().unwrap(), "ready");
@@ -431,6 +436,53 @@ fn the_wire_shares_the_query_slots() {
         &["SELECT 1"],
     );
     assert!(ok && out.trim() == "1", "{out}");
+}
+
+/// A client killed while its statement runs (its socket closed abruptly) frees the statement's
+/// query slot at once, long before the time limit: the only slot serves the next statement.
+#[test]
+fn a_closed_connection_stops_its_statement() {
+    if psql_binary().is_none() {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    }
+    let mut options = pg_options();
+    for (k, v) in [
+        ("RAPID_QUERY_CONCURRENCY", "1"),
+        ("RAPID_QUERY_QUEUE_WAIT_MS", "0"),
+        ("RAPID_QUERY_TIMEOUT_SECONDS", "60"),
+    ] {
+        options.env.push((k.into(), v.into()));
+    }
+    let s = TestServer::start_with(options);
+    let (id, secret) = (crate::support::ADMIN_ID, crate::support::ADMIN_SECRET);
+    let slow = "SELECT count(*) FROM generate_series(1, 2000000000) AS t(x) WHERE x % 7 = 3";
+    let mut busy = psql_command(&s, id, secret, &[slow])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The slot is taken while the statement runs.
+    let (ok, out) = psql(&s, id, secret, &["SELECT 1"]);
+    assert!(!ok && out.contains("53000"), "{out}");
+    busy.kill().unwrap();
+    busy.wait().unwrap();
+    let killed = std::time::Instant::now();
+    loop {
+        let (ok, out) = psql(&s, id, secret, &["SELECT 1"]);
+        if ok {
+            assert_eq!(out.trim(), "1");
+            break;
+        }
+        assert!(out.contains("53000"), "{out}");
+        assert!(
+            killed.elapsed() < std::time::Duration::from_secs(10),
+            "the slot is still taken {:?} after the client was killed",
+            killed.elapsed()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
 }
 
 /// The protocol's cancel request (psycopg's `cancel_safe`) stops a running statement long before
