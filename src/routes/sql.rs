@@ -12,7 +12,7 @@ use crate::state::AppState;
 
 /// The statement to run.
 #[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
-#[schema(example = json!({"sql": "SELECT region, count(*) AS n FROM \"default\".\"demo\".\"visits\" GROUP BY region"}))]
+#[schema(example = json!({"sql": "SELECT city, count(*) AS n FROM \"default\".\"demo\".\"visits\" GROUP BY city"}))]
 pub struct SqlRequest {
     /// One SELECT (or EXPLAIN). A dataset's latest schema version is
     /// `"{layer}"."{domain}"."{dataset}"`, an older one `"{layer}"."{domain}"."{dataset}@v{n}"`.
