@@ -11,6 +11,15 @@ use crate::error::ApiResult;
 use crate::params::VersionQuery;
 use crate::state::AppState;
 
+/// The answer's format from the request's Accept header (see [`negotiate`]).
+pub fn accepted_format(req: &HttpRequest) -> Result<Format, Error> {
+    negotiate(
+        req.headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok()),
+    )
+}
+
 /// From the Accept header: missing, `*/*` or a browser-style list mean JSON.
 pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
     let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
@@ -60,11 +69,7 @@ pub async fn query_dataset(
     req: HttpRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
-    let format = negotiate(
-        req.headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok()),
-    )?;
+    let format = accepted_format(&req)?;
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
     let (content_type, bytes) = state
         .engine

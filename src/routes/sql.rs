@@ -1,10 +1,9 @@
 //! `POST /sql`: one SELECT over the datasets the caller may read, named
 //! `"{layer}"."{domain}"."{dataset}"` (docs/API.md, "Growth, SQL"), answered as `/query` is.
 
-use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 
-use super::queries::negotiate;
+use super::queries::accepted_format;
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized};
 use crate::error::ApiResult;
@@ -38,11 +37,7 @@ pub async fn run_sql(
     req: HttpRequest,
     body: web::Json<SqlRequest>,
 ) -> ApiResult<HttpResponse> {
-    let format = negotiate(
-        req.headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok()),
-    )?;
+    let format = accepted_format(&req)?;
     let (content_type, bytes) = state
         .engine
         .sql(&caller.pass, body.into_inner().sql, format)

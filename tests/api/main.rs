@@ -47,6 +47,7 @@ mod signin_flood;
 mod signin_throttle;
 mod sql;
 mod sql_floods;
+mod sql_wire;
 mod storage_s3;
 mod subjects;
 mod upload_file_problems;

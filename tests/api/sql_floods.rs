@@ -104,7 +104,7 @@ fn silent_connections_from_one_address_do_not_block_others() {
     assert_eq!(first_answer(&mut other), b'R');
     drop(other);
     // … and psql (from 127.0.0.1) runs a statement, when it is installed.
-    if let Some(psql) = crate::sql::psql_binary() {
+    if let Some(psql) = crate::sql_wire::psql_binary() {
         let (ok, out) = psql_select(&psql, addr);
         assert!(ok && out.trim() == "1", "{out}");
     }
@@ -129,7 +129,7 @@ fn silent_connections_from_one_address_do_not_block_others() {
 /// budget sees PostgreSQL's refusal, not a dropped connection.
 #[test]
 fn psql_over_the_address_budget_is_told_why() {
-    let Some(psql) = crate::sql::psql_binary() else {
+    let Some(psql) = crate::sql_wire::psql_binary() else {
         eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
         return;
     };
