@@ -211,9 +211,11 @@ fn a_good_client_keeps_getting_tokens_during_a_flood_and_the_password_is_checked
         .count();
     assert!(throttled > 0);
     // 3 free failures, then one attempt per delay (1.5 s, 3 s, ...) in 4 s: a handful at most.
+    // At least one: on a slow machine the hash pool answers 503 to the rest of the first burst,
+    // and those attempts are neither checked nor counted, so the floor cannot be 3.
     let checked = logged(&s, "wrong_password", Some("carol"));
     assert!(
-        (3..=6).contains(&checked),
+        (1..=6).contains(&checked),
         "carol's password checked {checked} times"
     );
 }
