@@ -15,6 +15,8 @@
 //! happens on the query threads, as for HTTP queries.
 
 pub mod errors;
+mod functions;
+mod rewrite;
 pub mod session;
 pub mod signin;
 pub mod tls;

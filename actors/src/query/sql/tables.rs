@@ -71,11 +71,24 @@ impl SqlTables {
                 leases: Arc::default(),
             }),
         };
+        tables.set_home(default_catalog);
+        tables
+    }
+
+    /// Makes `name` the one registered catalog, holding an empty `public` schema: the database a
+    /// wire client names at sign-in replaces the one the session was made with, so that catalog
+    /// listings (`pg_namespace`, `information_schema.schemata`) show one `public`, not two.
+    pub fn set_home(&self, name: &str) {
         let home = MemoryCatalogProvider::new();
         // A memory catalog accepts any schema: the result (a replaced schema) is always None.
         let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
-        tables.register_catalog(default_catalog.to_string(), Arc::new(home));
-        tables
+        let mut registered = self
+            .inner
+            .registered
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        registered.clear();
+        registered.insert(name.to_string(), Arc::new(home));
     }
 
     /// Reads again which datasets `permissions` may read, with every schema version of each.
