@@ -7,7 +7,8 @@
 # 2. a few rounds of the crash test (tests/crash: power cuts simulated by crashfs, a FUSE
 #    filesystem; skipped with a clear line where FUSE cannot be mounted);
 # 3. the rAPId Python SDK journey (tests/sdk), run against that same debug binary;
-# 4. the differential query test (DuckDB as the reference engine);
+# 4. the differential query test (DuckDB as the reference engine), over HTTP and as SQL over the
+#    PostgreSQL protocol;
 # 5. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh);
 # 6. the web pages' headless Chromium journey (scripts/test-browser.sh, tests/browser);
 # 7. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh).
@@ -33,8 +34,9 @@ scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
 # The differential query test: our answers against DuckDB's over the same stored files
-#    (seed 21, 300 cases; scripts/differential.sh SEED N runs more).
-DIFF_SEED=21 DIFF_CASES=300 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" \
+#    (seed 21, 300 cases, 200 of them also as SQL over the wire; scripts/differential.sh SEED N
+#    runs more).
+DIFF_SEED=21 DIFF_CASES=300 DIFF_SQL_CASES=200 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" \
   .venv/bin/python -m pytest -q tests/differential
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-openapi.sh
 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-browser.sh
