@@ -19,7 +19,8 @@ scripts/setup-python.sh
 # The storage tests' S3 line runs against a single-node Garage (installed once by garage.sh);
 # RAPID_REQUIRE_S3=1 makes them fail rather than skip if it is missing. The PostgreSQL catalog's
 # tests run against a throwaway PostgreSQL (scripts/pg.sh); RAPID_REQUIRE_PG=1 likewise.
-# The JDBC driver's test (tests/api/sql_clients.rs) likewise with RAPID_REQUIRE_JDBC=1.
+# The wire clients' tests (tests/api/sql_clients.rs: the JDBC driver, DuckDB's extension from
+# .venv-ext) likewise with RAPID_REQUIRE_CLIENTS=1.
 source scripts/garage.sh
 source scripts/pg.sh
 source scripts/jdbc.sh
@@ -27,7 +28,7 @@ trap 'garage_stop; pg_stop' EXIT
 garage_start
 pg_start
 jdbc_install
-RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 RAPID_REQUIRE_JDBC=1 \
+RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 RAPID_REQUIRE_CLIENTS=1 \
   RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
 pg_stop
 scripts/test-crash.sh 3

@@ -164,7 +164,7 @@ impl Checker {
             .parse(sql)
             .map_err(|e| pg_error("42601", e.to_string()))?;
         check_parsed(&statements, &pools().settings().limits).map_err(refused)?;
-        Ok(rewrite::composite_fields(sql).map_or(Cow::Borrowed(sql), Cow::Owned))
+        Ok(rewrite::for_datafusion(sql).map_or(Cow::Borrowed(sql), Cow::Owned))
     }
 
     /// Every table `plan` scans still exists for the subject (a prepared statement outlives the
