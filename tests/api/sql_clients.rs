@@ -121,8 +121,16 @@ fn extension_python() -> Option<String> {
 fn duckdb_attach(s: &TestServer, python: &str, user: &str, password: &str) -> Value {
     let addr = s.pg_addr().unwrap();
     let out = Command::new(python)
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/pg_duckdb.py"))
-        .args([&addr.ip().to_string(), &addr.port().to_string(), user, password])
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_duckdb.py"
+        ))
+        .args([
+            &addr.ip().to_string(),
+            &addr.port().to_string(),
+            user,
+            password,
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
