@@ -34,6 +34,7 @@ use futures_util::sink::Sink;
 use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
 
+use crate::figures::FIGURES;
 use crate::{functions, rewrite};
 use rapid_actors::query::sql::{check_parsed, check_size};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
@@ -285,10 +286,15 @@ impl SimpleQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        self.checker.refresh()?;
-        let query = self.checker.check(query)?;
-        let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);
-        self.checker.limited(work).await
+        let answer = async {
+            self.checker.refresh()?;
+            let query = self.checker.check(query)?;
+            let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);
+            self.checker.limited(work).await
+        }
+        .await;
+        FIGURES.statement(&answer);
+        answer
     }
 }
 
@@ -313,18 +319,23 @@ impl ExtendedQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        self.checker.refresh()?;
-        if let (_, Some((_, plan))) = &portal.statement.statement {
-            self.checker.still_readable(plan)?;
+        let answer = async {
+            self.checker.refresh()?;
+            if let (_, Some((_, plan))) = &portal.statement.statement {
+                self.checker.still_readable(plan)?;
+            }
+            let service = self.service.as_ref();
+            let work = async move {
+                ExtendedQueryHandler::do_query(service, client, portal, max_rows)
+                    .await
+                    .map(|r| vec![r])
+            };
+            let mut responses = self.checker.limited(work).await?;
+            Ok(responses.pop().unwrap_or(Response::EmptyQuery))
         }
-        let service = self.service.as_ref();
-        let work = async move {
-            ExtendedQueryHandler::do_query(service, client, portal, max_rows)
-                .await
-                .map(|r| vec![r])
-        };
-        let mut responses = self.checker.limited(work).await?;
-        Ok(responses.pop().unwrap_or(Response::EmptyQuery))
+        .await;
+        FIGURES.statement(&answer);
+        answer
     }
 }
 
