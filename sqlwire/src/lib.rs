@@ -18,6 +18,7 @@ pub mod errors;
 pub mod figures;
 mod functions;
 mod rewrite;
+mod savepoints;
 pub mod session;
 pub mod signin;
 pub mod tls;

@@ -35,7 +35,7 @@ use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
 
 use crate::figures::FIGURES;
-use crate::{functions, rewrite};
+use crate::{functions, rewrite, savepoints};
 use rapid_actors::query::sql::{check_parsed, check_size};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 use tokio::io::Interest;
@@ -140,6 +140,7 @@ impl Checker {
         setup_pg_catalog(ctx, database, EmptyContextProvider).map_err(|e| e.to_string())?;
         ctx.register_udf(functions::version());
         ctx.register_udf(functions::expand_array());
+        ctx.register_udf(functions::to_regtype());
         self.subject
             .set(subject)
             .map_err(|_| "signed in twice".to_string())
@@ -286,8 +287,12 @@ impl SimpleQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let status = client.transaction_status();
         let answer = async {
             self.checker.refresh()?;
+            if let Some(answer) = savepoints::answer(query, status) {
+                return answer;
+            }
             let query = self.checker.check(query)?;
             let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);
             self.checker.limited(work).await
