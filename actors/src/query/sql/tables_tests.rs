@@ -152,7 +152,13 @@ async fn a_statement_reads_the_schemas_of_the_tables_it_names_only() {
         .unwrap();
     assert_eq!(made(), 1, "one table named, one schema read");
     // Names that are no readable version: the latest's own `@v`, one past it, nonsense.
-    for name in ["orders@v2", "orders@v3", "orders@v0", "orders@vx", "orders@v01"] {
+    for name in [
+        "orders@v2",
+        "orders@v3",
+        "orders@v0",
+        "orders@vx",
+        "orders@v01",
+    ] {
         let sql = format!("SELECT * FROM \"default\".\"sales\".\"{name}\"");
         let e = ctx.sql(&sql).await.unwrap_err();
         assert!(e.to_string().contains("not found"), "{name}: {e}");
