@@ -8,6 +8,7 @@
 
 mod browse;
 mod compactor;
+mod history;
 mod ops;
 mod profile;
 mod query;
@@ -24,6 +25,8 @@ pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
+pub use crate::history::{AsOf, Commit};
+pub use history::MAX_HISTORY_PAGE;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
 pub use sql::SqlSession;
@@ -72,6 +75,8 @@ pub struct EngineConfig {
     pub sweep_grace: Duration,
     /// When small data files are merged.
     pub compaction: crate::compaction::CompactionSettings,
+    /// How long replaced files stay readable as earlier commits.
+    pub history: crate::history::HistorySettings,
 }
 
 #[derive(Clone)]
@@ -92,6 +97,7 @@ struct Settings {
     max_upload_bytes: u64,
     max_value_bytes: usize,
     result_ttl_seconds: i64,
+    history: crate::history::HistorySettings,
 }
 
 impl Engine {
@@ -113,7 +119,12 @@ impl Engine {
         crate::query::configure(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
         jobs.start_heartbeat(config.job_lease)?;
-        let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
+        let registry = Registry::start(
+            catalog.clone(),
+            storage.clone(),
+            config.layers,
+            config.history,
+        );
         let compactor = compactor::Compactor::start(
             catalog.clone(),
             storage.clone(),
@@ -126,6 +137,7 @@ impl Engine {
             max_upload_bytes: config.max_upload_bytes,
             max_value_bytes: config.max_value_bytes,
             result_ttl_seconds: config.result_ttl_seconds,
+            history: config.history,
         });
         let engine = Engine {
             auth,
@@ -265,6 +277,7 @@ impl Engine {
             .send(Traced::new(DeleteRawFile {
                 version,
                 raw_filename: filename.to_string(),
+                subject: pass.subject().id.clone(),
             }))
             .await??;
         Ok(())
@@ -346,6 +359,16 @@ impl Engine {
             return Ok(0);
         }
         remove_unlisted_files(&self.catalog.stored_files()?, &self.storage)
+    }
+
+    /// Applies history retention to every version keeping retired files (commits also age out
+    /// while no new commit lands); returns how many files were given up. Blocking.
+    pub fn expire_history(&self) -> Result<usize> {
+        crate::history::expire_all(
+            self.catalog.as_ref(),
+            &self.storage,
+            &self.settings.history,
+        )
     }
 
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.

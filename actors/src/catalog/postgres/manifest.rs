@@ -4,11 +4,11 @@
 use tokio_postgres::Row;
 
 use super::pool::Db;
-use super::{lock_dataset_id, swap, unique_keys, PostgresCatalog};
+use super::{history, lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
+    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
     UploadCommit,
 };
 use crate::error::Result;
@@ -28,7 +28,7 @@ fn data_file(r: &Row) -> Result<DataFile> {
     })
 }
 
-fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+pub(super) fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
     db.query(
         "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
          WHERE dataset_id = $1 AND version = $2 ORDER BY id",
@@ -55,7 +55,10 @@ pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i
 pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
     let data = db
         .query(
-            "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files ORDER BY path",
+            "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
+             UNION ALL
+             SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM retired_files
+             ORDER BY 4",
             &[],
         )?
         .iter()
@@ -85,9 +88,10 @@ pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
 }
 
 /// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
-/// dropped, the job SUCCESS.
+/// retired, the commit numbered, the job SUCCESS.
 fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     let now = now_text();
+    let number = history::latest_commit(db, commit.dataset_id, commit.version)? + 1;
     db.execute(
         "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes,
                                 job_id, uploaded_at, uploaded_by)
@@ -108,8 +112,8 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     for file in &commit.files {
         db.execute(
             "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
-                                     bytes, created_at, stats)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                     bytes, created_at, stats, added_commit)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
                 &commit.dataset_id,
                 &commit.version,
@@ -120,6 +124,7 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
                 &file.bytes,
                 &now,
                 &file.stats,
+                &number,
             ],
         )?;
     }
@@ -127,15 +132,35 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     for id in &commit.replaced {
         unique_keys::drop_file_keys(db, *id)?;
     }
+    let mut rows_removed = 0;
     if !commit.replaced.is_empty() {
-        db.execute(
-            "DELETE FROM data_files WHERE id = ANY($1)",
-            &[&commit.replaced],
-        )?;
+        let gone = history::retire_where(db, "id = ANY($2)", &[&commit.replaced], number)?;
+        rows_removed = gone.iter().map(|(_, rows)| rows).sum();
     }
     for n in 0..commit.files.len() {
         unique_keys::record_file_keys(db, commit, n)?;
     }
+    // The commit's subject is its job's: who sent the upload.
+    let subject: Option<String> = match db.query_opt(
+        "SELECT subject_id FROM jobs WHERE job_id = $1",
+        &[&commit.job_id],
+    )? {
+        Some(row) => row.try_get(0)?,
+        None => None,
+    };
+    history::record(
+        db,
+        &history::NewCommit {
+            dataset_id: commit.dataset_id,
+            version: commit.version,
+            number,
+            operation: commit.operation,
+            subject: subject.as_deref(),
+            raw_filename: Some(&commit.raw_filename),
+            rows_added: commit.files.iter().map(|f| f.rows).sum(),
+            rows_removed,
+        },
+    )?;
     let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
         &[
@@ -244,6 +269,7 @@ impl ManifestCatalog for PostgresCatalog {
         dataset_id: i64,
         version: i64,
         raw_filename: &str,
+        subject: Option<&str>,
     ) -> Result<Option<Vec<String>>> {
         self.transaction(|db| {
             lock_dataset_id(db, dataset_id, false)?;
@@ -254,17 +280,28 @@ impl ManifestCatalog for PostgresCatalog {
             if n == 0 {
                 return Ok(None);
             }
-            let files = db
-                .query(
-                    "DELETE FROM data_files WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3
-                     RETURNING path",
-                    &[&dataset_id, &version, &raw_filename],
-                )?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect::<Result<Vec<String>, _>>()?;
+            let number = history::latest_commit(db, dataset_id, version)? + 1;
+            let gone = history::retire_where(
+                db,
+                "dataset_id = $2 AND version = $3 AND raw_filename = $4",
+                &[&dataset_id, &version, &raw_filename],
+                number,
+            )?;
             unique_keys::drop_raw_keys(db, dataset_id, version, raw_filename)?;
-            Ok(Some(files))
+            history::record(
+                db,
+                &history::NewCommit {
+                    dataset_id,
+                    version,
+                    number,
+                    operation: CommitOperation::Delete,
+                    subject,
+                    raw_filename: Some(raw_filename),
+                    rows_added: 0,
+                    rows_removed: gone.iter().map(|(_, rows)| rows).sum(),
+                },
+            )?;
+            Ok(Some(gone.into_iter().map(|(path, _)| path).collect()))
         })
     }
 

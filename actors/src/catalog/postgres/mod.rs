@@ -9,6 +9,7 @@
 //! - inserts that may collide use `ON CONFLICT DO NOTHING` instead of failing the transaction.
 
 mod datasets;
+mod history;
 mod jobs;
 mod manifest;
 mod migrations;

@@ -6,6 +6,7 @@
 //! hold, and one transaction when it writes more than one row.
 
 mod datasets;
+mod history;
 mod jobs;
 mod manifest;
 mod migrations;

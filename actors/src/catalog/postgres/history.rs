@@ -1,0 +1,250 @@
+//! Commits as versions in PostgreSQL, as in SQLite (`sqlite/history.rs`): numbered commits,
+//! retired files, reads as of a commit and retention, under the dataset's advisory lock like
+//! every other change of its manifest.
+
+use super::pool::Db;
+use super::{lock_dataset_id, PostgresCatalog};
+use crate::catalog::interface::HistoryCatalog;
+use crate::catalog::refusal::{commit_expired, no_such_commit};
+use crate::catalog::{now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention};
+use crate::error::Result;
+
+/// The version's newest commit number (0: none yet). Read under the dataset's lock when the
+/// next number is taken from it (the primary key refuses a duplicate anyway).
+pub(super) fn latest_commit(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i64> {
+    Ok(db
+        .query_one(
+            "SELECT coalesce(max(commit_no), 0)::BIGINT FROM commits
+             WHERE dataset_id = $1 AND version = $2",
+            &[&dataset_id, &version],
+        )?
+        .try_get(0)?)
+}
+
+/// One commit's row, numbered `number` (from [`latest_commit`] + 1 inside the same transaction).
+pub(super) struct NewCommit<'a> {
+    pub dataset_id: i64,
+    pub version: i64,
+    pub number: i64,
+    pub operation: CommitOperation,
+    pub subject: Option<&'a str>,
+    pub raw_filename: Option<&'a str>,
+    pub rows_added: i64,
+    pub rows_removed: i64,
+}
+
+pub(super) fn record(db: &Db<'_>, c: &NewCommit<'_>) -> Result<()> {
+    db.execute(
+        "INSERT INTO commits (dataset_id, version, commit_no, committed_at, operation, subject,
+                              raw_filename, rows_added, rows_removed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        &[
+            &c.dataset_id,
+            &c.version,
+            &c.number,
+            &now_text(),
+            &c.operation.as_str(),
+            &c.subject,
+            &c.raw_filename,
+            &c.rows_added,
+            &c.rows_removed,
+        ],
+    )?;
+    Ok(())
+}
+
+/// Moves the live files `filter` selects (a `WHERE` over `data_files`, parameters `$2`...) to
+/// `retired_files`, removed by commit `number` (`$1`); returns their (path, rows). Their parts go
+/// (cascade): only a current file's rows are ever deleted by raw file.
+pub(super) fn retire_where(
+    db: &Db<'_>,
+    filter: &str,
+    args: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+    number: i64,
+) -> Result<Vec<(String, i64)>> {
+    let sql = format!(
+        "WITH gone AS (DELETE FROM data_files WHERE {filter} RETURNING *)
+         INSERT INTO retired_files (id, dataset_id, version, raw_filename, partition_path, path,
+                                    rows, bytes, stats, added_commit, removed_commit)
+         SELECT id, dataset_id, version, raw_filename, partition_path, path, rows, bytes, stats,
+                added_commit, $1::BIGINT FROM gone
+         RETURNING path, rows"
+    );
+    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![&number];
+    params.extend_from_slice(args);
+    db.query(&sql, &params)?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
+}
+
+fn floor(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i64> {
+    let row = db.query_opt(
+        "SELECT history_floor FROM schema_versions WHERE dataset_id = $1 AND version = $2",
+        &[&dataset_id, &version],
+    )?;
+    Ok(match row {
+        Some(row) => row.try_get(0)?,
+        None => 1,
+    })
+}
+
+/// The commit `at` names (checked against the version's commits and retention).
+fn resolve(db: &Db<'_>, dataset_id: i64, version: i64, at: &AsOf) -> Result<i64> {
+    let latest = latest_commit(db, dataset_id, version)?;
+    let asked = match at {
+        AsOf::Latest => return Ok(latest),
+        AsOf::Commit(n) if (1..=latest).contains(n) => *n,
+        AsOf::Commit(n) => return Err(no_such_commit(&n.to_string(), latest)),
+        AsOf::Time(time) => db
+            .query_one(
+                "SELECT max(commit_no) FROM commits
+                 WHERE dataset_id = $1 AND version = $2 AND committed_at <= $3",
+                &[&dataset_id, &version, time],
+            )?
+            .try_get::<_, Option<i64>>(0)?
+            .ok_or_else(|| no_such_commit(&format!("at or before {time}"), latest))?,
+    };
+    let floor = floor(db, dataset_id, version)?;
+    if asked < floor {
+        return Err(commit_expired(asked, floor));
+    }
+    Ok(asked)
+}
+
+fn data_file(r: &tokio_postgres::Row) -> Result<DataFile> {
+    Ok(DataFile {
+        id: r.try_get(0)?,
+        raw_filename: r.try_get(1)?,
+        partition_path: r.try_get(2)?,
+        path: r.try_get(3)?,
+        rows: r.try_get(4)?,
+        bytes: r.try_get(5)?,
+        stats: r.try_get(6)?,
+    })
+}
+
+/// The files live at commit `commit`, in the order they were recorded (as a current read's).
+fn files_at(db: &Db<'_>, dataset_id: i64, version: i64, commit: i64) -> Result<Vec<DataFile>> {
+    db.query(
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
+         WHERE dataset_id = $1 AND version = $2 AND added_commit <= $3
+         UNION ALL
+         SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM retired_files
+         WHERE dataset_id = $1 AND version = $2 AND added_commit <= $3 AND removed_commit > $3
+         ORDER BY 1, 4",
+        &[&dataset_id, &version, &commit],
+    )?
+    .iter()
+    .map(data_file)
+    .collect()
+}
+
+fn expire(db: &Db<'_>, dataset_id: i64, version: i64, retention: &Retention) -> Result<Vec<String>> {
+    lock_dataset_id(db, dataset_id, false)?;
+    let latest = latest_commit(db, dataset_id, version)?;
+    if latest == 0 {
+        return Ok(Vec::new());
+    }
+    let by_age: Option<i64> = db
+        .query_one(
+            "SELECT min(commit_no) FROM commits
+             WHERE dataset_id = $1 AND version = $2 AND committed_at >= $3",
+            &[&dataset_id, &version, &retention.keep_since],
+        )?
+        .try_get(0)?;
+    let by_count = latest - retention.keep_commits.max(1) + 1;
+    let oldest = by_count.min(by_age.unwrap_or(latest)).max(1);
+    if oldest <= floor(db, dataset_id, version)? {
+        return Ok(Vec::new());
+    }
+    db.execute(
+        "UPDATE schema_versions SET history_floor = $3 WHERE dataset_id = $1 AND version = $2",
+        &[&dataset_id, &version, &oldest],
+    )?;
+    // A file removed by commit `oldest` or before is listed by no commit from `oldest` on.
+    db.query(
+        "DELETE FROM retired_files WHERE dataset_id = $1 AND version = $2 AND removed_commit <= $3
+         RETURNING path",
+        &[&dataset_id, &version, &oldest],
+    )?
+    .iter()
+    .map(|r| Ok(r.try_get(0)?))
+    .collect()
+}
+
+impl HistoryCatalog for PostgresCatalog {
+    fn commits(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<Commit>> {
+        self.with(|db| {
+            db.query(
+                "SELECT commit_no, committed_at, operation, subject, raw_filename, rows_added,
+                        rows_removed
+                 FROM commits WHERE dataset_id = $1 AND version = $2
+                 ORDER BY commit_no DESC LIMIT $3 OFFSET $4",
+                &[&dataset_id, &version, &limit, &offset],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(Commit {
+                    commit: r.try_get(0)?,
+                    committed_at: r.try_get(1)?,
+                    operation: r.try_get(2)?,
+                    subject: r.try_get(3)?,
+                    raw_filename: r.try_get(4)?,
+                    rows_added: r.try_get(5)?,
+                    rows_removed: r.try_get(6)?,
+                })
+            })
+            .collect()
+        })
+    }
+
+    fn files_at_held(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        at: &AsOf,
+        hold: &mut dyn FnMut(&[DataFile]),
+    ) -> Result<FilesAt> {
+        // The dataset's lock, shared: neither a commit nor an expiry (exclusive) can return, and
+        // so retire a file, before `hold` has leased the files.
+        self.transaction(|db| {
+            lock_dataset_id(db, dataset_id, true)?;
+            let commit = resolve(db, dataset_id, version, at)?;
+            let files = match at {
+                // The live manifest: exactly what a current read has always scanned.
+                AsOf::Latest => super::manifest::data_files(db, dataset_id, version)?,
+                _ => files_at(db, dataset_id, version, commit)?,
+            };
+            hold(&files);
+            Ok(FilesAt { commit, files })
+        })
+    }
+
+    fn expire_commits(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        retention: &Retention,
+    ) -> Result<Vec<String>> {
+        self.transaction(|db| expire(db, dataset_id, version, retention))
+    }
+
+    fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>> {
+        self.with(|db| {
+            db.query(
+                "SELECT DISTINCT dataset_id, version FROM retired_files ORDER BY 1, 2",
+                &[],
+            )?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
+        })
+    }
+}
