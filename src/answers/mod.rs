@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 pub use rapid_actors::auth::permission::PermissionItem;
 pub use rapid_actors::auth::{IssuedToken, NewClient, NewUser, SubjectView};
-pub use rapid_actors::engine::{DatasetEntry, DatasetFilter, DatasetInfo};
+pub use rapid_actors::engine::{Commit, DatasetEntry, DatasetFilter, DatasetInfo};
 pub use rapid_actors::jobs::JobView;
 pub use rapid_actors::profile::ProfileView;
 pub use rapid_actors::query::QueryRequest;

@@ -314,7 +314,9 @@ pub(crate) async fn run_query(
     format: OutputFormat,
 ) -> Result<(&'static str, Vec<u8>)> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
-    state.engine.query(pass, version, bytes, format).await
+    let at = rapid_actors::history::AsOf::Latest;
+    let (content_type, bytes, _commit) = state.engine.query(pass, version, at, bytes, format).await?;
+    Ok((content_type, bytes))
 }
 
 /// A large-query job as the API starts it; its id.
@@ -326,10 +328,12 @@ pub async fn start_large_query(
     base: &str,
 ) -> Result<String> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
-    state
+    let at = rapid_actors::history::AsOf::Latest;
+    let (job_id, _commit) = state
         .engine
-        .start_large_query(pass, version, bytes, base)
-        .await
+        .start_large_query(pass, version, at, bytes, base)
+        .await?;
+    Ok(job_id)
 }
 
 // ---- schemas (callers mint DATA_ADMIN first) ---------------------------------------------------
