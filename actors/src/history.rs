@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-pub use crate::catalog::{AsOf, Commit, FilesAt};
 use crate::catalog::{time_text_before, Catalog, DataFile, Retention};
+pub use crate::catalog::{AsOf, Commit, FilesAt};
 use crate::error::{Error, Result};
 use crate::storage::{LeaseGuard, Storage};
 

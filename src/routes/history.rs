@@ -23,9 +23,8 @@ pub async fn get_history(
     state: web::Data<AppState>,
     query: web::Query<HistoryQuery>,
 ) -> ApiResult<HttpResponse> {
-    let commits =
-        state
-            .engine
-            .history(&access.pass, query.version, query.page, query.per_page)?;
+    let commits = state
+        .engine
+        .history(&access.pass, query.version, query.page, query.per_page)?;
     Ok(HttpResponse::Ok().json(commits))
 }

@@ -315,7 +315,8 @@ pub(crate) async fn run_query(
 ) -> Result<(&'static str, Vec<u8>)> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
     let at = rapid_actors::history::AsOf::Latest;
-    let (content_type, bytes, _commit) = state.engine.query(pass, version, at, bytes, format).await?;
+    let (content_type, bytes, _commit) =
+        state.engine.query(pass, version, at, bytes, format).await?;
     Ok((content_type, bytes))
 }
 

@@ -134,8 +134,13 @@ pub trait ManifestCatalog {
 /// no retained commit needs.
 pub trait HistoryCatalog {
     /// The version's commits, newest first: `limit` of them after skipping `offset`.
-    fn commits(&self, dataset_id: i64, version: i64, offset: i64, limit: i64)
-        -> Result<Vec<Commit>>;
+    fn commits(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<Commit>>;
 
     /// The files live at commit `at` (added at or before it, not removed at or before it), and
     /// `hold` runs with them before any expiry that gives them up can return (a reader leases
@@ -153,8 +158,12 @@ pub trait HistoryCatalog {
     /// Applies `retention` to the version: the commits it no longer retains become unreadable
     /// and the retired files only they listed leave the catalog; returns those files' paths (the
     /// caller deletes the objects once no reader holds them).
-    fn expire_commits(&self, dataset_id: i64, version: i64, retention: &Retention)
-        -> Result<Vec<String>>;
+    fn expire_commits(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        retention: &Retention,
+    ) -> Result<Vec<String>>;
 
     /// The (dataset id, version) pairs that keep retired files.
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>>;

@@ -59,7 +59,8 @@ impl DatasetActor {
         version: i64,
         history: &HistorySettings,
     ) {
-        if let Err(e) = crate::history::expire(catalog.as_ref(), storage, record.id, version, history)
+        if let Err(e) =
+            crate::history::expire(catalog.as_ref(), storage, record.id, version, history)
         {
             tracing::warn!(version, error = %e.report(), "expiring old commits");
         }

@@ -21,7 +21,9 @@ impl Engine {
         per_page: i64,
     ) -> Result<Vec<Commit>> {
         if page < 1 {
-            return Err(Error::invalid(format!("Invalid page [{page}]: pages start at 1")));
+            return Err(Error::invalid(format!(
+                "Invalid page [{page}]: pages start at 1"
+            )));
         }
         if !(1..=MAX_HISTORY_PAGE).contains(&per_page) {
             return Err(Error::invalid(format!(

@@ -20,12 +20,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::history::{AsOf, Commit};
 pub use crate::query::reading::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
 pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
-pub use crate::history::{AsOf, Commit};
 pub use history::MAX_HISTORY_PAGE;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
@@ -364,11 +364,7 @@ impl Engine {
     /// Applies history retention to every version keeping retired files (commits also age out
     /// while no new commit lands); returns how many files were given up. Blocking.
     pub fn expire_history(&self) -> Result<usize> {
-        crate::history::expire_all(
-            self.catalog.as_ref(),
-            &self.storage,
-            &self.settings.history,
-        )
+        crate::history::expire_all(self.catalog.as_ref(), &self.storage, &self.settings.history)
     }
 
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.

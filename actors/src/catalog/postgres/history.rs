@@ -140,7 +140,12 @@ fn files_at(db: &Db<'_>, dataset_id: i64, version: i64, commit: i64) -> Result<V
     .collect()
 }
 
-fn expire(db: &Db<'_>, dataset_id: i64, version: i64, retention: &Retention) -> Result<Vec<String>> {
+fn expire(
+    db: &Db<'_>,
+    dataset_id: i64,
+    version: i64,
+    retention: &Retention,
+) -> Result<Vec<String>> {
     lock_dataset_id(db, dataset_id, false)?;
     let latest = latest_commit(db, dataset_id, version)?;
     if latest == 0 {

@@ -8,8 +8,8 @@ use super::{history, lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
-    UploadCommit,
+    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf,
+    RawFile, StoredFiles, UploadCommit,
 };
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};

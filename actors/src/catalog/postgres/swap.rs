@@ -1,8 +1,8 @@
 //! Compaction's catalog side in PostgreSQL: merged files' parts, and the swap of data files,
 //! under the dataset's lock like every other change of its manifest.
 
-use super::{history, lock_dataset_id};
 use super::pool::Db;
+use super::{history, lock_dataset_id};
 use crate::catalog::refusal::commit_conflict;
 use crate::catalog::{now_text, CommitOperation, FilePart, FileSwap, PartsOf, SwapFile};
 use crate::error::Result;

@@ -68,7 +68,9 @@ pub(super) fn retire_where(
                 added_commit, ?{n} FROM data_files WHERE {filter}"
     ))?
     .execute(rusqlite::params_from_iter(
-        args.iter().copied().chain([&number as &dyn rusqlite::ToSql]),
+        args.iter()
+            .copied()
+            .chain([&number as &dyn rusqlite::ToSql]),
     ))?;
     let mut stmt = tx.prepare_cached(&format!(
         "DELETE FROM data_files WHERE {filter} RETURNING path, rows"
@@ -116,7 +118,12 @@ fn floor(conn: &Connection, dataset_id: i64, version: i64) -> Result<i64> {
 }
 
 /// The files live at commit `commit`, in the order they were recorded (as a current read's).
-fn files_at(conn: &Connection, dataset_id: i64, version: i64, commit: i64) -> Result<Vec<DataFile>> {
+fn files_at(
+    conn: &Connection,
+    dataset_id: i64,
+    version: i64,
+    commit: i64,
+) -> Result<Vec<DataFile>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
          WHERE dataset_id = ?1 AND version = ?2 AND added_commit <= ?3
@@ -126,24 +133,40 @@ fn files_at(conn: &Connection, dataset_id: i64, version: i64, commit: i64) -> Re
          ORDER BY 1, 4",
     )?;
     let files = stmt
-        .query_map(params![dataset_id, version, commit], super::manifest::data_file)?
+        .query_map(
+            params![dataset_id, version, commit],
+            super::manifest::data_file,
+        )?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(files)
 }
 
 /// The oldest commit `retention` keeps (the newest is always kept).
-fn retained_from(conn: &Connection, dataset_id: i64, version: i64, latest: i64, retention: &Retention) -> Result<i64> {
+fn retained_from(
+    conn: &Connection,
+    dataset_id: i64,
+    version: i64,
+    latest: i64,
+    retention: &Retention,
+) -> Result<i64> {
     let by_count = latest - retention.keep_commits.max(1) + 1;
     let by_age: Option<i64> = conn
         .prepare_cached(
             "SELECT min(commit_no) FROM commits
              WHERE dataset_id = ?1 AND version = ?2 AND committed_at >= ?3",
         )?
-        .query_row(params![dataset_id, version, retention.keep_since], |r| r.get(0))?;
+        .query_row(params![dataset_id, version, retention.keep_since], |r| {
+            r.get(0)
+        })?;
     Ok(by_count.min(by_age.unwrap_or(latest)).max(1))
 }
 
-fn expire(tx: &Transaction<'_>, dataset_id: i64, version: i64, retention: &Retention) -> Result<Vec<String>> {
+fn expire(
+    tx: &Transaction<'_>,
+    dataset_id: i64,
+    version: i64,
+    retention: &Retention,
+) -> Result<Vec<String>> {
     let latest = latest_commit(tx, dataset_id, version)?;
     if latest == 0 {
         return Ok(Vec::new());
@@ -233,9 +256,8 @@ impl HistoryCatalog for SqliteCatalog {
 
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>> {
         self.with(|c| {
-            let mut stmt = c.prepare(
-                "SELECT DISTINCT dataset_id, version FROM retired_files ORDER BY 1, 2",
-            )?;
+            let mut stmt =
+                c.prepare("SELECT DISTINCT dataset_id, version FROM retired_files ORDER BY 1, 2")?;
             let versions = stmt
                 .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
                 .collect::<Result<Vec<_>, _>>()?;

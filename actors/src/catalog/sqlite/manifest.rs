@@ -6,8 +6,8 @@ use super::{history, swap, unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
-    UploadCommit,
+    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf,
+    RawFile, StoredFiles, UploadCommit,
 };
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
@@ -26,7 +26,11 @@ pub(super) fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
     })
 }
 
-pub(super) fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+pub(super) fn data_files(
+    conn: &Connection,
+    dataset_id: i64,
+    version: i64,
+) -> Result<Vec<DataFile>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
          WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",

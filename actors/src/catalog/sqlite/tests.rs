@@ -120,6 +120,6 @@ fn unique_keys_of_a_catalog_before_compaction_are_kept_by_origin() {
             (vec![3], "p=a".to_string())
         ]
     );
-    assert!(cat.delete_raw_file(7, 1, "r1.csv").unwrap().is_some());
+    assert!(cat.delete_raw_file(7, 1, "r1.csv", None).unwrap().is_some());
     assert_eq!(found(&cat), [(vec![3], "p=a".to_string())]);
 }
