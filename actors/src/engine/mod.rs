@@ -115,6 +115,12 @@ impl Engine {
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let shared = config.catalog_url.is_some();
         recover(&catalog, &storage, &config.node_id, shared)?;
+        // Commits that aged out while stopped (or merges of `rapid-rs admin compact`, which
+        // applies no retention) give up their files before anything reads.
+        let expired = crate::history::expire_all(catalog.as_ref(), &storage, &config.history)?;
+        if expired > 0 {
+            tracing::info!(expired, "removed files of expired commits");
+        }
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
