@@ -118,7 +118,12 @@ pub(super) fn every_change_is_a_numbered_readable_commit(c: &dyn Catalog) {
         .map(|k| k.commit)
         .collect();
     assert_eq!(page, [4, 3], "offset and limit page newest first");
+    files_of_each_commit(c, &record);
+}
 
+/// The five commits' files, read as of each; the live manifest and the listing.
+fn files_of_each_commit(c: &dyn Catalog, record: &DatasetRecord) {
+    let record = record.clone();
     let expected: [(i64, &[&str]); 5] = [
         (1, &["p=a/1.parquet", "p=b/1.parquet"]),
         (2, &["p=a/1.parquet", "p=a/2.parquet", "p=b/1.parquet"]),
@@ -168,13 +173,22 @@ pub(super) fn as_of_refusals_and_retention(c: &dyn Catalog) {
         "no commit yet: commit 0, no files"
     );
     let record = five_commits(c);
-    let refused = |at: AsOf| {
-        c.files_at_held(record.id, 1, &at, &mut |_| {
-            panic!("nothing is held when refused")
-        })
-        .unwrap_err()
-        .kind
-    };
+    refusals(c, &record);
+    retention(c, &record);
+}
+
+fn refused(c: &dyn Catalog, record: &DatasetRecord, at: AsOf) -> ErrorKind {
+    c.files_at_held(record.id, 1, &at, &mut |_| {
+        panic!("nothing is held when refused")
+    })
+    .unwrap_err()
+    .kind
+}
+
+/// Unknown commits and times before the first are refused; times read the commit then.
+fn refusals(c: &dyn Catalog, record: &DatasetRecord) {
+    let record = record.clone();
+    let refused = |at: AsOf| refused(c, &record, at);
     assert_eq!(refused(AsOf::Commit(0)), ErrorKind::NotFound);
     assert_eq!(refused(AsOf::Commit(6)), ErrorKind::NotFound);
     assert_eq!(
@@ -193,7 +207,12 @@ pub(super) fn as_of_refusals_and_retention(c: &dyn Catalog) {
         paths_at(c, &record, second).0 >= 2,
         "a commit's own time reads it (or a later one in the same millisecond)"
     );
+}
 
+/// Expiry by age and count: the files only expired commits list go, those commits are refused.
+fn retention(c: &dyn Catalog, record: &DatasetRecord) {
+    let record = record.clone();
+    let refused = |at: AsOf| refused(c, &record, at);
     // Everything younger than a far past date is retained: nothing expires.
     let keep_all = Retention {
         keep_commits: 1,

@@ -6,8 +6,34 @@ use super::pool::Db;
 use super::{lock_dataset_id, PostgresCatalog};
 use crate::catalog::interface::HistoryCatalog;
 use crate::catalog::refusal::{commit_expired, no_such_commit};
-use crate::catalog::{now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention};
+use crate::catalog::{
+    now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention, UploadCommit,
+};
 use crate::error::Result;
+
+/// A `data_files` (or `retired_files`) row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
+pub(super) fn data_file(r: &tokio_postgres::Row) -> Result<DataFile> {
+    Ok(DataFile {
+        id: r.try_get(0)?,
+        raw_filename: r.try_get(1)?,
+        partition_path: r.try_get(2)?,
+        path: r.try_get(3)?,
+        rows: r.try_get(4)?,
+        bytes: r.try_get(5)?,
+        stats: r.try_get(6)?,
+    })
+}
+
+pub(super) fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
+    db.query(
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
+         WHERE dataset_id = $1 AND version = $2 ORDER BY id",
+        &[&dataset_id, &version],
+    )?
+    .iter()
+    .map(data_file)
+    .collect()
+}
 
 /// The version's newest commit number (0: none yet). Read under the dataset's lock when the
 /// next number is taken from it (the primary key refuses a duplicate anyway).
@@ -51,6 +77,35 @@ pub(super) fn record(db: &Db<'_>, c: &NewCommit<'_>) -> Result<()> {
         ],
     )?;
     Ok(())
+}
+
+/// An upload's commit row; its subject is its job's (who sent the upload).
+pub(super) fn record_upload(
+    db: &Db<'_>,
+    commit: &UploadCommit,
+    number: i64,
+    rows_removed: i64,
+) -> Result<()> {
+    let subject: Option<String> = match db.query_opt(
+        "SELECT subject_id FROM jobs WHERE job_id = $1",
+        &[&commit.job_id],
+    )? {
+        Some(row) => row.try_get(0)?,
+        None => None,
+    };
+    record(
+        db,
+        &NewCommit {
+            dataset_id: commit.dataset_id,
+            version: commit.version,
+            number,
+            operation: commit.operation,
+            subject: subject.as_deref(),
+            raw_filename: Some(&commit.raw_filename),
+            rows_added: commit.files.iter().map(|f| f.rows).sum(),
+            rows_removed,
+        },
+    )
 }
 
 /// Moves the live files `filter` selects (a `WHERE` over `data_files`, parameters `$2`...) to
@@ -110,18 +165,6 @@ fn resolve(db: &Db<'_>, dataset_id: i64, version: i64, at: &AsOf) -> Result<i64>
         return Err(commit_expired(asked, floor));
     }
     Ok(asked)
-}
-
-fn data_file(r: &tokio_postgres::Row) -> Result<DataFile> {
-    Ok(DataFile {
-        id: r.try_get(0)?,
-        raw_filename: r.try_get(1)?,
-        partition_path: r.try_get(2)?,
-        path: r.try_get(3)?,
-        rows: r.try_get(4)?,
-        bytes: r.try_get(5)?,
-        stats: r.try_get(6)?,
-    })
 }
 
 /// The files live at commit `commit`, in the order they were recorded (as a current read's).
@@ -224,7 +267,7 @@ impl HistoryCatalog for PostgresCatalog {
             let commit = resolve(db, dataset_id, version, at)?;
             let files = match at {
                 // The live manifest: exactly what a current read has always scanned.
-                AsOf::Latest => super::manifest::data_files(db, dataset_id, version)?,
+                AsOf::Latest => data_files(db, dataset_id, version)?,
                 _ => files_at(db, dataset_id, version, commit)?,
             };
             hold(&files);

@@ -1,10 +1,9 @@
 //! The manifest in PostgreSQL: raw files and data files per dataset version, and the upload
 //! commit, serialised per dataset across nodes by the dataset's advisory lock.
 
-use tokio_postgres::Row;
-
+use super::history::{self, data_file, data_files};
 use super::pool::Db;
-use super::{history, lock_dataset_id, swap, unique_keys, PostgresCatalog};
+use super::{lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
@@ -14,30 +13,6 @@ use crate::catalog::{
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
-
-/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
-fn data_file(r: &Row) -> Result<DataFile> {
-    Ok(DataFile {
-        id: r.try_get(0)?,
-        raw_filename: r.try_get(1)?,
-        partition_path: r.try_get(2)?,
-        path: r.try_get(3)?,
-        rows: r.try_get(4)?,
-        bytes: r.try_get(5)?,
-        stats: r.try_get(6)?,
-    })
-}
-
-pub(super) fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
-    db.query(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
-         WHERE dataset_id = $1 AND version = $2 ORDER BY id",
-        &[&dataset_id, &version],
-    )?
-    .iter()
-    .map(data_file)
-    .collect()
-}
 
 /// The version's manifest generation (0 for a version with no row: nothing recorded yet).
 pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i64> {
@@ -140,27 +115,7 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     for n in 0..commit.files.len() {
         unique_keys::record_file_keys(db, commit, n)?;
     }
-    // The commit's subject is its job's: who sent the upload.
-    let subject: Option<String> = match db.query_opt(
-        "SELECT subject_id FROM jobs WHERE job_id = $1",
-        &[&commit.job_id],
-    )? {
-        Some(row) => row.try_get(0)?,
-        None => None,
-    };
-    history::record(
-        db,
-        &history::NewCommit {
-            dataset_id: commit.dataset_id,
-            version: commit.version,
-            number,
-            operation: commit.operation,
-            subject: subject.as_deref(),
-            raw_filename: Some(&commit.raw_filename),
-            rows_added: commit.files.iter().map(|f| f.rows).sum(),
-            rows_removed,
-        },
-    )?;
+    history::record_upload(db, commit, number, rows_removed)?;
     let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
         &[

@@ -7,8 +7,38 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use super::SqliteCatalog;
 use crate::catalog::interface::HistoryCatalog;
 use crate::catalog::refusal::{commit_expired, no_such_commit};
-use crate::catalog::{now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention};
+use crate::catalog::{
+    now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention, UploadCommit,
+};
 use crate::error::Result;
+
+/// A `data_files` (or `retired_files`) row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
+pub(super) fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
+    Ok(DataFile {
+        id: r.get(0)?,
+        raw_filename: r.get(1)?,
+        partition_path: r.get(2)?,
+        path: r.get(3)?,
+        rows: r.get(4)?,
+        bytes: r.get(5)?,
+        stats: r.get(6)?,
+    })
+}
+
+pub(super) fn data_files(
+    conn: &Connection,
+    dataset_id: i64,
+    version: i64,
+) -> Result<Vec<DataFile>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
+         WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
+    )?;
+    let files = stmt
+        .query_map(params![dataset_id, version], data_file)?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(files)
+}
 
 /// The version's newest commit number (0: none yet).
 pub(super) fn latest_commit(conn: &Connection, dataset_id: i64, version: i64) -> Result<i64> {
@@ -49,6 +79,32 @@ pub(super) fn record(tx: &Transaction<'_>, c: &NewCommit<'_>) -> Result<()> {
         c.rows_removed
     ])?;
     Ok(())
+}
+
+/// An upload's commit row; its subject is its job's (who sent the upload).
+pub(super) fn record_upload(
+    tx: &Transaction<'_>,
+    commit: &UploadCommit,
+    number: i64,
+    rows_removed: i64,
+) -> Result<()> {
+    let subject: Option<String> = tx
+        .prepare_cached("SELECT subject_id FROM jobs WHERE job_id = ?1")?
+        .query_row([&commit.job_id], |r| r.get(0))
+        .optional()?;
+    record(
+        tx,
+        &NewCommit {
+            dataset_id: commit.dataset_id,
+            version: commit.version,
+            number,
+            operation: commit.operation,
+            subject: subject.as_deref(),
+            raw_filename: Some(&commit.raw_filename),
+            rows_added: commit.files.iter().map(|f| f.rows).sum(),
+            rows_removed,
+        },
+    )
 }
 
 /// Moves the live files `filter` selects (a `WHERE` over `data_files`, parameters `?1`...) to
@@ -133,10 +189,7 @@ fn files_at(
          ORDER BY 1, 4",
     )?;
     let files = stmt
-        .query_map(
-            params![dataset_id, version, commit],
-            super::manifest::data_file,
-        )?
+        .query_map(params![dataset_id, version, commit], data_file)?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(files)
 }
@@ -237,7 +290,7 @@ impl HistoryCatalog for SqliteCatalog {
             let commit = resolve(c, dataset_id, version, at)?;
             let files = match at {
                 // The live manifest: exactly what a current read has always scanned.
-                AsOf::Latest => super::manifest::data_files(c, dataset_id, version)?,
+                AsOf::Latest => data_files(c, dataset_id, version)?,
                 _ => files_at(c, dataset_id, version, commit)?,
             };
             hold(&files);

@@ -2,7 +2,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
-use super::{history, swap, unique_keys, SqliteCatalog};
+use super::history::{self, data_file, data_files};
+use super::{swap, unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
@@ -12,34 +13,6 @@ use crate::catalog::{
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
-
-/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
-pub(super) fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
-    Ok(DataFile {
-        id: r.get(0)?,
-        raw_filename: r.get(1)?,
-        partition_path: r.get(2)?,
-        path: r.get(3)?,
-        rows: r.get(4)?,
-        bytes: r.get(5)?,
-        stats: r.get(6)?,
-    })
-}
-
-pub(super) fn data_files(
-    conn: &Connection,
-    dataset_id: i64,
-    version: i64,
-) -> Result<Vec<DataFile>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
-         WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
-    )?;
-    let files = stmt
-        .query_map(params![dataset_id, version], data_file)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(files)
-}
 
 /// The version's manifest generation (0 for a version with no row: nothing recorded yet).
 pub(super) fn generation(conn: &Connection, dataset_id: i64, version: i64) -> Result<i64> {
@@ -133,24 +106,7 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
     for n in 0..commit.files.len() {
         unique_keys::record_file_keys(tx, commit, n)?;
     }
-    // The commit's subject is its job's: who sent the upload.
-    let subject: Option<String> = tx
-        .prepare_cached("SELECT subject_id FROM jobs WHERE job_id = ?1")?
-        .query_row([&commit.job_id], |r| r.get(0))
-        .optional()?;
-    history::record(
-        tx,
-        &history::NewCommit {
-            dataset_id: commit.dataset_id,
-            version: commit.version,
-            number,
-            operation: commit.operation,
-            subject: subject.as_deref(),
-            raw_filename: Some(&commit.raw_filename),
-            rows_added: commit.files.iter().map(|f| f.rows).sum(),
-            rows_removed,
-        },
-    )?;
+    history::record_upload(tx, commit, number, rows_removed)?;
     let succeeded = tx.execute(
         "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
         params![
