@@ -46,8 +46,7 @@ impl Engine {
             &self.storage,
             record,
             &schema,
-            version,
-            at,
+            (version, at),
             &request,
             cap,
         )?;

@@ -77,7 +77,8 @@ fn five_commits(c: &dyn Catalog) -> DatasetRecord {
 pub(super) fn every_change_is_a_numbered_readable_commit(c: &dyn Catalog) {
     let record = five_commits(c);
     let commits = c.commits(record.id, 1, 0, 100).unwrap();
-    let seen: Vec<(i64, &str, Option<&str>, Option<&str>, i64, i64)> = commits
+    type Listed<'a> = (i64, &'a str, Option<&'a str>, Option<&'a str>, i64, i64);
+    let seen: Vec<Listed<'_>> = commits
         .iter()
         .map(|k| {
             (

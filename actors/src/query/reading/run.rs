@@ -40,7 +40,7 @@ pub struct PreparedQuery {
 }
 
 impl PreparedQuery {
-    /// Checks `request` against the version's schema and takes the file list of commit `at`
+    /// Checks `request` against the version's schema and takes the file list of commit `at` of `version`
     /// (the live manifest for [`AsOf::Latest`]; an earlier commit's files cost the same to read).
     /// `cap` bounds the rows asked of the engine (the sync endpoint asks for one more than it
     /// answers, to know whether there are more without reading them all).
@@ -49,8 +49,7 @@ impl PreparedQuery {
         storage: &Storage,
         record: &DatasetRecord,
         schema: &ValidSchema,
-        version: i64,
-        at: &AsOf,
+        (version, at): (i64, &AsOf),
         request: &QueryRequest,
         cap: Option<u64>,
     ) -> Result<PreparedQuery> {
