@@ -6,6 +6,7 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::catalog_postgres::Database;
 use crate::ops_admin::{admin, stdout_json};
 use crate::stored::parquet_files;
 use crate::support::{into_parts, schema_json, Options, TestServer};
@@ -108,7 +109,24 @@ fn rows_of(answer: &Value) -> i64 {
 
 #[test]
 fn every_change_is_a_commit_and_reads_as_of_it_answer_as_then() {
-    let (s, t) = start(&[("RAPID_HISTORY_KEEP_COMMITS", "100")]);
+    every_change_read_back(Options::default());
+}
+
+/// The same on a PostgreSQL catalog (skipped without `RAPID_TEST_PG_URL`, see catalog_postgres).
+#[test]
+fn every_change_is_a_commit_on_postgres_too() {
+    let Some(db) = Database::create("every_change_is_a_commit_on_postgres_too") else {
+        return;
+    };
+    every_change_read_back(db.options());
+}
+
+fn every_change_read_back(mut options: Options) {
+    options
+        .env
+        .push(("RAPID_HISTORY_KEEP_COMMITS".into(), "100".into()));
+    let s = TestServer::start_with(options);
+    let t = s.admin_token();
     s.create_schema(&orders_schema("APPEND"));
     let (status, commit, _) = read(&s, &t, ORDERS, "");
     assert_eq!((status, commit), (StatusCode::OK, Some(0)), "no commit yet");
