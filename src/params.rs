@@ -49,5 +49,12 @@ fn default_per_page() -> i64 {
     100
 }
 
+/// `POST .../rollback?version=&to_commit=N`.
+#[derive(Debug, Deserialize)]
+pub struct RollbackQuery {
+    pub version: Option<i64>,
+    pub to_commit: i64,
+}
+
 /// The header naming the commit a query read.
 pub const COMMIT_HEADER: &str = "X-Rapid-Commit";

@@ -218,6 +218,20 @@ impl QueryJobAccepted {
     }
 }
 
+/// A rollback made: the new commit, whose files are those of `to_commit`.
+#[derive(Serialize, ToSchema)]
+pub struct RolledBack {
+    pub details: RolledBackDetails,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RolledBackDetails {
+    /// The new commit (a ROLLBACK in the history).
+    pub commit: i64,
+    /// The commit whose files it lists again.
+    pub to_commit: i64,
+}
+
 /// A multipart form with the data file as its `file` part (CSV or Parquet).
 #[derive(ToSchema)]
 pub struct FileUpload {

@@ -53,6 +53,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         queries::get_dataset_info,
         profiles::get_profile,
         history::get_history,
+        history::rollback,
         queries::query_dataset,
         queries::query_dataset_large,
         queries::download_result,

@@ -177,6 +177,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             None,
             DataAdmin,
         ),
+        (
+            "POST",
+            "/datasets/{layer}/{domain}/{dataset}/rollback",
+            "/api/datasets/default/matrix/open/rollback?to_commit=99".into(),
+            None,
+            DataAdmin,
+        ),
         ("GET", "/jobs", "/api/jobs".into(), None, AnyToken),
         (
             "GET",

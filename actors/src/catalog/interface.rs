@@ -165,6 +165,19 @@ pub trait HistoryCatalog {
         retention: &Retention,
     ) -> Result<Vec<String>>;
 
+    /// A ROLLBACK commit by `subject` whose live files are those of commit `to` (no data copied:
+    /// retired files are listed again, with their parts; later files retired); the version's
+    /// unique index is rebuilt by its next checked commit. Returns the new commit's number.
+    /// Refused: as [`Self::files_at_held`] for `to`, and
+    /// [`super::refusal::rollback_past_deletion`] across a raw file deletion.
+    fn rollback(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        to: i64,
+        subject: Option<&str>,
+    ) -> Result<i64>;
+
     /// The (dataset id, version) pairs that keep retired files.
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>>;
 }

@@ -61,3 +61,12 @@ pub fn commit_expired(commit: i64, oldest: i64) -> Error {
          RAPID_HISTORY_KEEP_SECONDS) and can no longer be read: the oldest readable commit is {oldest}"
     ))
 }
+
+/// A rollback across a raw file deletion (409): the deleted upload is gone, so its rows could
+/// come back without a raw file to delete them by.
+pub fn rollback_past_deletion(commit: i64, raw_filename: &str) -> Error {
+    Error::conflict(format!(
+        "Cannot roll back past commit {commit}, which deleted the raw file [{raw_filename}]: \
+         deleted uploads are not kept; roll back to commit {commit} or later"
+    ))
+}

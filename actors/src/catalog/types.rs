@@ -258,6 +258,8 @@ pub enum CommitOperation {
     Compact,
     /// The state a version had when history began (the migration that added commits).
     Baseline,
+    /// The files of an earlier commit listed again.
+    Rollback,
 }
 
 impl CommitOperation {
@@ -268,6 +270,7 @@ impl CommitOperation {
             CommitOperation::Delete => "DELETE",
             CommitOperation::Compact => "COMPACT",
             CommitOperation::Baseline => "BASELINE",
+            CommitOperation::Rollback => "ROLLBACK",
         }
     }
 }
@@ -280,7 +283,7 @@ pub struct Commit {
     pub commit: i64,
     /// RFC 3339, UTC.
     pub committed_at: String,
-    /// APPEND, OVERWRITE, DELETE, COMPACT or BASELINE.
+    /// APPEND, OVERWRITE, DELETE, COMPACT, ROLLBACK or BASELINE.
     pub operation: String,
     /// The id of the subject that made it; null for the service's own work (compaction, the
     /// baseline).

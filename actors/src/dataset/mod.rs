@@ -124,7 +124,7 @@ impl Actor for DatasetActor {
     type Context = Context<Self>;
 }
 
-crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, CommitMerges, DeleteRawFile, DeleteDataset);
+crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, CommitMerges, DeleteRawFile, Rollback, DeleteDataset);
 
 /// Store a schema as the next version. The sensitivity of a dataset never changes.
 pub struct BumpSchema(pub ValidSchema);
@@ -273,6 +273,44 @@ impl Handler<DeleteRawFile> for DatasetActor {
                 Self::expire_after(&catalog, &storage, &record, msg.version, &history);
                 tracing::info!(version = msg.version, raw_file = %msg.raw_filename, "raw file deleted");
                 Ok(())
+            }
+        })
+    }
+}
+
+/// A new commit of a version whose files are those of an earlier commit (docs/guide.md,
+/// History); answers its number.
+pub struct Rollback {
+    pub version: i64,
+    pub to_commit: i64,
+    /// The id of the subject rolling back (its commit's `subject`).
+    pub subject: String,
+}
+
+impl Message for Rollback {
+    type Result = Result<i64>;
+}
+
+impl Handler<Rollback> for DatasetActor {
+    type Result = AtomicResponse<Self, Result<i64>>;
+
+    fn handle(&mut self, msg: Rollback, _: &mut Context<Self>) -> Self::Result {
+        let deleted = self.present().err();
+        let span = self.span("rollback", "");
+        let history = self.history;
+        self.atomically(span, move |catalog, storage, record| match deleted {
+            Some(e) => Err(e),
+            None => {
+                let commit =
+                    catalog.rollback(record.id, msg.version, msg.to_commit, Some(&msg.subject))?;
+                tracing::info!(
+                    version = msg.version,
+                    to = msg.to_commit,
+                    commit,
+                    "rolled back"
+                );
+                Self::expire_after(&catalog, &storage, &record, msg.version, &history);
+                Ok(commit)
             }
         })
     }

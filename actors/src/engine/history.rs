@@ -2,9 +2,13 @@
 //! (`crate::history`).
 
 use super::{pick_version, Engine};
+use crate::auth::pass::AdminPass;
 use crate::auth::pass::{DatasetPass, Read};
+use crate::dataset::Rollback;
 use crate::error::{Error, Result};
 use crate::history::Commit;
+use crate::key::DatasetKey;
+use crate::traced::Traced;
 
 /// The most commits one page of history holds.
 pub const MAX_HISTORY_PAGE: i64 = 1000;
@@ -35,5 +39,31 @@ impl Engine {
         self.registry.schema(&record.key, Some(version))?;
         let offset = (page - 1).saturating_mul(per_page);
         self.catalog.commits(record.id, version, offset, per_page)
+    }
+
+    /// A new commit of `version` (the latest when absent or 0) whose files are those of commit
+    /// `to_commit`, made by the dataset's actor after any change already queued; answers its
+    /// number. 404 for an unknown dataset, version or commit (or one past retention), 409 across
+    /// a raw file deletion.
+    pub async fn rollback(
+        &self,
+        pass: &AdminPass,
+        key: &DatasetKey,
+        version: Option<i64>,
+        to_commit: i64,
+    ) -> Result<i64> {
+        let record = self.registry.find(key)?;
+        let version = pick_version(version, record.latest_version);
+        self.registry.schema(key, Some(version))?;
+        let actor = self.registry.dataset_actor(&record.key).await?;
+        let commit = actor
+            .send(Traced::new(Rollback {
+                version,
+                to_commit,
+                subject: pass.subject().id.clone(),
+            }))
+            .await??;
+        self.compactor.committed(&record.key, version);
+        Ok(commit)
     }
 }

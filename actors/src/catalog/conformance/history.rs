@@ -2,7 +2,9 @@
 //! (still read as of the commits that listed them), as-of refusals, and retention.
 
 use super::{dataset, upload, upload_job};
-use crate::catalog::{AsOf, Catalog, CommitOperation, FilePart, FileSwap, Retention, SwapFile};
+use crate::catalog::{
+    AsOf, Catalog, CommitOperation, FilePart, FileSwap, PartsOf, Retention, SwapFile,
+};
 use crate::error::ErrorKind;
 use crate::key::DatasetRecord;
 
@@ -259,4 +261,75 @@ fn retention(c: &dyn Catalog, record: &DatasetRecord) {
         5,
         "the history itself stays"
     );
+}
+
+/// Rollback lists an earlier commit's files again (a merged file with its parts), is undone by
+/// another, is refused across a deletion, and leaves the unique index to be rebuilt.
+pub(super) fn rollback_relists_files_and_is_undone(c: &dyn Catalog) {
+    let record = five_commits(c);
+    let err = c.rollback(record.id, 1, 3, Some("s4")).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "commit 4 deleted r2.csv");
+    assert_eq!(
+        c.rollback(record.id, 1, 9, Some("s4")).unwrap_err().kind,
+        ErrorKind::NotFound
+    );
+    assert_eq!(c.rollback(record.id, 1, 4, Some("s4")).unwrap(), 6);
+    assert_eq!(
+        paths_at(c, &record, AsOf::Latest),
+        (6, vec!["p=a/1.parquet".into(), "p=b/3.parquet".into()])
+    );
+    assert_eq!(
+        paths_at(c, &record, AsOf::Commit(5)).1,
+        ["p=a/merged.parquet", "p=b/3.parquet"],
+        "the commit rolled back from still reads as it was"
+    );
+    let newest = &c.commits(record.id, 1, 0, 1).unwrap()[0];
+    assert_eq!(
+        (newest.operation.as_str(), newest.subject.as_deref()),
+        ("ROLLBACK", Some("s4"))
+    );
+    assert_eq!((newest.rows_added, newest.rows_removed), (2, 2));
+    assert_eq!(
+        c.stored_keys(record.id, 1, "id", &[b"x".to_vec()]).unwrap(),
+        None,
+        "the index is rebuilt by the next checked commit"
+    );
+
+    assert_eq!(c.rollback(record.id, 1, 5, None).unwrap(), 7, "undone");
+    assert_eq!(
+        paths_at(c, &record, AsOf::Latest).1,
+        ["p=a/merged.parquet", "p=b/3.parquet"]
+    );
+    let holding = PartsOf::Holding {
+        dataset_id: record.id,
+        version: 1,
+        raw_filename: "r1.csv",
+    };
+    let parts: Vec<FilePart> = c
+        .file_parts(holding)
+        .unwrap()
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect();
+    assert_eq!(
+        parts,
+        [FilePart {
+            raw_filename: "r1.csv".into(),
+            first_row: 0,
+            rows: 2
+        }],
+        "a merged file listed again keeps its parts"
+    );
+    let one = Retention {
+        keep_commits: 1,
+        keep_since: "2999-01-01T00:00:00.000Z".into(),
+    };
+    let mut gone = c.expire_commits(record.id, 1, &one).unwrap();
+    gone.sort();
+    assert_eq!(
+        gone,
+        ["p=a/1.parquet", "p=a/2.parquet", "p=b/1.parquet"],
+        "the live merged file, retired before, is not given up"
+    );
+    assert_eq!(c.stored_files().unwrap().data.len(), 2);
 }

@@ -158,6 +158,10 @@ const CASES: &[(&str, Case)] = &[
         "history::as_of_refusals_and_retention",
         history::as_of_refusals_and_retention,
     ),
+    (
+        "history::rollback_relists_files_and_is_undone",
+        history::rollback_relists_files_and_is_undone,
+    ),
 ];
 
 /// Runs every case, each on a fresh catalog from `make`; a failing case panics naming itself.

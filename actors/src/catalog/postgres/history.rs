@@ -5,7 +5,7 @@
 use super::pool::Db;
 use super::{lock_dataset_id, PostgresCatalog};
 use crate::catalog::interface::HistoryCatalog;
-use crate::catalog::refusal::{commit_expired, no_such_commit};
+use crate::catalog::refusal::{commit_expired, no_such_commit, rollback_past_deletion};
 use crate::catalog::{
     now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention, UploadCommit,
 };
@@ -117,8 +117,14 @@ pub(super) fn retire_where(
     args: &[&(dyn tokio_postgres::types::ToSql + Sync)],
     number: i64,
 ) -> Result<Vec<(String, i64)>> {
+    // A merged file's parts go with it, kept by path (the same file retired again has the same
+    // parts); the statement's snapshot still sees them when the deletion cascades.
     let sql = format!(
-        "WITH gone AS (DELETE FROM data_files WHERE {filter} RETURNING *)
+        "WITH gone AS (DELETE FROM data_files WHERE {filter} RETURNING *),
+         parts AS (INSERT INTO retired_file_parts (dataset_id, path, raw_filename, first_row, rows)
+                   SELECT g.dataset_id, g.path, p.raw_filename, p.first_row, p.rows
+                   FROM gone g JOIN data_file_parts p ON p.data_file_id = g.id
+                   ON CONFLICT DO NOTHING)
          INSERT INTO retired_files (id, dataset_id, version, raw_filename, partition_path, path,
                                     rows, bytes, stats, added_commit, removed_commit)
          SELECT id, dataset_id, version, raw_filename, partition_path, path, rows, bytes, stats,
@@ -210,15 +216,128 @@ fn expire(
         "UPDATE schema_versions SET history_floor = $3 WHERE dataset_id = $1 AND version = $2",
         &[&dataset_id, &version, &oldest],
     )?;
-    // A file removed by commit `oldest` or before is listed by no commit from `oldest` on.
-    db.query(
+    // A file removed by commit `oldest` or before is listed by no commit from `oldest` on,
+    // unless a rollback listed it again (live, or retired by a later commit).
+    let mut unneeded = Vec::new();
+    for row in db.query(
         "DELETE FROM retired_files WHERE dataset_id = $1 AND version = $2 AND removed_commit <= $3
          RETURNING path",
         &[&dataset_id, &version, &oldest],
-    )?
-    .iter()
-    .map(|r| Ok(r.try_get(0)?))
-    .collect()
+    )? {
+        let path: String = row.try_get(0)?;
+        let listed: bool = db
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM data_files WHERE path = $1)
+                     OR EXISTS (SELECT 1 FROM retired_files WHERE path = $1)",
+                &[&path],
+            )?
+            .try_get(0)?;
+        if !listed {
+            unneeded.push(path);
+        }
+    }
+    unneeded.sort();
+    unneeded.dedup();
+    db.execute(
+        "DELETE FROM retired_file_parts WHERE path = ANY($1)",
+        &[&unneeded],
+    )?;
+    Ok(unneeded)
+}
+
+/// See [`HistoryCatalog::rollback`]; inside its transaction, under the dataset's lock.
+fn rollback(
+    db: &Db<'_>,
+    dataset_id: i64,
+    version: i64,
+    to: i64,
+    subject: Option<&str>,
+) -> Result<i64> {
+    lock_dataset_id(db, dataset_id, false)?;
+    let target = resolve(db, dataset_id, version, &AsOf::Commit(to))?;
+    if let Some(row) = db.query_opt(
+        "SELECT commit_no, raw_filename FROM commits
+         WHERE dataset_id = $1 AND version = $2 AND commit_no > $3 AND operation = 'DELETE'
+         ORDER BY commit_no LIMIT 1",
+        &[&dataset_id, &version, &target],
+    )? {
+        let raw: Option<String> = row.try_get(1)?;
+        return Err(rollback_past_deletion(
+            row.try_get(0)?,
+            &raw.unwrap_or_default(),
+        ));
+    }
+    let number = latest_commit(db, dataset_id, version)? + 1;
+    let wanted = files_at(db, dataset_id, version, target)?;
+    let live = data_files(db, dataset_id, version)?;
+    let stale: Vec<i64> = live
+        .iter()
+        .filter(|f| !wanted.iter().any(|w| w.path == f.path))
+        .map(|f| f.id)
+        .collect();
+    let gone = retire_where(db, "id = ANY($2)", &[&stale], number)?;
+    let mut rows_added = 0;
+    for file in wanted
+        .iter()
+        .filter(|w| !live.iter().any(|f| f.path == w.path))
+    {
+        relist(db, dataset_id, version, file, number)?;
+        rows_added += file.rows;
+    }
+    // The index no longer matches the live rows: rebuilt from the files by the next commit that
+    // checks a unique column (as for a version stored before the index existed).
+    db.execute(
+        "DELETE FROM key_origins WHERE dataset_id = $1 AND version = $2",
+        &[&dataset_id, &version],
+    )?;
+    db.execute(
+        "INSERT INTO unique_keys_pending (dataset_id, version) VALUES ($1, $2)
+         ON CONFLICT DO NOTHING",
+        &[&dataset_id, &version],
+    )?;
+    record(
+        db,
+        &NewCommit {
+            dataset_id,
+            version,
+            number,
+            operation: CommitOperation::Rollback,
+            subject,
+            raw_filename: None,
+            rows_added,
+            rows_removed: gone.iter().map(|(_, rows)| rows).sum(),
+        },
+    )?;
+    Ok(number)
+}
+
+/// A retired file listed again by commit `number`, with its parts.
+fn relist(db: &Db<'_>, dataset_id: i64, version: i64, file: &DataFile, number: i64) -> Result<()> {
+    let id: i64 = db
+        .query_one(
+            "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
+                                     bytes, created_at, stats, added_commit)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+            &[
+                &dataset_id,
+                &version,
+                &file.raw_filename,
+                &file.partition_path,
+                &file.path,
+                &file.rows,
+                &file.bytes,
+                &now_text(),
+                &file.stats,
+                &number,
+            ],
+        )?
+        .try_get(0)?;
+    db.execute(
+        "INSERT INTO data_file_parts (data_file_id, raw_filename, first_row, rows)
+         SELECT $1, raw_filename, first_row, rows FROM retired_file_parts WHERE path = $2",
+        &[&id, &file.path],
+    )?;
+    Ok(())
 }
 
 impl HistoryCatalog for PostgresCatalog {
@@ -282,6 +401,16 @@ impl HistoryCatalog for PostgresCatalog {
         retention: &Retention,
     ) -> Result<Vec<String>> {
         self.transaction(|db| expire(db, dataset_id, version, retention))
+    }
+
+    fn rollback(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        to: i64,
+        subject: Option<&str>,
+    ) -> Result<i64> {
+        self.transaction(|db| rollback(db, dataset_id, version, to, subject))
     }
 
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>> {

@@ -28,7 +28,7 @@ pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i
 
 /// Every listed file; call inside a snapshot (or with the manifest locked) for one state.
 pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
-    let data = db
+    let mut data: Vec<DataFile> = db
         .query(
             "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
              UNION ALL
@@ -39,6 +39,8 @@ pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
         .iter()
         .map(data_file)
         .collect::<Result<Vec<_>>>()?;
+    // A file a rollback listed again is both live and retired: one object.
+    data.dedup_by(|a, b| a.path == b.path);
     let raw = db
         .query(
             "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes

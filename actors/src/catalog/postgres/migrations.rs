@@ -233,7 +233,8 @@ const MIGRATIONS: &[&str] = &[
     );
     "#,
     // 10: as SQLite's 15, commits as versions: numbered commits, files retired instead of
-    // deleted, the oldest readable commit per version, a BASELINE commit for files already there.
+    // deleted (with a merged file's parts), the oldest readable commit per version, a BASELINE
+    // commit for files already there.
     r#"
     CREATE TABLE commits (
         dataset_id   BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
@@ -255,14 +256,23 @@ const MIGRATIONS: &[&str] = &[
         version        BIGINT NOT NULL,
         raw_filename   TEXT NOT NULL,
         partition_path TEXT NOT NULL,
-        path           TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+        path           TEXT COLLATE "C" NOT NULL,
         rows           BIGINT NOT NULL,
         bytes          BIGINT NOT NULL,
         stats          TEXT,
         added_commit   BIGINT NOT NULL,
-        removed_commit BIGINT NOT NULL
+        removed_commit BIGINT NOT NULL,
+        PRIMARY KEY (path, removed_commit)
     );
     CREATE INDEX retired_files_by_version ON retired_files (dataset_id, version, removed_commit);
+    CREATE TABLE retired_file_parts (
+        dataset_id   BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        path         TEXT COLLATE "C" NOT NULL,
+        raw_filename TEXT COLLATE "C" NOT NULL,
+        first_row    BIGINT NOT NULL,
+        rows         BIGINT NOT NULL,
+        PRIMARY KEY (path, first_row)
+    );
     ALTER TABLE schema_versions ADD COLUMN history_floor BIGINT NOT NULL DEFAULT 1;
     INSERT INTO commits (dataset_id, version, commit_no, committed_at, operation, subject,
                          raw_filename, rows_added, rows_removed)

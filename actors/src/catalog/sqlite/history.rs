@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::SqliteCatalog;
 use crate::catalog::interface::HistoryCatalog;
-use crate::catalog::refusal::{commit_expired, no_such_commit};
+use crate::catalog::refusal::{commit_expired, no_such_commit, rollback_past_deletion};
 use crate::catalog::{
     now_text, AsOf, Commit, CommitOperation, DataFile, FilesAt, Retention, UploadCommit,
 };
@@ -128,6 +128,14 @@ pub(super) fn retire_where(
             .copied()
             .chain([&number as &dyn rusqlite::ToSql]),
     ))?;
+    // A merged file's parts, kept by path (the same file retired again has the same parts).
+    tx.prepare_cached(&format!(
+        "INSERT OR IGNORE INTO retired_file_parts (dataset_id, path, raw_filename, first_row, rows)
+         SELECT f.dataset_id, f.path, p.raw_filename, p.first_row, p.rows
+         FROM data_file_parts p JOIN data_files f ON f.id = p.data_file_id
+         WHERE p.data_file_id IN (SELECT id FROM data_files WHERE {filter})"
+    ))?
+    .execute(rusqlite::params_from_iter(args.iter().copied()))?;
     let mut stmt = tx.prepare_cached(&format!(
         "DELETE FROM data_files WHERE {filter} RETURNING path, rows"
     ))?;
@@ -237,10 +245,128 @@ fn expire(
         "DELETE FROM retired_files WHERE dataset_id = ?1 AND version = ?2 AND removed_commit <= ?3
          RETURNING path",
     )?;
-    let paths = stmt
+    let mut paths = stmt
         .query_map(params![dataset_id, version, oldest], |r| r.get(0))?
         .collect::<Result<Vec<String>, _>>()?;
-    Ok(paths)
+    // A file a rollback listed again (live, or retired by a later commit) is still needed.
+    let mut listed = tx.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM data_files WHERE path = ?1)
+             OR EXISTS (SELECT 1 FROM retired_files WHERE path = ?1)",
+    )?;
+    let mut unneeded = Vec::with_capacity(paths.len());
+    for path in paths.drain(..) {
+        if !listed.query_row([&path], |r| r.get::<_, bool>(0))? {
+            unneeded.push(path);
+        }
+    }
+    unneeded.sort();
+    unneeded.dedup();
+    let mut parts = tx.prepare_cached("DELETE FROM retired_file_parts WHERE path = ?1")?;
+    for path in &unneeded {
+        parts.execute([path])?;
+    }
+    Ok(unneeded)
+}
+
+/// See [`HistoryCatalog::rollback`]; inside its transaction.
+fn rollback(
+    tx: &Transaction<'_>,
+    dataset_id: i64,
+    version: i64,
+    to: i64,
+    subject: Option<&str>,
+) -> Result<i64> {
+    let target = resolve(tx, dataset_id, version, &AsOf::Commit(to))?;
+    let deleted: Option<(i64, String)> = tx
+        .prepare_cached(
+            "SELECT commit_no, raw_filename FROM commits
+             WHERE dataset_id = ?1 AND version = ?2 AND commit_no > ?3 AND operation = 'DELETE'
+             ORDER BY commit_no LIMIT 1",
+        )?
+        .query_row(params![dataset_id, version, target], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    if let Some((commit, raw)) = deleted {
+        return Err(rollback_past_deletion(commit, &raw));
+    }
+    let number = latest_commit(tx, dataset_id, version)? + 1;
+    let wanted = files_at(tx, dataset_id, version, target)?;
+    let live = data_files(tx, dataset_id, version)?;
+    let mut rows_removed = 0;
+    for file in live
+        .iter()
+        .filter(|f| !wanted.iter().any(|w| w.path == f.path))
+    {
+        let gone = retire_where(tx, "id = ?1", &[&file.id], number)?;
+        rows_removed += gone.iter().map(|(_, rows)| rows).sum::<i64>();
+    }
+    let mut rows_added = 0;
+    for file in wanted
+        .iter()
+        .filter(|w| !live.iter().any(|f| f.path == w.path))
+    {
+        relist(tx, dataset_id, version, file, number)?;
+        rows_added += file.rows;
+    }
+    // The index no longer matches the live rows: rebuilt from the files by the next commit that
+    // checks a unique column (as for a version stored before the index existed).
+    tx.execute(
+        "DELETE FROM key_origins WHERE dataset_id = ?1 AND version = ?2",
+        params![dataset_id, version],
+    )?;
+    tx.execute(
+        "INSERT OR IGNORE INTO unique_keys_pending (dataset_id, version) VALUES (?1, ?2)",
+        params![dataset_id, version],
+    )?;
+    record(
+        tx,
+        &NewCommit {
+            dataset_id,
+            version,
+            number,
+            operation: CommitOperation::Rollback,
+            subject,
+            raw_filename: None,
+            rows_added,
+            rows_removed,
+        },
+    )?;
+    Ok(number)
+}
+
+/// A retired file listed again by commit `number`, with its parts.
+fn relist(
+    tx: &Transaction<'_>,
+    dataset_id: i64,
+    version: i64,
+    file: &DataFile,
+    number: i64,
+) -> Result<()> {
+    tx.prepare_cached(
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
+                                 bytes, created_at, stats, added_commit)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?
+    .execute(params![
+        dataset_id,
+        version,
+        file.raw_filename,
+        file.partition_path,
+        file.path,
+        file.rows,
+        file.bytes,
+        now_text(),
+        file.stats,
+        number
+    ])?;
+    let id = tx.last_insert_rowid();
+    tx.prepare_cached(
+        "INSERT INTO data_file_parts (data_file_id, raw_filename, first_row, rows)
+         SELECT ?1, raw_filename, first_row, rows FROM retired_file_parts WHERE path = ?2",
+    )?
+    .execute(params![id, file.path])?;
+    Ok(())
 }
 
 fn commit_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Commit> {
@@ -305,6 +431,16 @@ impl HistoryCatalog for SqliteCatalog {
         retention: &Retention,
     ) -> Result<Vec<String>> {
         self.transaction(|tx| expire(tx, dataset_id, version, retention))
+    }
+
+    fn rollback(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        to: i64,
+        subject: Option<&str>,
+    ) -> Result<i64> {
+        self.transaction(|tx| rollback(tx, dataset_id, version, to, subject))
     }
 
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>> {

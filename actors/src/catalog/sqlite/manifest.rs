@@ -33,13 +33,15 @@ pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
          SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM retired_files
          ORDER BY 4",
     )?;
-    let data = stmt
+    let mut data: Vec<DataFile> = stmt
         .query_map([], data_file)?
         .collect::<Result<Vec<_>, _>>()?;
     let mut stmt = conn.prepare(
         "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes
          FROM raw_files r JOIN datasets d ON d.id = r.dataset_id ORDER BY 1, 2, 3, 4, 5",
     )?;
+    // A file a rollback listed again is both live and retired: one object.
+    data.dedup_by(|a, b| a.path == b.path);
     let raw = stmt
         .query_map([], |r| {
             Ok(ListedRawFile {

@@ -292,9 +292,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 15: commits as versions (issue 36). Every change of a version's files is a numbered commit;
     // each live file names the commit that added it, and a file a commit replaces moves to
     // `retired_files` with the commit that removed it instead of being deleted, so every retained
-    // commit stays readable. `history_floor` is the oldest commit still readable (retention
-    // raises it). A version that already had files starts its history with one BASELINE commit
-    // holding them.
+    // commit stays readable (a rollback may list one again: a path can be retired more than once).
+    // `history_floor` is the oldest commit still readable (retention raises it). A version that
+    // already had files starts its history with one BASELINE commit holding them.
     r#"
     CREATE TABLE commits (
         dataset_id   INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
@@ -316,14 +316,25 @@ pub(super) const MIGRATIONS: &[&str] = &[
         version        INTEGER NOT NULL,
         raw_filename   TEXT NOT NULL,
         partition_path TEXT NOT NULL,
-        path           TEXT NOT NULL PRIMARY KEY,
+        path           TEXT NOT NULL,
         rows           INTEGER NOT NULL,
         bytes          INTEGER NOT NULL,
         stats          TEXT,
         added_commit   INTEGER NOT NULL,
-        removed_commit INTEGER NOT NULL
+        removed_commit INTEGER NOT NULL,
+        PRIMARY KEY (path, removed_commit)
     );
     CREATE INDEX retired_files_by_version ON retired_files (dataset_id, version, removed_commit);
+    -- A retired merged file's parts, by path, so a rollback that lists it again keeps deleting
+    -- a raw file's rows exactly.
+    CREATE TABLE retired_file_parts (
+        dataset_id   INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        path         TEXT NOT NULL,
+        raw_filename TEXT NOT NULL,
+        first_row    INTEGER NOT NULL,
+        rows         INTEGER NOT NULL,
+        PRIMARY KEY (path, first_row)
+    );
     ALTER TABLE schema_versions ADD COLUMN history_floor INTEGER NOT NULL DEFAULT 1;
     INSERT INTO commits (dataset_id, version, commit_no, committed_at, operation, subject,
                          raw_filename, rows_added, rows_removed)
