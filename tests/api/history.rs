@@ -350,3 +350,54 @@ fn retention_deletes_what_no_kept_commit_reads() {
     );
     assert_eq!(report["report"]["unlisted"], json!([]), "{report}");
 }
+
+/// Rollback (DATA_ADMIN): a new commit reading as the commit rolled back to; the unique index
+/// follows it; undone by another rollback; refused across a raw file deletion.
+#[test]
+fn rollback_is_a_commit_equal_to_an_earlier_one_and_is_undone_by_another() {
+    let (s, t) = start(&[("RAPID_HISTORY_KEEP_COMMITS", "100")]);
+    s.create_schema(&orders_schema("APPEND"));
+    let raws: Vec<String> = (0..2).map(|n| upload(&s, &t, ORDERS, append(n))).collect();
+    let (_, _, at_two) = read(&s, &t, ORDERS, "");
+    compact(&s, &t);
+    upload(&s, &t, ORDERS, append(2));
+    let (_, commit, at_five) = read(&s, &t, ORDERS, "");
+    assert_eq!(commit, Some(5));
+
+    let rollback = |to: &str, token: &str| {
+        s.call(
+            "POST",
+            &format!("{ORDERS}/rollback?to_commit={to}"),
+            Some(token),
+            None,
+        )
+    };
+    let reader = s.token_with("reader", &["READ_ALL"]);
+    assert_eq!(rollback("2", &reader).0, StatusCode::FORBIDDEN);
+    assert_eq!(rollback("99", &t).0, StatusCode::NOT_FOUND);
+    assert_eq!(rollback("x", &t).0, StatusCode::BAD_REQUEST);
+    let (status, body) = rollback("2", &t);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["details"], json!({"commit": 6, "to_commit": 2}));
+    let (_, commit, now) = read(&s, &t, ORDERS, "");
+    assert_eq!((commit, &now), (Some(6), &at_two));
+    // The unique index follows the rolled back rows: append 2's ids are free, append 0's not.
+    let (status, _) = s.upload(&t, ORDERS, "again.csv", append(0));
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+    upload(&s, &t, ORDERS, append(2));
+    let (status, body) = rollback("5", &t);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, commit, now) = read(&s, &t, ORDERS, "");
+    assert_eq!((commit, &now), (Some(8), &at_five), "undone");
+    let newest = &history(&s, &t, ORDERS, "?per_page=1")[0];
+    assert_eq!(newest["operation"], "ROLLBACK");
+    assert_eq!(newest["subject"], "testadmin");
+
+    delete(&s, &t, &raws[1]);
+    let (status, body) = rollback("8", &t);
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["details"].as_str().unwrap().contains(&raws[1]),
+        "{body}"
+    );
+}
