@@ -355,7 +355,24 @@ fn retention_deletes_what_no_kept_commit_reads() {
 /// follows it; undone by another rollback; refused across a raw file deletion.
 #[test]
 fn rollback_is_a_commit_equal_to_an_earlier_one_and_is_undone_by_another() {
-    let (s, t) = start(&[("RAPID_HISTORY_KEEP_COMMITS", "100")]);
+    rollback_and_undo(Options::default());
+}
+
+/// The same on a PostgreSQL catalog (skipped without `RAPID_TEST_PG_URL`).
+#[test]
+fn rollback_on_postgres_too() {
+    let Some(db) = Database::create("rollback_on_postgres_too") else {
+        return;
+    };
+    rollback_and_undo(db.options());
+}
+
+fn rollback_and_undo(mut options: Options) {
+    options
+        .env
+        .push(("RAPID_HISTORY_KEEP_COMMITS".into(), "100".into()));
+    let s = TestServer::start_with(options);
+    let t = s.admin_token();
     s.create_schema(&orders_schema("APPEND"));
     let raws: Vec<String> = (0..2).map(|n| upload(&s, &t, ORDERS, append(n))).collect();
     let (_, _, at_two) = read(&s, &t, ORDERS, "");
