@@ -177,14 +177,15 @@ pub struct CatalogFigures {
     /// (kind, status, count) of the jobs.
     pub jobs: Vec<(String, String, i64)>,
     /// (name, count): datasets, schema_versions, data_files, raw_files, stored_rows,
-    /// stored_bytes (Parquet), subjects.
+    /// stored_bytes (Parquet), subjects, retained_files and retained_bytes (files kept only for
+    /// earlier commits: what history costs on disk).
     pub counts: Vec<(&'static str, i64)>,
     /// What the catalog occupies on disk (SQLite: its file and WAL; PostgreSQL: its tables).
     pub file_bytes: u64,
 }
 
 /// The names of [`CatalogFigures::counts`], in order.
-pub const COUNT_NAMES: [&str; 7] = [
+pub const COUNT_NAMES: [&str; 9] = [
     "datasets",
     "schema_versions",
     "data_files",
@@ -192,6 +193,8 @@ pub const COUNT_NAMES: [&str; 7] = [
     "stored_rows",
     "stored_bytes",
     "subjects",
+    "retained_files",
+    "retained_bytes",
 ];
 
 /// A stretch of a merged data file's rows that came from one raw file: rows `first_row` to

@@ -156,6 +156,16 @@ fn files_of_each_commit(c: &dyn Catalog, record: &DatasetRecord) {
         ["p=a/merged.parquet", "p=b/3.parquet"],
         "the live manifest is the newest commit's"
     );
+    let figures = c.figures().unwrap().counts;
+    let retained: Vec<i64> = ["retained_files", "retained_bytes"]
+        .iter()
+        .map(|name| figures.iter().find(|(n, _)| n == name).unwrap().1)
+        .collect();
+    assert_eq!(
+        retained,
+        [3, 30],
+        "three files of 10 bytes kept for earlier commits"
+    );
     let stored = c.stored_files().unwrap();
     assert_eq!(
         stored.data.len(),
