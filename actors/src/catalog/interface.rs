@@ -83,7 +83,8 @@ pub trait ManifestCatalog {
     fn raw_files(&self, dataset_id: i64, version: i64) -> Result<Vec<RawFile>>;
 
     /// One upload commit, atomically: the raw file, its data files and their unique keys, the
-    /// replaced files (and their keys) dropped and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
+    /// replaced files retired (their keys dropped), the numbered commit (APPEND or OVERWRITE) and
+    /// the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
     /// the version's manifest generation is not `based_on`; [`super::refusal::job_not_running`] when its job
     /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
@@ -115,10 +116,11 @@ pub trait ManifestCatalog {
     /// file `holding`, or of the files `ids`.
     fn file_parts(&self, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>>;
 
-    /// One [`FileSwap`], atomically: the added files recorded with their parts, the removed
-    /// files dropped, and the raw file (with the data files it alone contributed and its unique
-    /// keys) deleted. Unique keys name raw files, not data files: merging moves none. Returns the paths of every
-    /// data file dropped; `None` (nothing recorded) when `raw_deleted` names no raw file.
+    /// One [`FileSwap`], atomically, as one commit (COMPACT, or DELETE with `raw_deleted`): the
+    /// added files recorded with their parts, the removed files retired, and the raw file (with
+    /// the data files it alone contributed, retired, and its unique keys) deleted. Unique keys
+    /// name raw files, not data files: merging moves none. Returns the paths of every data file
+    /// retired; `None` (nothing recorded) when `raw_deleted` names no raw file.
     /// Refused: [`super::refusal::commit_conflict`] when a removed file is gone.
     fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>>;
 
