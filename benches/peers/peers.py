@@ -94,7 +94,11 @@ class Ours:
         self.proc = subprocess.Popen(
             [binary, "serve", "--bind", "127.0.0.1:0", "--log-level", "warn",
              "--data-dir", folder], stdout=subprocess.PIPE, env=env, text=True)
+        self.pg = None  # (host, port) of the PostgreSQL listener when RAPID_PG_LISTEN is set
         for line in self.proc.stdout:
+            if line.startswith("postgresql listening on "):
+                host, port = line.split(" ", 3)[3].strip().rsplit(":", 1)
+                self.pg = (host, int(port))
             if line.startswith("listening on "):
                 self.base = line.split(" ", 2)[2].strip() + "/api"
                 break

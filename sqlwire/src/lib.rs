@@ -15,6 +15,10 @@
 //! happens on the query threads, as for HTTP queries.
 
 pub mod errors;
+pub mod figures;
+mod functions;
+mod rewrite;
+mod savepoints;
 pub mod session;
 pub mod signin;
 pub mod tls;
@@ -138,10 +142,16 @@ async fn accept(
             }
         };
         let Ok(permit) = open.clone().try_acquire_owned() else {
+            figures::FIGURES
+                .refused_full
+                .fetch_add(1, Ordering::Relaxed);
             tracing::warn!(%peer, "PostgreSQL listener: {MAX_CONNECTIONS} connections open, closing a new one");
             continue;
         };
         let Some(address) = AddressSlot::take(&addresses, peer.ip(), bounds.per_address) else {
+            figures::FIGURES
+                .refused_per_address
+                .fetch_add(1, Ordering::Relaxed);
             tracing::warn!(%peer, "PostgreSQL listener: {} connections open from this address, refusing a new one", bounds.per_address);
             drop(permit);
             if let Ok(refusal) = refusing.clone().try_acquire_owned() {
@@ -174,7 +184,7 @@ async fn accept(
         let signed_in = handlers.signed_in();
         let tls = tls.clone();
         tokio::spawn(async move {
-            let _slots = (permit, address);
+            let _slots = (permit, address, figures::OpenConnection::new());
             tokio::select! {
                 ended = process_socket(socket, tls, handlers) => if let Err(e) = ended {
                     tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
@@ -187,12 +197,14 @@ async fn accept(
     }
 }
 
-/// Resolves when `limit` has passed without a sign-in; never once signed in.
+/// Resolves when `limit` has passed without a sign-in (counted before the connection closes);
+/// never once signed in.
 async fn startup_expired(limit: Duration, signed_in: &AtomicBool) {
     tokio::time::sleep(limit).await;
     if signed_in.load(Ordering::Acquire) {
         std::future::pending::<()>().await;
     }
+    figures::FIGURES.no_sign_in.fetch_add(1, Ordering::Relaxed);
 }
 
 /// One open connection of a source address, counted until dropped.

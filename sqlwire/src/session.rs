@@ -5,19 +5,15 @@
 //! time limit and the row guard. Rows are collected before they are sent, so a slow client
 //! holds memory for its answer but no query slot.
 
+use std::borrow::Cow;
 use std::fmt::Debug;
 use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::DataType;
-use datafusion::catalog::{
-    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
-};
 use datafusion::common::tree_node::TreeNodeRecursion;
-use datafusion::common::ScalarValue;
-use datafusion::logical_expr::{create_udf, ColumnarValue, LogicalPlan, ScalarUDF, Volatility};
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::sqlparser::ast::Statement;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::context::EmptyContextProvider;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
@@ -37,6 +33,9 @@ use datafusion_postgres::{DfSessionService, Parser};
 use futures_util::sink::Sink;
 use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
+
+use crate::figures::FIGURES;
+use crate::{functions, rewrite, savepoints};
 use rapid_actors::query::sql::{check_parsed, check_size};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 use tokio::io::Interest;
@@ -130,11 +129,7 @@ impl Checker {
     /// After sign-in: `database` becomes the default catalog, holding `pg_catalog` and an empty
     /// `public` schema beside the domains of the layer of that name, if any.
     pub(crate) fn start(&self, subject: String, database: &str) -> Result<(), String> {
-        let home = MemoryCatalogProvider::new();
-        let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
-        self.session
-            .tables
-            .register_catalog(database.to_string(), Arc::new(home));
+        self.session.tables.set_home(database);
         let ctx = &self.session.context;
         ctx.state_ref()
             .write()
@@ -143,7 +138,9 @@ impl Checker {
             .catalog
             .default_catalog = database.to_string();
         setup_pg_catalog(ctx, database, EmptyContextProvider).map_err(|e| e.to_string())?;
-        ctx.register_udf(version_udf());
+        ctx.register_udf(functions::version());
+        ctx.register_udf(functions::expand_array());
+        ctx.register_udf(functions::to_regtype());
         self.subject
             .set(subject)
             .map_err(|_| "signed in twice".to_string())
@@ -161,13 +158,15 @@ impl Checker {
             .map_err(errors::engine)
     }
 
-    /// The read-only gate, on the statements as the library's parser reads them.
-    fn check(&self, sql: &str) -> PgWireResult<()> {
+    /// The read-only gate, on the statements as the library's parser reads them; then the
+    /// statement as the library should plan it (see [`rewrite`]).
+    fn check<'a>(&self, sql: &'a str) -> PgWireResult<Cow<'a, str>> {
         check_size(sql).map_err(refused)?;
         let statements = PostgresCompatibilityParser::new()
             .parse(sql)
             .map_err(|e| pg_error("42601", e.to_string()))?;
-        check_parsed(&statements, &pools().settings().limits).map_err(refused)
+        check_parsed(&statements, &pools().settings().limits).map_err(refused)?;
+        Ok(rewrite::for_datafusion(sql).map_or(Cow::Borrowed(sql), Cow::Owned))
     }
 
     /// Every table `plan` scans still exists for the subject (a prepared statement outlives the
@@ -221,24 +220,6 @@ impl Checker {
         self.session.tables.end_statement();
         out
     }
-}
-
-/// What `version()` answers over the wire: clients (SQLAlchemy's dialect) read the PostgreSQL
-/// version it starts with, as in `server_version` (pgwire's 16.6).
-pub const VERSION: &str = "PostgreSQL 16.6 (rapid-rs, Apache DataFusion 55) on x86_64-pc-linux-gnu";
-
-fn version_udf() -> ScalarUDF {
-    create_udf(
-        "version",
-        vec![],
-        DataType::Utf8,
-        Volatility::Stable,
-        Arc::new(|_: &[ColumnarValue]| {
-            Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
-                VERSION.to_string(),
-            ))))
-        }),
-    )
 }
 
 /// Resolves when the peer has closed (or reset) the connection. Data the client sent ahead
@@ -306,10 +287,19 @@ impl SimpleQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        self.checker.refresh()?;
-        self.checker.check(query)?;
-        let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, query);
-        self.checker.limited(work).await
+        let status = client.transaction_status();
+        let answer = async {
+            self.checker.refresh()?;
+            if let Some(answer) = savepoints::answer(query, status) {
+                return answer;
+            }
+            let query = self.checker.check(query)?;
+            let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);
+            self.checker.limited(work).await
+        }
+        .await;
+        FIGURES.statement(&answer);
+        answer
     }
 }
 
@@ -334,18 +324,23 @@ impl ExtendedQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        self.checker.refresh()?;
-        if let (_, Some((_, plan))) = &portal.statement.statement {
-            self.checker.still_readable(plan)?;
+        let answer = async {
+            self.checker.refresh()?;
+            if let (_, Some((_, plan))) = &portal.statement.statement {
+                self.checker.still_readable(plan)?;
+            }
+            let service = self.service.as_ref();
+            let work = async move {
+                ExtendedQueryHandler::do_query(service, client, portal, max_rows)
+                    .await
+                    .map(|r| vec![r])
+            };
+            let mut responses = self.checker.limited(work).await?;
+            Ok(responses.pop().unwrap_or(Response::EmptyQuery))
         }
-        let service = self.service.as_ref();
-        let work = async move {
-            ExtendedQueryHandler::do_query(service, client, portal, max_rows)
-                .await
-                .map(|r| vec![r])
-        };
-        let mut responses = self.checker.limited(work).await?;
-        Ok(responses.pop().unwrap_or(Response::EmptyQuery))
+        .await;
+        FIGURES.statement(&answer);
+        answer
     }
 }
 
@@ -369,9 +364,9 @@ impl QueryParser for GuardedParser {
         C: ClientInfo + Unpin + Send + Sync,
     {
         self.checker.refresh()?;
-        self.checker.check(sql)?;
+        let sql = self.checker.check(sql)?;
         self.inner
-            .parse_sql(client, sql, types)
+            .parse_sql(client, &sql, types)
             .await
             .map_err(classify)
     }

@@ -45,6 +45,7 @@ struct Metrics {
     /// The front's per-address budgets (`connection/budget.rs`).
     front_refusals: IntCounterVec,
     front_addresses: IntGauge,
+    wire: super::metrics_wire::WireMetrics,
 }
 
 fn build() -> prometheus::Result<Metrics> {
@@ -113,6 +114,7 @@ fn build() -> prometheus::Result<Metrics> {
         compaction_running,
         front_refusals,
         front_addresses,
+        wire: super::metrics_wire::WireMetrics::new(&registry)?,
         registry,
     };
     register(&m)?;
@@ -241,6 +243,7 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         .inc_by(commits.stored_bytes.saturating_sub(m.upload_bytes.get()));
 
     compaction(m, state.engine.compaction_figures());
+    m.wire.update();
     let front = crate::connection::budget::figures();
     m.front_addresses.set(front.tracked as i64);
     for (kind, n) in [

@@ -6,6 +6,7 @@ pub mod inflight;
 pub mod logging;
 pub mod metrics;
 pub mod metrics_bind;
+mod metrics_wire;
 pub mod ready;
 pub mod request_log;
 pub mod shutdown;

@@ -47,6 +47,7 @@ mod secrets;
 mod signin_flood;
 mod signin_throttle;
 mod sql;
+mod sql_clients;
 mod sql_floods;
 mod sql_wire;
 mod storage_s3;

@@ -123,6 +123,22 @@ fn silent_connections_from_one_address_do_not_block_others() {
     // Their slots are free again: the flooding address is served.
     let mut again = connect_from(flooder, addr);
     assert_eq!(first_answer(&mut again), b'R');
+
+    // The metrics tell an operator what happened.
+    let admin = s.admin_token();
+    let refused = |reason: &str| {
+        s.metric(
+            &admin,
+            &format!("rapid_pg_connections_refused_total{{reason=\"{reason}\"}}"),
+        )
+    };
+    assert_eq!(refused("per_address"), 1.0);
+    assert_eq!(refused("no_sign_in"), 4.0);
+    assert_eq!(refused("full"), 0.0);
+    assert!(s.metric(&admin, "rapid_pg_connections_open") >= 1.0);
+    if crate::sql_wire::psql_binary().is_some() {
+        assert!(s.metric(&admin, "rapid_pg_statements_total{outcome=\"ok\"}") >= 1.0);
+    }
 }
 
 /// psql (libpq, which asks for TLS first under its default `sslmode=prefer`) over the address's

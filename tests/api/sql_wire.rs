@@ -48,7 +48,7 @@ fn psql_command(s: &TestServer, user: &str, password: &str, commands: &[&str]) -
     cmd
 }
 
-fn pg_options() -> Options {
+pub(crate) fn pg_options() -> Options {
     Options {
         env: vec![("RAPID_PG_LISTEN".into(), "127.0.0.1:0".into())],
         ..Options::default()

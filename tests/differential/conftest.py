@@ -25,6 +25,10 @@ COMPACTED_PATH = f"/api/datasets/default/{DOMAIN}/{COMPACTED}"
 APPENDS = 8
 
 
+def sql_cases():
+    return int(os.environ.get("DIFF_SQL_CASES", "200"))
+
+
 def seed():
     return int(os.environ.get("DIFF_SEED", "21"))
 
@@ -40,13 +44,18 @@ def server():
     # DuckDB globs the version's folder, which would also see files kept for earlier commits
     # (history retention): keep only the current commit's.
     env = dict(os.environ, RAPID_ADMIN_CLIENT_ID=ADMIN_ID, RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET,
-               RUST_LOG="warn", RAPID_COMPACT_AUTO="false",
+               RUST_LOG="warn", RAPID_COMPACT_AUTO="false", RAPID_PG_LISTEN="127.0.0.1:0",
                RAPID_HISTORY_KEEP_COMMITS="1", RAPID_HISTORY_KEEP_SECONDS="0")
     proc = subprocess.Popen([binary, "serve", "--bind", "127.0.0.1:0", "--data-dir", folder],
                             stdout=subprocess.PIPE, env=env, text=True)
+    # The PostgreSQL listener's line comes first, then the HTTP one.
+    line = proc.stdout.readline()
+    assert line.startswith("postgresql listening on "), f"server did not start: {line!r}"
+    pg_host, pg_port = line.split("postgresql listening on ", 1)[1].strip().rsplit(":", 1)
     line = proc.stdout.readline()
     assert line.startswith("listening on "), f"server did not start: {line!r}"
     base = line.split("listening on ", 1)[1].strip()
+    os.environ["RAPID_DIFF_WIRE"] = f"{pg_host}:{pg_port}"
     token = requests.post(f"{base}/api/oauth2/token", auth=(ADMIN_ID, ADMIN_SECRET),
                           data={"grant_type": "client_credentials"}, timeout=30).json()["access_token"]
     yield base, token, folder
@@ -92,6 +101,12 @@ def version_dir(folder, dataset):
 def parquet_files(root):
     return sorted(os.path.relpath(os.path.join(d, f), root)
                   for d, _, files in os.walk(root) for f in files if f.endswith(".parquet"))
+
+
+def wire():
+    """The server's PostgreSQL listener as (host, port); the `server` fixture sets it."""
+    host, port = os.environ["RAPID_DIFF_WIRE"].rsplit(":", 1)
+    return host, int(port)
 
 
 @pytest.fixture(scope="session")

@@ -119,6 +119,22 @@ class Query:
             sql += f" LIMIT {self.limit}"
         return sql
 
+    def ours_sql(self, table):
+        """The case as one SQL statement in our expression language, over `table`."""
+        items = [f'{it.expr.ours} AS "c{i}"' for i, it in enumerate(self.select)]
+        sql = f"SELECT {', '.join(items)} FROM {table}"
+        if self.filter is not None:
+            sql += f" WHERE {self.filter.ours if isinstance(self.filter, E) else self.filter.ours_sql()}"
+        if self.group_by:
+            sql += " GROUP BY " + ", ".join(self.group_by)
+        if self.having is not None:
+            sql += f" HAVING {self.having.ours if isinstance(self.having, E) else self.having.ours_sql()}"
+        if self.order_by:
+            sql += " ORDER BY " + ", ".join(f'"c{i}" {d} NULLS LAST' for i, d in self.order_by)
+        if self.limit is not None:
+            sql += f" LIMIT {self.limit}"
+        return sql
+
     def describe(self):
         return json.dumps(self.body(), ensure_ascii=False)
 

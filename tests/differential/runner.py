@@ -26,6 +26,32 @@ class Service:
         res = self.http.post(self.url, json=body, headers={"Accept": ACCEPT[fmt]}, timeout=120)
         return res.status_code, res.content
 
+    def answer(self, q):
+        """(200, typed rows) or (status, the error's text)."""
+        status, content = self.query(q.body(), q.fmt)
+        if status != 200:
+            return status, content.decode(errors="replace")
+        return status, ours_rows(q.fmt, content)
+
+
+class WireService:
+    """The same cases as SQL over the PostgreSQL protocol (psycopg), signed in as the client."""
+
+    def __init__(self, host, port, user, password, table):
+        import psycopg
+        self.psycopg = psycopg
+        self.conn = psycopg.connect(host=host, port=port, user=user, password=password,
+                                    dbname="default", sslmode="disable", autocommit=True)
+        self.table = table
+
+    def answer(self, q):
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(q.ours_sql(self.table))
+                return 200, [[typed(v) for v in row] for row in cur.fetchall()]
+        except self.psycopg.Error as e:
+            return 400, f"{e.sqlstate}: {e}"
+
 
 def overflow_text(text):
     text = text.lower()
@@ -52,10 +78,10 @@ def duck_answer(con, q):
 def run_case(svc, con, q, reference=None):
     """`reference`: DuckDB's answer already computed (duck_answer) over files holding the same
     rows, e.g. the same rows stored another way (the compacted dataset)."""
-    status, content = svc.query(q.body(), q.fmt)
+    status, ours = svc.answer(q)
     full, duck_error = reference if reference is not None else duck_answer(con, q)
     if status != 200:
-        text = content.decode(errors="replace")
+        text = ours
         if status == 400 and overflow_text(text):
             if duck_error is not None and overflow_text(duck_error):
                 return Outcome("both-refused-overflow", text, duck_error)
@@ -64,7 +90,6 @@ def run_case(svc, con, q, reference=None):
                 return Outcome("result-outside-int64", text, full)
             return Outcome("we-refused-overflow", text, full)
         return Outcome("our-error", f"{status} {text}", duck_error or full)
-    ours = ours_rows(q.fmt, content)
     if duck_error is not None:
         kind = "duckdb-refused-overflow" if overflow_text(duck_error) else "duckdb-error"
         return Outcome(kind, ours, duck_error)

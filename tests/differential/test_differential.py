@@ -4,10 +4,11 @@ metamorphic checks that need no second engine must hold. DIFF_SEED and DIFF_CASE
 seed and the number of cases (scripts/differential.sh SEED N)."""
 from collections import Counter
 
-from conftest import COMPACTED_PATH, PATH, cases, seed
+from conftest import (ADMIN_ID, ADMIN_SECRET, COMPACTED_PATH, DATASET, DOMAIN, PATH, cases, seed,
+                      sql_cases, wire)
 from exprs import Gen
 from queries import json_group, random_query
-from runner import Service, duck_answer, report, run_case, shrink
+from runner import Service, WireService, duck_answer, report, run_case, shrink
 from exprs import COLUMN_TYPES, col
 import data
 
@@ -52,6 +53,31 @@ def test_answers_equal_duckdbs(dataset, compacted):
     # Most cases must be real comparisons, not refusals.
     assert outcomes["agree"] >= 0.8 * cases(), dict(outcomes)
     assert merged_outcomes["agree"] >= 0.8 * sum(merged_outcomes.values()), dict(merged_outcomes)
+
+
+def test_sql_over_the_wire_equals_duckdbs(dataset):
+    """The same generated cases as one SQL statement each, sent over the PostgreSQL protocol
+    (psycopg) to the dataset's table, against DuckDB's answer (DIFF_SQL_CASES of them)."""
+    _, _, con = dataset
+    host, port = wire()
+    svc = WireService(host, port, ADMIN_ID, ADMIN_SECRET, f"{DOMAIN}.{DATASET}")
+    gen = Gen(data.make_rng(seed() * 15485863 + 5))
+    outcomes, failures = Counter(), []
+    for n in range(sql_cases()):
+        q = random_query(gen)
+        outcome = run_case(svc, con, q)
+        outcomes[outcome.kind] += 1
+        if outcome.failed:
+            failures.append((n, q, outcome))
+    print(f"\ndifferential over the wire: seed {seed()}, {sql_cases()} cases: {dict(outcomes)}")
+    details = []
+    for n, q, outcome in failures[:MAX_REPORTED]:
+        small, small_outcome = shrink(svc, con, q, outcome)
+        details.append(f"case {n} over the wire, SQL {small.ours_sql(svc.table)}\n"
+                       + report(q, outcome, small, small_outcome))
+    assert not failures, (f"{len(failures)} of {sql_cases()} cases differ (seed {seed()}):\n\n"
+                          + "\n".join(details))
+    assert outcomes["agree"] >= 0.8 * sql_cases(), dict(outcomes)
 
 
 def count(svc, filt):

@@ -42,12 +42,12 @@ def main():
         warnings.simplefilter("ignore")  # pandas prefers SQLAlchemy; a DBAPI connection works
         df = pd.read_sql("SELECT region, count(*) AS n FROM travel.trips "
                          "GROUP BY region ORDER BY region", conn)
+    # SQLAlchemy's defaults: its hstore probe (psycopg's TypeInfo, to_regtype) on connect, and a
+    # nested transaction (SAVEPOINT) around the read.
     engine = sqlalchemy.create_engine(
         f"postgresql+psycopg://{quote(user, safe='')}:{quote(password, safe='')}"
-        f"@{host}:{port}/default?sslmode=disable",
-        # Its hstore probe runs in a SAVEPOINT, which the read-only gate refuses.
-        use_native_hstore=False)
-    with engine.connect() as alchemy:
+        f"@{host}:{port}/default?sslmode=disable")
+    with engine.connect() as alchemy, alchemy.begin_nested():
         by_engine = pd.read_sql(sqlalchemy.text("SELECT region, count(*) AS n FROM travel.trips "
                                                 "GROUP BY region ORDER BY region"), alchemy)
     engine.dispose()

@@ -89,7 +89,10 @@ impl ParquetReport {
                 .map(|b| Arc::new(b.finish()) as ArrayRef),
         );
         let batch = RecordBatch::try_new(self.schema.clone(), columns).map_err(report_error)?;
-        self.writer.write(&batch).map_err(report_error)
+        self.writer.write(&batch).map_err(report_error)?;
+        // Close the row group now: the writer would otherwise buffer rows up to the stored
+        // files' row group size, holding a large report in memory.
+        self.writer.flush().map_err(report_error)
     }
 
     fn finish(mut self) -> Result<()> {

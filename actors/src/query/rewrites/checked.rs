@@ -19,7 +19,6 @@ use datafusion::functions_aggregate::count::count_udaf;
 use datafusion::functions_aggregate::sum::sum_udaf;
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::expr_rewriter::{unnormalize_col, NamePreserver};
-use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
     cast, Aggregate, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator, Projection,
 };
@@ -46,13 +45,7 @@ impl AnalyzerRule for CheckedIntegers {
 
 /// Replaces wrapping integer operators in every expression of `plan` (one node).
 fn checked_arithmetic(plan: LogicalPlan) -> DfResult<Transformed<LogicalPlan>> {
-    let mut schema = merge_schema(&plan.inputs());
-    if let LogicalPlan::TableScan(scan) = &plan {
-        schema.merge(&DFSchema::try_from_qualified_schema(
-            scan.table_name.clone(),
-            &scan.source.schema(),
-        )?);
-    }
+    let schema = super::expression_schema(&plan)?;
     let names = NamePreserver::new(&plan);
     plan.map_expressions(|expr| {
         let name = names.save(&expr);

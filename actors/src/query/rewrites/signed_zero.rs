@@ -14,7 +14,6 @@ use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::{AggregateFunction, InList};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
-use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{
     Between, BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator,
     ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
@@ -54,7 +53,9 @@ impl ScalarUDFImpl for PositiveZero {
 }
 
 fn positive_zero(expr: Expr, schema: &DFSchema) -> DfResult<Expr> {
-    if expr.get_type(schema)? != DataType::Float64 {
+    // Once is enough: the analyzer may run again over a plan it already rewrote.
+    let done = matches!(&expr, Expr::ScalarFunction(f) if f.name() == "positive_zero");
+    if done || expr.get_type(schema)? != DataType::Float64 {
         return Ok(expr);
     }
     let udf = PositiveZero {
@@ -73,7 +74,7 @@ impl AnalyzerRule for SignedZero {
 
     fn analyze(&self, plan: LogicalPlan, _: &ConfigOptions) -> DfResult<LogicalPlan> {
         plan.transform_up_with_subqueries(|node| {
-            let schema = merge_schema(&node.inputs());
+            let schema = super::expression_schema(&node)?;
             let names = NamePreserver::new(&node);
             let grouping: Vec<Expr> = match &node {
                 LogicalPlan::Aggregate(agg) => agg.group_expr.clone(),

@@ -22,6 +22,7 @@ use super::lazy_table::LazyTable;
 use crate::auth::permission::{Access, Permission};
 use crate::catalog::SharedCatalog;
 use crate::error::{ErrorKind, Result};
+use crate::key::DatasetRecord;
 use crate::records::load_schema;
 use crate::storage::{LeaseGuard, Storage};
 
@@ -30,8 +31,28 @@ pub fn version_table_name(dataset: &str, version: i64) -> String {
     format!("{dataset}@v{version}")
 }
 
-/// layer -> domain -> table name -> table.
-type Readable = BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<dyn TableProvider>>>>;
+/// layer -> domain -> dataset name -> its record: what the subject may read. Tables are made
+/// from it when a statement names them (or a listing asks), so a statement over one dataset
+/// reads one schema, however many datasets and versions the subject may read.
+type Readable = BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<DatasetRecord>>>>;
+
+/// The dataset and schema version a table name means in `records`: `dataset` is its latest
+/// version, `dataset@v{n}` an older one.
+fn resolve<'a>(
+    records: &'a BTreeMap<String, Arc<DatasetRecord>>,
+    name: &str,
+) -> Option<(&'a Arc<DatasetRecord>, i64)> {
+    if let Some(record) = records.get(name) {
+        return Some((record, record.latest_version));
+    }
+    let (dataset, version) = name.rsplit_once("@v")?;
+    let version: i64 = version.parse().ok()?;
+    let record = records.get(dataset)?;
+    (version >= 1
+        && version < record.latest_version
+        && name == version_table_name(dataset, version))
+    .then_some((record, version))
+}
 
 /// A session's catalog list. Cheap to clone: clones share everything.
 #[derive(Clone)]
@@ -71,14 +92,27 @@ impl SqlTables {
                 leases: Arc::default(),
             }),
         };
-        let home = MemoryCatalogProvider::new();
-        // A memory catalog accepts any schema: the result (a replaced schema) is always None.
-        let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
-        tables.register_catalog(default_catalog.to_string(), Arc::new(home));
+        tables.set_home(default_catalog);
         tables
     }
 
-    /// Reads again which datasets `permissions` may read, with every schema version of each.
+    /// Makes `name` the one registered catalog, holding an empty `public` schema: the database a
+    /// wire client names at sign-in replaces the one the session was made with, so that catalog
+    /// listings (`pg_namespace`, `information_schema.schemata`) show one `public`, not two.
+    pub fn set_home(&self, name: &str) {
+        let home = MemoryCatalogProvider::new();
+        // A memory catalog accepts any schema: the result (a replaced schema) is always None.
+        let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
+        let mut registered = self
+            .inner
+            .registered
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        registered.clear();
+        registered.insert(name.to_string(), Arc::new(home));
+    }
+
+    /// Reads again which datasets `permissions` may read (their records; no schema is read).
     pub fn refresh(&self, permissions: &[Permission]) -> Result<()> {
         let catalog = self.inner.catalog.as_ref();
         let mut readable = Readable::new();
@@ -93,21 +127,12 @@ impl SqlTables {
             if !may_read {
                 continue;
             }
-            let domain = readable
+            readable
                 .entry(k.layer.clone())
                 .or_default()
                 .entry(k.domain.clone())
-                .or_default();
-            for version in 1..=record.latest_version {
-                let Some(table) = self.table(&record, version)? else {
-                    continue;
-                };
-                let name = match version == record.latest_version {
-                    true => k.dataset.clone(),
-                    false => version_table_name(&k.dataset, version),
-                };
-                domain.insert(name, table);
-            }
+                .or_default()
+                .insert(k.dataset.clone(), Arc::new(record));
         }
         *self
             .inner
@@ -120,7 +145,7 @@ impl SqlTables {
     /// The table of one version, made once; `None` when the version is gone.
     fn table(
         &self,
-        record: &crate::key::DatasetRecord,
+        record: &DatasetRecord,
         version: i64,
     ) -> Result<Option<Arc<dyn TableProvider>>> {
         let key = (record.id, version);
@@ -246,9 +271,10 @@ impl CatalogProvider for LayerCatalog {
 
     fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
         let readable = self.tables.readable();
-        if let Some(tables) = readable.get(&self.layer).and_then(|d| d.get(name)) {
+        if let Some(records) = readable.get(&self.layer).and_then(|d| d.get(name)) {
             return Some(Arc::new(DomainSchema {
-                tables: tables.clone(),
+                tables: self.tables.clone(),
+                records: records.clone(),
             }));
         }
         self.registered.as_ref().and_then(|r| r.schema(name))
@@ -269,24 +295,49 @@ impl CatalogProvider for LayerCatalog {
     }
 }
 
-/// One domain's readable tables.
+/// One domain's readable datasets; their tables are made when named.
 #[derive(Debug)]
 struct DomainSchema {
-    tables: BTreeMap<String, Arc<dyn TableProvider>>,
+    tables: SqlTables,
+    records: BTreeMap<String, Arc<DatasetRecord>>,
+}
+
+impl DomainSchema {
+    fn lookup(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        let Some((record, version)) = resolve(&self.records, name) else {
+            return Ok(None);
+        };
+        self.tables
+            .table(record, version)
+            .map_err(|e| DataFusionError::External(Box::new(e)))
+    }
 }
 
 #[async_trait::async_trait]
 impl SchemaProvider for DomainSchema {
+    /// Every readable version of every dataset (listings only: this reads their schemas).
     fn table_names(&self) -> Vec<String> {
-        self.tables.keys().cloned().collect()
+        let mut names = Vec::new();
+        for (dataset, record) in &self.records {
+            for version in 1..=record.latest_version {
+                if !matches!(self.tables.table(record, version), Ok(Some(_))) {
+                    continue; // a version that is gone
+                }
+                names.push(match version == record.latest_version {
+                    true => dataset.clone(),
+                    false => version_table_name(dataset, version),
+                });
+            }
+        }
+        names
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        Ok(self.tables.get(name).cloned())
+        self.lookup(name)
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.tables.contains_key(name)
+        matches!(self.lookup(name), Ok(Some(_)))
     }
 }
 

@@ -135,3 +135,33 @@ async fn a_permission_taken_away_applies_at_the_next_refresh() {
     tables.refresh(&permissions(&["WRITE_ALL"])).unwrap();
     assert!(ctx.sql(query).await.is_err());
 }
+
+#[tokio::test]
+async fn a_statement_reads_the_schemas_of_the_tables_it_names_only() {
+    let lake = lake();
+    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
+    let ctx = pools().sql_session(Arc::new(tables.clone()), "datafusion");
+    tables.refresh(&permissions(&["READ_ALL"])).unwrap();
+    let made = || tables.inner.made.lock().unwrap().len();
+    assert_eq!(made(), 0, "a refresh reads no schema");
+    ctx.sql("SELECT count(*) FROM \"default\".\"sales\".\"orders@v1\"")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    assert_eq!(made(), 1, "one table named, one schema read");
+    // Names that are no readable version: the latest's own `@v`, one past it, nonsense.
+    for name in [
+        "orders@v2",
+        "orders@v3",
+        "orders@v0",
+        "orders@vx",
+        "orders@v01",
+    ] {
+        let sql = format!("SELECT * FROM \"default\".\"sales\".\"{name}\"");
+        let e = ctx.sql(&sql).await.unwrap_err();
+        assert!(e.to_string().contains("not found"), "{name}: {e}");
+    }
+    assert_eq!(made(), 1);
+}
