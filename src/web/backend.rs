@@ -379,3 +379,38 @@ pub async fn save_schema(
         Ok(1)
     }
 }
+
+/// One page of a query's answer (JSON) and the answer's count query (JSON), both run as the
+/// API runs queries, for the subject of `pass`; the count is left out when it fails.
+pub(crate) async fn preview(
+    state: &AppState,
+    pass: DatasetPass<Read>,
+    version: i64,
+    page: Value,
+    count: Value,
+) -> (Result<Vec<u8>>, std::result::Result<Vec<u8>, ()>) {
+    let counting = dataset_access_to::<Read>(state, pass.subject(), pass.record().key());
+    let rows = run_query(state, pass, Some(version), page, OutputFormat::Json).await;
+    let counted = match (&rows, counting) {
+        (Ok(_), Ok(again)) => run_query(state, again, Some(version), count, OutputFormat::Json)
+            .await
+            .map(|(_, bytes)| bytes)
+            .map_err(|_| ()),
+        _ => Err(()),
+    };
+    (rows.map(|(_, bytes)| bytes), counted)
+}
+
+/// Each version's stored rows (from its raw files), newest first: which versions hold data.
+pub fn rows_per_version<A: AccessKind>(
+    state: &AppState,
+    pass: &DatasetPass<A>,
+) -> Result<Vec<(i64, i64)>> {
+    let latest = pass.record().latest_version();
+    let mut out = vec![];
+    for v in (1..=latest).rev().take(50) {
+        let files = state.engine.version_files(pass, v)?;
+        out.push((v, files.raw.iter().map(|f| f.rows).sum()));
+    }
+    Ok(out)
+}

@@ -8,12 +8,15 @@ use maud::{html, Markup};
 use rapid_actors::engine::{DatasetEntry, DatasetFilter};
 use serde::Deserialize;
 
-use crate::auth::AnySubject;
+use rapid_actors::key::DatasetKey;
+
+use crate::auth::{AnySubject, Read};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::guard::Page;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
+use crate::web::session::Viewer;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Search {
@@ -73,7 +76,7 @@ pub async fn get_catalogue(
         @if search.password == "changed" { (notice("Your password has been changed.")) }
         @if !search.done.is_empty() { (notice(&search.done)) }
         (search_form(&search, &layers))
-        (datasets_table(&search, &all))
+        (datasets_table(&state, &viewer, &search, &all))
     };
     Ok(ok(page(&viewer, "Catalogue", body)))
 }
@@ -119,7 +122,18 @@ fn search_form(search: &Search, layers: &[String]) -> Markup {
     }
 }
 
-fn datasets_table(search: &Search, all: &[DatasetEntry]) -> Markup {
+/// Whether the viewer may read the entry's data (a lock is shown where it may not).
+fn readable(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> bool {
+    let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
+    backend::may::<Read>(state, &viewer.subject, &key)
+}
+
+fn datasets_table(
+    state: &AppState,
+    viewer: &Viewer,
+    search: &Search,
+    all: &[DatasetEntry],
+) -> Markup {
     let rows = matching(search, all);
     html! {
         p.count aria-live="polite" { (rows.len()) " of " (all.len()) " datasets" }
@@ -133,8 +147,12 @@ fn datasets_table(search: &Search, all: &[DatasetEntry]) -> Markup {
                         @for d in &rows {
                             @let (layer, domain, name) = (&d.layer, &d.domain, &d.dataset);
                             @let (last_update, description) = enriched(d);
+                            @let open = readable(state, viewer, d);
                             tr {
-                                td { a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) } }
+                                td {
+                                    a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
+                                    @if !open { " " span.lock title="You may not read this dataset's data" { span aria-hidden="true" { "🔒" } span.hidden-text { "no read access" } } }
+                                }
                                 td { (layer) " / " (domain) }
                                 td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
                                 td { (d.version) }

@@ -223,6 +223,8 @@ struct Shown {
     partitions: Vec<(String, i64)>,
     can_write: bool,
     profile: rapid_actors::profile::ProfileView,
+    /// Each version's stored rows, newest first.
+    versions: Vec<(i64, i64)>,
 }
 
 pub async fn get_dataset(
@@ -258,7 +260,9 @@ async fn read_version(
     let listed = backend::version_files(state, pass, version)?;
     let can_write = backend::may::<Write>(state, &viewer.subject, record.key());
     let profile = backend::profile(state, pass, version)?;
+    let versions = backend::rows_per_version(state, pass)?;
     Ok(Shown {
+        versions,
         record,
         version,
         schema,
@@ -280,6 +284,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         partitions,
         can_write,
         profile,
+        versions,
     } = shown;
     let (version, can_write) = (*version, *can_write);
     let uploads = uploads_over_time(files);
@@ -290,16 +295,10 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a href={ (url) "/query?version=" (version) } { "Query this dataset" }
             @if backend::is_data_admin(&viewer.subject) {
-                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (new version)" }
+                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (starts a new, empty version)" }
             }
         }
-        nav aria-label="Versions" {
-            "Version: "
-            @for v in (1..=record.latest_version()).rev() {
-                @if v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
-                " "
-            }
-        }
+        (versions_nav(&url, version, versions))
         h2 { "Information" }
         (info_section(info))
         h2 { "Schema (version " (version) ")" }
@@ -320,6 +319,37 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
             form method="post" action={ (url) "/delete" } {
                 (csrf_field(viewer))
                 button.danger type="submit" { "Delete " (record.name()) "…" }
+            }
+        }
+    }
+}
+
+/// Which version the page reads, a switch to every other with its rows, and, when the version
+/// read holds no data while another does, where the data is.
+fn versions_nav(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
+    let latest = versions.first().map_or(version, |(v, _)| *v);
+    let rows_here = versions
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map_or(0, |(_, r)| *r);
+    let with_data = versions.iter().find(|(_, r)| *r > 0).map(|(v, _)| *v);
+    let rows = |r: i64| match r {
+        0 => "no data".to_string(),
+        r => format!("{} rows", crate::web::preview::count(r as u64)),
+    };
+    html! {
+        nav.versions aria-label="Versions" {
+            "Reading schema version " strong #version-read { (version) } @if version == latest { " (the latest)" } ". Versions: "
+            @for (v, r) in versions {
+                @if *v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
+                " (" (rows(*r)) ") "
+            }
+        }
+        @if rows_here == 0 {
+            @if let Some(v) = with_data.filter(|v| *v != version) {
+                div.alert.warn #version-empty role="status" {
+                    p { "Version " (version) " has no data yet: a new schema version starts empty. The data is in " a href={ (url) "?version=" (v) } { "version " (v) } " (" (rows(versions.iter().find(|x| x.0 == v).map_or(0, |x| x.1))) "). Uploads go to the latest version unless you choose another." }
+                }
             }
         }
     }

@@ -170,6 +170,22 @@ fn metadata_text(m: &Metadata) -> [String; 3] {
     ]
 }
 
+/// What saving an edit does: the service keeps no in-place edit of a schema (each `PUT /schema`
+/// is a new version), so the new version, its data apart, starts empty.
+fn new_version_warning(current: Option<i64>) -> Markup {
+    let next = current.map(|v| v + 1);
+    html! {
+        div.alert.warn #new-version-warning role="note" {
+            p {
+                strong { "Saving starts a new schema version" @if let Some(n) = next { " (" (n) ")" } ", with no data. " }
+                "Every change, even to the description, tags or owners, is stored as a new version. Pages and uploads then use the new version; the data already stored stays in "
+                @if let Some(v) = current { "version " (v) } @else { "the earlier versions" }
+                ", where the dataset page can still show and query it."
+            }
+        }
+    }
+}
+
 /// The editor of every field of the schema; `update` stores it as a new version.
 fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -> Markup {
     let m = &edited.schema.metadata;
@@ -185,6 +201,7 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
         title,
         html! {
             (errors(messages))
+            @if update { (new_version_warning(m.version)) }
             form.schema method="post" action="/schema/save" {
                 (csrf_field(viewer))
                 input type="hidden" name="mode" value=(if update { "update" } else { "create" });
@@ -217,7 +234,7 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
                 datalist id="types" { @for t in TYPES { option value=(t) {} } }
                 datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
                 (columns_editor(edited))
-                button type="submit" { @if update { "Save as a new version" } @else { "Save the schema" } }
+                button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
             }
         },
     )

@@ -1,0 +1,74 @@
+//! The engine's messages as the pages show them: where a message speaks the query engine's
+//! language ("Arrow error: Cast error ...") or an API route ("use POST /api/..."), a sentence
+//! saying what to do on the page instead. Other messages are already in words and stay as sent.
+
+/// Engine prefixes that say nothing to a user.
+const PREFIXES: [&str; 6] = [
+    "Query failed to execute: ",
+    "Arrow error: ",
+    "Cast error: ",
+    "Execution error: ",
+    "Error during planning: ",
+    "Optimizer rule ",
+];
+
+/// The type in an Arrow cast message ("Int64", "Date32", ...) as a user calls it.
+fn type_words(arrow: &str) -> &'static str {
+    let t = arrow.to_ascii_lowercase();
+    if t.starts_with("int") || t.starts_with("uint") {
+        "a whole number"
+    } else if t.starts_with("float") || t.starts_with("decimal") {
+        "a number"
+    } else if t.starts_with("date") || t.starts_with("timestamp") {
+        "a date (such as 2024-01-31)"
+    } else if t.starts_with("bool") {
+        "true or false"
+    } else {
+        "the column's type"
+    }
+}
+
+/// "Cannot cast string 'abc' to value of Int64 type": the value and the type.
+fn cast(message: &str) -> Option<String> {
+    let rest = message.split("Cannot cast string '").nth(1)?;
+    let (value, rest) = rest.split_once("' to value of ")?;
+    let arrow = rest.split_whitespace().next()?;
+    Some(format!(
+        "The value '{value}' in the query cannot be read as {}. Compare each column with a \
+         value of its type: numbers without quotes, text and dates in single quotes.",
+        type_words(arrow)
+    ))
+}
+
+/// The message `m` as the pages show it.
+pub fn plain(m: &str) -> String {
+    if m.contains("/query/large") && m.contains("rows") {
+        let limit = m.split_whitespace().find_map(|w| w.parse::<u64>().ok());
+        let limit = limit.map_or("100,000".into(), crate::web::preview::count);
+        return format!(
+            "The answer has more than {limit} rows, too many to show or download at once: \
+             run the query as a job (below), or narrow it with a filter or a limit."
+        );
+    }
+    if m.contains("/query/large") && m.contains("seconds") {
+        return "The query took longer than the time allowed here and was stopped: run it \
+                as a job (below), or narrow it with a filter or a limit."
+            .into();
+    }
+    if let Some(sentence) = cast(m) {
+        return sentence;
+    }
+    if m.contains("Divide by zero") {
+        return "The query divides by zero for some rows: leave those rows out with the \
+                filter, or divide by a column that is never 0."
+            .into();
+    }
+    if !m.starts_with("Query failed to execute: ") {
+        return m.to_string();
+    }
+    let mut rest = m;
+    while let Some(p) = PREFIXES.iter().find(|p| rest.starts_with(*p)) {
+        rest = &rest[p.len()..];
+    }
+    format!("The query could not be run: {rest}. Check the filter, the expressions and the types of the columns they use.")
+}
