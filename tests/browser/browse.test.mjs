@@ -77,7 +77,7 @@ test("the job runs the query the form shows, not the last preview, and its page 
   const lines = readFileSync(await file.path(), "utf8").trim().split("\n");
   assert.equal(lines.length, 101, "the header and Wales's 100 rows");
   assert.ok(lines.slice(1).every((l) => l.includes(",Wales,")), lines.slice(0, 3).join("\n"));
-  await shoot(page, "job");
+  await shoot(page, "job-query");
   // Back to the dataset, and to the builder with that query.
   assert.equal(await page.locator("main a[href='/datasets/default/shop/sales?version=1']").count() >= 1, true);
   await Promise.all([page.waitForNavigation(), page.click("#open-query")]);
@@ -110,7 +110,7 @@ test("grouping adds the grouped columns to the answer, and numbers are written f
   const england = page.locator("#preview tbody tr", { hasText: "England" });
   // sum of 12.00, 15.00, ... 309.00 = 16,050: grouped thousands.
   assert.equal(await england.locator("td").nth(2).textContent(), "16,050");
-  await shoot(page, "query");
+  await shoot(page, "query-grouped");
   assert.deepEqual(page.problems, []);
 });
 
@@ -132,6 +132,8 @@ test("the preview honours the typed limit, shows the total and pages through the
 
 test("ordering offers expression columns, and an order by an alias survives the next preview", async () => {
   await page.goto(`${DS}/query`);
+  await page.check("#col-day");
+  await page.check("#col-region");
   await page.fill("#expressions", "price * quantity AS revenue");
   await preview();
   await page.selectOption("#order", "revenue");
@@ -161,7 +163,7 @@ test("the jobs page has one line per job; a job's problems are grouped by column
   assert.equal(await page.locator("table.jobs ul.errors").count(), 0, "no problem listed inline");
   const failed = page.locator("table.jobs tbody tr", { hasText: "150 rows with problems" });
   assert.equal(await failed.count(), 1);
-  await shoot(page, "jobs");
+  await shoot(page, "jobs-one-line");
   await Promise.all([page.waitForNavigation(), failed.locator("a", { hasText: "150 rows" }).click()]);
   assert.match(await page.textContent("#problem-totals"), /^150 rows have problems\. 100 problems are listed below, and \d+ more are not\./);
   const groups = page.locator("#problem-groups tbody tr");

@@ -52,7 +52,7 @@ test("a schema is generated from a sample, edited and saved, then edited into ve
   assert.match(await page.textContent("[role=status]"), /version 1/);
   assert.match(await page.textContent("table.columns"), /region.*0/s);
 
-  await page.click("text=Edit the schema (new version)");
+  await page.click("text=Edit the schema (starts a new, empty version)");
   assert.equal(await page.inputValue("#m_description"), "Orders by region");
   await page.fill("#m_description", "Orders by region, version 2");
   await Promise.all([page.waitForNavigation(), page.click("text=Save as a new version")]);
