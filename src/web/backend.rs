@@ -414,3 +414,46 @@ pub fn rows_per_version<A: AccessKind>(
     }
     Ok(out)
 }
+
+/// The first `budget` bytes of a job's problem report, from its signed link (`report_url`, the
+/// job already checked as the viewer's), and whether the report went on past them; `None` when
+/// the link is not one of ours or no longer valid.
+pub async fn problem_report(state: &AppState, url: &str, budget: usize) -> Option<(Vec<u8>, bool)> {
+    use futures_util::StreamExt;
+    let rest = url.split("/api/results/").nth(1)?;
+    let (name, query) = rest.split_once('?')?;
+    let param = |k: &str| {
+        let found = query
+            .split('&')
+            .find_map(|p| p.strip_prefix(&format!("{k}=")[..]));
+        found.map(str::to_string)
+    };
+    let expires = param("expires")?.parse::<i64>().ok()?;
+    let signature = param("signature")?;
+    let mut stream = state.engine.result(name, expires, &signature).await.ok()?;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.ok()?;
+        if bytes.len() + chunk.len() > budget {
+            bytes.extend_from_slice(&chunk[..budget - bytes.len()]);
+            return Some((bytes, true));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Some((bytes, false))
+}
+
+/// One job (as [`job`]) and the first `budget` bytes of its problem report, if it has one.
+pub async fn job_and_report(
+    state: &AppState,
+    subject: &Arc<Subject>,
+    job_id: &str,
+    budget: usize,
+) -> Result<(JobView, Option<(Vec<u8>, bool)>)> {
+    let found = job(state, subject, job_id)?;
+    let report = match &found.report_url {
+        Some(url) => problem_report(state, url, budget).await,
+        None => None,
+    };
+    Ok((found, report))
+}

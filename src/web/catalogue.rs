@@ -81,11 +81,17 @@ pub async fn get_catalogue(
     Ok(ok(page(&viewer, "Catalogue", body)))
 }
 
+/// What the search box matches: the name and the description, lower-cased (tags have their
+/// own field).
+fn words_of(d: &DatasetEntry) -> String {
+    format!("{} {}", d.dataset, enriched(d).1).to_ascii_lowercase()
+}
+
 /// The entries the name, layer and domain fields keep (the engine filtered the rest).
 fn matching<'a>(search: &Search, all: &'a [DatasetEntry]) -> Vec<&'a DatasetEntry> {
     let q = search.q.trim().to_ascii_lowercase();
     all.iter()
-        .filter(|d| q.is_empty() || d.dataset.to_ascii_lowercase().contains(&q))
+        .filter(|d| q.is_empty() || words_of(d).contains(&q))
         .filter(|d| search.layer.is_empty() || d.layer == search.layer)
         .filter(|d| search.domain.is_empty() || d.domain.eq_ignore_ascii_case(&search.domain))
         .collect()
@@ -94,7 +100,7 @@ fn matching<'a>(search: &Search, all: &'a [DatasetEntry]) -> Vec<&'a DatasetEntr
 fn search_form(search: &Search, layers: &[String]) -> Markup {
     html! {
         form.filters method="get" action="/" role="search" {
-            div { label for="q" { "Name" } input id="q" name="q" type="search" value=(search.q); }
+            div { label for="q" { "Search" } input id="q" name="q" type="search" value=(search.q) placeholder="name or description"; }
             div {
                 label for="layer" { "Layer" }
                 select id="layer" name="layer" {
@@ -151,7 +157,7 @@ fn datasets_table(
                             tr {
                                 td {
                                     a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
-                                    @if !open { " " span.lock title="You may not read this dataset's data" { span aria-hidden="true" { "🔒" } span.hidden-text { "no read access" } } }
+                                    @if !open { " " span.badge.lock title="Your permissions do not cover this dataset's data" { "no read access" } }
                                 }
                                 td { (layer) " / " (domain) }
                                 td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }

@@ -14,6 +14,7 @@ use crate::web::guard::Page;
 use crate::web::layout::page;
 use crate::web::page::{ok, FormData, PageError, PageResult};
 use crate::web::preview::count;
+use crate::web::problems::REPORT_BUDGET;
 use crate::web::session::sessions;
 
 /// The dataset page of the job's dataset and version (none for a SQL job, which names none).
@@ -32,18 +33,18 @@ pub fn job_row(job: &JobView) -> Markup {
     let short: String = job.job_id.chars().take(8).collect();
     html! {
         tr data-job=[live.then_some(job.job_id.as_str())] {
-            td { a href={ "/jobs/" (job.job_id) } aria-label={ (job.kind.as_str()) " job " (job.job_id) } { (job.kind.as_str()) " " code { (short) } } @if let Some(f) = &job.filename { br; small.file { (f) } } }
-            td {
+            td data-label="Job" { a href={ "/jobs/" (job.job_id) } aria-label={ (job.kind.as_str()) " job " (job.job_id) } { (job.kind.as_str()) " " code { (short) } } @if let Some(f) = &job.filename { br; small.file { (f) } } }
+            td data-label="Dataset" {
                 @match dataset_link(job) {
                     Some(url) => a href=(url) { (job.layer) " / " (job.domain) " / " (job.dataset) " v" (job.version) },
                     None => "SQL",
                 }
             }
-            td data-field="status" { span.status data-status=(job.status.as_str()) { (job.status.as_str()) } }
-            td data-field="step" { (job.step.as_str()) }
-            td data-field="rows" { (job.rows_processed) }
-            td { (job.created_at) }
-            td data-field="errors" { (outcome(job)) }
+            td data-field="status" data-label="Status" { span.status data-status=(job.status.as_str()) { (job.status.as_str()) } }
+            td data-field="step" data-label="Step" { (job.step.as_str()) }
+            td data-field="rows" data-label="Rows" { (job.rows_processed) }
+            td data-label="Started" { (job.created_at) }
+            td data-field="errors" data-label="Outcome" { (outcome(job)) }
         }
     }
 }
@@ -115,7 +116,8 @@ pub async fn get_job(
     path: web::Path<String>,
     Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let job = backend::job(&state, &viewer.subject, &path)?;
+    let (job, report) =
+        backend::job_and_report(&state, &viewer.subject, &path, REPORT_BUDGET).await?;
     let remembered = sessions(&req).job_query(&job.job_id);
     let body = html! {
         (jobs_table(std::slice::from_ref(&job)))
@@ -129,7 +131,7 @@ pub async fn get_job(
             @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (f) } }
         }
         (query_section(&job, remembered))
-        (crate::web::problems::section(&job))
+        (crate::web::problems::section(&job, report))
     };
     Ok(ok(page(&viewer, "Job", body)))
 }

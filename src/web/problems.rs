@@ -1,11 +1,15 @@
 //! A job's problems, grouped by column and rule: how many of each, the first example, the
 //! columns a file is missing named one by one; the true total of rows with problems and the
-//! report listing every one, when the job has them.
+//! report listing every one, when the job has them: read (its first [`REPORT_BUDGET`] bytes),
+//! the counts per column and rule are the report's, every problem counted.
 
 use maud::{html, Markup};
 use rapid_actors::jobs::JobView;
 
 use crate::web::preview::count;
+
+/// How much of a problem report the job page reads to count its problems.
+pub const REPORT_BUDGET: usize = 32 << 20;
 
 /// One group of problems: the column, the rule broken, how many listed, the first message.
 struct Group {
@@ -68,11 +72,12 @@ fn places(m: &str) -> Vec<(String, String)> {
     }
 }
 
-/// The listed messages grouped, in order of first appearance; and the count the list left out.
-fn grouped(errors: &[String]) -> (Vec<Group>, u64) {
+/// The messages grouped, in order of first appearance; and the count a capped list left out
+/// ("... and N more errors").
+fn grouped<'a>(messages: impl Iterator<Item = &'a str>) -> (Vec<Group>, u64) {
     let mut groups: Vec<Group> = vec![];
     let mut unlisted = 0;
-    for m in errors {
+    for m in messages {
         if let Some(n) = m.strip_prefix("... and ").and_then(|r| r.split(' ').next()) {
             unlisted += n.parse::<u64>().unwrap_or(0);
             continue;
@@ -87,12 +92,53 @@ fn grouped(errors: &[String]) -> (Vec<Group>, u64) {
                     column,
                     rule,
                     listed: 1,
-                    example: m.clone(),
+                    example: m.to_string(),
                 }),
             }
         }
     }
     (groups, unlisted)
+}
+
+/// The fields of one CSV record starting at `text`, and where the next record starts (quotes
+/// honoured: a quoted field may hold commas, quotes doubled and line ends).
+fn record(text: &str) -> (Vec<String>, usize) {
+    let (mut fields, mut field, mut quoted) = (vec![], String::new(), false);
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek().map(|p| p.1) == Some('"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(std::mem::take(&mut field)),
+            ('\n', false) => {
+                fields.push(field.trim_end_matches('\r').to_string());
+                return (fields, i + 1);
+            }
+            (c, _) => field.push(c),
+        }
+    }
+    fields.push(field);
+    (fields, text.len())
+}
+
+/// Every problem of the report (`row,column,rule,value,key,message` CSV), grouped: the true
+/// totals. A report cut short (`cut`) loses its last, partial record.
+fn from_report(bytes: &[u8], cut: bool) -> Vec<Group> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut at = record(&text).1;
+    let mut messages = vec![];
+    while at < text.len() {
+        let (fields, next) = record(&text[at..]);
+        let complete = next < text.len() - at || !cut;
+        if let (Some(m), true) = (fields.get(5), complete) {
+            messages.push(m.clone());
+        }
+        at += next;
+    }
+    grouped(messages.iter().map(String::as_str)).0
 }
 
 /// The totals above the groups: rows with problems, problems listed and left out.
@@ -109,19 +155,29 @@ fn totals(job: &JobView, listed: usize, unlisted: u64) -> Markup {
     }
 }
 
-/// The job's problems by column and rule, with every message behind a disclosure.
-pub fn section(job: &JobView) -> Markup {
+/// The job's problems by column and rule, with every listed message behind a disclosure; the
+/// counts are the report's (every problem) when the job has one, `report` its first bytes.
+pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
     let Some(errors) = job.errors.as_ref().filter(|e| !e.is_empty()) else {
         return html! {};
     };
-    let (groups, unlisted) = grouped(errors);
+    let (listed_groups, unlisted) = grouped(errors.iter().map(String::as_str));
     let listed = errors.len() - usize::from(unlisted > 0);
+    let (groups, complete) = match &report {
+        Some((bytes, cut)) => (from_report(bytes, *cut), !cut),
+        None => (listed_groups, unlisted == 0),
+    };
+    let counted = match (report.is_some(), complete) {
+        (true, true) => "Problems",
+        (true, false) => "Problems (at least)",
+        (false, _) => "Listed",
+    };
     html! {
         h2 #problems { "Problems" }
         (totals(job, listed, unlisted))
         div.table-wrap {
             table #problem-groups {
-                thead { tr { th scope="col" { "Column" } th scope="col" { "Rule" } th scope="col" { "Listed" } th scope="col" { "First example" } } }
+                thead { tr { th scope="col" { "Column" } th scope="col" { "Rule" } th scope="col" { (counted) } th scope="col" { "First example" } } }
                 tbody { @for g in &groups { tr { td { (g.column) } td { (g.rule) } td.num { (count(g.listed as u64)) } td { (g.example) } } } }
             }
         }

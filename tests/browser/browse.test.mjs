@@ -167,8 +167,10 @@ test("the jobs page has one line per job; a job's problems are grouped by column
   await Promise.all([page.waitForNavigation(), failed.locator("a", { hasText: "150 rows" }).click()]);
   assert.match(await page.textContent("#problem-totals"), /^150 rows have problems\. 100 problems are listed below, and \d+ more are not\./);
   const groups = page.locator("#problem-groups tbody tr");
-  assert.match(await groups.nth(0).textContent(), /^day\s*wrong type \(expected date/);
-  assert.match(await page.locator("#problem-groups").textContent(), /quantity\s*wrong type \(expected int/);
+  // True totals, counted in the report: 150 bad dates and 50 bad quantities (100 are listed).
+  assert.equal(await page.textContent("#problem-groups thead th:nth-child(3)"), "Problems");
+  assert.match(await groups.nth(0).textContent(), /^day\s*wrong type \(expected date.*\)\s*150\s*Column \[day\]/);
+  assert.match(await groups.nth(1).textContent(), /^quantity\s*wrong type \(expected int\)\s*50\s*Column \[quantity\]/);
   assert.ok(await page.getAttribute("#job-report", "href"));
   await shoot(page, "job-problems");
   // A file without some of the schema's columns: each missing column named.
@@ -236,6 +238,10 @@ test("editing the metadata warns that the new version starts empty; the dataset 
   await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
   assert.match(await page.textContent("[role=status]"), /version 2/);
   assert.equal(await page.textContent("#version-read"), "2");
+  // The catalogue's search reads descriptions too.
+  await page.goto(`${BASE}/?q=described`);
+  assert.equal(await page.locator("table.datasets tbody tr", { hasText: "sales" }).count(), 1);
+  await page.goBack();
   assert.match(await page.textContent("#version-empty"), /Version 2 has no data yet.*version 1 \(302 rows\)/s);
   await shoot(page, "dataset-versions");
   await Promise.all([page.waitForNavigation(), page.click("#version-empty a")]);
