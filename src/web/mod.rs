@@ -11,6 +11,7 @@
 pub mod backend;
 mod catalogue;
 mod chart;
+mod checks_edit;
 mod dataset;
 mod domains;
 pub mod guard;

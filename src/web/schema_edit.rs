@@ -7,18 +7,19 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::schema::{CheckSpec, Column, Metadata, Owner, Schema};
+use rapid_actors::schema::{Column, Metadata, Owner, Schema};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::checks_edit::{cell, help, rows_of, specs_of, typed_rows, CheckRow};
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::posts::Sampled;
 use crate::web::session::Viewer;
 
-/// The data types the service stores, offered as suggestions.
+/// The data types the service stores: the editor's type list.
 const TYPES: [&str; 5] = ["int", "double", "boolean", "string", "date"];
 /// The date formats of SPEC.md.
 const DATE_FORMATS: [&str; 10] = [
@@ -114,19 +115,11 @@ impl From<Schema> for Edited {
     }
 }
 
-/// A column's fields as typed, where they could not be read.
+/// A column's fields as typed, where they could not be read (its checks always as typed).
 #[derive(Default)]
 struct Typed {
     partition_index: Option<String>,
-    checks: Option<String>,
-}
-
-/// A column's checks as JSON; nothing for no checks.
-fn checks_text(checks: &BTreeMap<String, CheckSpec>) -> String {
-    match checks.is_empty() {
-        true => String::new(),
-        false => serde_json::to_string(checks).unwrap_or_default(),
-    }
+    checks: Option<Vec<CheckRow>>,
 }
 
 /// The editor's table of columns, one row of inputs each.
@@ -135,21 +128,26 @@ fn columns_editor(edited: &Edited) -> Markup {
     html! {
     div.table-wrap {
         table.editor {
-            thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks (JSON)" } } }
+            thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks" } } }
             tbody {
                 @for (i, c) in edited.schema.columns.iter().enumerate() {
                     @let f = |k: &str| format!("c{i}_{k}");
                     @let typed = edited.typed.get(i).unwrap_or(&none);
                     @let partition = typed.partition_index.clone().or(c.partition_index.map(|p| p.to_string()));
-                    @let checks = typed.checks.clone().unwrap_or_else(|| checks_text(&c.checks));
+                    @let checks = typed.checks.clone().unwrap_or_else(|| rows_of(&c.checks));
                     tr {
-                        td { input name=(f("name")) value=(c.name) aria-label={ "Column " (i + 1) " name" }; }
-                        td { input name=(f("data_type")) list="types" value=(c.data_type) aria-label={ "Column " (i + 1) " type" }; }
-                        td { input type="checkbox" name=(f("allow_null")) checked[c.allow_null] aria-label={ "Column " (i + 1) " nullable" }; }
-                        td { input type="checkbox" name=(f("unique")) checked[c.unique] aria-label={ "Column " (i + 1) " unique" }; }
-                        td { input name=(f("format")) list="date-formats" value=(c.format.as_deref().unwrap_or_default()) aria-label={ "Column " (i + 1) " date format" }; }
-                        td { input name=(f("partition_index")) type="number" min="0" value=(partition.unwrap_or_default()) aria-label={ "Column " (i + 1) " partition order" }; }
-                        td { input name=(f("checks")) value=(checks) aria-label={ "Column " (i + 1) " checks" }; }
+                        td data-label="Name" { input name=(f("name")) value=(c.name) aria-label={ "Column " (i + 1) " name" }; }
+                        td data-label="Type" {
+                            select name=(f("data_type")) aria-label={ "Column " (i + 1) " type" } {
+                                @if !TYPES.contains(&c.data_type.as_str()) { option value=(c.data_type) selected { (c.data_type) } }
+                                @for t in TYPES { option value=(t) selected[c.data_type == t] { (t) } }
+                            }
+                        }
+                        td data-label="Nullable" { input type="checkbox" name=(f("allow_null")) checked[c.allow_null] aria-label={ "Column " (i + 1) " nullable" }; }
+                        td data-label="Unique" { input type="checkbox" name=(f("unique")) checked[c.unique] aria-label={ "Column " (i + 1) " unique" }; }
+                        td data-label="Date format" { input name=(f("format")) list="date-formats" value=(c.format.as_deref().unwrap_or_default()) aria-label={ "Column " (i + 1) " date format" }; }
+                        td data-label="Partition order" { input name=(f("partition_index")) type="number" min="0" value=(partition.unwrap_or_default()) aria-label={ "Column " (i + 1) " partition order" }; }
+                        td.checks data-label="Checks" { (cell(i, &checks)) }
                     }
                 }
             }
@@ -231,9 +229,9 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
                     div { label for="m_owners" { "Owners (one Name <email> a line)" } textarea id="m_owners" name="m_owners" rows="3" { (owners) } }
                 }
                 h2 { "Columns" }
-                datalist id="types" { @for t in TYPES { option value=(t) {} } }
                 datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
                 (columns_editor(edited))
+                (help())
                 button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
             }
         },
@@ -255,14 +253,9 @@ fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> (Column, Typ
             None
         }),
     };
-    let checks = match c("checks") {
-        t if t.is_empty() => BTreeMap::new(),
-        t => checks_of(&t).unwrap_or_else(|problem| {
-            problems.push(format!("The checks of column {name} {problem}"));
-            typed.checks = Some(t);
-            BTreeMap::new()
-        }),
-    };
+    let rows = typed_rows(f, i);
+    let checks = specs_of(&name, &c("data_type"), &rows, problems);
+    typed.checks = Some(rows);
     let format = Some(c("format")).filter(|s| !s.is_empty());
     let column = Column {
         data_type: c("data_type"),
@@ -274,13 +267,6 @@ fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> (Column, Typ
         name,
     };
     (column, typed)
-}
-
-/// A column's checks from their JSON text, or what is wrong with it (after the column's name).
-fn checks_of(text: &str) -> Result<BTreeMap<String, CheckSpec>, String> {
-    let json: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("are not valid JSON: {e}"))?;
-    serde_json::from_value(json).map_err(|e| format!("are not valid checks: {e}"))
 }
 
 /// Lines of `text` that are not blank, trimmed.

@@ -229,6 +229,35 @@ test("the new-user form keeps what was typed after a refusal", async () => {
   assert.equal(await page.isChecked("#user-READ_PRIVATE"), true);
 });
 
+test("an answer too large to download is offered as a one-click job", async () => {
+  const made = await api(token, "POST", "/api/schema", {
+    metadata: { domain: "shop", dataset: "ticks", sensitivity: "PUBLIC", owners: [{ name: "O", email: "o@example.com" }] },
+    columns: [{ name: "n", data_type: "int", allow_null: false }],
+  });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  let rows = "n\n";
+  for (let i = 0; i < 100001; i++) rows += `${i}\n`;
+  const body = new FormData();
+  body.append("file", new Blob([rows], { type: "text/csv" }), "ticks.csv");
+  const up = await fetch(`${BASE}/api/datasets/default/shop/ticks`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body });
+  assert.equal(up.status, 202);
+  const job = (await up.json()).details.job_id;
+  for (let i = 0; i < 300; i++) {
+    if ((await api(token, "GET", `/api/jobs/${job}`)).body.status !== "IN PROGRESS") break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  await page.goto(`${BASE}/datasets/default/shop/ticks/query`);
+  assert.equal(await page.textContent("#preview-count"), "Rows 1 to 50 of 100,001");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=csv]")]);
+  const alert = await page.textContent("[role=alert]");
+  assert.match(alert, /^The answer has more than 100,000 rows, too many to show or download at once: run the query as a job/);
+  assert.doesNotMatch(alert, /\/api\//);
+  await shoot(page, "query-too-large");
+  await Promise.all([page.waitForNavigation(), page.click(".offer form.job button")]);
+  await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 120000 });
+  assert.match(await page.textContent("table.jobs"), /100001/);
+});
+
 // Last: it makes version 2, the latest, which the tests above do not expect.
 test("editing the metadata warns that the new version starts empty; the dataset page says where the data is", async () => {
   await page.goto(`${BASE}/schema/edit/default/shop/sales`);
