@@ -457,3 +457,19 @@ pub async fn job_and_report(
     };
     Ok((found, report))
 }
+
+/// Every rule the schema breaks, as storing it would say, without storing it (the API's own
+/// validation, with this instance's layers and protected domains).
+pub fn schema_problems(state: &AppState, pass: &AdminPass, schema: &Schema) -> Vec<String> {
+    let layers = layers(state);
+    let domains: std::collections::BTreeSet<String> =
+        protected_domains(state, pass).into_iter().collect();
+    let ctx = rapid_actors::schema::SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    match rapid_actors::schema::validate::validate(schema, &ctx) {
+        Ok(_) => vec![],
+        Err(e) => rapid_actors::ingest::messages(&e),
+    }
+}

@@ -9,6 +9,8 @@ use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::schema::{Column, Metadata, Owner, Schema};
 
+use rapid_actors::auth::pass::AdminPass;
+
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
@@ -80,7 +82,10 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
     let target = target_of(&fields)?;
     let _permit = backend::generation_permit(&state).await?;
     match backend::draft_schema(&state, &pass, target, field, &filename).await {
-        Ok(draft) => Ok(ok(editor(&viewer, &draft.into(), false, &[]))),
+        Ok(draft) => {
+            let edited = Edited::from(draft).checked(&state, &pass);
+            Ok(ok(editor(&viewer, &edited, false, &[])))
+        }
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
@@ -104,6 +109,10 @@ fn target_of(fields: &FormData) -> Result<[String; 4], PageError> {
 struct Edited {
     schema: Schema,
     typed: Vec<Typed>,
+    /// The rules the schema breaks as it stands (what saving it would refuse).
+    rules: Vec<String>,
+    /// Whether the viewer asked for the check (then a schema breaking none says so).
+    asked: bool,
 }
 
 impl From<Schema> for Edited {
@@ -111,6 +120,30 @@ impl From<Schema> for Edited {
         Edited {
             schema,
             typed: vec![],
+            rules: vec![],
+            asked: false,
+        }
+    }
+}
+
+impl Edited {
+    /// With the rules it breaks, checked now by the API's own validation.
+    fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
+        self.rules = backend::schema_problems(state, pass, &self.schema);
+        self
+    }
+}
+
+/// The rules the edited schema breaks, before it is saved; or, asked, that it breaks none.
+fn rules_box(edited: &Edited) -> Markup {
+    html! {
+        @if !edited.rules.is_empty() {
+            div.alert.warn #schema-rules role="status" {
+                p { strong { "Before this schema can be saved:" } }
+                ul { @for r in &edited.rules { li { (r) } } }
+            }
+        } @else if edited.asked {
+            div.alert.ok #schema-rules role="status" { p { "The schema follows every rule: it can be saved." } }
         }
     }
 }
@@ -200,6 +233,7 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
         html! {
             (errors(messages))
             @if update { (new_version_warning(m.version)) }
+            (rules_box(edited))
             form.schema method="post" action="/schema/save" {
                 (csrf_field(viewer))
                 input type="hidden" name="mode" value=(if update { "update" } else { "create" });
@@ -232,7 +266,10 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
                 datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
                 (columns_editor(edited))
                 (help())
-                button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
+                div.buttons {
+                    button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
+                    button.secondary type="submit" name="action" value="check" { "Check the rules (without saving)" }
+                }
             }
         },
     )
@@ -323,7 +360,13 @@ fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
         .map(|i| column_of(f, i, &mut problems))
         .unzip();
     let schema = Schema { metadata, columns };
-    Ok((Edited { schema, typed }, problems))
+    let edited = Edited {
+        schema,
+        typed,
+        rules: vec![],
+        asked: false,
+    };
+    Ok((edited, problems))
 }
 
 pub async fn post_save(
@@ -335,12 +378,15 @@ pub async fn post_save(
     }: Posted<DataAdmin>,
 ) -> PageResult {
     let update = f.get("mode") == Some("update");
-    let (edited, problems) = schema_of(&f)?;
-    if !problems.is_empty() {
-        return Ok(render(
-            StatusCode::BAD_REQUEST,
-            editor(&viewer, &edited, update, &problems),
-        ));
+    let (mut edited, problems) = schema_of(&f)?;
+    edited.asked = f.get("action") == Some("check");
+    let edited = edited.checked(&state, &pass);
+    if edited.asked || !problems.is_empty() {
+        let status = match problems.is_empty() {
+            true => StatusCode::OK,
+            false => StatusCode::BAD_REQUEST,
+        };
+        return Ok(render(status, editor(&viewer, &edited, update, &problems)));
     }
     match backend::save_schema(&state, &pass, &edited.schema, update).await {
         Ok(version) => Ok(see_other(&stored_at(&edited.schema.metadata, version))),
@@ -374,5 +420,6 @@ pub async fn get_edit(
     let (layer, domain, dataset) = path.into_inner();
     let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
     let schema = backend::latest_schema(&state, &pass, &key)?;
-    Ok(ok(editor(&viewer, &schema.into(), true, &[])))
+    let edited = Edited::from(schema).checked(&state, &pass);
+    Ok(ok(editor(&viewer, &edited, true, &[])))
 }

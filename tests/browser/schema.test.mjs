@@ -30,6 +30,8 @@ test("a schema is generated from a sample, edited and saved, then edited into ve
   assert.equal(await page.inputValue("[name=c1_data_type]"), "date");
   assert.equal(await page.inputValue("[name=c1_format]"), "%Y/%m/%d");
   assert.equal(await page.inputValue("[name=c2_data_type]"), "double");
+  // The rules the draft breaks are shown before any save: the generator's change-me owner.
+  assert.match(await page.textContent("#schema-rules"), /Before this schema can be saved:.*owner/is);
 
   // Edit: description, tags, a unique id that may not be null, region as the partition, a check.
   await page.fill("#m_description", "Orders by region");
@@ -38,7 +40,14 @@ test("a schema is generated from a sample, edited and saved, then edited into ve
   await page.uncheck("[name=c0_allow_null]");
   await page.check("[name=c0_unique]");
   await page.fill("[name=c3_partition_index]", "0");
+  // A partition column that allows nulls breaks a rule: checked without saving, then fixed.
+  await Promise.all([page.waitForNavigation(), page.click("button[value=check]")]);
+  assert.match(await page.textContent("#schema-rules"), /region/i);
+  assert.doesNotMatch(await page.textContent("#schema-rules"), /owner/i);
+  assert.equal(await page.inputValue("#m_description"), "Orders by region");
   await page.uncheck("[name=c3_allow_null]");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=check]")]);
+  assert.equal(await page.textContent("#schema-rules"), "The schema follows every rule: it can be saved.");
   await shoot(page, "schema-edit");
   // Checks are built from a type list and values in words, never JSON; a bad value is refused
   // in words, and the editor keeps every edit.
