@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::web::dataset::words;
 use crate::web::page::FormData;
-use crate::web::query_form::{query_string, sorted_by, Window, PREVIEW_REACH};
+use crate::web::query_form::{filtered_by, query_string, sorted_by, Window, PREVIEW_REACH};
 
 /// How many rows the whole answer has: known, or more than the preview can count.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,13 +67,26 @@ pub fn number(n: &serde_json::Number) -> String {
     }
 }
 
-/// A cell: numbers for people (right-aligned), everything else in words.
-fn cell(v: &Value) -> Markup {
-    match v {
-        Value::Number(n) => html! { td.num { (number(n)) } },
-        other => html! { td { (words(other)) } },
+/// A cell: numbers for people (right-aligned), everything else in words; `filter`, a link
+/// keeping only the rows with this value.
+fn cell(v: &Value, filter: Option<String>) -> Markup {
+    let text = match v {
+        Value::Number(n) => number(n),
+        other => words(other),
+    };
+    let numeric = matches!(v, Value::Number(_));
+    html! {
+        td.num[numeric] {
+            @match filter {
+                Some(href) => a.value href=(href) title="Only the rows with this value" { (text) },
+                None => (text),
+            }
+        }
     }
 }
+
+/// Rows a page may have for its values to be links that filter (beyond, plain text).
+const LINKED_ROWS: usize = 200;
 
 /// A header that sorts by its column: ascending first, then the other way.
 fn header(f: &FormData, url: &str, name: &str) -> Markup {
@@ -136,7 +149,13 @@ fn pager(f: &FormData, url: &str, window: &Window, has_next: bool) -> Markup {
 }
 
 /// The page of rows `window` asks for, out of the rows fetched up to its end (and one more).
-pub fn table(f: &FormData, url: &str, window: &Window, answer: &[u8], total: Total) -> Markup {
+pub fn table(
+    f: &FormData,
+    (url, stored): (&str, &[String]),
+    window: &Window,
+    answer: &[u8],
+    total: Total,
+) -> Markup {
     let rows: Map<String, Value> = serde_json::from_slice(answer).unwrap_or_default();
     let fetched: Vec<&Value> = rows.values().collect();
     let start = (window.offset as usize).min(fetched.len());
@@ -148,6 +167,12 @@ pub fn table(f: &FormData, url: &str, window: &Window, answer: &[u8], total: Tot
         .and_then(|r| r.as_object())
         .map(|r| r.keys().cloned().collect())
         .unwrap_or_default();
+    let linked = page.len() <= LINKED_ROWS;
+    let href = |column: &str, value: &Value| {
+        let filterable = linked && stored.iter().any(|c| c == column);
+        let query = filterable.then(|| filtered_by(f, column, value)).flatten();
+        query.map(|q| format!("{url}/query?{q}"))
+    };
     html! {
         h2 #preview-heading { "Preview" }
         p.count #preview-count aria-live="polite" { (shown_line(window, page.len(), total)) }
@@ -155,7 +180,7 @@ pub fn table(f: &FormData, url: &str, window: &Window, answer: &[u8], total: Tot
             div.table-wrap {
                 table #preview aria-labelledby="preview-heading" {
                     thead { tr { @for n in &names { (header(f, url, n)) } } }
-                    tbody { @for r in page { tr { @for n in &names { (cell(&r[n.as_str()])) } } } }
+                    tbody { @for r in page { tr { @for n in &names { (cell(&r[n.as_str()], href(n, &r[n.as_str()]))) } } } }
                 }
             }
         }

@@ -21,7 +21,8 @@ use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
 use crate::web::preview::{table, total_of};
 use crate::web::query_form::{
-    answer_name, expressions, page_body, query_string, whole_query, Window, QUERY_FIELDS,
+    answer_name, expressions, page_body, query_string, whole_query, without_index, Window,
+    QUERY_FIELDS,
 };
 use crate::web::session::{sessions, Viewer};
 
@@ -102,6 +103,7 @@ fn builder(asked: &Asked) -> Markup {
                 div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; }
             }
             small #limit-help { "The preview shows up to 1,000 rows a page; downloads and jobs give every row up to the limit." }
+            div.check { input type="checkbox" id="index" name="index" value="yes" checked[asked.f.get("index").is_some()]; label for="index" { "CSV download: start each row with its number (as the API's CSV)" } }
             div.buttons {
                 button type="submit" name="action" value="preview" { "Preview" }
                 button.secondary type="submit" name="action" value="csv" { "Download CSV" }
@@ -182,7 +184,13 @@ async fn preview(
     let (rows, counted) = backend::preview(state, pass, asked.version, page, count).await;
     let total = total_of(grouped, counted, window.limit);
     Ok(match rows {
-        Ok(bytes) => Ok(table(&asked.f, &asked.url, &window, &bytes, total)),
+        Ok(bytes) => Ok(table(
+            &asked.f,
+            (&asked.url, &asked.columns),
+            &window,
+            &bytes,
+            total,
+        )),
         Err(e) => Err(PageError::from(e).messages()),
     })
 }
@@ -239,6 +247,7 @@ async fn download(
     let body = whole_query(&asked.f)?;
     let when = utc_stamp(rapid_actors::auth::now_seconds());
     let name = format!("{}-{when}.{ext}", asked.stem);
+    let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
     match backend::run_query(state, pass, Some(asked.version), body, format).await {
         Ok((content_type, bytes)) => Ok(crate::web::page::secure(
             HttpResponse::Ok()
@@ -247,7 +256,10 @@ async fn download(
                     header::CONTENT_DISPOSITION,
                     format!("attachment; filename=\"{name}\""),
                 ))
-                .body(bytes),
+                .body(match index {
+                    true => bytes,
+                    false => without_index(&bytes),
+                }),
         )),
         Err(e) => Ok(ok(builder_page(
             viewer,

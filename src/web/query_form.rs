@@ -14,7 +14,7 @@ pub const PAGE_CAP: u64 = 1000;
 pub const PREVIEW_REACH: u64 = 100_000;
 
 /// The fields of the builder that make the query (not the action, page or token).
-pub const QUERY_FIELDS: [&str; 10] = [
+pub const QUERY_FIELDS: [&str; 11] = [
     "version",
     "columns",
     "expressions",
@@ -25,6 +25,7 @@ pub const QUERY_FIELDS: [&str; 10] = [
     "direction",
     "limit",
     "page",
+    "index",
 ];
 
 /// The extra select expressions typed, split on `;`.
@@ -200,4 +201,60 @@ pub fn sorted_by(f: &FormData, column: &str, direction: &str) -> String {
     pairs.push(("direction".into(), direction.to_string()));
     pairs.push(("action".into(), "preview".into()));
     serde_urlencoded::to_string(pairs).unwrap_or_default()
+}
+
+/// The API's CSV without its first column (the row index): the index is a bare number (empty
+/// in the header), so each record loses everything up to its first comma.
+pub fn without_index(csv: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(csv.len());
+    let (mut quoted, mut in_index) = (false, true);
+    for &b in csv {
+        if in_index {
+            in_index = b != b',' && b != b'\n';
+            if b == b'\n' {
+                out.push(b);
+            }
+            continue;
+        }
+        if b == b'"' {
+            quoted = !quoted;
+        }
+        out.push(b);
+        if b == b'\n' && !quoted {
+            in_index = true;
+        }
+    }
+    out
+}
+
+/// A SQL literal for `value` in a filter (`'text'` with quotes doubled, numbers as they are).
+fn literal(value: &Value) -> Option<String> {
+    match value {
+        Value::String(s) => Some(format!("'{}'", s.replace('\'', "''"))),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// The form's query string with `column = value` added to the filter (a value clicked).
+pub fn filtered_by(f: &FormData, column: &str, value: &Value) -> Option<String> {
+    let condition = match value {
+        Value::Null => format!("{column} IS NULL"),
+        v => format!("{column} = {}", literal(v)?),
+    };
+    let current = f.get("filter").map(str::trim).unwrap_or("");
+    let filter = match current.is_empty() {
+        true => condition,
+        false => format!("({current}) AND {condition}"),
+    };
+    let mut pairs: Vec<(String, String)> =
+        f.0.iter()
+            .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()))
+            .filter(|(k, _)| !matches!(k.as_str(), "filter" | "page"))
+            .cloned()
+            .collect();
+    pairs.push(("filter".into(), filter));
+    pairs.push(("action".into(), "preview".into()));
+    serde_urlencoded::to_string(pairs).ok()
 }

@@ -111,6 +111,10 @@ test("grouping adds the grouped columns to the answer, and numbers are written f
   // sum of 12.00, 15.00, ... 309.00 = 16,050: grouped thousands.
   assert.equal(await england.locator("td").nth(2).textContent(), "16,050");
   await shoot(page, "query-grouped");
+  // A value clicked keeps only its rows (added to the filter).
+  await Promise.all([page.waitForNavigation(), page.click("#preview tbody tr:first-child td:first-child a.value")]);
+  assert.equal(await page.inputValue("#filter"), "region = 'England'");
+  assert.match(await page.textContent("#preview-count"), /^Rows 1 to 1 of 1$/);
   assert.deepEqual(page.problems, []);
 });
 
@@ -150,6 +154,10 @@ test("ordering offers expression columns, and an order by an alias survives the 
   await Promise.all([page.waitForNavigation(), page.click("#preview thead th:first-child a")]);
   assert.equal(await page.inputValue("#order"), "day");
   assert.equal(await page.textContent("#preview tbody tr:first-child td:first-child"), "2024-01-01");
+  // A date clicked filters on it too.
+  await Promise.all([page.waitForNavigation(), page.click("#preview tbody tr:first-child td:first-child a.value")]);
+  assert.equal(await page.inputValue("#filter"), "day = '2024-01-01'");
+  assert.match(await page.textContent("#preview-count"), /^Rows 1 to 11 of 11$/);
 });
 
 test("the jobs page has one line per job; a job's problems are grouped by column and rule", async () => {

@@ -92,8 +92,14 @@ test("the query builder previews rows, downloads CSV and runs a large query job 
   const { readFileSync } = await import("node:fs");
   const text = readFileSync(file, "utf8");
   assert.match(download.suggestedFilename(), /\.csv$/);
-  assert.equal(text.trim().split("\n")[0], ",city,total", "the API's CSV, index column first");
+  assert.equal(text.trim().split("\n")[0], "city,total", "no index column unless asked");
   assert.equal(text.trim().split("\n").length, 4);
+  await page.check("#index");
+  const [indexed] = await Promise.all([page.waitForEvent("download"), page.click("button[value=csv]")]);
+  const withIndex = readFileSync(await indexed.path(), "utf8").trim().split("\n");
+  assert.equal(withIndex[0], ",city,total", "asked for: the API's CSV, index column first");
+  assert.match(withIndex[1], /^0,Hull,/);
+  await page.uncheck("#index");
 
   // A filter the engine refuses is shown in words, with the form kept.
   await page.fill("#filter", "no_such_column = 1");
