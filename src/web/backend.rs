@@ -380,25 +380,51 @@ pub async fn save_schema(
     }
 }
 
-/// One page of a query's answer (JSON) and the answer's count query (JSON), both run as the
-/// API runs queries, for the subject of `pass`; the count is left out when it fails.
+/// What a preview runs: one page of the answer, the count of the answer, and facet counts
+/// (each named by its column), every one a JSON query object.
+pub(crate) struct PreviewQueries {
+    pub page: Value,
+    pub count: Value,
+    pub facets: Vec<(String, Value)>,
+}
+
+/// What came back: the page (or why not), the count and the facets that could be answered.
+pub(crate) struct PreviewAnswers {
+    pub rows: Result<Vec<u8>>,
+    pub count: std::result::Result<Vec<u8>, ()>,
+    pub facets: Vec<(String, Vec<u8>)>,
+}
+
+/// The preview's queries, run as the API runs queries for the subject of `pass` (the count and
+/// the facets only when the page could be answered, each left out when it fails).
 pub(crate) async fn preview(
     state: &AppState,
     pass: DatasetPass<Read>,
     version: i64,
-    page: Value,
-    count: Value,
-) -> (Result<Vec<u8>>, std::result::Result<Vec<u8>, ()>) {
-    let counting = dataset_access_to::<Read>(state, pass.subject(), pass.record().key());
-    let rows = run_query(state, pass, Some(version), page, OutputFormat::Json).await;
-    let counted = match (&rows, counting) {
-        (Ok(_), Ok(again)) => run_query(state, again, Some(version), count, OutputFormat::Json)
-            .await
-            .map(|(_, bytes)| bytes)
-            .map_err(|_| ()),
-        _ => Err(()),
+    queries: PreviewQueries,
+) -> PreviewAnswers {
+    let (subject, key) = (pass.subject().clone(), pass.record().key().clone());
+    let again = || dataset_access_to::<Read>(state, &subject, &key);
+    let rows = run_query(state, pass, Some(version), queries.page, OutputFormat::Json).await;
+    let mut answers = PreviewAnswers {
+        rows: rows.map(|(_, bytes)| bytes),
+        count: Err(()),
+        facets: vec![],
     };
-    (rows.map(|(_, bytes)| bytes), counted)
+    if answers.rows.is_err() {
+        return answers;
+    }
+    if let Ok(p) = again() {
+        let counted = run_query(state, p, Some(version), queries.count, OutputFormat::Json).await;
+        answers.count = counted.map(|(_, bytes)| bytes).map_err(|_| ());
+    }
+    for (column, body) in queries.facets {
+        let Ok(p) = again() else { break };
+        if let Ok((_, bytes)) = run_query(state, p, Some(version), body, OutputFormat::Json).await {
+            answers.facets.push((column, bytes));
+        }
+    }
+    answers
 }
 
 /// Each version's stored rows (from its raw files), newest first: which versions hold data.

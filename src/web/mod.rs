@@ -14,6 +14,7 @@ mod chart;
 mod checks_edit;
 mod dataset;
 mod domains;
+mod facets;
 pub mod guard;
 mod jobs;
 mod layout;

@@ -16,13 +16,14 @@ use crate::auth::Read;
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::dataset::base;
+use crate::web::facets;
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
 use crate::web::preview::{table, total_of};
 use crate::web::query_form::{
-    answer_name, expressions, page_body, query_string, whole_query, without_index, Window,
-    QUERY_FIELDS,
+    answer_name, count_body, expressions, page_body, query_string, whole_query, without_index,
+    Window, QUERY_FIELDS,
 };
 use crate::web::session::{sessions, Viewer};
 
@@ -177,20 +178,23 @@ async fn preview(
 ) -> Result<Result<Markup, Vec<String>>, PageError> {
     let window = Window::of(&asked.f)?;
     let grouped = !asked.f.all("group").is_empty();
-    let (page, count) = (
-        page_body(&asked.f, &window),
-        crate::web::query_form::count_body(&asked.f),
-    );
-    let (rows, counted) = backend::preview(state, pass, asked.version, page, count).await;
-    let total = total_of(grouped, counted, window.limit);
-    Ok(match rows {
-        Ok(bytes) => Ok(table(
-            &asked.f,
-            (&asked.url, &asked.columns),
-            &window,
-            &bytes,
-            total,
-        )),
+    let profile = backend::profile(state, &pass, asked.version)?;
+    let facet_columns = facets::columns(&profile, &asked.f).into_iter();
+    let queries = backend::PreviewQueries {
+        page: page_body(&asked.f, &window),
+        count: count_body(&asked.f),
+        facets: facet_columns
+            .map(|c| (c.clone(), facets::body(&asked.f, &c)))
+            .collect(),
+    };
+    let answers = backend::preview(state, pass, asked.version, queries).await;
+    let total = total_of(grouped, answers.count, window.limit);
+    let (f, shown) = (&asked.f, (asked.url.as_str(), asked.columns.as_slice()));
+    Ok(match answers.rows {
+        Ok(bytes) => Ok(html! {
+            (facets::section(f, &asked.url, &answers.facets))
+            (table(f, shown, &window, &bytes, total))
+        }),
         Err(e) => Err(PageError::from(e).messages()),
     })
 }

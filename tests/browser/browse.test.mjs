@@ -127,6 +127,16 @@ test("the preview honours the typed limit, shows the total and pages through the
   await Promise.all([page.waitForNavigation(), page.click("a[rel=prev]")]);
   assert.equal(await page.textContent("#preview-count"), "Rows 1 to 50 of 302");
 
+  // Facets: the few-valued columns' commonest values and counts; one clicked filters on it.
+  const region = page.locator("#facets .facet", { hasText: "region" });
+  assert.match(await region.textContent(), /England\s*100.*Ireland\s*2/s);
+  await Promise.all([page.waitForNavigation(), region.locator("a", { hasText: "Ireland" }).click()]);
+  assert.equal(await page.inputValue("#filter"), "region = 'Ireland'");
+  assert.equal(await page.textContent("#preview-count"), "Rows 1 to 2 of 2");
+  assert.match(await page.locator("#facets .facet", { hasText: "product" }).textContent(), /p1\s*1.*p2\s*1/s);
+  await shoot(page, "query-facets");
+  await page.fill("#filter", "");
+
   await page.fill("#limit", "120");
   await preview();
   assert.equal(await page.locator("#preview tbody tr").count(), 120);
