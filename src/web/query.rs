@@ -275,7 +275,7 @@ async fn download(
 
 fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String>>) -> Markup {
     let body = html! {
-        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) }
+        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
         @if let Err(m) = &shown {
             (errors(m))
             @if m.iter().any(|m| m.contains("as a job")) { div.card.offer {
@@ -283,7 +283,10 @@ fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String
                 (job_form(viewer, &asked.url, &asked.f, "Run this query as a job"))
             } }
         }
-        (builder(asked))
+        details.builder open {
+            summary { "The query (columns, filter, groups, order, limit)" }
+            (builder(asked))
+        }
         @if let Ok(table) = &shown { (table) }
     };
     page(viewer, &asked.title, body)
