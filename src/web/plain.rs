@@ -40,6 +40,65 @@ fn cast(message: &str) -> Option<String> {
     ))
 }
 
+/// The text between the first `start` and the next `end` after it.
+fn between<'a>(m: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let rest = m.split_once(start)?.1;
+    Some(rest.split_once(end)?.0)
+}
+
+/// The query engine's planning refusals, in words: a column neither grouped nor aggregated, a
+/// function given a type it does not take.
+fn planning(m: &str) -> Option<String> {
+    let column = || {
+        let c = between(m, "column \"", "\"")?;
+        Some(c.rsplit('.').next().unwrap_or(c).to_string())
+    };
+    if m.contains("Column in SELECT must be in GROUP BY") {
+        let c = column()?;
+        return Some(format!(
+            "The column {c} is in the answer but neither grouped nor summarised: tick it under \
+             Group by, or select it inside an aggregate such as count({c}) or max({c})."
+        ));
+    }
+    if m.contains("Column in ORDER BY must be in GROUP BY") {
+        let c = column()?;
+        return Some(format!(
+            "The answer is ordered by {c}, which is neither grouped nor summarised: order by a \
+             grouped column or by an aggregate's name (its alias)."
+        ));
+    }
+    let function = between(m, "Function '", "' failed to match any signature")?;
+    let text = m.contains("received String") || m.contains("Utf8");
+    Some(match text {
+        true => format!(
+            "The function {function} does not take text: use it on a number column (count, \
+             min and max also take text)."
+        ),
+        false => {
+            format!("The function {function} does not take the type of the column given to it.")
+        }
+    })
+}
+
+/// The query checks' refusals, with what to do: a bare word taken for a column, an expression
+/// that does not parse.
+fn checked(m: &str) -> Option<String> {
+    if let Some(name) = between(m, "Invalid filter: unknown column [", "]") {
+        return Some(format!(
+            "The filter names [{name}], which is not a column of this dataset. If it is a value, \
+             put it in single quotes: column = '{name}'."
+        ));
+    }
+    let (field, rest) = m.strip_prefix("Invalid ")?.split_once(": [")?;
+    let (expression, why) = rest.split_once("] is not a valid expression (sql parser error: ")?;
+    let why = why.trim_end_matches(')');
+    Some(format!(
+        "The {} [{expression}] is not a complete expression ({why}). Write it like \
+         region = 'Wales' AND quantity > 1.",
+        field.replace('_', " ")
+    ))
+}
+
 /// The message `m` as the pages show it.
 pub fn plain(m: &str) -> String {
     if m.contains("/query/large") && m.contains("rows") {
@@ -55,7 +114,7 @@ pub fn plain(m: &str) -> String {
                 as a job (below), or narrow it with a filter or a limit."
             .into();
     }
-    if let Some(sentence) = cast(m) {
+    if let Some(sentence) = cast(m).or_else(|| planning(m)).or_else(|| checked(m)) {
         return sentence;
     }
     if m.contains("Divide by zero") {

@@ -233,6 +233,16 @@ test("a query the engine cannot run is explained in words, the form kept", async
   assert.doesNotMatch(alert, /Arrow error|Cast error|Query failed to execute/, alert);
   assert.match(alert, /'many'.*cannot be read as a whole number/, alert);
   assert.equal(await page.inputValue("#filter"), "quantity = 'many'");
+  // A value without quotes, and an average of text: what to do instead.
+  await page.fill("#filter", "region = Wales");
+  await preview();
+  assert.match(await page.textContent("[role=alert]"), /\[Wales\], which is not a column of this dataset\. If it is a value, put it in single quotes: column = 'Wales'/);
+  await page.fill("#filter", "");
+  await page.fill("#expressions", "avg(region) AS a");
+  await preview();
+  const avg = await page.textContent("[role=alert]");
+  assert.match(avg, /^The function avg does not take text/, avg);
+  assert.doesNotMatch(avg, /DataFusion|Utf8/);
 });
 
 test("the new-user form keeps what was typed after a refusal", async () => {
