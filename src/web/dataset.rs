@@ -8,12 +8,12 @@ use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use rapid_actors::schema::{Column, Metadata, Schema};
-use serde_json::Value;
 
 use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
+use crate::web::format::{count, words};
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, PageError, PageResult};
@@ -29,29 +29,6 @@ pub struct Params {
 pub fn base(record: &DatasetRecord) -> String {
     let k = record.key();
     format!("/datasets/{}/{}/{}", k.layer, k.domain, k.dataset)
-}
-
-/// A JSON value in words: strings bare, null as a dash.
-pub fn words(v: &Value) -> String {
-    match v {
-        Value::Null => "—".into(),
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "yes".into(),
-        Value::Bool(false) => "no".into(),
-        // Owners: "Name <email>"; tags: "key=value"; lists comma separated.
-        Value::Object(o) if o.contains_key("email") => {
-            format!("{} <{}>", words(&o["name"]), words(&o["email"]))
-        }
-        Value::Object(o) if o.is_empty() => "—".into(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| format!("{k}={}", words(v)))
-            .collect::<Vec<_>>()
-            .join(", "),
-        Value::Array(a) if a.is_empty() => "—".into(),
-        Value::Array(a) => a.iter().map(words).collect::<Vec<_>>().join(", "),
-        other => other.to_string(),
-    }
 }
 
 fn dash() -> String {
@@ -335,7 +312,7 @@ fn versions_nav(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
     let with_data = versions.iter().find(|(_, r)| *r > 0).map(|(v, _)| *v);
     let rows = |r: i64| match r {
         0 => "no data".to_string(),
-        r => format!("{} rows", crate::web::preview::count(r as u64)),
+        r => format!("{} rows", count(r as u64)),
     };
     html! {
         nav.versions aria-label="Versions" {

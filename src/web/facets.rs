@@ -7,8 +7,8 @@ use maud::{html, Markup};
 use rapid_actors::profile::ProfileView;
 use serde_json::{json, Map, Value};
 
+use crate::web::format::{count, words};
 use crate::web::page::FormData;
-use crate::web::preview::count;
 use crate::web::query_form::filtered_by;
 
 /// Columns with at most this many distinct values get a facet.
@@ -78,8 +78,8 @@ pub fn section(f: &FormData, url: &str, answers: &[(String, Vec<u8>)]) -> Markup
                                 @for (v, n) in values {
                                     li {
                                         @match filtered_by(f, column, v) {
-                                            Some(q) => a href={ (url) "/query?" (q) } { (crate::web::dataset::words(v)) },
-                                            None => (crate::web::dataset::words(v)),
+                                            Some(q) => a href={ (url) "/query?" (q) } { (words(v)) },
+                                            None => (words(v)),
                                         }
                                         " " span.count { (count(*n)) }
                                     }

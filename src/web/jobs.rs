@@ -10,10 +10,10 @@ use rapid_actors::jobs::{JobKind, JobStatus, JobView};
 use crate::auth::AnySubject;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::format::count;
 use crate::web::guard::Page;
 use crate::web::layout::page;
 use crate::web::page::{ok, FormData, PageError, PageResult};
-use crate::web::preview::count;
 use crate::web::problems::REPORT_BUDGET;
 use crate::web::session::sessions;
 

@@ -15,6 +15,7 @@ mod checks_edit;
 mod dataset;
 mod domains;
 mod facets;
+mod format;
 pub mod guard;
 mod jobs;
 mod layout;

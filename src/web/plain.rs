@@ -103,7 +103,7 @@ fn checked(m: &str) -> Option<String> {
 pub fn plain(m: &str) -> String {
     if m.contains("/query/large") && m.contains("rows") {
         let limit = m.split_whitespace().find_map(|w| w.parse::<u64>().ok());
-        let limit = limit.map_or("100,000".into(), crate::web::preview::count);
+        let limit = limit.map_or("100,000".into(), crate::web::format::count);
         return format!(
             "The answer has more than {limit} rows, too many to show or download at once: \
              run the query as a job (below), or narrow it with a filter or a limit."

@@ -4,7 +4,7 @@
 use maud::{html, Markup};
 use serde_json::{Map, Value};
 
-use crate::web::dataset::words;
+use crate::web::format::{count, number, words};
 use crate::web::page::FormData;
 use crate::web::query_form::{filtered_by, query_string, sorted_by, Window, PREVIEW_REACH};
 
@@ -14,57 +14,6 @@ pub enum Total {
     Exactly(u64),
     MoreThan(u64),
     Unknown,
-}
-
-/// `1234567` as `1,234,567`.
-fn grouped(digits: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// A count for people: `1,120,000`.
-pub fn count(n: u64) -> String {
-    grouped(&n.to_string())
-}
-
-/// A number for people: thousands grouped from 10,000 on (years stay as they are), and a
-/// fraction's float noise gone (12 significant digits, trailing zeros dropped).
-pub fn number(n: &serde_json::Number) -> String {
-    let text = match (n.as_i64(), n.as_u64(), n.as_f64()) {
-        (Some(i), _, _) => i.to_string(),
-        (None, Some(u), _) => u.to_string(),
-        (None, None, Some(f)) if f.is_finite() => {
-            let digits = 12 - (f.abs().log10().floor() as i64 + 1).clamp(-12, 12);
-            let text = format!("{:.*}", digits.clamp(0, 15) as usize, f);
-            match text.contains('.') {
-                true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
-                false => text,
-            }
-        }
-        _ => n.to_string(),
-    };
-    let (sign, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", text.as_str()),
-    };
-    let (whole, fraction) = match unsigned.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (unsigned, None),
-    };
-    let whole = match whole.len() > 4 && whole.bytes().all(|b| b.is_ascii_digit()) {
-        true => grouped(whole),
-        false => whole.to_string(),
-    };
-    match fraction {
-        Some(f) => format!("{sign}{whole}.{f}"),
-        None => format!("{sign}{whole}"),
-    }
 }
 
 /// A cell: numbers for people (right-aligned), everything else in words; `filter`, a link

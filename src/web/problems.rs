@@ -6,7 +6,7 @@
 use maud::{html, Markup};
 use rapid_actors::jobs::JobView;
 
-use crate::web::preview::count;
+use crate::web::format::count;
 
 /// How much of a problem report the job page reads to count its problems.
 pub const REPORT_BUDGET: usize = 32 << 20;
