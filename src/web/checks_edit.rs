@@ -216,3 +216,49 @@ pub fn help() -> Markup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(kind: &str, values: &str) -> CheckRow {
+        CheckRow {
+            name: String::new(),
+            kind: kind.into(),
+            values: values.into(),
+        }
+    }
+
+    #[test]
+    fn checks_in_words_become_the_schema_s_checks_and_back() {
+        let mut problems = vec![];
+        let rows = [
+            row("in_range", "0 to 100"),
+            row("isin", "1, 2"),
+            row("str_matches", "^[A-Z]+$"),
+        ];
+        let specs = specs_of("n", "int", &rows, &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            json!(specs["in_range"].parameters),
+            json!({"min_value": 0, "max_value": 100})
+        );
+        assert_eq!(
+            json!(specs["isin"].parameters),
+            json!({"allowed_values": [1, 2]})
+        );
+        assert_eq!(rows_of(&specs), {
+            let mut back = vec![
+                row("in_range", "0 to 100"),
+                row("isin", "1, 2"),
+                row("str_matches", "^[A-Z]+$"),
+            ];
+            back.sort_by(|a, b| a.kind.cmp(&b.kind));
+            back.iter_mut().for_each(|r| r.name = r.kind.clone());
+            back
+        });
+        let specs = specs_of("s", "string", &[row("greater_than", "lots")], &mut problems);
+        assert!(specs.is_empty());
+        assert_eq!(problems, ["Column s: the check greater_than needs its values as the threshold, e.g. 0; [lots] is not that."]);
+    }
+}

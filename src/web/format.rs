@@ -49,6 +49,8 @@ pub fn number(n: &serde_json::Number) -> String {
     let text = match (n.as_i64(), n.as_u64(), n.as_f64()) {
         (Some(i), _, _) => i.to_string(),
         (None, Some(u), _) => u.to_string(),
+        // Tiny fractions keep their digits in scientific notation (1.5e-9).
+        (None, None, Some(f)) if f != 0.0 && f.abs() < 1e-6 => return format!("{f:e}"),
         (None, None, Some(f)) if f.is_finite() => {
             let digits = 12 - (f.abs().log10().floor() as i64 + 1).clamp(-12, 12);
             let text = format!("{:.*}", digits.clamp(0, 15) as usize, f);
@@ -74,5 +76,38 @@ pub fn number(n: &serde_json::Number) -> String {
     match fraction {
         Some(f) => format!("{sign}{whole}.{f}"),
         None => format!("{sign}{whole}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(v: serde_json::Value) -> String {
+        match v {
+            Value::Number(n) => number(&n),
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn numbers_lose_float_noise_and_group_thousands_from_ten_thousand() {
+        assert_eq!(
+            shown(serde_json::json!(11053469.159999978)),
+            "11,053,469.16"
+        );
+        assert_eq!(shown(serde_json::json!(0.30000000000000004)), "0.3");
+        assert_eq!(shown(serde_json::json!(2024)), "2024");
+        assert_eq!(shown(serde_json::json!(16050)), "16,050");
+        assert_eq!(shown(serde_json::json!(-1234567)), "-1,234,567");
+        assert_eq!(shown(serde_json::json!(-0.5)), "-0.5");
+        assert_eq!(shown(serde_json::json!(0.0)), "0");
+        assert_eq!(shown(serde_json::json!(1.5e-9)), "1.5e-9");
+        assert_eq!(
+            shown(serde_json::json!(1e20)),
+            "100,000,000,000,000,000,000"
+        );
+        assert_eq!(count(1_120_000), "1,120,000");
+        assert_eq!(count(999), "999");
     }
 }

@@ -131,3 +131,27 @@ pub fn plain(m: &str) -> String {
     }
     format!("The query could not be run: {rest}. Check the filter, the expressions and the types of the columns they use.")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn engine_messages_become_sentences_and_others_stay() {
+        let cast = "Query failed to execute: Arrow error: Cast error: Cannot cast string 'many' to value of Int64 type";
+        assert!(plain(cast)
+            .starts_with("The value 'many' in the query cannot be read as a whole number."));
+        let large = "The result has more than 100000 rows: use POST /api/datasets/a/b/c/query/large, or narrow the query (filter, limit)";
+        assert!(plain(large).starts_with("The answer has more than 100,000 rows"));
+        assert!(!plain(large).contains("/api/"));
+        let grouped = "Query failed to execute: Error during planning: Column in SELECT must be in GROUP BY or an aggregate function: While expanding wildcard, column \"dataset.region\" must appear in the GROUP BY clause";
+        assert!(plain(grouped)
+            .starts_with("The column region is in the answer but neither grouped nor summarised"));
+        assert_eq!(
+            plain("Invalid client credentials"),
+            "Invalid client credentials"
+        );
+        let other = "Query failed to execute: Arrow error: something new";
+        assert_eq!(plain(other), "The query could not be run: something new. Check the filter, the expressions and the types of the columns they use.");
+    }
+}

@@ -187,3 +187,43 @@ pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_group_by_column_and_rule_and_the_report_gives_true_totals() {
+        let listed = [
+            "Column [day] has an incorrect data type. Expected date, received \"x\" in row 1"
+                .to_string(),
+            "Missing columns: [qty, price]; columns the schema does not have: [when]".to_string(),
+            "... and 7 more errors".to_string(),
+        ];
+        let (groups, unlisted) = grouped(listed.iter().map(String::as_str));
+        let seen: Vec<(&str, &str)> = groups
+            .iter()
+            .map(|g| (g.column.as_str(), g.rule.as_str()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("day", "wrong type (expected date)"),
+                ("qty", "missing from the file"),
+                ("price", "missing from the file"),
+                ("when", "not in the schema")
+            ]
+        );
+        assert_eq!(unlisted, 7);
+        let report = "row,column,rule,value,key,message\n1,day,type,x,,\"Column [day] has an incorrect data type. Expected date, received \"\"x\"\" in row 1\"\n2,day,type,y,,\"Column [day] has an incorrect data type. Expected date, received \"\"y\"\" in row 2\"\n3,day,ty";
+        let groups = from_report(report.as_bytes(), true);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(
+            (groups[0].listed, groups[0].example.as_str()),
+            (
+                2,
+                "Column [day] has an incorrect data type. Expected date, received \"x\" in row 1"
+            )
+        );
+    }
+}

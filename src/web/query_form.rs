@@ -258,3 +258,58 @@ pub fn filtered_by(f: &FormData, column: &str, value: &Value) -> Option<String> 
     pairs.push(("action".into(), "preview".into()));
     serde_urlencoded::to_string(pairs).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(pairs: &[(&str, &str)]) -> FormData {
+        FormData(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_csv_loses_its_index_column_and_keeps_quoted_line_ends() {
+        let csv = b",a,b\n0,x,\"two\nlines, and a comma\"\n1,y,z\n";
+        let out = String::from_utf8(without_index(csv)).unwrap();
+        assert_eq!(out, "a,b\nx,\"two\nlines, and a comma\"\ny,z\n");
+    }
+
+    #[test]
+    fn grouped_columns_come_first_in_the_answer_once() {
+        let f = form(&[
+            ("group", "region"),
+            ("columns", "region"),
+            ("expressions", "avg(price) AS p"),
+        ]);
+        let q = query_body(&f, None);
+        assert_eq!(q["select_columns"], json!(["region", "avg(price) AS p"]));
+        assert_eq!(q["group_by_columns"], json!(["region"]));
+    }
+
+    #[test]
+    fn a_value_clicked_is_added_to_the_filter_quoted() {
+        let f = form(&[("filter", "qty > 1"), ("page", "3")]);
+        let q = filtered_by(&f, "region", &json!("O'Hara")).unwrap();
+        let back = FormData::parse(q.as_bytes()).unwrap();
+        assert_eq!(back.get("filter"), Some("(qty > 1) AND region = 'O''Hara'"));
+        assert_eq!(back.get("page"), None);
+        assert_eq!(answer_name("sum(x) AS total"), "total");
+        assert_eq!(answer_name("upper(city)"), "upper(city)");
+    }
+
+    #[test]
+    fn pages_stay_within_the_limit_and_the_reach() {
+        let w = Window::of(&form(&[("limit", "120"), ("page", "1")])).unwrap();
+        assert_eq!((w.size, w.offset, w.fetch()), (120, 0, 120));
+        let w = Window::of(&form(&[("page", "2")])).unwrap();
+        assert_eq!((w.size, w.offset, w.fetch()), (50, 50, 101));
+        let w = Window::of(&form(&[("limit", "5000"), ("page", "999")])).unwrap();
+        assert_eq!((w.size, w.offset), (1000, 99_000));
+        assert!(Window::of(&form(&[("limit", "0")])).is_err());
+    }
+}
