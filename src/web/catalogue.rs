@@ -157,6 +157,7 @@ fn datasets_table(
                             tr {
                                 td {
                                     a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
+                                    @if open { " · " a.rows href={ "/datasets/" (layer) "/" (domain) "/" (name) "/query" } aria-label={ "Browse the rows of " (name) } { "rows" } }
                                     @if !open { " " span.badge.lock title="Your permissions do not cover this dataset's data" { "no read access" } }
                                 }
                                 td { (layer) " / " (domain) }

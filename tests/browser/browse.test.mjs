@@ -216,6 +216,9 @@ test("a dataset the subject cannot read has a lock in the catalogue, and its 403
   assert.match(await payroll.textContent(), /no read access/);
   const sales = reader.locator("table.datasets tbody tr", { hasText: "sales" });
   assert.equal(await sales.locator(".lock").count(), 0);
+  // The readable one opens on its rows straight from the catalogue; the locked one offers none.
+  assert.equal(await payroll.locator("a.rows").count(), 0);
+  assert.equal(await sales.locator("a.rows").getAttribute("href"), "/datasets/default/shop/sales/query");
   await shoot(reader, "catalogue-locked");
   const [res] = await Promise.all([reader.waitForNavigation(), payroll.locator("a").click()]);
   assert.equal(res.status(), 403);
