@@ -12,8 +12,9 @@ use crate::state::AppState;
 use crate::web::backend;
 use crate::web::format::count;
 use crate::web::guard::Page;
-use crate::web::layout::page;
+use crate::web::layout::{errors, page};
 use crate::web::page::{ok, FormData, PageError, PageResult};
+use crate::web::plain::plain;
 use crate::web::problems::REPORT_BUDGET;
 use crate::web::session::sessions;
 
@@ -131,7 +132,11 @@ pub async fn get_job(
             @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (f) } }
         }
         (query_section(&job, remembered))
-        (crate::web::problems::section(&job, report))
+        @if job.kind == JobKind::Query {
+            @if let Some(e) = &job.errors { (errors(&e.iter().map(|m| plain(m)).collect::<Vec<_>>())) }
+        } @else {
+            (crate::web::problems::section(&job, report))
+        }
     };
     Ok(ok(page(&viewer, "Job", body)))
 }

@@ -246,6 +246,14 @@ test("a query the engine cannot run is explained in words, the form kept", async
   const avg = await page.textContent("[role=alert]");
   assert.match(avg, /^The function avg does not take text/, avg);
   assert.doesNotMatch(avg, /DataFusion|Utf8/);
+  // A job that fails says why in words too.
+  await page.fill("#expressions", "quantity / 0 AS x");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=job]")]);
+  await Promise.all([page.waitForNavigation(), page.click("form.job button")]);
+  await page.waitForSelector(".status[data-status=FAILED]", { timeout: 60000 });
+  await page.reload();
+  assert.match(await page.textContent("main [role=alert]"), /^The query divides by zero for some rows/);
+  assert.equal(await page.locator("#problem-groups").count(), 0);
 });
 
 test("the new-user form keeps what was typed after a refusal", async () => {
