@@ -155,32 +155,38 @@ fn totals(job: &JobView, listed: usize, unlisted: u64) -> Markup {
     }
 }
 
+/// The problems by column and rule: counted in the report when there is one (`report`, its
+/// first bytes and whether it went on), else among the listed `errors`.
+pub fn groups_table(id: &str, errors: &[String], report: Option<&(Vec<u8>, bool)>) -> Markup {
+    let (listed_groups, unlisted) = grouped(errors.iter().map(String::as_str));
+    let (groups, counted) = match report {
+        Some((bytes, false)) => (from_report(bytes, false), "Problems"),
+        Some((bytes, true)) => (from_report(bytes, true), "Problems (at least)"),
+        None if unlisted == 0 => (listed_groups, "Problems"),
+        None => (listed_groups, "Listed"),
+    };
+    html! {
+        div.table-wrap {
+            table id=(id) {
+                thead { tr { th scope="col" { "Column" } th scope="col" { "Rule" } th scope="col" { (counted) } th scope="col" { "First example" } } }
+                tbody { @for g in &groups { tr { td { (g.column) } td { (g.rule) } td.num { (count(g.listed as u64)) } td { (g.example) } } } }
+            }
+        }
+    }
+}
+
 /// The job's problems by column and rule, with every listed message behind a disclosure; the
 /// counts are the report's (every problem) when the job has one, `report` its first bytes.
 pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
     let Some(errors) = job.errors.as_ref().filter(|e| !e.is_empty()) else {
         return html! {};
     };
-    let (listed_groups, unlisted) = grouped(errors.iter().map(String::as_str));
+    let unlisted = grouped(errors.iter().map(String::as_str)).1;
     let listed = errors.len() - usize::from(unlisted > 0);
-    let (groups, complete) = match &report {
-        Some((bytes, cut)) => (from_report(bytes, *cut), !cut),
-        None => (listed_groups, unlisted == 0),
-    };
-    let counted = match (report.is_some(), complete) {
-        (true, true) => "Problems",
-        (true, false) => "Problems (at least)",
-        (false, _) => "Listed",
-    };
     html! {
         h2 #problems { "Problems" }
         (totals(job, listed, unlisted))
-        div.table-wrap {
-            table #problem-groups {
-                thead { tr { th scope="col" { "Column" } th scope="col" { "Rule" } th scope="col" { (counted) } th scope="col" { "First example" } } }
-                tbody { @for g in &groups { tr { td { (g.column) } td { (g.rule) } td.num { (count(g.listed as u64)) } td { (g.example) } } } }
-            }
-        }
+        (groups_table("problem-groups", errors, report.as_ref()))
         details {
             summary { "Every listed problem (" (count(listed as u64)) ")" }
             ul.errors { @for e in errors { li { (e) } } }

@@ -60,6 +60,12 @@ test("a refused upload lists every validation error in a table", async () => {
   await upload(csv("bad.csv", "city,day,visits\nLeeds,not-a-date,1\nYork,2024-01-01,many\n"));
   await page.waitForSelector("#upload-errors:not(.hidden)");
   assert.match(await page.textContent("#upload-error-summary"), /status 422/);
+  // The problems by column and rule, counted in the whole report.
+  const groups = await page.locator("#upload-groups-table tbody tr").allTextContents();
+  assert.equal(groups.length, 2, groups.join("\n"));
+  assert.match(groups[0], /^day\s*wrong type \(expected date.*\)\s*1\s*Column \[day\]/);
+  assert.match(groups[1], /^visits\s*wrong type \(expected int\)\s*1\s*Column \[visits\]/);
+  await page.click("#upload-errors details summary");
   const problems = await page.locator("#upload-error-rows tr").count();
   assert.ok(problems >= 2, `every error listed (${problems})`);
   const text = await page.textContent("#upload-error-rows");
