@@ -167,9 +167,9 @@ pub fn groups_table(id: &str, errors: &[String], report: Option<&(Vec<u8>, bool)
     };
     html! {
         div.table-wrap {
-            table id=(id) {
+            table.blocks id=(id) {
                 thead { tr { th scope="col" { "Column" } th scope="col" { "Rule" } th scope="col" { (counted) } th scope="col" { "First example" } } }
-                tbody { @for g in &groups { tr { td { (g.column) } td { (g.rule) } td.num { (count(g.listed as u64)) } td { (g.example) } } } }
+                tbody { @for g in &groups { tr { td data-label="Column" { (g.column) } td data-label="Rule" { (g.rule) } td.num data-label=(counted) { (count(g.listed as u64)) } td data-label="First example" { (g.example) } } } }
             }
         }
     }
