@@ -1,9 +1,10 @@
 //! The query builder: pick columns, filter, group, order, limit; a preview of the answer, one
 //! page at a time with its total; CSV, Parquet or Arrow download; the query as a job with
 //! progress and a download link. Every output runs the form as it stands (one query object,
-//! [`query_form`](crate::web::query_form)). Runs the API's own query path with the API's READ
-//! check. Reading needs no token: the form is a GET; the job changes something, so "Run as a
-//! job" first shows the query with a confirming POST form carrying the CSRF token.
+//! `query_form.rs`), and facets count the few-valued columns. Runs the API's own query path
+//! with the API's READ check. Reading needs no token: the form is a GET; the job changes
+//! something, so "Run as a job" first shows the query with a confirming POST form carrying the
+//! CSRF token.
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};

@@ -1,6 +1,7 @@
 //! Upload: pick a dataset the viewer may write and a version; the script sends the file with a
-//! progress bar (XHR upload events), then follows the job until it ends. A 422 lists every
-//! validation error in a table. The post carries the session's CSRF token in `X-CSRF-Token`.
+//! progress bar (XHR upload events), then follows the job until it ends. A 422 shows its problems
+//! by column and rule (counted in its whole report) and lists every validation error it carries.
+//! The post carries the session's CSRF token in `X-CSRF-Token`.
 
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
