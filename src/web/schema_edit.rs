@@ -29,8 +29,15 @@ const DATE_FORMATS: [&str; 10] = [
     "%Y-%m", "%m-%Y",
 ];
 
-fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup {
+/// The sample form; after a refusal, `sent` holds what was typed (the file must be chosen again).
+fn sample_form(
+    state: &AppState,
+    viewer: &Viewer,
+    messages: &[String],
+    sent: Option<&FormData>,
+) -> Markup {
     let layers = backend::layers(state);
+    let typed = |k: &str| sent.and_then(|f| f.get(k)).unwrap_or("").to_string();
     page(
         viewer,
         "New schema",
@@ -40,13 +47,13 @@ fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup
             form.narrow method="post" action="/schema/generate" enctype="multipart/form-data" {
                 (csrf_field(viewer))
                 label for="layer" { "Layer" }
-                select id="layer" name="layer" { @for l in &layers { option value=(l) { (l) } } }
+                select id="layer" name="layer" { @for l in &layers { option value=(l) selected[typed("layer") == *l] { (l) } } }
                 label for="sensitivity" { "Sensitivity" }
-                select id="sensitivity" name="sensitivity" { @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) { (s) } } }
+                select id="sensitivity" name="sensitivity" { @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) selected[typed("sensitivity") == s] { (s) } } }
                 label for="domain" { "Domain" }
-                input id="domain" name="domain" required;
+                input id="domain" name="domain" required value=(typed("domain"));
                 label for="dataset" { "Dataset" }
-                input id="dataset" name="dataset" required;
+                input id="dataset" name="dataset" required value=(typed("dataset"));
                 label for="file" { "Sample file" }
                 input id="file" name="file" type="file" accept=".csv,.parquet" required;
                 button type="submit" { "Generate the schema" }
@@ -59,7 +66,7 @@ pub async fn get_new(
     state: web::Data<AppState>,
     Page { viewer, .. }: Page<DataAdmin>,
 ) -> PageResult {
-    Ok(ok(sample_form(&state, &viewer, &[])))
+    Ok(ok(sample_form(&state, &viewer, &[], None)))
 }
 
 /// The sample form's text fields (the CSRF token first) and its file, the viewer a DATA_ADMIN:
@@ -76,7 +83,7 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
         let m = ["Please choose a sample file.".to_string()];
         return Ok(render(
             StatusCode::BAD_REQUEST,
-            sample_form(&state, &viewer, &m),
+            sample_form(&state, &viewer, &m, Some(&fields)),
         ));
     };
     let target = target_of(&fields)?;
@@ -89,7 +96,10 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
-            Ok(render(status, sample_form(&state, &viewer, &m)))
+            Ok(render(
+                status,
+                sample_form(&state, &viewer, &m, Some(&fields)),
+            ))
         }
     }
 }

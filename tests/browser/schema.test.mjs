@@ -15,6 +15,21 @@ before(async () => {
 });
 after(async () => { await browser?.close(); });
 
+test("a refused sample keeps what was typed in the form", async () => {
+  const bad = path.join(dir, "bad-header.csv");
+  writeFileSync(bad, "a,,b\n1,2,3\n");
+  await page.goto(`${BASE}/schema/new`);
+  await page.selectOption("#sensitivity", "PRIVATE");
+  await page.fill("#domain", "shop");
+  await page.fill("#dataset", "kept_names");
+  await page.setInputFiles("#file", bad);
+  await Promise.all([page.waitForNavigation(), page.click("text=Generate the schema")]);
+  assert.ok(await page.textContent("[role=alert]"));
+  assert.equal(await page.inputValue("#domain"), "shop");
+  assert.equal(await page.inputValue("#dataset"), "kept_names");
+  assert.equal(await page.inputValue("#sensitivity"), "PRIVATE");
+});
+
 test("a schema is generated from a sample, edited and saved, then edited into version 2", async () => {
   const sample = path.join(dir, "orders.csv");
   writeFileSync(sample, "Order Id,Placed On,Amount,Region\n1,2024/12/31,9.5,north\n2,2023/01/02,3.25,south\n");
