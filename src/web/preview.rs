@@ -82,9 +82,17 @@ fn shown_line(window: &Window, shown: usize, total: Total) -> String {
 }
 
 /// Previous and next pages, as links keeping the whole query.
-fn pager(f: &FormData, url: &str, window: &Window, has_next: bool) -> Markup {
+fn pager(f: &FormData, url: &str, window: &Window, has_next: bool, total: Total) -> Markup {
     let link = |page: u64| format!("{url}/query?{}&action=preview", query_string(f, Some(page)));
-    let reach_end = window.offset + window.size >= PREVIEW_REACH;
+    let end = window.offset + window.size;
+    let reach_end = end >= PREVIEW_REACH;
+    // At the reach's end no row past it is fetched: the total says whether there are more.
+    let more = match total {
+        Total::Exactly(n) => n > end,
+        Total::MoreThan(_) => true,
+        Total::Unknown => false,
+    };
+    let has_next = has_next || (reach_end && more);
     html! {
         nav.pager aria-label="Pages of the answer" {
             @if window.page > 1 { a rel="prev" href=(link(window.page - 1)) { "← Previous " (window.size) } }
@@ -133,7 +141,7 @@ pub fn table(
                 }
             }
         }
-        (pager(f, url, window, has_next))
+        (pager(f, url, window, has_next, total))
     }
 }
 

@@ -287,6 +287,12 @@ test("an answer too large to download is offered as a one-click job", async () =
   }
   await page.goto(`${BASE}/datasets/default/shop/ticks/query`);
   assert.equal(await page.textContent("#preview-count"), "Rows 1 to 50 of 100,001");
+  // The last page the preview reaches says where pages stop.
+  await page.goto(`${BASE}/datasets/default/shop/ticks/query?page=9999`);
+  assert.equal(await page.textContent("#preview-count"), "Rows 99,951 to 100,000 of 100,001");
+  assert.match(await page.textContent("nav.pager"), /Pages stop at row 100,000: run the query as a job for the rest\./);
+  assert.equal(await page.locator("a[rel=next]").count(), 0);
+  await page.goto(`${BASE}/datasets/default/shop/ticks/query`);
   await Promise.all([page.waitForNavigation(), page.click("button[value=csv]")]);
   const alert = await page.textContent("[role=alert]");
   assert.match(alert, /^The answer has more than 100,000 rows, too many to show or download at once: run the query as a job/);
