@@ -8,8 +8,9 @@ use rapid_actors::jobs::JobView;
 
 use crate::web::format::count;
 
-/// How much of a problem report the job page reads to count its problems.
-pub const REPORT_BUDGET: usize = 32 << 20;
+/// How much of a problem report a page reads to count its problems (about 80,000 problems;
+/// past them the counts say "at least"), so a page's memory stays small.
+pub const REPORT_BUDGET: usize = 8 << 20;
 
 /// One group of problems: the column, the rule broken, how many listed, the first message.
 struct Group {
