@@ -94,19 +94,41 @@ pub fn notice(message: &str) -> Markup {
     html! { div.alert.ok role="status" { p { (message) } } }
 }
 
-pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
-    let title = match status {
+fn error_title(status: StatusCode) -> &'static str {
+    match status {
         StatusCode::FORBIDDEN => "Not allowed",
         StatusCode::NOT_FOUND => "Not found",
         StatusCode::UNAUTHORIZED => "Not signed in",
         StatusCode::TOO_MANY_REQUESTS => "Too many attempts",
         s if s.is_server_error() => "Server error",
         _ => "That did not work",
-    };
+    }
+}
+
+pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
     bare(
-        title,
+        error_title(status),
         html! {
             (errors(messages))
+            p { "Status " (status.as_u16()) ". " a href="/" { "Back to the catalogue" } }
+        },
+    )
+}
+
+/// A refusal shown to a signed-in viewer: the page with its navigation, the reasons in words.
+pub fn refused_to(viewer: &Viewer, status: StatusCode, messages: &[String]) -> Markup {
+    let hint = match status {
+        StatusCode::FORBIDDEN => {
+            "Your permissions do not cover this. An administrator of users can grant them."
+        }
+        _ => "",
+    };
+    page(
+        viewer,
+        error_title(status),
+        html! {
+            (errors(messages))
+            @if !hint.is_empty() { p { (hint) } }
             p { "Status " (status.as_u16()) ". " a href="/" { "Back to the catalogue" } }
         },
     )
