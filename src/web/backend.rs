@@ -320,6 +320,16 @@ pub(crate) async fn run_query(
     Ok((content_type, bytes))
 }
 
+/// One SQL SELECT as `POST /api/sql` runs it, in `format`.
+pub(crate) async fn run_sql(
+    state: &AppState,
+    pass: &SubjectPass,
+    sql: String,
+    format: OutputFormat,
+) -> Result<Vec<u8>> {
+    Ok(state.engine.sql(pass, sql, format).await?.1)
+}
+
 /// A large-query job as the API starts it; its id.
 pub async fn start_large_query(
     state: &AppState,

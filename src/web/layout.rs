@@ -38,6 +38,7 @@ pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
                         ul {
                             li { a href="/" { "Catalogue" } }
                             @if backend::can_write_any(s) { li { a href="/upload" { "Upload" } } }
+                            li { a href="/sql" { "SQL" } }
                             li { a href="/jobs" { "Jobs" } }
                             @if backend::is_data_admin(s) {
                                 li { a href="/schema/new" { "New schema" } }

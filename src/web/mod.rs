@@ -30,6 +30,7 @@ mod query_form;
 mod schema_edit;
 pub mod session;
 mod signin;
+mod sql;
 pub(crate) mod subjects;
 mod upload;
 
@@ -93,6 +94,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route("/password", web::get().to(signin::get_password))
         .route("/password", web::post().to(signin::post_password))
         .route("/jobs", web::get().to(jobs::get_jobs))
+        .route("/sql", web::get().to(sql::get_sql))
         .route("/jobs/{job_id}", web::get().to(jobs::get_job))
         .route("/jobs/{job_id}/status", web::get().to(jobs::job_status))
         .route("/subjects", web::get().to(subjects::get_subjects))

@@ -38,6 +38,8 @@ struct Asked {
     title: String,
     /// `layer-domain-dataset-vN`, the start of a download's name.
     stem: String,
+    /// The SQL page with a statement over this dataset.
+    sql: String,
 }
 
 /// The columns the answer can be ordered by: stored ones, the expressions' names, and the
@@ -220,24 +222,8 @@ fn read_form(
         url: base(record),
         title: format!("Query {}", record.name()),
         stem: format!("{}-{}-{}-v{version}", key.layer, key.domain, key.dataset),
+        sql: crate::web::sql::sql_link(&key.layer, &key.domain, &key.dataset),
     })
-}
-
-/// `seconds` since 1970 as `YYYYMMDDTHHMMSSZ` (UTC), for file names.
-fn utc_stamp(seconds: i64) -> String {
-    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    // The proleptic Gregorian date of a day count, in 400-year eras of 146,097 days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
-    format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z")
 }
 
 /// The whole answer as a file named after the dataset and the time; a refused query shows the
@@ -250,7 +236,7 @@ async fn download(
     (format, ext): (OutputFormat, &str),
 ) -> PageResult {
     let body = whole_query(&asked.f)?;
-    let when = utc_stamp(rapid_actors::auth::now_seconds());
+    let when = crate::web::format::utc_stamp(rapid_actors::auth::now_seconds());
     let name = format!("{}-{when}.{ext}", asked.stem);
     let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
     match backend::run_query(state, pass, Some(asked.version), body, format).await {
@@ -276,7 +262,7 @@ async fn download(
 
 fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String>>) -> Markup {
     let body = html! {
-        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(asked.sql) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
         @if let Err(m) = &shown {
             (errors(m))
             @if m.iter().any(|m| m.contains("as a job")) { div.card.offer {

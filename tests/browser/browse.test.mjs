@@ -1,6 +1,7 @@
 // Issue 38 in headless Chromium: every output runs the form as it stands (the job too, and its
 // page shows the query), grouped columns in the answer, previews with the typed limit, a total
-// and pages, ordering by an alias, numbers for people; jobs one line each, problems grouped.
+// and pages, ordering by an alias, numbers for people; jobs one line each, problems grouped;
+// and issue 35's SQL page, reached from the query page.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -301,6 +302,30 @@ test("an answer too large to download is offered as a one-click job", async () =
   await Promise.all([page.waitForNavigation(), page.click(".offer form.job button")]);
   await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 120000 });
   assert.match(await page.textContent("table.jobs"), /100001/);
+});
+
+test("the query page's SQL link runs a SELECT over the dataset, downloads it whole, and refuses a write in words", async () => {
+  await page.goto(`${DS}/query`);
+  await Promise.all([page.waitForNavigation(), page.click("#sql-link")]);
+  assert.equal(await page.inputValue("#sql"), 'SELECT * FROM "default"."shop"."sales" LIMIT 100');
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  assert.equal(await page.textContent("#sql-shown"), "100 rows");
+  const grouped = 'SELECT region, count(*) AS n FROM "default".shop.sales GROUP BY region ORDER BY region';
+  await page.fill("#sql", grouped);
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  assert.equal(await page.textContent("#sql-shown"), "4 rows");
+  const first = await page.locator("#sql-rows tbody tr").first().locator("td").allTextContents();
+  assert.deepEqual(first, ["England", "100"]);
+  assert.deepEqual(await page.locator("#sql-rows th").allTextContents(), ["region", "n"]);
+  await shoot(page, "sql");
+  const [csv] = await Promise.all([page.waitForEvent("download"), page.click("#sql-csv")]);
+  const lines = readFileSync(await csv.path(), "utf8").trim().split("\n");
+  assert.deepEqual(lines, ["region,n", "England,100", "Ireland,2", "Scotland,100", "Wales,100"]);
+  await page.fill("#sql", 'DELETE FROM "default".shop.sales');
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  assert.match(await page.textContent("[role=alert]"), /Only reading statements run here/);
+  assert.equal(await page.inputValue("#sql"), 'DELETE FROM "default".shop.sales');
+  assert.deepEqual(page.problems, []);
 });
 
 // Last: it makes version 2, the latest, which the tests above do not expect.
