@@ -1,4 +1,5 @@
-//! Operations settings: log format, who may read metrics, graceful shutdown, compaction. Part of
+//! Operations settings: log format, who may read metrics, graceful shutdown, compaction,
+//! history retention. Part of
 //! [`ServeArgs`](crate::config::ServeArgs).
 
 use clap::{Args, ValueEnum};
@@ -49,6 +50,16 @@ pub struct OpsArgs {
     /// `rapid-rs admin compact`).
     #[arg(long, env = "RAPID_COMPACT_AUTO", default_value_t = true, action = clap::ArgAction::Set)]
     pub compact_auto: bool,
+
+    /// History: a dataset version's commit stays readable (as-of reads; the files it replaced
+    /// kept) while it is among this many newest commits of its version (at least 1, the current).
+    #[arg(long, env = "RAPID_HISTORY_KEEP_COMMITS", default_value_t = 100,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub history_keep_commits: u64,
+
+    /// History: ... or while it is younger than this many seconds (0: the count alone decides).
+    #[arg(long, env = "RAPID_HISTORY_KEEP_SECONDS", default_value_t = 86_400)]
+    pub history_keep_seconds: u64,
 }
 
 impl OpsArgs {
@@ -59,6 +70,14 @@ impl OpsArgs {
             min_files: self.compact_min_files as usize,
             idle: std::time::Duration::from_secs(self.compact_idle_secs),
             automatic: self.compact_auto,
+        }
+    }
+
+    /// The history retention these flags give.
+    pub fn history(&self) -> rapid_actors::history::HistorySettings {
+        rapid_actors::history::HistorySettings {
+            keep_commits: self.history_keep_commits,
+            keep_for: std::time::Duration::from_secs(self.history_keep_seconds),
         }
     }
 }

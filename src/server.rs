@@ -218,6 +218,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         storage_url: args.storage_url.clone(),
         sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
         compaction: args.ops.compaction(),
+        history: args.ops.history(),
     })?;
     match bootstrap {
         Bootstrap::Existing => {}
@@ -251,7 +252,8 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     })
 }
 
-/// Expired large-query results are removed at start-up and every ten minutes; on S3 storage,
+/// Expired large-query results are removed at start-up and every ten minutes; so are the retired
+/// files of commits past history retention (commits age out without new ones); on S3 storage,
 /// objects no catalog row lists are swept at the same pace once older than the grace period.
 fn spawn_result_cleanup(state: web::Data<AppState>) {
     actix_web::rt::spawn(async move {
@@ -264,6 +266,12 @@ fn spawn_result_cleanup(state: web::Data<AppState>) {
                 .unwrap_or(0);
             if removed > 0 {
                 tracing::info!(removed, "removed expired query results");
+            }
+            let engine = state.engine.clone();
+            match tokio::task::spawn_blocking(move || engine.expire_history()).await {
+                Ok(Ok(0)) | Err(_) => {}
+                Ok(Ok(expired)) => tracing::info!(expired, "removed files of expired commits"),
+                Ok(Err(e)) => tracing::warn!(error = %e.report(), "expiring old commits"),
             }
             let engine = state.engine.clone();
             match tokio::task::spawn_blocking(move || engine.sweep_unlisted_objects()).await {

@@ -25,7 +25,7 @@
 //!    validated typed form), [`jobs`] (jobs driven through their states), [`auth`] (subjects,
 //!    credentials, tokens, permissions, protected domains, and the permission passes the engine
 //!    takes), [`records`] (datasets and schema versions), [`manifest`] (which files make up each
-//!    version), [`profile`] (column profiles: counted while an upload is validated, merged per
+//!    version), [`history`] (commits as versions: retention, as-of reads), [`profile`] (column profiles: counted while an upload is validated, merged per
 //!    version).
 //! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
 //!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
@@ -75,6 +75,7 @@ pub(crate) mod dataset;
 pub mod engine;
 pub mod error;
 pub mod file_kind;
+pub mod history;
 pub mod infer;
 pub mod ingest;
 pub mod job_state;

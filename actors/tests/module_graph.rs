@@ -26,7 +26,9 @@ const LAYERS: &[&[&str]] = &[
     &["storage", "catalog"],
     // Rules and the catalog's tables: schemas, jobs, subjects and permissions, dataset records
     // and schema versions, the manifest of files.
-    &["schema", "jobs", "auth", "records", "manifest", "profile"],
+    &[
+        "schema", "jobs", "auth", "records", "manifest", "history", "profile",
+    ],
     // The work: ingesting uploads, inferring drafts, running queries, merging small files.
     &["ingest", "infer", "query", "compaction"],
     // The actors that serialise changes.

@@ -117,6 +117,9 @@ fn start(data: &Path) -> (Server, Bench) {
             .arg(data)
             .env("RAPID_ADMIN_CLIENT_ID", ID)
             .env("RAPID_ADMIN_CLIENT_SECRET", SECRET)
+            // DuckDB globs the folder: keep no files of earlier commits (history retention).
+            .env("RAPID_HISTORY_KEEP_COMMITS", "1")
+            .env("RAPID_HISTORY_KEEP_SECONDS", "0")
             .stdout(Stdio::piped()),
     )
     .unwrap();

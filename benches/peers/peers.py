@@ -89,8 +89,10 @@ class Ours:
         self.folder = folder
         self.buffered_upload = buffered_upload
         self.requests_queries = requests_queries
+        # The peers glob the data folder: keep no files of earlier commits (history retention).
         env = dict(os.environ, RAPID_ADMIN_CLIENT_ID=ADMIN_ID,
-                   RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET)
+                   RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET, RAPID_HISTORY_KEEP_COMMITS="1",
+                   RAPID_HISTORY_KEEP_SECONDS="0")
         self.proc = subprocess.Popen(
             [binary, "serve", "--bind", "127.0.0.1:0", "--log-level", "warn",
              "--data-dir", folder], stdout=subprocess.PIPE, env=env, text=True)

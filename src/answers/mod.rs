@@ -15,7 +15,7 @@ use utoipa::ToSchema;
 
 pub use rapid_actors::auth::permission::PermissionItem;
 pub use rapid_actors::auth::{IssuedToken, NewClient, NewUser, SubjectView};
-pub use rapid_actors::engine::{DatasetEntry, DatasetFilter, DatasetInfo};
+pub use rapid_actors::engine::{Commit, DatasetEntry, DatasetFilter, DatasetInfo};
 pub use rapid_actors::jobs::JobView;
 pub use rapid_actors::profile::ProfileView;
 pub use rapid_actors::query::QueryRequest;
@@ -216,6 +216,20 @@ impl QueryJobAccepted {
             details: QueryJobDetails { job_id },
         }
     }
+}
+
+/// A rollback made: the new commit, whose files are those of `to_commit`.
+#[derive(Serialize, ToSchema)]
+pub struct RolledBack {
+    pub details: RolledBackDetails,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RolledBackDetails {
+    /// The new commit (a ROLLBACK in the history).
+    pub commit: i64,
+    /// The commit whose files it lists again.
+    pub to_commit: i64,
 }
 
 /// A multipart form with the data file as its `file` part (CSV or Parquet).

@@ -17,7 +17,7 @@ use utoipa::OpenApi;
 use crate::routes::{
     clients, datasets, jobs, protected_domains, queries, schemas as schema_routes,
 };
-use crate::routes::{profiles, status, subjects, token, users};
+use crate::routes::{history, profiles, status, subjects, token, users};
 use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
 
 #[derive(OpenApi)]
@@ -52,6 +52,8 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         queries::list_datasets,
         queries::get_dataset_info,
         profiles::get_profile,
+        history::get_history,
+        history::rollback,
         queries::query_dataset,
         queries::query_dataset_large,
         queries::download_result,

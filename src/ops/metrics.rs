@@ -101,7 +101,8 @@ fn build() -> prometheus::Result<Metrics> {
             Opts::new(
                 "catalog_objects",
                 "Catalog size: datasets, schema_versions, data_files, raw_files, stored_rows, \
-                 stored_bytes (Parquet), subjects",
+                 stored_bytes (Parquet), subjects, retained_files and retained_bytes (files kept \
+                 only for earlier commits)",
             ),
             &["object"],
         )?,

@@ -3,6 +3,7 @@
 
 pub(crate) mod clients;
 pub(crate) mod datasets;
+pub(crate) mod history;
 pub(crate) mod jobs;
 pub(crate) mod profiles;
 pub(crate) mod protected_domains;
@@ -85,6 +86,8 @@ route_table! {
     "/datasets" => { post: queries::list_datasets },
     "/datasets/{layer}/{domain}/{dataset}/info" => { get: queries::get_dataset_info },
     "/datasets/{layer}/{domain}/{dataset}/profile" => { get: profiles::get_profile },
+    "/datasets/{layer}/{domain}/{dataset}/history" => { get: history::get_history },
+    "/datasets/{layer}/{domain}/{dataset}/rollback" => { post: history::rollback },
     "/datasets/{layer}/{domain}/{dataset}/compact" => { post: datasets::compact_dataset },
     "/datasets/{layer}/{domain}/{dataset}/query" => { post: queries::query_dataset },
     // Before `{version}/{filename}`, which has the same shape.

@@ -8,7 +8,7 @@ use rapid_actors::Error;
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DatasetAccess, Read};
 use crate::error::ApiResult;
-use crate::params::VersionQuery;
+use crate::params::{QueryAt, COMMIT_HEADER};
 use crate::state::AppState;
 
 /// The answer's format from the request's Accept header (see [`negotiate`]).
@@ -51,31 +51,36 @@ pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
 /// Admitted to the sync pool, then everything (parse, check, plan, run, render) on the query
 /// threads within the sync time limit.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query", tag = "queries",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"), ("as_of_commit" = Option<i64>, Query, description = "Read the version as it was at this commit (GET .../history lists them); absent: the newest"), ("as_of" = Option<String>, Query, description = "Read the version as it was at this RFC 3339 time (its newest commit then); not with as_of_commit")),
     request_body(content = doc::QueryRequest, description = "The query (a JSON object, not null); an empty body: every row", content_type = "application/json"),
     responses(
-        (status = 200, description = "The rows (READ access), in the format the Accept header asks for", content(
+        (status = 200, description = "The rows (READ access), in the format the Accept header asks for; header X-Rapid-Commit names the commit read", headers(("X-Rapid-Commit" = i64, description = "The commit read (0: the version has none yet)")), content(
             (doc::QueryRows = "application/json"),
             (String = "text/csv"),
             (Vec<u8> = "application/vnd.apache.arrow.stream"),
             (Vec<u8> = "application/vnd.apache.parquet"),
         )),
-        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+        (status = 400, description = "A bad query, or as_of_commit and as_of both given, or as_of not an RFC 3339 time", body = doc::ErrorBody),
+        (status = 404, description = "No such dataset or version, no such commit (or none at or before as_of), or a commit past history retention", body = doc::ErrorBody),
     ))]
 pub async fn query_dataset(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
-    version: web::Query<VersionQuery>,
+    query: web::Query<QueryAt>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
     let format = accepted_format(&req)?;
+    let at = query.at()?;
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
-    let (content_type, bytes) = state
+    let (content_type, bytes, commit) = state
         .engine
-        .query(access.pass, version.version, body, format)
+        .query(access.pass, query.version, at, body, format)
         .await?;
-    Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
+    Ok(HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((COMMIT_HEADER, commit.to_string()))
+        .body(bytes))
 }
 
 #[derive(Debug, serde::Deserialize)]
@@ -136,26 +141,30 @@ pub async fn list_datasets(
 /// `POST .../query/large`: 202 with a QUERY job that writes the whole result as CSV; the finished
 /// job's `result_url` downloads it without a token until it expires.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/query/large", tag = "queries",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"), ("as_of_commit" = Option<i64>, Query, description = "Read the version as it was at this commit (GET .../history lists them); absent: the newest"), ("as_of" = Option<String>, Query, description = "Read the version as it was at this RFC 3339 time (its newest commit then); not with as_of_commit")),
     request_body(content = doc::QueryRequest, description = "The query (a JSON object, not null); an empty body: every row", content_type = "application/json"),
     responses(
-        (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV", body = doc::QueryJobAccepted),
-        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+        (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV; header X-Rapid-Commit names the commit it reads", body = doc::QueryJobAccepted, headers(("X-Rapid-Commit" = i64, description = "The commit read (0: the version has none yet)"))),
+        (status = 400, description = "A bad query, or as_of_commit and as_of both given, or as_of not an RFC 3339 time", body = doc::ErrorBody),
+        (status = 404, description = "No such dataset or version, no such commit (or none at or before as_of), or a commit past history retention", body = doc::ErrorBody),
     ))]
 pub async fn query_dataset_large(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
-    version: web::Query<VersionQuery>,
+    query: web::Query<QueryAt>,
     req: HttpRequest,
     payload: web::Payload,
 ) -> ApiResult<HttpResponse> {
+    let at = query.at()?;
     let body = read_query_body(&req, payload, state.query_max_body_bytes).await?;
     let base_url = state.link_origin(&req);
-    let job_id = state
+    let (job_id, commit) = state
         .engine
-        .start_large_query(access.pass, version.version, body, &base_url)
+        .start_large_query(access.pass, query.version, at, body, &base_url)
         .await?;
-    Ok(HttpResponse::Accepted().json(doc::QueryJobAccepted::new(job_id)))
+    Ok(HttpResponse::Accepted()
+        .insert_header((COMMIT_HEADER, commit.to_string()))
+        .json(doc::QueryJobAccepted::new(job_id)))
 }
 
 /// The query body, at most `limit` bytes (413 beyond, told from Content-Length when it is sent).

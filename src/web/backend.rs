@@ -314,7 +314,20 @@ pub(crate) async fn run_query(
     format: OutputFormat,
 ) -> Result<(&'static str, Vec<u8>)> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
-    state.engine.query(pass, version, bytes, format).await
+    let at = rapid_actors::history::AsOf::Latest;
+    let (content_type, bytes, _commit) =
+        state.engine.query(pass, version, at, bytes, format).await?;
+    Ok((content_type, bytes))
+}
+
+/// One SQL SELECT as `POST /api/sql` runs it, in `format`.
+pub(crate) async fn run_sql(
+    state: &AppState,
+    pass: &SubjectPass,
+    sql: String,
+    format: OutputFormat,
+) -> Result<Vec<u8>> {
+    Ok(state.engine.sql(pass, sql, format).await?.1)
 }
 
 /// A large-query job as the API starts it; its id.
@@ -326,10 +339,12 @@ pub async fn start_large_query(
     base: &str,
 ) -> Result<String> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
-    state
+    let at = rapid_actors::history::AsOf::Latest;
+    let (job_id, _commit) = state
         .engine
-        .start_large_query(pass, version, bytes, base)
-        .await
+        .start_large_query(pass, version, at, bytes, base)
+        .await?;
+    Ok(job_id)
 }
 
 // ---- schemas (callers mint DATA_ADMIN first) ---------------------------------------------------
@@ -377,5 +392,125 @@ pub async fn save_schema(
     } else {
         state.engine.create_schema(pass, schema).await?;
         Ok(1)
+    }
+}
+
+/// What a preview runs: one page of the answer, the count of the answer, and facet counts
+/// (each named by its column), every one a JSON query object.
+pub(crate) struct PreviewQueries {
+    pub page: Value,
+    pub count: Value,
+    pub facets: Vec<(String, Value)>,
+}
+
+/// What came back: the page (or why not), the count and the facets that could be answered.
+pub(crate) struct PreviewAnswers {
+    pub rows: Result<Vec<u8>>,
+    pub count: std::result::Result<Vec<u8>, ()>,
+    pub facets: Vec<(String, Vec<u8>)>,
+}
+
+/// The preview's queries, run as the API runs queries for the subject of `pass` (the count and
+/// the facets only when the page could be answered, each left out when it fails).
+pub(crate) async fn preview(
+    state: &AppState,
+    pass: DatasetPass<Read>,
+    version: i64,
+    queries: PreviewQueries,
+) -> PreviewAnswers {
+    let (subject, key) = (pass.subject().clone(), pass.record().key().clone());
+    let again = || dataset_access_to::<Read>(state, &subject, &key);
+    let rows = run_query(state, pass, Some(version), queries.page, OutputFormat::Json).await;
+    let mut answers = PreviewAnswers {
+        rows: rows.map(|(_, bytes)| bytes),
+        count: Err(()),
+        facets: vec![],
+    };
+    if answers.rows.is_err() {
+        return answers;
+    }
+    if let Ok(p) = again() {
+        let counted = run_query(state, p, Some(version), queries.count, OutputFormat::Json).await;
+        answers.count = counted.map(|(_, bytes)| bytes).map_err(|_| ());
+    }
+    for (column, body) in queries.facets {
+        let Ok(p) = again() else { break };
+        if let Ok((_, bytes)) = run_query(state, p, Some(version), body, OutputFormat::Json).await {
+            answers.facets.push((column, bytes));
+        }
+    }
+    answers
+}
+
+/// Each version's stored rows (from its raw files), newest first: which versions hold data.
+pub fn rows_per_version<A: AccessKind>(
+    state: &AppState,
+    pass: &DatasetPass<A>,
+) -> Result<Vec<(i64, i64)>> {
+    let latest = pass.record().latest_version();
+    let mut out = vec![];
+    for v in (1..=latest).rev().take(50) {
+        let files = state.engine.version_files(pass, v)?;
+        out.push((v, files.raw.iter().map(|f| f.rows).sum()));
+    }
+    Ok(out)
+}
+
+/// The first `budget` bytes of a job's problem report, from its signed link (`report_url`, the
+/// job already checked as the viewer's), and whether the report went on past them; `None` when
+/// the link is not one of ours or no longer valid.
+pub async fn problem_report(state: &AppState, url: &str, budget: usize) -> Option<(Vec<u8>, bool)> {
+    use futures_util::StreamExt;
+    let rest = url.split("/api/results/").nth(1)?;
+    let (name, query) = rest.split_once('?')?;
+    let param = |k: &str| {
+        let found = query
+            .split('&')
+            .find_map(|p| p.strip_prefix(&format!("{k}=")[..]));
+        found.map(str::to_string)
+    };
+    let expires = param("expires")?.parse::<i64>().ok()?;
+    let signature = param("signature")?;
+    let mut stream = state.engine.result(name, expires, &signature).await.ok()?;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.ok()?;
+        if bytes.len() + chunk.len() > budget {
+            bytes.extend_from_slice(&chunk[..budget - bytes.len()]);
+            return Some((bytes, true));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Some((bytes, false))
+}
+
+/// One job (as [`job`]) and the first `budget` bytes of its problem report, if it has one.
+pub async fn job_and_report(
+    state: &AppState,
+    subject: &Arc<Subject>,
+    job_id: &str,
+    budget: usize,
+) -> Result<(JobView, Option<(Vec<u8>, bool)>)> {
+    let found = job(state, subject, job_id)?;
+    let report = match &found.report_url {
+        Some(url) => problem_report(state, url, budget).await,
+        None => None,
+    };
+    Ok((found, report))
+}
+
+/// Every rule the schema breaks, as storing it would say, without storing it (the API's own
+/// validation, with this instance's layers and protected domains).
+pub fn schema_problems(state: &AppState, pass: &AdminPass, schema: &Schema) -> Vec<String> {
+    let layers = layers(state);
+    let domains: std::collections::BTreeSet<String> =
+        protected_domains(state, pass).into_iter().collect();
+    let ctx = rapid_actors::schema::SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    match rapid_actors::schema::validate::validate(schema, &ctx) {
+        Ok(_) => vec![],
+        Err(e) => rapid_actors::ingest::messages(&e),
     }
 }

@@ -8,12 +8,15 @@ use maud::{html, Markup};
 use rapid_actors::engine::{DatasetEntry, DatasetFilter};
 use serde::Deserialize;
 
-use crate::auth::AnySubject;
+use rapid_actors::key::DatasetKey;
+
+use crate::auth::{AnySubject, Read};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::guard::Page;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
+use crate::web::session::Viewer;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Search {
@@ -73,16 +76,22 @@ pub async fn get_catalogue(
         @if search.password == "changed" { (notice("Your password has been changed.")) }
         @if !search.done.is_empty() { (notice(&search.done)) }
         (search_form(&search, &layers))
-        (datasets_table(&search, &all))
+        (datasets_table(&state, &viewer, &search, &all))
     };
     Ok(ok(page(&viewer, "Catalogue", body)))
+}
+
+/// What the search box matches: the name and the description, lower-cased (tags have their
+/// own field).
+fn words_of(d: &DatasetEntry) -> String {
+    format!("{} {}", d.dataset, enriched(d).1).to_ascii_lowercase()
 }
 
 /// The entries the name, layer and domain fields keep (the engine filtered the rest).
 fn matching<'a>(search: &Search, all: &'a [DatasetEntry]) -> Vec<&'a DatasetEntry> {
     let q = search.q.trim().to_ascii_lowercase();
     all.iter()
-        .filter(|d| q.is_empty() || d.dataset.to_ascii_lowercase().contains(&q))
+        .filter(|d| q.is_empty() || words_of(d).contains(&q))
         .filter(|d| search.layer.is_empty() || d.layer == search.layer)
         .filter(|d| search.domain.is_empty() || d.domain.eq_ignore_ascii_case(&search.domain))
         .collect()
@@ -91,7 +100,7 @@ fn matching<'a>(search: &Search, all: &'a [DatasetEntry]) -> Vec<&'a DatasetEntr
 fn search_form(search: &Search, layers: &[String]) -> Markup {
     html! {
         form.filters method="get" action="/" role="search" {
-            div { label for="q" { "Name" } input id="q" name="q" type="search" value=(search.q); }
+            div { label for="q" { "Search" } input id="q" name="q" type="search" value=(search.q) placeholder="name or description"; }
             div {
                 label for="layer" { "Layer" }
                 select id="layer" name="layer" {
@@ -119,7 +128,18 @@ fn search_form(search: &Search, layers: &[String]) -> Markup {
     }
 }
 
-fn datasets_table(search: &Search, all: &[DatasetEntry]) -> Markup {
+/// Whether the viewer may read the entry's data (a lock is shown where it may not).
+fn readable(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> bool {
+    let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
+    backend::may::<Read>(state, &viewer.subject, &key)
+}
+
+fn datasets_table(
+    state: &AppState,
+    viewer: &Viewer,
+    search: &Search,
+    all: &[DatasetEntry],
+) -> Markup {
     let rows = matching(search, all);
     html! {
         p.count aria-live="polite" { (rows.len()) " of " (all.len()) " datasets" }
@@ -133,8 +153,13 @@ fn datasets_table(search: &Search, all: &[DatasetEntry]) -> Markup {
                         @for d in &rows {
                             @let (layer, domain, name) = (&d.layer, &d.domain, &d.dataset);
                             @let (last_update, description) = enriched(d);
+                            @let open = readable(state, viewer, d);
                             tr {
-                                td { a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) } }
+                                td {
+                                    a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
+                                    @if open { " · " a.rows href={ "/datasets/" (layer) "/" (domain) "/" (name) "/query" } aria-label={ "Browse the rows of " (name) } { "rows" } }
+                                    @if !open { " " span.badge.lock title="Your permissions do not cover this dataset's data" { "no read access" } }
+                                }
                                 td { (layer) " / " (domain) }
                                 td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
                                 td { (d.version) }

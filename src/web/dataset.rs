@@ -8,12 +8,12 @@ use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use rapid_actors::schema::{Column, Metadata, Schema};
-use serde_json::Value;
 
 use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
+use crate::web::format::{count, words};
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, PageError, PageResult};
@@ -29,29 +29,6 @@ pub struct Params {
 pub fn base(record: &DatasetRecord) -> String {
     let k = record.key();
     format!("/datasets/{}/{}/{}", k.layer, k.domain, k.dataset)
-}
-
-/// A JSON value in words: strings bare, null as a dash.
-pub fn words(v: &Value) -> String {
-    match v {
-        Value::Null => "—".into(),
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "yes".into(),
-        Value::Bool(false) => "no".into(),
-        // Owners: "Name <email>"; tags: "key=value"; lists comma separated.
-        Value::Object(o) if o.contains_key("email") => {
-            format!("{} <{}>", words(&o["name"]), words(&o["email"]))
-        }
-        Value::Object(o) if o.is_empty() => "—".into(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| format!("{k}={}", words(v)))
-            .collect::<Vec<_>>()
-            .join(", "),
-        Value::Array(a) if a.is_empty() => "—".into(),
-        Value::Array(a) => a.iter().map(words).collect::<Vec<_>>().join(", "),
-        other => other.to_string(),
-    }
 }
 
 fn dash() -> String {
@@ -223,6 +200,8 @@ struct Shown {
     partitions: Vec<(String, i64)>,
     can_write: bool,
     profile: rapid_actors::profile::ProfileView,
+    /// Each version's stored rows, newest first.
+    versions: Vec<(i64, i64)>,
 }
 
 pub async fn get_dataset(
@@ -258,7 +237,9 @@ async fn read_version(
     let listed = backend::version_files(state, pass, version)?;
     let can_write = backend::may::<Write>(state, &viewer.subject, record.key());
     let profile = backend::profile(state, pass, version)?;
+    let versions = backend::rows_per_version(state, pass)?;
     Ok(Shown {
+        versions,
         record,
         version,
         schema,
@@ -280,6 +261,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         partitions,
         can_write,
         profile,
+        versions,
     } = shown;
     let (version, can_write) = (*version, *can_write);
     let uploads = uploads_over_time(files);
@@ -288,18 +270,12 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         @if !params.done.is_empty() { (notice(&params.done)) }
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
-            a href={ (url) "/query?version=" (version) } { "Query this dataset" }
+            a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" }
             @if backend::is_data_admin(&viewer.subject) {
-                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (new version)" }
+                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (starts a new, empty version)" }
             }
         }
-        nav aria-label="Versions" {
-            "Version: "
-            @for v in (1..=record.latest_version()).rev() {
-                @if v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
-                " "
-            }
-        }
+        (versions_nav(&url, version, versions))
         h2 { "Information" }
         (info_section(info))
         h2 { "Schema (version " (version) ")" }
@@ -320,6 +296,37 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
             form method="post" action={ (url) "/delete" } {
                 (csrf_field(viewer))
                 button.danger type="submit" { "Delete " (record.name()) "…" }
+            }
+        }
+    }
+}
+
+/// Which version the page reads, a switch to every other with its rows, and, when the version
+/// read holds no data while another does, where the data is.
+fn versions_nav(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
+    let latest = versions.first().map_or(version, |(v, _)| *v);
+    let rows_here = versions
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map_or(0, |(_, r)| *r);
+    let with_data = versions.iter().find(|(_, r)| *r > 0).map(|(v, _)| *v);
+    let rows = |r: i64| match r {
+        0 => "no data".to_string(),
+        r => format!("{} rows", count(r as u64)),
+    };
+    html! {
+        nav.versions aria-label="Versions" {
+            "Reading schema version " strong #version-read { (version) } @if version == latest { " (the latest)" } ". Versions: "
+            @for (v, r) in versions {
+                @if *v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
+                " (" (rows(*r)) ") "
+            }
+        }
+        @if rows_here == 0 {
+            @if let Some(v) = with_data.filter(|v| *v != version) {
+                div.alert.warn #version-empty role="status" {
+                    p { "Version " (version) " has no data yet: a new schema version starts empty. The data is in " a href={ (url) "?version=" (v) } { "version " (v) } " (" (rows(versions.iter().find(|x| x.0 == v).map_or(0, |x| x.1))) "). Uploads go to the latest version unless you choose another." }
+                }
             }
         }
     }

@@ -7,8 +7,8 @@ use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::guard::{Page, Posted};
-use crate::web::layout::{csrf_field, notice, page};
-use crate::web::page::{ok, see_other, PageResult};
+use crate::web::layout::{csrf_field, errors, notice, page};
+use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
@@ -23,13 +23,26 @@ pub async fn get_domains(
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
     let domains = backend::protected_domains(&state, &pass);
-    let body = domains_body(&viewer, &done.done, &domains);
+    let body = domains_body(&viewer, &done.done, &domains, None);
     Ok(ok(page(&viewer, "Protected domains", body)))
 }
 
-fn domains_body(viewer: &Viewer, done: &str, domains: &[String]) -> Markup {
+/// A refused domain: its reasons and what was typed, kept in the form.
+struct Refused<'a> {
+    messages: Vec<String>,
+    typed: &'a str,
+}
+
+fn domains_body(
+    viewer: &Viewer,
+    done: &str,
+    domains: &[String],
+    refused: Option<Refused>,
+) -> Markup {
+    let typed = refused.as_ref().map_or("", |r| r.typed);
     html! {
         @if !done.is_empty() { (notice(done)) }
+        @if let Some(r) = &refused { (errors(&r.messages)) }
         p { "Datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission." }
         @if domains.is_empty() { p.empty { "No protected domains." } }
         ul.plain {
@@ -47,7 +60,7 @@ fn domains_body(viewer: &Viewer, done: &str, domains: &[String]) -> Markup {
         form.narrow method="post" action="/protected-domains" {
             (csrf_field(viewer))
             label for="domain" { "Domain" }
-            input id="domain" name="domain" required;
+            input id="domain" name="domain" required value=(typed);
             button type="submit" { "Add" }
         }
     }
@@ -55,13 +68,25 @@ fn domains_body(viewer: &Viewer, done: &str, domains: &[String]) -> Markup {
 
 pub async fn post_domain(
     state: web::Data<AppState>,
-    Posted { pass, form, .. }: Posted<DataAdmin>,
+    Posted { viewer, pass, form }: Posted<DataAdmin>,
 ) -> PageResult {
     let domain = form.required("domain", "the domain")?;
-    let d = backend::create_protected_domain(&state, &pass, &domain).await?;
-    Ok(see_other(&format!(
-        "/protected-domains?done=Protected+domain+{d}+created"
-    )))
+    match backend::create_protected_domain(&state, &pass, &domain).await {
+        Ok(d) => Ok(see_other(&format!(
+            "/protected-domains?done=Protected+domain+{d}+created"
+        ))),
+        Err(e) => {
+            let status = crate::error::status_of(e.kind);
+            let messages = PageError::from(e).messages();
+            let domains = backend::protected_domains(&state, &pass);
+            let refused = Refused {
+                messages,
+                typed: &domain,
+            };
+            let body = domains_body(&viewer, "", &domains, Some(refused));
+            Ok(render(status, page(&viewer, "Protected domains", body)))
+        }
+    }
 }
 
 pub async fn post_delete(

@@ -86,7 +86,7 @@ impl<N: Need> FromRequest for Page<N> {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         ready(state_of(req).and_then(|state| {
             let viewer = viewer(req, state)?;
-            let pass = N::mint(state, req, &viewer)?;
+            let pass = N::mint(state, req, &viewer).map_err(|e| shown_to(&viewer, e))?;
             Ok(Page { viewer, pass })
         }))
     }
@@ -109,6 +109,17 @@ impl<N: Need + 'static> FromRequest for Posted<N> {
             });
             Ok(posted?)
         })
+    }
+}
+
+/// An engine refusal as the viewer's page, with the navigation.
+pub fn shown_to(viewer: &Viewer, e: Error) -> PageError {
+    match PageError::from(e) {
+        PageError::Shown(status, messages) => {
+            let body = crate::web::layout::refused_to(viewer, status, &messages);
+            PageError::ShownTo(status, messages, body.into_string())
+        }
+        other => other,
     }
 }
 

@@ -1,41 +1,67 @@
-//! Jobs: the viewer's jobs (every job for DATA_ADMIN) with their status; the script refreshes
-//! unfinished ones from `/jobs/{id}/status` until they end.
+//! Jobs: the viewer's jobs (every job for DATA_ADMIN), one line each with its status; the
+//! detail (the query a query job ran, an upload's problems grouped by column and rule, the
+//! report and result downloads) is on the job's own page. The script refreshes unfinished jobs
+//! from `/jobs/{id}/status` until they end.
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
-use rapid_actors::jobs::{JobStatus, JobView};
+use rapid_actors::jobs::{JobKind, JobStatus, JobView};
 
 use crate::auth::AnySubject;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::format::count;
 use crate::web::guard::Page;
-use crate::web::layout::page;
-use crate::web::page::{ok, PageError, PageResult};
+use crate::web::layout::{errors, page};
+use crate::web::page::{ok, FormData, PageError, PageResult};
+use crate::web::plain::plain;
+use crate::web::problems::REPORT_BUDGET;
+use crate::web::session::sessions;
 
-/// One job's status cells; `data-job` lets the script refresh them while it runs.
+/// The dataset page of the job's dataset and version (none for a SQL job, which names none).
+fn dataset_link(job: &JobView) -> Option<String> {
+    (!job.dataset.is_empty()).then(|| {
+        format!(
+            "/datasets/{}/{}/{}?version={}",
+            job.layer, job.domain, job.dataset, job.version
+        )
+    })
+}
+
+/// One job's line; `data-job` lets the script refresh its cells while it runs.
 pub fn job_row(job: &JobView) -> Markup {
     let live = job.status == JobStatus::InProgress;
+    let short: String = job.job_id.chars().take(8).collect();
     html! {
         tr data-job=[live.then_some(job.job_id.as_str())] {
-            td { a href={ "/jobs/" (job.job_id) } { (job.kind.as_str()) } }
-            td { (job.layer) " / " (job.domain) " / " (job.dataset) " v" (job.version) }
-            td data-field="status" { span.status data-status=(job.status.as_str()) { (job.status.as_str()) } }
-            td data-field="step" { (job.step.as_str()) }
-            td data-field="rows" { (job.rows_processed) }
-            td { (job.created_at) }
-            td data-field="errors" { (job_errors(job)) }
+            td data-label="Job" { a href={ "/jobs/" (job.job_id) } aria-label={ (job.kind.as_str()) " job " (job.job_id) } { (job.kind.as_str()) " " code { (short) } } @if let Some(f) = &job.filename { br; small.file { (f) } } }
+            td data-label="Dataset" {
+                @match dataset_link(job) {
+                    Some(url) => a href=(url) { (job.layer) " / " (job.domain) " / " (job.dataset) " v" (job.version) },
+                    None => "SQL",
+                }
+            }
+            td data-field="status" data-label="Status" { span.status data-status=(job.status.as_str()) { (job.status.as_str()) } }
+            td data-field="step" data-label="Step" { (job.step.as_str()) }
+            td data-field="rows" data-label="Rows" { (job.rows_processed) }
+            td data-label="Started" { (job.created_at) }
+            td data-field="errors" data-label="Outcome" { (outcome(job)) }
         }
     }
 }
 
-fn job_errors(job: &JobView) -> Markup {
+/// What came of the job, in one line: its problems counted (the list is on its page), its
+/// report and its result.
+fn outcome(job: &JobView) -> Markup {
+    let listed = job.errors.as_ref().map_or(0, Vec::len);
     html! {
-        @if let Some(errors) = &job.errors {
-            ul.errors { @for e in errors { li { (e) } } }
+        @if job.rows_rejected > 0 {
+            a href={ "/jobs/" (job.job_id) "#problems" } { (count(job.rows_rejected as u64)) " rows with problems" }
+        } @else if listed > 0 {
+            a href={ "/jobs/" (job.job_id) "#problems" } { (listed) @if listed == 1 { " problem" } @else { " problems" } }
         }
-        @if let Some(url) = &job.result_url {
-            a.download href=(url) { "Download the result (CSV)" }
-        }
+        @if let Some(url) = &job.report_url { " · " a.report href=(url) { "report (CSV)" } }
+        @if let Some(url) = &job.result_url { a.download href=(url) { "Download the result (CSV)" } }
     }
 }
 
@@ -43,7 +69,7 @@ pub fn jobs_table(jobs: &[JobView]) -> Markup {
     html! {
         div.table-wrap {
             table.jobs {
-                thead { tr { th scope="col" { "Job" } th scope="col" { "Dataset" } th scope="col" { "Status" } th scope="col" { "Step" } th scope="col" { "Rows" } th scope="col" { "Started" } th scope="col" { "Errors / result" } } }
+                thead { tr { th scope="col" { "Job" } th scope="col" { "Dataset" } th scope="col" { "Status" } th scope="col" { "Step" } th scope="col" { "Rows" } th scope="col" { "Started" } th scope="col" { "Outcome" } } }
                 tbody aria-live="polite" { @for j in jobs { (job_row(j)) } }
             }
         }
@@ -57,18 +83,43 @@ pub async fn get_jobs(
     let jobs = backend::list_jobs(&state, &viewer.subject)?;
     let all = backend::is_data_admin(&viewer.subject);
     let body = html! {
-        p { @if all { "Every subject's jobs (you are DATA_ADMIN)." } @else { "Your uploads and large queries." } " Running jobs update by themselves." }
+        p { @if all { "Every subject's jobs (you are DATA_ADMIN)." } @else { "Your uploads and large queries." } " Running jobs update by themselves; open a job for its detail." }
         @if jobs.is_empty() { p.empty { "No jobs yet." } } @else { (jobs_table(&jobs)) }
     };
     Ok(ok(page(&viewer, "Jobs", body)))
 }
 
+/// The query a QUERY job ran, when these pages started it: the query object and a link to open
+/// it in the builder again.
+fn query_section(job: &JobView, remembered: Option<String>) -> Markup {
+    let Some(dataset) = dataset_link(job).filter(|_| job.kind == JobKind::Query) else {
+        return html! {};
+    };
+    let builder = format!(
+        "/datasets/{}/{}/{}/query",
+        job.layer, job.domain, job.dataset
+    );
+    html! {
+        h2 { "The query" }
+        @match remembered {
+            Some(q) => {
+                (crate::web::query::query_shown(&FormData::parse(q.as_bytes()).unwrap_or(FormData(vec![]))))
+                p { a #open-query href={ (builder) "?" (q) "&action=preview" } { "Open this query in the builder" } " · " a href=(dataset) { "The dataset" } }
+            }
+            None => p { "This job was started outside these pages (or before the server last started): its query is not known here. " a href=(dataset) { "The dataset" } },
+        }
+    }
+}
+
 pub async fn get_job(
+    req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
     Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
-    let job = backend::job(&state, &viewer.subject, &path)?;
+    let (job, report) =
+        backend::job_and_report(&state, &viewer.subject, &path, REPORT_BUDGET).await?;
+    let remembered = sessions(&req).job_query(&job.job_id);
     let body = html! {
         (jobs_table(std::slice::from_ref(&job)))
         @if job.status == JobStatus::InProgress {
@@ -76,8 +127,15 @@ pub async fn get_job(
         }
         dl.facts {
             dt { "Job id" } dd { code { (job.job_id) } }
-            @if let Some(f) = &job.raw_filename { dt { "File" } dd { (f) } }
+            @if let Some(f) = &job.filename { dt { "File" } dd { (f) } }
+            @if let Some(f) = &job.raw_filename { dt { "Stored as" } dd { (f) } }
             @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (f) } }
+        }
+        (query_section(&job, remembered))
+        @if job.kind == JobKind::Query {
+            @if let Some(e) = &job.errors { (errors(&e.iter().map(|m| plain(m)).collect::<Vec<_>>())) }
+        } @else {
+            (crate::web::problems::section(&job, report))
         }
     };
     Ok(ok(page(&viewer, "Job", body)))
@@ -90,7 +148,7 @@ pub async fn job_status(
     Page { viewer, .. }: Page<AnySubject>,
 ) -> Result<HttpResponse, PageError> {
     let job = backend::job(&state, &viewer.subject, &path)?;
-    let errors = job_errors(&job).into_string();
+    let errors = outcome(&job).into_string();
     Ok(crate::web::page::secure(HttpResponse::Ok().json(
         serde_json::json!({
             "status": job.status,

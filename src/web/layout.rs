@@ -38,6 +38,7 @@ pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
                         ul {
                             li { a href="/" { "Catalogue" } }
                             @if backend::can_write_any(s) { li { a href="/upload" { "Upload" } } }
+                            li { a href="/sql" { "SQL" } }
                             li { a href="/jobs" { "Jobs" } }
                             @if backend::is_data_admin(s) {
                                 li { a href="/schema/new" { "New schema" } }
@@ -94,19 +95,41 @@ pub fn notice(message: &str) -> Markup {
     html! { div.alert.ok role="status" { p { (message) } } }
 }
 
-pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
-    let title = match status {
+fn error_title(status: StatusCode) -> &'static str {
+    match status {
         StatusCode::FORBIDDEN => "Not allowed",
         StatusCode::NOT_FOUND => "Not found",
         StatusCode::UNAUTHORIZED => "Not signed in",
         StatusCode::TOO_MANY_REQUESTS => "Too many attempts",
         s if s.is_server_error() => "Server error",
         _ => "That did not work",
-    };
+    }
+}
+
+pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
     bare(
-        title,
+        error_title(status),
         html! {
             (errors(messages))
+            p { "Status " (status.as_u16()) ". " a href="/" { "Back to the catalogue" } }
+        },
+    )
+}
+
+/// A refusal shown to a signed-in viewer: the page with its navigation, the reasons in words.
+pub fn refused_to(viewer: &Viewer, status: StatusCode, messages: &[String]) -> Markup {
+    let hint = match status {
+        StatusCode::FORBIDDEN => {
+            "Your permissions do not cover this. An administrator of users can grant them."
+        }
+        _ => "",
+    };
+    page(
+        viewer,
+        error_title(status),
+        html! {
+            (errors(messages))
+            @if !hint.is_empty() { p { (hint) } }
             p { "Status " (status.as_u16()) ". " a href="/" { "Back to the catalogue" } }
         },
     )

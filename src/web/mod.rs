@@ -11,18 +11,26 @@
 pub mod backend;
 mod catalogue;
 mod chart;
+mod checks_edit;
 mod dataset;
 mod domains;
+mod facets;
+mod format;
 pub mod guard;
 mod jobs;
 mod layout;
 pub mod page;
+mod plain;
 mod posts;
+mod preview;
+mod problems;
 mod profile;
 mod query;
+mod query_form;
 mod schema_edit;
 pub mod session;
 mod signin;
+mod sql;
 pub(crate) mod subjects;
 mod upload;
 
@@ -86,6 +94,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route("/password", web::get().to(signin::get_password))
         .route("/password", web::post().to(signin::post_password))
         .route("/jobs", web::get().to(jobs::get_jobs))
+        .route("/sql", web::get().to(sql::get_sql))
         .route("/jobs/{job_id}", web::get().to(jobs::get_job))
         .route("/jobs/{job_id}/status", web::get().to(jobs::job_status))
         .route("/subjects", web::get().to(subjects::get_subjects))

@@ -58,6 +58,9 @@ pub enum PageError {
     Redirect(String),
     /// Shown as a page: the status and the reason in words.
     Shown(StatusCode, Vec<String>),
+    /// Shown to a signed-in viewer, in the page with the navigation: the status, the reasons,
+    /// the page rendered.
+    ShownTo(StatusCode, Vec<String>, String),
 }
 
 pub type PageResult = Result<HttpResponse, PageError>;
@@ -74,12 +77,13 @@ impl PageError {
     pub fn messages(&self) -> Vec<String> {
         match self {
             PageError::Redirect(_) => vec![],
-            PageError::Shown(_, m) => m.clone(),
+            PageError::Shown(_, m) | PageError::ShownTo(_, m, _) => m.clone(),
         }
     }
 }
 
-/// Engine errors in the words the API would use (internal ones without their cause).
+/// Engine errors in the words the API would use (internal ones without their cause), the
+/// engine's own jargon put in plain words ([`crate::web::plain`]).
 impl From<Error> for PageError {
     fn from(e: Error) -> PageError {
         let status = crate::error::status_of(e.kind);
@@ -90,8 +94,8 @@ impl From<Error> for PageError {
                     "Something went wrong on the server. Please contact your administrator.".into(),
                 ]
             }
-            (_, Details::One(m)) => vec![m.clone()],
-            (_, Details::Many(ms)) => ms.clone(),
+            (_, Details::One(m)) => vec![crate::web::plain::plain(m)],
+            (_, Details::Many(ms)) => ms.iter().map(|m| crate::web::plain::plain(m)).collect(),
         };
         PageError::Shown(status, messages)
     }
@@ -101,7 +105,9 @@ impl std::fmt::Display for PageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             PageError::Redirect(to) => write!(f, "redirect to {to}"),
-            PageError::Shown(s, m) => write!(f, "{s}: {}", m.join("; ")),
+            PageError::Shown(s, m) | PageError::ShownTo(s, m, _) => {
+                write!(f, "{s}: {}", m.join("; "))
+            }
         }
     }
 }
@@ -110,7 +116,7 @@ impl ResponseError for PageError {
     fn status_code(&self) -> StatusCode {
         match self {
             PageError::Redirect(_) => StatusCode::SEE_OTHER,
-            PageError::Shown(s, _) => *s,
+            PageError::Shown(s, _) | PageError::ShownTo(s, _, _) => *s,
         }
     }
 
@@ -120,6 +126,11 @@ impl ResponseError for PageError {
             PageError::Shown(status, messages) => {
                 html(*status, crate::web::layout::error_page(*status, messages))
             }
+            PageError::ShownTo(status, _, body) => secure(
+                HttpResponse::build(*status)
+                    .content_type("text/html; charset=utf-8")
+                    .body(body.clone()),
+            ),
         }
     }
 }

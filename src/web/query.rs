@@ -1,12 +1,14 @@
-//! The query builder: pick columns, filter, group, order, limit; a preview of the first rows;
-//! CSV or Parquet download; a large query as a job with progress and a download link. Runs the
-//! API's own query path with the API's READ check. Reading needs no token: the form is a GET,
-//! except the job, which changes something and carries the CSRF token.
+//! The query builder: pick columns, filter, group, order, limit; a preview of the answer, one
+//! page at a time with its total; CSV, Parquet or Arrow download; the query as a job with
+//! progress and a download link. Every output runs the form as it stands (one query object,
+//! `query_form.rs`), and facets count the few-valued columns. Runs the API's own query path
+//! with the API's READ check. Reading needs no token: the form is a GET; the job changes
+//! something, so "Run as a job" first shows the query with a confirming POST form carrying the
+//! CSRF token.
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
-use serde_json::{json, Map, Value};
 
 use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, OutputFormat};
@@ -14,85 +16,77 @@ use rapid_actors::engine::{pick_version, OutputFormat};
 use crate::auth::Read;
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::dataset::{base, words};
+use crate::web::dataset::base;
+use crate::web::facets;
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
-use crate::web::session::Viewer;
+use crate::web::preview::{table, total_of};
+use crate::web::query_form::{
+    answer_name, count_body, expressions, page_body, query_string, whole_query, without_index,
+    Window, QUERY_FIELDS,
+};
+use crate::web::session::{sessions, Viewer};
 
-/// Rows shown in the preview.
-const PREVIEW_ROWS: i64 = 50;
-
-/// The API's query object from the form's fields.
-fn query_body(f: &FormData, preview: bool) -> Result<Value, PageError> {
-    let mut q = Map::new();
-    let mut select = f.all("columns");
-    for extra in f.get("expressions").unwrap_or("").split(';') {
-        if !extra.trim().is_empty() {
-            select.push(extra.trim().to_string());
-        }
-    }
-    if !select.is_empty() {
-        q.insert("select_columns".into(), json!(select));
-    }
-    if let Some(filter) = f.get("filter").map(str::trim).filter(|s| !s.is_empty()) {
-        q.insert("filter".into(), json!(filter));
-    }
-    let group = f.all("group");
-    if !group.is_empty() {
-        q.insert("group_by_columns".into(), json!(group));
-    }
-    if let Some(having) = f.get("having").map(str::trim).filter(|s| !s.is_empty()) {
-        q.insert("aggregation_conditions".into(), json!(having));
-    }
-    if let Some(order) = f.get("order").filter(|s| !s.is_empty()) {
-        let direction = f.get("direction").unwrap_or("ASC");
-        q.insert(
-            "order_by_columns".into(),
-            json!([{ "column": order, "direction": direction }]),
-        );
-    }
-    let limit =
-        match f.get("limit").map(str::trim).filter(|s| !s.is_empty()) {
-            Some(l) => Some(l.parse::<i64>().map_err(|_| {
-                PageError::invalid(format!("The limit [{l}] is not a whole number."))
-            })?),
-            None => None,
-        };
-    let limit = if preview {
-        Some(limit.unwrap_or(PREVIEW_ROWS).min(PREVIEW_ROWS))
-    } else {
-        limit
-    };
-    if let Some(l) = limit {
-        q.insert("limit".into(), json!(l));
-    }
-    Ok(Value::Object(q))
+/// The builder's form as sent (a GET), and what it is about: the version and its columns.
+struct Asked {
+    f: FormData,
+    version: i64,
+    latest: i64,
+    columns: Vec<String>,
+    url: String,
+    title: String,
+    /// `layer-domain-dataset-vN`, the start of a download's name.
+    stem: String,
+    /// The SQL page with a statement over this dataset.
+    sql: String,
 }
 
-fn builder(viewer: &Viewer, url: &str, version: i64, columns: &[String], f: &FormData) -> Markup {
-    let picked = f.all("columns");
-    let grouped = f.all("group");
-    let value = |k: &str| f.get(k).unwrap_or("").to_string();
+/// The columns the answer can be ordered by: stored ones, the expressions' names, and the
+/// order asked for (kept even when it is none of these, so a preview never drops it).
+fn order_choices(asked: &Asked) -> Vec<String> {
+    let mut choices = asked.columns.clone();
+    let named = expressions(&asked.f).into_iter().map(|e| answer_name(&e));
+    let kept = asked
+        .f
+        .get("order")
+        .filter(|o| !o.is_empty())
+        .map(String::from);
+    for name in named.chain(kept) {
+        if !choices.contains(&name) {
+            choices.push(name);
+        }
+    }
+    choices
+}
+
+fn columns_fieldset(legend: &str, prefix: &str, name: &str, asked: &Asked) -> Markup {
+    let picked = asked.f.all(name);
     html! {
-        form.query method="get" action={ (url) "/query" } {
-            input type="hidden" name="version" value=(version);
-            fieldset.perms {
-                legend { "Columns (none ticked: all)" }
-                @for c in columns {
-                    div.check { input type="checkbox" id={ "col-" (c) } name="columns" value=(c) checked[picked.contains(c)]; label for={ "col-" (c) } { (c) } }
-                }
+        fieldset.perms {
+            legend { (legend) }
+            @for c in &asked.columns {
+                div.check { input type="checkbox" id={ (prefix) (c) } name=(name) value=(c) checked[picked.contains(c)]; label for={ (prefix) (c) } { (c) } }
             }
+        }
+    }
+}
+
+fn builder(asked: &Asked) -> Markup {
+    let value = |k: &str| asked.f.get(k).unwrap_or("").to_string();
+    html! {
+        form.query method="get" action={ (asked.url) "/query" } {
+            label for="version" { "Schema version" }
+            select id="version" name="version" aria-describedby="version-help" {
+                @for v in (1..=asked.latest).rev() { option value=(v) selected[v == asked.version] { "Version " (v) @if v == asked.latest { " (latest)" } } }
+            }
+            small #version-help { "Each schema version holds its own data; a new version starts empty." }
+            (columns_fieldset("Columns (none ticked: all)", "col-", "columns", asked))
             label for="expressions" { "Also select (expressions, separated by ;)" }
             input id="expressions" name="expressions" value=(value("expressions")) placeholder="sum(visits) AS total";
             label for="filter" { "Filter (SQL condition)" }
             input id="filter" name="filter" value=(value("filter")) placeholder="city = 'Leeds' AND visits > 10";
-            fieldset.perms {
-                legend { "Group by" }
-                @for c in columns {
-                    div.check { input type="checkbox" id={ "grp-" (c) } name="group" value=(c) checked[grouped.contains(c)]; label for={ "grp-" (c) } { (c) } }
-                }
-            }
+            (columns_fieldset("Group by (the grouped columns are shown beside the results)", "grp-", "group", asked))
             label for="having" { "Aggregation condition" }
             input id="having" name="having" value=(value("having")) placeholder="sum(visits) > 100";
             div.row {
@@ -100,7 +94,7 @@ fn builder(viewer: &Viewer, url: &str, version: i64, columns: &[String], f: &For
                     label for="order" { "Order by" }
                     select id="order" name="order" {
                         option value="" { "—" }
-                        @for c in columns { option value=(c) selected[value("order") == *c] { (c) } }
+                        @for c in order_choices(asked) { option value=(c) selected[value("order") == c] { (c) } }
                     }
                 }
                 div {
@@ -110,57 +104,42 @@ fn builder(viewer: &Viewer, url: &str, version: i64, columns: &[String], f: &For
                         option value="DESC" selected[value("direction") == "DESC"] { "Descending" }
                     }
                 }
-                div { label for="limit" { "Limit" } input id="limit" name="limit" type="number" min="1" value=(value("limit")); }
+                div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; }
             }
+            small #limit-help { "The preview shows up to 1,000 rows a page; downloads and jobs give every row up to the limit." }
+            div.check { input type="checkbox" id="index" name="index" value="yes" checked[asked.f.get("index").is_some()]; label for="index" { "CSV download: start each row with its number (as the API's CSV)" } }
             div.buttons {
                 button type="submit" name="action" value="preview" { "Preview" }
                 button.secondary type="submit" name="action" value="csv" { "Download CSV" }
                 button.secondary type="submit" name="action" value="parquet" { "Download Parquet" }
+                button.secondary type="submit" name="action" value="arrow" { "Download Arrow" }
+                button.secondary type="submit" name="action" value="job" { "Run this query as a job…" }
             }
         }
-        // The job changes something: its own POST form with the CSRF token and the query as last
-        // shown (the GET form above never carries the token into a URL).
+    }
+}
+
+/// A POST form running `f`'s query as a job, with the CSRF token; `label` on its button.
+fn job_form(viewer: &Viewer, url: &str, f: &FormData, label: &str) -> Markup {
+    let kept =
+        f.0.iter()
+            .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()) && k != "page");
+    html! {
         form.job method="post" action={ (url) "/query/job" } {
             (csrf_field(viewer))
-            @for (k, v) in f.0.iter().filter(|(k, _)| k != "action" && k != "csrf") {
-                input type="hidden" name=(k) value=(v);
-            }
-            @if !f.0.iter().any(|(k, _)| k == "version") { input type="hidden" name="version" value=(version); }
-            button.secondary type="submit" { "Run this query as a job (large results)" }
-            small { " Runs the query as last previewed, without a row limit for downloads." }
+            @for (k, v) in kept { input type="hidden" name=(k) value=(v); }
+            button type="submit" { (label) }
         }
     }
 }
 
-fn preview_table(json_bytes: &[u8]) -> Markup {
-    let rows: Map<String, Value> = serde_json::from_slice(json_bytes).unwrap_or_default();
-    let header: Vec<String> = rows
-        .values()
-        .next()
-        .and_then(Value::as_object)
-        .map(|r| r.keys().cloned().collect())
-        .unwrap_or_default();
-    html! {
-        h2 { "Preview" }
-        p.count aria-live="polite" { (rows.len()) " rows shown (at most " (PREVIEW_ROWS) ")" }
-        @if !rows.is_empty() {
-            div.table-wrap {
-                table #preview {
-                    thead { tr { @for h in &header { th scope="col" { (h) } } } }
-                    tbody { @for r in rows.values() { tr { @for h in &header { td { (words(&r[h.as_str()])) } } } } }
-                }
-            }
-        }
-    }
-}
-
-/// The builder's form as sent (a GET), and what it is about: the version and its columns.
-struct Asked {
-    f: FormData,
-    version: i64,
-    columns: Vec<String>,
-    url: String,
-    title: String,
+/// The API query object of `f`, shown as JSON (what the job or download runs).
+pub fn query_shown(f: &FormData) -> Markup {
+    let text = match whole_query(f) {
+        Ok(q) => serde_json::to_string_pretty(&q).unwrap_or_default(),
+        Err(e) => e.messages().join(" "),
+    };
+    html! { pre.query #query-object { (text) } }
 }
 
 pub async fn get_query(
@@ -169,33 +148,58 @@ pub async fn get_query(
     Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
     let asked = read_form(&state, &pass, &req)?;
-    let (csv, parquet) = (
-        (OutputFormat::Csv, "csv"),
-        (OutputFormat::Parquet, "parquet"),
-    );
-    let file = match asked.f.get("action").unwrap_or("") {
-        "csv" => csv,
-        "parquet" => parquet,
-        action => {
-            let preview = match action == "preview" {
-                true => Some(preview(&state, pass, &asked).await?),
-                false => None,
-            };
-            return Ok(ok(builder_page(&viewer, &asked, preview)));
+    let format = match asked.f.get("action").unwrap_or("preview") {
+        "csv" => (OutputFormat::Csv, "csv"),
+        "parquet" => (OutputFormat::Parquet, "parquet"),
+        "arrow" => (OutputFormat::Arrow, "arrows"),
+        "job" => return Ok(ok(confirm_job(&viewer, &asked))),
+        _ => {
+            let shown = preview(&state, pass, &asked).await?;
+            return Ok(ok(builder_page(&viewer, &asked, shown)));
         }
     };
-    download(&state, &viewer, pass, &asked, file.0, file.1).await
+    download(&state, &viewer, pass, &asked, format).await
 }
 
-/// The first rows of the query (as JSON), or why it was refused.
+/// "Run this query as a job": the query the form holds, and the POST that starts it.
+fn confirm_job(viewer: &Viewer, asked: &Asked) -> Markup {
+    let back = format!("{}/query?{}", asked.url, query_string(&asked.f, None));
+    let body = html! {
+        p { "This job runs the query below over version " (asked.version) " and writes every row of its answer to a CSV file you can download from the job's page." }
+        (query_shown(&asked.f))
+        (job_form(viewer, &asked.url, &asked.f, "Run the job"))
+        p { a href=(back) { "Back to the query (change it)" } }
+    };
+    page(viewer, "Run this query as a job", body)
+}
+
+/// The page of the answer the form asks for, and its total, or why the query was refused.
 async fn preview(
     state: &AppState,
     pass: DatasetPass<Read>,
     asked: &Asked,
-) -> Result<Result<(&'static str, Vec<u8>), rapid_actors::Error>, PageError> {
-    let body = query_body(&asked.f, true)?;
-    let version = Some(asked.version);
-    Ok(backend::run_query(state, pass, version, body, OutputFormat::Json).await)
+) -> Result<Result<Markup, Vec<String>>, PageError> {
+    let window = Window::of(&asked.f)?;
+    let grouped = !asked.f.all("group").is_empty();
+    let profile = backend::profile(state, &pass, asked.version)?;
+    let facet_columns = facets::columns(&profile, &asked.f).into_iter();
+    let queries = backend::PreviewQueries {
+        page: page_body(&asked.f, &window),
+        count: count_body(&asked.f),
+        facets: facet_columns
+            .map(|c| (c.clone(), facets::body(&asked.f, &c)))
+            .collect(),
+    };
+    let answers = backend::preview(state, pass, asked.version, queries).await;
+    let total = total_of(grouped, answers.count, window.limit);
+    let (f, shown) = (&asked.f, (asked.url.as_str(), asked.columns.as_slice()));
+    Ok(match answers.rows {
+        Ok(bytes) => Ok(html! {
+            (facets::section(f, &asked.url, &answers.facets))
+            (table(f, shown, &window, &bytes, total))
+        }),
+        Err(e) => Err(PageError::from(e).messages()),
+    })
 }
 
 fn read_form(
@@ -209,30 +213,32 @@ fn read_form(
     let version = pick_version(asked, record.latest_version());
     let schema = backend::schema(state, pass, version)?;
     let columns: Vec<String> = schema.columns.into_iter().map(|c| c.name).collect();
+    let key = record.key();
     Ok(Asked {
         f,
         version,
+        latest: record.latest_version(),
         columns,
         url: base(record),
         title: format!("Query {}", record.name()),
+        stem: format!("{}-{}-{}-v{version}", key.layer, key.domain, key.dataset),
+        sql: crate::web::sql::sql_link(&key.layer, &key.domain, &key.dataset),
     })
 }
 
-/// The whole result as a file; a refused query shows the builder with the reasons.
+/// The whole answer as a file named after the dataset and the time; a refused query shows the
+/// builder with the reasons and, the answer being too large or slow, a one-click job.
 async fn download(
     state: &AppState,
     viewer: &Viewer,
     pass: DatasetPass<Read>,
     asked: &Asked,
-    format: OutputFormat,
-    ext: &str,
+    (format, ext): (OutputFormat, &str),
 ) -> PageResult {
-    let body = query_body(&asked.f, false)?;
-    let key = pass.record().key().clone();
-    let name = format!(
-        "{}-{}-{}-v{}.{ext}",
-        key.layer, key.domain, key.dataset, asked.version
-    );
+    let body = whole_query(&asked.f)?;
+    let when = crate::web::format::utc_stamp(rapid_actors::auth::now_seconds());
+    let name = format!("{}-{when}.{ext}", asked.stem);
+    let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
     match backend::run_query(state, pass, Some(asked.version), body, format).await {
         Ok((content_type, bytes)) => Ok(crate::web::page::secure(
             HttpResponse::Ok()
@@ -241,39 +247,49 @@ async fn download(
                     header::CONTENT_DISPOSITION,
                     format!("attachment; filename=\"{name}\""),
                 ))
-                .body(bytes),
+                .body(match index {
+                    true => bytes,
+                    false => without_index(&bytes),
+                }),
         )),
-        Err(e) => {
-            let m = PageError::from(e).messages();
-            let (url, version, columns) = (&asked.url, asked.version, &asked.columns);
-            let body = html! { (errors(&m)) (builder(viewer, url, version, columns, &asked.f)) };
-            Ok(ok(page(viewer, &asked.title, body)))
-        }
+        Err(e) => Ok(ok(builder_page(
+            viewer,
+            asked,
+            Err(PageError::from(e).messages()),
+        ))),
     }
 }
 
-type Preview = Option<Result<(&'static str, Vec<u8>), rapid_actors::Error>>;
-
-fn builder_page(viewer: &Viewer, asked: &Asked, preview: Preview) -> Markup {
-    let (url, version, columns) = (&asked.url, asked.version, &asked.columns);
+fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String>>) -> Markup {
     let body = html! {
-        p { a href=(url) { "Back to the dataset" } }
-        @if let Some(Err(e)) = &preview { (errors(&PageError::from(e.clone()).messages())) }
-        (builder(viewer, url, version, columns, &asked.f))
-        @if let Some(Ok((_, bytes))) = &preview { (preview_table(bytes)) }
+        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(asked.sql) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        @if let Err(m) = &shown {
+            (errors(m))
+            @if m.iter().any(|m| m.contains("as a job")) { div.card.offer {
+                p { "Too large or too slow to answer here? A job writes the whole answer to a file." }
+                (job_form(viewer, &asked.url, &asked.f, "Run this query as a job"))
+            } }
+        }
+        details.builder open {
+            summary { "The query (columns, filter, groups, order, limit)" }
+            (builder(asked))
+        }
+        @if let Ok(table) = &shown { (table) }
     };
     page(viewer, &asked.title, body)
 }
 
-/// The large query as a job: then its page, which follows it to the download link.
+/// The query as a job: then its page, which follows it to the download link and shows the
+/// query it runs.
 pub async fn post_query_job(
     req: HttpRequest,
     state: web::Data<AppState>,
     Posted { pass, form: f, .. }: Posted<OnDataset<Read>>,
 ) -> PageResult {
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
-    let query = query_body(&f, false)?;
+    let query = whole_query(&f)?;
     let origin = state.link_origin(&req);
     let job_id = backend::start_large_query(&state, pass, asked, query, &origin).await?;
+    sessions(&req).remember_job_query(&job_id, query_string(&f, None));
     Ok(see_other(&format!("/jobs/{job_id}")))
 }

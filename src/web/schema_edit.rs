@@ -7,18 +7,21 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::schema::{CheckSpec, Column, Metadata, Owner, Schema};
+use rapid_actors::schema::{Column, Metadata, Owner, Schema};
+
+use rapid_actors::auth::pass::AdminPass;
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
 use crate::web::backend;
+use crate::web::checks_edit::{cell, help, rows_of, specs_of, typed_rows, CheckRow};
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::posts::Sampled;
 use crate::web::session::Viewer;
 
-/// The data types the service stores, offered as suggestions.
+/// The data types the service stores: the editor's type list.
 const TYPES: [&str; 5] = ["int", "double", "boolean", "string", "date"];
 /// The date formats of SPEC.md.
 const DATE_FORMATS: [&str; 10] = [
@@ -26,8 +29,15 @@ const DATE_FORMATS: [&str; 10] = [
     "%Y-%m", "%m-%Y",
 ];
 
-fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup {
+/// The sample form; after a refusal, `sent` holds what was typed (the file must be chosen again).
+fn sample_form(
+    state: &AppState,
+    viewer: &Viewer,
+    messages: &[String],
+    sent: Option<&FormData>,
+) -> Markup {
     let layers = backend::layers(state);
+    let typed = |k: &str| sent.and_then(|f| f.get(k)).unwrap_or("").to_string();
     page(
         viewer,
         "New schema",
@@ -37,13 +47,13 @@ fn sample_form(state: &AppState, viewer: &Viewer, messages: &[String]) -> Markup
             form.narrow method="post" action="/schema/generate" enctype="multipart/form-data" {
                 (csrf_field(viewer))
                 label for="layer" { "Layer" }
-                select id="layer" name="layer" { @for l in &layers { option value=(l) { (l) } } }
+                select id="layer" name="layer" { @for l in &layers { option value=(l) selected[typed("layer") == *l] { (l) } } }
                 label for="sensitivity" { "Sensitivity" }
-                select id="sensitivity" name="sensitivity" { @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) { (s) } } }
+                select id="sensitivity" name="sensitivity" { @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) selected[typed("sensitivity") == s] { (s) } } }
                 label for="domain" { "Domain" }
-                input id="domain" name="domain" required;
+                input id="domain" name="domain" required value=(typed("domain"));
                 label for="dataset" { "Dataset" }
-                input id="dataset" name="dataset" required;
+                input id="dataset" name="dataset" required value=(typed("dataset"));
                 label for="file" { "Sample file" }
                 input id="file" name="file" type="file" accept=".csv,.parquet" required;
                 button type="submit" { "Generate the schema" }
@@ -56,7 +66,7 @@ pub async fn get_new(
     state: web::Data<AppState>,
     Page { viewer, .. }: Page<DataAdmin>,
 ) -> PageResult {
-    Ok(ok(sample_form(&state, &viewer, &[])))
+    Ok(ok(sample_form(&state, &viewer, &[], None)))
 }
 
 /// The sample form's text fields (the CSRF token first) and its file, the viewer a DATA_ADMIN:
@@ -73,17 +83,23 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
         let m = ["Please choose a sample file.".to_string()];
         return Ok(render(
             StatusCode::BAD_REQUEST,
-            sample_form(&state, &viewer, &m),
+            sample_form(&state, &viewer, &m, Some(&fields)),
         ));
     };
     let target = target_of(&fields)?;
     let _permit = backend::generation_permit(&state).await?;
     match backend::draft_schema(&state, &pass, target, field, &filename).await {
-        Ok(draft) => Ok(ok(editor(&viewer, &draft.into(), false, &[]))),
+        Ok(draft) => {
+            let edited = Edited::from(draft).checked(&state, &pass);
+            Ok(ok(editor(&viewer, &edited, false, &[])))
+        }
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
-            Ok(render(status, sample_form(&state, &viewer, &m)))
+            Ok(render(
+                status,
+                sample_form(&state, &viewer, &m, Some(&fields)),
+            ))
         }
     }
 }
@@ -103,6 +119,10 @@ fn target_of(fields: &FormData) -> Result<[String; 4], PageError> {
 struct Edited {
     schema: Schema,
     typed: Vec<Typed>,
+    /// The rules the schema breaks as it stands (what saving it would refuse).
+    rules: Vec<String>,
+    /// Whether the viewer asked for the check (then a schema breaking none says so).
+    asked: bool,
 }
 
 impl From<Schema> for Edited {
@@ -110,23 +130,39 @@ impl From<Schema> for Edited {
         Edited {
             schema,
             typed: vec![],
+            rules: vec![],
+            asked: false,
         }
     }
 }
 
-/// A column's fields as typed, where they could not be read.
+impl Edited {
+    /// With the rules it breaks, checked now by the API's own validation.
+    fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
+        self.rules = backend::schema_problems(state, pass, &self.schema);
+        self
+    }
+}
+
+/// The rules the edited schema breaks, before it is saved; or, asked, that it breaks none.
+fn rules_box(edited: &Edited) -> Markup {
+    html! {
+        @if !edited.rules.is_empty() {
+            div.alert.warn #schema-rules role="status" {
+                p { strong { "Before this schema can be saved:" } }
+                ul { @for r in &edited.rules { li { (r) } } }
+            }
+        } @else if edited.asked {
+            div.alert.ok #schema-rules role="status" { p { "The schema follows every rule: it can be saved." } }
+        }
+    }
+}
+
+/// A column's fields as typed, where they could not be read (its checks always as typed).
 #[derive(Default)]
 struct Typed {
     partition_index: Option<String>,
-    checks: Option<String>,
-}
-
-/// A column's checks as JSON; nothing for no checks.
-fn checks_text(checks: &BTreeMap<String, CheckSpec>) -> String {
-    match checks.is_empty() {
-        true => String::new(),
-        false => serde_json::to_string(checks).unwrap_or_default(),
-    }
+    checks: Option<Vec<CheckRow>>,
 }
 
 /// The editor's table of columns, one row of inputs each.
@@ -135,21 +171,26 @@ fn columns_editor(edited: &Edited) -> Markup {
     html! {
     div.table-wrap {
         table.editor {
-            thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks (JSON)" } } }
+            thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks" } } }
             tbody {
                 @for (i, c) in edited.schema.columns.iter().enumerate() {
                     @let f = |k: &str| format!("c{i}_{k}");
                     @let typed = edited.typed.get(i).unwrap_or(&none);
                     @let partition = typed.partition_index.clone().or(c.partition_index.map(|p| p.to_string()));
-                    @let checks = typed.checks.clone().unwrap_or_else(|| checks_text(&c.checks));
+                    @let checks = typed.checks.clone().unwrap_or_else(|| rows_of(&c.checks));
                     tr {
-                        td { input name=(f("name")) value=(c.name) aria-label={ "Column " (i + 1) " name" }; }
-                        td { input name=(f("data_type")) list="types" value=(c.data_type) aria-label={ "Column " (i + 1) " type" }; }
-                        td { input type="checkbox" name=(f("allow_null")) checked[c.allow_null] aria-label={ "Column " (i + 1) " nullable" }; }
-                        td { input type="checkbox" name=(f("unique")) checked[c.unique] aria-label={ "Column " (i + 1) " unique" }; }
-                        td { input name=(f("format")) list="date-formats" value=(c.format.as_deref().unwrap_or_default()) aria-label={ "Column " (i + 1) " date format" }; }
-                        td { input name=(f("partition_index")) type="number" min="0" value=(partition.unwrap_or_default()) aria-label={ "Column " (i + 1) " partition order" }; }
-                        td { input name=(f("checks")) value=(checks) aria-label={ "Column " (i + 1) " checks" }; }
+                        td data-label="Name" { input name=(f("name")) value=(c.name) aria-label={ "Column " (i + 1) " name" }; }
+                        td data-label="Type" {
+                            select name=(f("data_type")) aria-label={ "Column " (i + 1) " type" } {
+                                @if !TYPES.contains(&c.data_type.as_str()) { option value=(c.data_type) selected { (c.data_type) } }
+                                @for t in TYPES { option value=(t) selected[c.data_type == t] { (t) } }
+                            }
+                        }
+                        td data-label="Nullable" { input type="checkbox" name=(f("allow_null")) checked[c.allow_null] aria-label={ "Column " (i + 1) " nullable" }; }
+                        td data-label="Unique" { input type="checkbox" name=(f("unique")) checked[c.unique] aria-label={ "Column " (i + 1) " unique" }; }
+                        td data-label="Date format" { input name=(f("format")) list="date-formats" value=(c.format.as_deref().unwrap_or_default()) aria-label={ "Column " (i + 1) " date format" }; }
+                        td data-label="Partition order" { input name=(f("partition_index")) type="number" min="0" value=(partition.unwrap_or_default()) aria-label={ "Column " (i + 1) " partition order" }; }
+                        td.checks data-label="Checks" { (cell(i, &checks)) }
                     }
                 }
             }
@@ -170,6 +211,22 @@ fn metadata_text(m: &Metadata) -> [String; 3] {
     ]
 }
 
+/// What saving an edit does: the service keeps no in-place edit of a schema (each `PUT /schema`
+/// is a new version), so the new version, its data apart, starts empty.
+fn new_version_warning(current: Option<i64>) -> Markup {
+    let next = current.map(|v| v + 1);
+    html! {
+        div.alert.warn #new-version-warning role="note" {
+            p {
+                strong { "Saving starts a new schema version" @if let Some(n) = next { " (" (n) ")" } ", with no data. " }
+                "Every change, even to the description, tags or owners, is stored as a new version. Pages and uploads then use the new version; the data already stored stays in "
+                @if let Some(v) = current { "version " (v) } @else { "the earlier versions" }
+                ", where the dataset page can still show and query it."
+            }
+        }
+    }
+}
+
 /// The editor of every field of the schema; `update` stores it as a new version.
 fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -> Markup {
     let m = &edited.schema.metadata;
@@ -185,6 +242,8 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
         title,
         html! {
             (errors(messages))
+            @if update { (new_version_warning(m.version)) }
+            (rules_box(edited))
             form.schema method="post" action="/schema/save" {
                 (csrf_field(viewer))
                 input type="hidden" name="mode" value=(if update { "update" } else { "create" });
@@ -214,10 +273,13 @@ fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -
                     div { label for="m_owners" { "Owners (one Name <email> a line)" } textarea id="m_owners" name="m_owners" rows="3" { (owners) } }
                 }
                 h2 { "Columns" }
-                datalist id="types" { @for t in TYPES { option value=(t) {} } }
                 datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
                 (columns_editor(edited))
-                button type="submit" { @if update { "Save as a new version" } @else { "Save the schema" } }
+                (help())
+                div.buttons {
+                    button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
+                    button.secondary type="submit" name="action" value="check" { "Check the rules (without saving)" }
+                }
             }
         },
     )
@@ -238,14 +300,9 @@ fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> (Column, Typ
             None
         }),
     };
-    let checks = match c("checks") {
-        t if t.is_empty() => BTreeMap::new(),
-        t => checks_of(&t).unwrap_or_else(|problem| {
-            problems.push(format!("The checks of column {name} {problem}"));
-            typed.checks = Some(t);
-            BTreeMap::new()
-        }),
-    };
+    let rows = typed_rows(f, i);
+    let checks = specs_of(&name, &c("data_type"), &rows, problems);
+    typed.checks = Some(rows);
     let format = Some(c("format")).filter(|s| !s.is_empty());
     let column = Column {
         data_type: c("data_type"),
@@ -257,13 +314,6 @@ fn column_of(f: &FormData, i: usize, problems: &mut Vec<String>) -> (Column, Typ
         name,
     };
     (column, typed)
-}
-
-/// A column's checks from their JSON text, or what is wrong with it (after the column's name).
-fn checks_of(text: &str) -> Result<BTreeMap<String, CheckSpec>, String> {
-    let json: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("are not valid JSON: {e}"))?;
-    serde_json::from_value(json).map_err(|e| format!("are not valid checks: {e}"))
 }
 
 /// Lines of `text` that are not blank, trimmed.
@@ -320,7 +370,13 @@ fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
         .map(|i| column_of(f, i, &mut problems))
         .unzip();
     let schema = Schema { metadata, columns };
-    Ok((Edited { schema, typed }, problems))
+    let edited = Edited {
+        schema,
+        typed,
+        rules: vec![],
+        asked: false,
+    };
+    Ok((edited, problems))
 }
 
 pub async fn post_save(
@@ -332,12 +388,15 @@ pub async fn post_save(
     }: Posted<DataAdmin>,
 ) -> PageResult {
     let update = f.get("mode") == Some("update");
-    let (edited, problems) = schema_of(&f)?;
-    if !problems.is_empty() {
-        return Ok(render(
-            StatusCode::BAD_REQUEST,
-            editor(&viewer, &edited, update, &problems),
-        ));
+    let (mut edited, problems) = schema_of(&f)?;
+    edited.asked = f.get("action") == Some("check");
+    let edited = edited.checked(&state, &pass);
+    if edited.asked || !problems.is_empty() {
+        let status = match problems.is_empty() {
+            true => StatusCode::OK,
+            false => StatusCode::BAD_REQUEST,
+        };
+        return Ok(render(status, editor(&viewer, &edited, update, &problems)));
     }
     match backend::save_schema(&state, &pass, &edited.schema, update).await {
         Ok(version) => Ok(see_other(&stored_at(&edited.schema.metadata, version))),
@@ -371,5 +430,6 @@ pub async fn get_edit(
     let (layer, domain, dataset) = path.into_inner();
     let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
     let schema = backend::latest_schema(&state, &pass, &key)?;
-    Ok(ok(editor(&viewer, &schema.into(), true, &[])))
+    let edited = Edited::from(schema).checked(&state, &pass);
+    Ok(ok(editor(&viewer, &edited, true, &[])))
 }

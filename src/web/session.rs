@@ -19,6 +19,9 @@ pub const SESSION_COOKIE: &str = "rapid_session";
 /// (double submit), so a cross-site page cannot sign a victim into the attacker's account.
 pub const SIGNIN_COOKIE: &str = "rapid_signin";
 
+/// How many jobs' queries the pages remember.
+const REMEMBERED_QUERIES: usize = 2000;
+
 #[derive(Clone)]
 struct Session {
     subject_id: String,
@@ -29,6 +32,9 @@ struct Session {
 
 pub struct WebState {
     sessions: Mutex<HashMap<String, Session>>,
+    /// The builder's query behind each large-query job started from the pages (its form as a
+    /// query string), newest last, at most [`REMEMBERED_QUERIES`]; kept until a restart.
+    job_queries: Mutex<std::collections::VecDeque<(String, String)>>,
     ttl_seconds: i64,
     secure_cookie: bool,
 }
@@ -65,6 +71,7 @@ impl WebState {
     pub fn new(ttl_seconds: i64, secure_cookie: bool) -> WebState {
         WebState {
             sessions: Mutex::new(HashMap::new()),
+            job_queries: Mutex::new(std::collections::VecDeque::new()),
             ttl_seconds,
             secure_cookie,
         }
@@ -91,6 +98,23 @@ impl WebState {
             },
         );
         self.cookie(SESSION_COOKIE, id, self.ttl_seconds)
+    }
+
+    /// Remembers the builder's form (`query`, a URL query string) that started job `job_id`.
+    pub fn remember_job_query(&self, job_id: &str, query: String) {
+        let mut q = self.job_queries.lock().unwrap_or_else(|p| p.into_inner());
+        if q.len() >= REMEMBERED_QUERIES {
+            q.pop_front();
+        }
+        q.push_back((job_id.to_string(), query));
+    }
+
+    /// The builder's form that started job `job_id`, if these pages started it since the start.
+    pub fn job_query(&self, job_id: &str) -> Option<String> {
+        let q = self.job_queries.lock().unwrap_or_else(|p| p.into_inner());
+        q.iter()
+            .find(|(id, _)| id == job_id)
+            .map(|(_, s)| s.clone())
     }
 
     pub fn remove(&self, session_id: &str) {

@@ -63,9 +63,20 @@ fn subjects_page(
     viewer: &Viewer,
     messages: &[String],
     done: &str,
+    sent: Option<&FormData>,
 ) -> Markup {
     let subjects = backend::list_subjects(state, pass);
-    let default = vec!["READ_PUBLIC".to_string()];
+    // After a refusal, the form that was sent keeps what was typed and ticked.
+    let typed = |kind: &str, field: &str| {
+        sent.filter(|f| f.get("kind").unwrap_or("user") == kind)
+            .and_then(|f| f.get(field))
+            .unwrap_or("")
+            .to_string()
+    };
+    let ticked = |kind: &str| match sent.filter(|f| f.get("kind").unwrap_or("user") == kind) {
+        Some(f) => f.all("permissions"),
+        None => vec!["READ_PUBLIC".to_string()],
+    };
     let body = html! {
         @if !done.is_empty() { (notice(done)) }
         (errors(messages))
@@ -91,10 +102,10 @@ fn subjects_page(
                     (csrf_field(viewer))
                     input type="hidden" name="kind" value="user";
                     label for="user-name" { "User name" }
-                    input id="user-name" name="name" required;
+                    input id="user-name" name="name" required value=(typed("user", "name"));
                     label for="user-email" { "Email" }
-                    input id="user-email" name="email" type="email" required;
-                    (permission_boxes(state, pass, "user", &default))
+                    input id="user-email" name="email" type="email" required value=(typed("user", "email"));
+                    (permission_boxes(state, pass, "user", &ticked("user")))
                     button type="submit" { "Create user" }
                 }
             }
@@ -104,8 +115,8 @@ fn subjects_page(
                     (csrf_field(viewer))
                     input type="hidden" name="kind" value="client";
                     label for="client-name" { "Client name" }
-                    input id="client-name" name="name" required;
-                    (permission_boxes(state, pass, "client", &default))
+                    input id="client-name" name="name" required value=(typed("client", "name"));
+                    (permission_boxes(state, pass, "client", &ticked("client")))
                     button type="submit" { "Create client" }
                 }
             }
@@ -119,7 +130,14 @@ pub async fn get_subjects(
     done: web::Query<Done>,
     Page { viewer, pass }: Page<UserAdmin>,
 ) -> PageResult {
-    Ok(ok(subjects_page(&state, &pass, &viewer, &[], &done.done)))
+    Ok(ok(subjects_page(
+        &state,
+        &pass,
+        &viewer,
+        &[],
+        &done.done,
+        None,
+    )))
 }
 
 /// A new subject as the page shows it: its kind, name, id and the secret shown once.
@@ -145,7 +163,7 @@ pub async fn post_new(
             let m = PageError::from(e).messages();
             Ok(render(
                 status,
-                subjects_page(&state, &pass, &viewer, &m, ""),
+                subjects_page(&state, &pass, &viewer, &m, "", Some(&form)),
             ))
         }
     }

@@ -1,6 +1,7 @@
 //! Upload: pick a dataset the viewer may write and a version; the script sends the file with a
-//! progress bar (XHR upload events), then follows the job until it ends. A 422 lists every
-//! validation error in a table. The post carries the session's CSRF token in `X-CSRF-Token`.
+//! progress bar (XHR upload events), then follows the job until it ends. A 422 shows its problems
+//! by column and rule (counted in its whole report) and lists every validation error it carries.
+//! The post carries the session's CSRF token in `X-CSRF-Token`.
 
 use actix_multipart::Multipart;
 use actix_web::http::StatusCode;
@@ -17,6 +18,7 @@ use crate::web::guard::{OnDataset, Page, WritesSomewhere};
 use crate::web::layout::page;
 use crate::web::page::{ok, PageError, PageResult};
 use crate::web::posts::{json_answer, ScriptPost};
+use crate::web::problems::{groups_table, REPORT_BUDGET};
 use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
@@ -99,7 +101,12 @@ fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Mark
                     " · "
                     a #report-parquet href="#" download { "Parquet" }
                 }
-                div.table-wrap { table { thead { tr { th scope="col" { "#" } th scope="col" { "Problem" } } } tbody #upload-error-rows {} } }
+                h3 { "By column and rule" }
+                div #upload-groups {}
+                details {
+                    summary { "Every listed problem" }
+                    div.table-wrap { table { thead { tr { th scope="col" { "#" } th scope="col" { "Problem" } } } tbody #upload-error-rows {} } }
+                }
             }
             noscript { p.warning { "Uploading from this page needs JavaScript (for the progress bar)." } }
         }
@@ -121,18 +128,30 @@ pub async fn post_upload(
             json!({ "job_id": a.job_id, "raw_filename": a.raw_filename,
                     "version": a.dataset_version, "quarantine": a.quarantine }),
         ),
-        Err(e) => {
-            // A refused upload's whole report: how many rows, and its downloads.
-            let report = e.report.as_deref().map(|r| {
-                json!({
-                    "rows_rejected": r.rows_rejected,
-                    "csv": r.links.as_ref().map(|l| &l.csv),
-                    "parquet": r.links.as_ref().map(|l| &l.parquet),
-                })
-            });
-            let status = crate::error::status_of(e.kind);
-            let messages = PageError::from(e).messages();
-            json_answer(status, json!({ "errors": messages, "report": report }))
-        }
+        Err(e) => refused(&state, e).await,
     }
+}
+
+/// A refused upload in JSON: the errors in words, the whole report's count and links, and the
+/// problems by column and rule (counted in the report when it is kept).
+async fn refused(state: &AppState, e: rapid_actors::Error) -> HttpResponse {
+    // A refused upload's whole report: how many rows, and its downloads.
+    let report = e.report.as_deref().map(|r| {
+        json!({
+            "rows_rejected": r.rows_rejected,
+            "csv": r.links.as_ref().map(|l| &l.csv),
+            "parquet": r.links.as_ref().map(|l| &l.parquet),
+        })
+    });
+    let whole = match e.report.as_deref().and_then(|r| r.links.as_ref()) {
+        Some(links) => backend::problem_report(state, &links.csv, REPORT_BUDGET).await,
+        None => None,
+    };
+    let status = crate::error::status_of(e.kind);
+    let messages = PageError::from(e).messages();
+    let groups = groups_table("upload-groups-table", &messages, whole.as_ref());
+    json_answer(
+        status,
+        json!({ "errors": messages, "report": report, "groups_html": groups.into_string() }),
+    )
 }

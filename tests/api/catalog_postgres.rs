@@ -15,7 +15,7 @@ use crate::support::{schema_json, Options, TestServer};
 const PATH: &str = "/api/datasets/default/shop/sales";
 
 /// A database of its own on the test server, dropped when this goes.
-struct Database {
+pub(crate) struct Database {
     server_url: String,
     name: String,
     /// The catalog URL naming this database.
@@ -45,7 +45,7 @@ fn run_sql(server_url: &str, sql: &str) {
 
 impl Database {
     /// `None` (after saying why) when no test server is configured.
-    fn create(test: &str) -> Option<Database> {
+    pub(crate) fn create(test: &str) -> Option<Database> {
         let server_url = match std::env::var("RAPID_TEST_PG_URL") {
             Ok(url) if !url.trim().is_empty() => url,
             _ => {
@@ -77,7 +77,7 @@ impl Database {
         })
     }
 
-    fn options(&self) -> Options {
+    pub(crate) fn options(&self) -> Options {
         Options {
             env: vec![("RAPID_CATALOG_URL".into(), self.url.clone())],
             ..Options::default()

@@ -16,6 +16,7 @@ mod file_modes;
 mod front_budgets;
 mod generate;
 mod generate_refusals;
+mod history;
 mod hostile_http;
 mod large_queries;
 mod layered_permissions;

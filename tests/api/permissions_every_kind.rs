@@ -177,6 +177,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             None,
             DataAdmin,
         ),
+        (
+            "POST",
+            "/datasets/{layer}/{domain}/{dataset}/rollback",
+            "/api/datasets/default/matrix/open/rollback?to_commit=99".into(),
+            None,
+            DataAdmin,
+        ),
         ("GET", "/jobs", "/api/jobs".into(), None, AnyToken),
         (
             "GET",
@@ -228,6 +235,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
                 "GET",
                 "/datasets/{layer}/{domain}/{dataset}/profile",
                 format!("/api/datasets/{d}/profile"),
+                None,
+                Dataset(false, sens),
+            ),
+            (
+                "GET",
+                "/datasets/{layer}/{domain}/{dataset}/history",
+                format!("/api/datasets/{d}/history"),
                 None,
                 Dataset(false, sens),
             ),

@@ -69,6 +69,10 @@ impl TestServer {
             // Tests read the data folder directly (`stored::stored_rows`), which a merge in
             // flight would show twice; tests of compaction turn it on (`Options::env`).
             .env("RAPID_COMPACT_AUTO", "false")
+            // Likewise files kept for earlier commits (history retention) would show in the
+            // folder: only the current commit's are kept; tests of history keep more.
+            .env("RAPID_HISTORY_KEEP_COMMITS", "1")
+            .env("RAPID_HISTORY_KEEP_SECONDS", "0")
             .envs(options.env.iter().map(|(k, v)| (k, v)))
             .env_remove("RUST_LOG")
             .env("ALLOWED_EMAIL_DOMAINS", "example.com,test.org")

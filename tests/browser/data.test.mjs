@@ -60,6 +60,12 @@ test("a refused upload lists every validation error in a table", async () => {
   await upload(csv("bad.csv", "city,day,visits\nLeeds,not-a-date,1\nYork,2024-01-01,many\n"));
   await page.waitForSelector("#upload-errors:not(.hidden)");
   assert.match(await page.textContent("#upload-error-summary"), /status 422/);
+  // The problems by column and rule, counted in the whole report.
+  const groups = await page.locator("#upload-groups-table tbody tr").allTextContents();
+  assert.equal(groups.length, 2, groups.join("\n"));
+  assert.match(groups[0], /^day\s*wrong type \(expected date.*\)\s*1\s*Column \[day\]/);
+  assert.match(groups[1], /^visits\s*wrong type \(expected int\)\s*1\s*Column \[visits\]/);
+  await page.click("#upload-errors details summary");
   const problems = await page.locator("#upload-error-rows tr").count();
   assert.ok(problems >= 2, `every error listed (${problems})`);
   const text = await page.textContent("#upload-error-rows");
@@ -92,8 +98,14 @@ test("the query builder previews rows, downloads CSV and runs a large query job 
   const { readFileSync } = await import("node:fs");
   const text = readFileSync(file, "utf8");
   assert.match(download.suggestedFilename(), /\.csv$/);
-  assert.equal(text.trim().split("\n")[0], ",city,total", "the API's CSV, index column first");
+  assert.equal(text.trim().split("\n")[0], "city,total", "no index column unless asked");
   assert.equal(text.trim().split("\n").length, 4);
+  await page.check("#index");
+  const [indexed] = await Promise.all([page.waitForEvent("download"), page.click("button[value=csv]")]);
+  const withIndex = readFileSync(await indexed.path(), "utf8").trim().split("\n");
+  assert.equal(withIndex[0], ",city,total", "asked for: the API's CSV, index column first");
+  assert.match(withIndex[1], /^0,Hull,/);
+  await page.uncheck("#index");
 
   // A filter the engine refuses is shown in words, with the form kept.
   await page.fill("#filter", "no_such_column = 1");
@@ -102,6 +114,8 @@ test("the query builder previews rows, downloads CSV and runs a large query job 
   assert.equal(await page.inputValue("#filter"), "no_such_column = 1");
 
   await page.goto(`${BASE}/datasets/default/web/visits/query?action=preview&limit=5`);
+  await Promise.all([page.waitForNavigation(), page.click("button[value=job]")]);
+  assert.match(await page.textContent("#query-object"), /"limit": 5/);
   await Promise.all([page.waitForNavigation(), page.click("form.job button")]);
   assert.match(page.url(), /\/jobs\//);
   await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 60000 });

@@ -89,6 +89,13 @@ test("the admin manages protected domains and sees the jobs page", async () => {
   await Promise.all([page.waitForNavigation(), page.click("form.narrow button")]);
   assert.match(await page.textContent("[role=status]"), /secret created/);
   await shoot(page, "protected-domains");
+  // Added again: refused in words on the same page, the navigation and the typed name kept.
+  await page.fill("#domain", "secret");
+  const [again] = await Promise.all([page.waitForNavigation(), page.click("form.narrow button")]);
+  assert.equal(again.status(), 409);
+  assert.match(await page.textContent("[role=alert]"), /\[SECRET\] already exists/);
+  assert.equal(await page.inputValue("#domain"), "secret");
+  assert.equal(await page.locator("nav[aria-label=Main] a", { hasText: "Protected domains" }).count(), 1);
   await page.goto(`${BASE}/jobs`);
   assert.equal(await page.textContent("h1"), "Jobs");
   await shoot(page, "jobs");

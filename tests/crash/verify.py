@@ -236,6 +236,8 @@ def verify_files(data_dir):
     conn = sqlite3.connect(os.path.join(data_dir, "catalog.sqlite"))
     try:
         data = dict(conn.execute("SELECT path, rows FROM data_files"))
+        # Files replaced by a commit stay on disk, listed here, while a retained commit reads them.
+        retired = dict(conn.execute("SELECT path, rows FROM retired_files"))
         raw = {os.path.join("raw", l, d, k, str(v), f): b for l, d, k, v, f, b in conn.execute(
             "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes "
             "FROM raw_files r JOIN datasets d ON d.id = r.dataset_id")}
@@ -245,10 +247,10 @@ def verify_files(data_dir):
         conn.close()
     checks.expect(running == 0, "job still IN PROGRESS after the restart", f"{running} in the catalog")
     on_disk = files_under(data_dir, "data") | files_under(data_dir, "raw")
-    listed = set(data) | set(raw)
+    listed = set(data) | set(retired) | set(raw)
     checks.expect(not (listed - on_disk), "files in the catalog missing on disk", str(sorted(listed - on_disk)[:10]))
     checks.expect(not (on_disk - listed), "orphan files left after recovery", str(sorted(on_disk - listed)[:10]))
-    for rel, rows in data.items():
+    for rel, rows in list(data.items()) + list(retired.items()):
         path = os.path.join(data_dir, rel)
         if os.path.exists(path):
             try:

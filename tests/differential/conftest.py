@@ -41,8 +41,11 @@ def cases():
 def server():
     binary = os.environ.get("RAPID_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/rapid-rs"))
     folder = tempfile.mkdtemp(prefix="rapid-diff-")
+    # DuckDB globs the version's folder, which would also see files kept for earlier commits
+    # (history retention): keep only the current commit's.
     env = dict(os.environ, RAPID_ADMIN_CLIENT_ID=ADMIN_ID, RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET,
-               RUST_LOG="warn", RAPID_COMPACT_AUTO="false", RAPID_PG_LISTEN="127.0.0.1:0")
+               RUST_LOG="warn", RAPID_COMPACT_AUTO="false", RAPID_PG_LISTEN="127.0.0.1:0",
+               RAPID_HISTORY_KEEP_COMMITS="1", RAPID_HISTORY_KEEP_SECONDS="0")
     proc = subprocess.Popen([binary, "serve", "--bind", "127.0.0.1:0", "--data-dir", folder],
                             stdout=subprocess.PIPE, env=env, text=True)
     # The PostgreSQL listener's line comes first, then the HTTP one.

@@ -83,7 +83,8 @@ pub trait ManifestCatalog {
     fn raw_files(&self, dataset_id: i64, version: i64) -> Result<Vec<RawFile>>;
 
     /// One upload commit, atomically: the raw file, its data files and their unique keys, the
-    /// replaced files (and their keys) dropped and the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
+    /// replaced files retired (their keys dropped), the numbered commit (APPEND or OVERWRITE) and
+    /// the job SUCCESS. Refused (nothing recorded): [`super::refusal::commit_conflict`] when
     /// the version's manifest generation is not `based_on`; [`super::refusal::job_not_running`] when its job
     /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
@@ -99,13 +100,15 @@ pub trait ManifestCatalog {
         keys: &[Vec<u8>],
     ) -> Result<Option<Vec<KeyHit>>>;
 
-    /// Removes one raw file and every data file it contributed; returns their paths, or `None`
-    /// when there is no such raw file.
+    /// Removes one raw file and every data file it contributed from the version, as one DELETE
+    /// commit made by `subject`; returns the paths of those data files (retired: kept for the
+    /// commits before this one), or `None` when there is no such raw file.
     fn delete_raw_file(
         &self,
         dataset_id: i64,
         version: i64,
         raw_filename: &str,
+        subject: Option<&str>,
     ) -> Result<Option<Vec<String>>>;
 
     /// The parts of merged data files (files holding rows of several raw files), with the id of
@@ -113,15 +116,72 @@ pub trait ManifestCatalog {
     /// file `holding`, or of the files `ids`.
     fn file_parts(&self, of: PartsOf<'_>) -> Result<Vec<(i64, FilePart)>>;
 
-    /// One [`FileSwap`], atomically: the added files recorded with their parts, the removed
-    /// files dropped, and the raw file (with the data files it alone contributed and its unique
-    /// keys) deleted. Unique keys name raw files, not data files: merging moves none. Returns the paths of every
-    /// data file dropped; `None` (nothing recorded) when `raw_deleted` names no raw file.
+    /// One [`FileSwap`], atomically, as one commit (COMPACT, or DELETE with `raw_deleted`): the
+    /// added files recorded with their parts, the removed files retired, and the raw file (with
+    /// the data files it alone contributed, retired, and its unique keys) deleted. Unique keys
+    /// name raw files, not data files: merging moves none. Returns the paths of every data file
+    /// retired; `None` (nothing recorded) when `raw_deleted` names no raw file.
     /// Refused: [`super::refusal::commit_conflict`] when a removed file is gone.
     fn swap_files(&self, swap: &FileSwap) -> Result<Option<Vec<String>>>;
 
-    /// Every file the manifest lists, as one committed state.
+    /// Every file the manifest lists (retired files kept for retained commits included), as one
+    /// committed state.
     fn stored_files(&self) -> Result<StoredFiles>;
+}
+
+/// Commits as versions (issue 36): every change of a version's files is a numbered commit,
+/// recorded in the transaction of the change itself. A file a commit replaces or removes leaves
+/// the live manifest but is *retired*, kept with the commits that added and removed it, so every
+/// retained commit's files can still be read; [`HistoryCatalog::expire_commits`] gives up those
+/// no retained commit needs.
+pub trait HistoryCatalog {
+    /// The version's commits, newest first: `limit` of them after skipping `offset`.
+    fn commits(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        offset: i64,
+        limit: i64,
+    ) -> Result<Vec<Commit>>;
+
+    /// The files live at commit `at` (added at or before it, not removed at or before it), and
+    /// `hold` runs with them before any expiry that gives them up can return (a reader leases
+    /// them there). Refused (not found): [`super::refusal::no_such_commit`] for a commit the
+    /// version never had or a time before its first, [`super::refusal::commit_expired`] for a
+    /// commit past retention.
+    fn files_at_held(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        at: &AsOf,
+        hold: &mut dyn FnMut(&[DataFile]),
+    ) -> Result<FilesAt>;
+
+    /// Applies `retention` to the version: the commits it no longer retains become unreadable
+    /// and the retired files only they listed leave the catalog; returns those files' paths (the
+    /// caller deletes the objects once no reader holds them).
+    fn expire_commits(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        retention: &Retention,
+    ) -> Result<Vec<String>>;
+
+    /// A ROLLBACK commit by `subject` whose live files are those of commit `to` (no data copied:
+    /// retired files are listed again, with their parts; later files retired); the version's
+    /// unique index is rebuilt by its next checked commit. Returns the new commit's number.
+    /// Refused: as [`Self::files_at_held`] for `to`, and
+    /// [`super::refusal::rollback_past_deletion`] across a raw file deletion.
+    fn rollback(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        to: i64,
+        subject: Option<&str>,
+    ) -> Result<i64>;
+
+    /// The (dataset id, version) pairs that keep retired files.
+    fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>>;
 }
 
 /// Column profiles of uploads (`crate::profile`), one per raw file, kept as JSON text. A raw
@@ -263,7 +323,14 @@ pub trait SubjectCatalog {
 
 /// The whole catalog, shared as `Arc<dyn Catalog>` by every part of the engine.
 pub trait Catalog:
-    DatasetCatalog + ManifestCatalog + JobCatalog + SubjectCatalog + ProfileCatalog + Send + Sync
+    DatasetCatalog
+    + ManifestCatalog
+    + HistoryCatalog
+    + JobCatalog
+    + SubjectCatalog
+    + ProfileCatalog
+    + Send
+    + Sync
 {
     /// Answers a trivial read (readiness).
     fn ping(&self) -> Result<()>;

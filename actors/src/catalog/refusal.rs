@@ -41,3 +41,32 @@ pub fn job_not_running(job_id: &str) -> Error {
         "Job {job_id} is no longer in progress (it was failed meanwhile): nothing was stored"
     ))
 }
+
+/// An as-of read of a commit the version does not have (404): `latest` is its newest (0: none).
+pub fn no_such_commit(asked: &str, latest: i64) -> Error {
+    match latest {
+        0 => Error::not_found(format!(
+            "There is no commit {asked}: this version has no commit yet"
+        )),
+        _ => Error::not_found(format!(
+            "There is no commit {asked} of this version: its commits are 1 to {latest}"
+        )),
+    }
+}
+
+/// An as-of read of a commit past retention (404): its files may be gone.
+pub fn commit_expired(commit: i64, oldest: i64) -> Error {
+    Error::not_found(format!(
+        "Commit {commit} is past the history's retention (RAPID_HISTORY_KEEP_COMMITS, \
+         RAPID_HISTORY_KEEP_SECONDS) and can no longer be read: the oldest readable commit is {oldest}"
+    ))
+}
+
+/// A rollback across a raw file deletion (409): the deleted upload is gone, so its rows could
+/// come back without a raw file to delete them by.
+pub fn rollback_past_deletion(commit: i64, raw_filename: &str) -> Error {
+    Error::conflict(format!(
+        "Cannot roll back past commit {commit}, which deleted the raw file [{raw_filename}]: \
+         deleted uploads are not kept; roll back to commit {commit} or later"
+    ))
+}

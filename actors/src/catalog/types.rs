@@ -101,6 +101,8 @@ pub struct UploadCommit {
     /// index existed): the keys of every file of generation `based_on`, recorded before the commit's own;
     /// the version's index is complete from then on. Needs `based_on`.
     pub backfill: Option<Vec<StoredKeys>>,
+    /// APPEND or OVERWRITE, as the version's history will list it.
+    pub operation: CommitOperation,
 }
 
 /// A raw file the manifest lists, with the dataset it belongs to.
@@ -175,14 +177,15 @@ pub struct CatalogFigures {
     /// (kind, status, count) of the jobs.
     pub jobs: Vec<(String, String, i64)>,
     /// (name, count): datasets, schema_versions, data_files, raw_files, stored_rows,
-    /// stored_bytes (Parquet), subjects.
+    /// stored_bytes (Parquet), subjects, retained_files and retained_bytes (files kept only for
+    /// earlier commits: what history costs on disk).
     pub counts: Vec<(&'static str, i64)>,
     /// What the catalog occupies on disk (SQLite: its file and WAL; PostgreSQL: its tables).
     pub file_bytes: u64,
 }
 
 /// The names of [`CatalogFigures::counts`], in order.
-pub const COUNT_NAMES: [&str; 7] = [
+pub const COUNT_NAMES: [&str; 9] = [
     "datasets",
     "schema_versions",
     "data_files",
@@ -190,6 +193,8 @@ pub const COUNT_NAMES: [&str; 7] = [
     "stored_rows",
     "stored_bytes",
     "subjects",
+    "retained_files",
+    "retained_bytes",
 ];
 
 /// A stretch of a merged data file's rows that came from one raw file: rows `first_row` to
@@ -238,4 +243,86 @@ pub struct FileSwap {
     /// A raw file deleted in the same step, with the data files only it contributed and its
     /// unique keys.
     pub raw_deleted: Option<String>,
+    /// Who asked for it (its history's `subject`); `None` for the service's own compaction.
+    pub subject: Option<String>,
+}
+
+/// What a commit did to its dataset version (docs/guide.md, History).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOperation {
+    /// An upload that added rows.
+    Append,
+    /// An upload that replaced the files of the partitions it brought (every file when
+    /// unpartitioned).
+    Overwrite,
+    /// A raw file deleted with every row it brought.
+    Delete,
+    /// Small files merged: the same rows in fewer files.
+    Compact,
+    /// The state a version had when history began (the migration that added commits).
+    Baseline,
+    /// The files of an earlier commit listed again.
+    Rollback,
+}
+
+impl CommitOperation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommitOperation::Append => "APPEND",
+            CommitOperation::Overwrite => "OVERWRITE",
+            CommitOperation::Delete => "DELETE",
+            CommitOperation::Compact => "COMPACT",
+            CommitOperation::Baseline => "BASELINE",
+            CommitOperation::Rollback => "ROLLBACK",
+        }
+    }
+}
+
+/// One commit of a dataset version, as its history lists it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Commit {
+    /// Its number in the version: 1, 2, ... in the order they landed.
+    pub commit: i64,
+    /// RFC 3339, UTC.
+    pub committed_at: String,
+    /// APPEND, OVERWRITE, DELETE, COMPACT, ROLLBACK or BASELINE.
+    pub operation: String,
+    /// The id of the subject that made it; null for the service's own work (compaction, the
+    /// baseline).
+    pub subject: Option<String>,
+    /// The raw file uploaded (APPEND, OVERWRITE) or deleted (DELETE).
+    pub raw_filename: Option<String>,
+    pub rows_added: i64,
+    pub rows_removed: i64,
+}
+
+/// Which commit of a version a read sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AsOf {
+    /// The newest commit.
+    Latest,
+    /// Commit number N.
+    Commit(i64),
+    /// The newest commit at or before this time (as [`super::now_text`] writes times).
+    Time(String),
+}
+
+/// The files live at one commit of a version (what a read of that commit scans).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilesAt {
+    /// The commit read: 0 for a version with no commit yet.
+    pub commit: i64,
+    pub files: Vec<DataFile>,
+}
+
+/// How long replaced files stay readable: a commit is retained while it is among the newest
+/// `keep_commits` of its version or was committed at or after `keep_since`; files no retained
+/// commit lists are then removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Retention {
+    /// At least 1 (the newest commit is always retained).
+    pub keep_commits: i64,
+    /// A time as [`super::now_text`] writes it.
+    pub keep_since: String,
 }

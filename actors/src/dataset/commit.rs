@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::stored_unique::{find_clashes, Target};
 use crate::catalog::refusal::is_commit_conflict;
 use crate::catalog::ColumnKeys;
-use crate::catalog::{Catalog, NewDataFile, UploadCommit};
+use crate::catalog::{Catalog, CommitOperation, NewDataFile, UploadCommit};
 use crate::error::{Error, Result};
 use crate::ingest::{Problems, StagedOutput};
 use crate::key::DatasetRecord;
@@ -41,10 +41,11 @@ pub struct StagedUpload {
 /// 2. `unique` columns are checked against the files that stay (their unique index).
 /// 3. Staged Parquet files and the raw file (fsynced by the threads that wrote them) are put
 ///    under their keys, durably (on the local folder: renamed into place, folders fsynced).
-/// 4. One durable transaction records them with their unique keys, drops the replaced files (and
-///    their keys) from the manifest, and marks
+/// 4. One durable transaction records them with their unique keys, retires the replaced files
+///    (their keys dropped) from the live manifest, numbers the commit, and marks
 ///    the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
-/// 5. Replaced files are deleted (see the storage module's durability discipline).
+/// 5. Replaced files stay for the commits before this one: retention deletes them later
+///    ([`crate::history::expire`]).
 pub(super) fn commit(
     catalog: &dyn Catalog,
     storage: &Storage,
@@ -63,13 +64,8 @@ pub(super) fn commit(
         }
     };
     match outcome {
-        Ok(replaced) => {
-            // Queries that read the old manifest keep these until they finish.
-            for path in replaced {
-                storage.leases().retire(&path);
-            }
-            Ok(())
-        }
+        // The replaced files are retired in the catalog: earlier commits still list them.
+        Ok(_replaced) => Ok(()),
         Err(e) => {
             // Nothing refers to the placed objects; remove them now (the sweep would, too).
             if placed {
@@ -227,6 +223,10 @@ fn upload_commit(
         based_on,
         replaced: replaced_ids.iter().copied().collect(),
         backfill: None,
+        operation: match upload.behaviour {
+            UpdateBehaviour::Append => CommitOperation::Append,
+            UpdateBehaviour::Overwrite => CommitOperation::Overwrite,
+        },
     }
 }
 
@@ -238,23 +238,23 @@ pub(super) fn delete_raw_file(
     record: &DatasetRecord,
     version: i64,
     raw_filename: &str,
+    subject: &str,
 ) -> Result<()> {
-    if super::swap::delete_merged_rows(catalog, storage, record, version, raw_filename)? {
+    if super::swap::delete_merged_rows(catalog, storage, record, version, raw_filename, subject)? {
         return storage
             .objects()
             .delete(&keys::raw_key(&record.key, version, raw_filename));
     }
-    let paths = catalog
-        .delete_raw_file(record.id, version, raw_filename)?
+    // Its data files are retired (earlier commits still list them), not deleted; the raw upload
+    // itself goes now: no read needs it.
+    catalog
+        .delete_raw_file(record.id, version, raw_filename, Some(subject))?
         .ok_or_else(|| {
             Error::not_found(format!(
                 "The file [{raw_filename}] does not exist in dataset layer [{}], domain [{}], dataset [{}] and version [{version}]",
                 record.key.layer, record.key.domain, record.key.dataset
             ))
         })?;
-    for rel in paths {
-        storage.leases().retire(&rel);
-    }
     storage
         .objects()
         .delete(&keys::raw_key(&record.key, version, raw_filename))

@@ -19,6 +19,7 @@ pub use unique_index::staged_keys;
 
 use crate::catalog::SharedCatalog;
 use crate::error::{Error, Result};
+use crate::history::HistorySettings;
 use crate::key::DatasetRecord;
 use crate::records::stored_version;
 use crate::schema::ValidSchema;
@@ -29,6 +30,7 @@ pub struct DatasetActor {
     storage: Storage,
     record: DatasetRecord,
     deleted: bool,
+    history: HistorySettings,
 }
 
 impl DatasetActor {
@@ -36,12 +38,31 @@ impl DatasetActor {
         catalog: SharedCatalog,
         storage: Storage,
         record: DatasetRecord,
+        history: HistorySettings,
     ) -> DatasetActor {
         DatasetActor {
             catalog,
             storage,
             record,
             deleted: false,
+            history,
+        }
+    }
+
+    /// After a commit to `version`: retention applied (the files only expired commits listed
+    /// are deleted once no query reads them). A failure here loses nothing (the commit stands;
+    /// the next commit or the periodic sweep expires them), so it is logged, not returned.
+    fn expire_after(
+        catalog: &SharedCatalog,
+        storage: &Storage,
+        record: &DatasetRecord,
+        version: i64,
+        history: &HistorySettings,
+    ) {
+        if let Err(e) =
+            crate::history::expire(catalog.as_ref(), storage, record.id, version, history)
+        {
+            tracing::warn!(version, error = %e.report(), "expiring old commits");
         }
     }
 
@@ -103,7 +124,7 @@ impl Actor for DatasetActor {
     type Context = Context<Self>;
 }
 
-crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, CommitMerges, DeleteRawFile, DeleteDataset);
+crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, CommitMerges, DeleteRawFile, Rollback, DeleteDataset);
 
 /// Store a schema as the next version. The sensitivity of a dataset never changes.
 pub struct BumpSchema(pub ValidSchema);
@@ -157,12 +178,17 @@ impl Handler<CommitUpload> for DatasetActor {
             outcome => outcome.err(),
         };
         let span = self.span("commit_upload", &msg.0.job_id);
+        let history = self.history;
         self.atomically(span, move |catalog, storage, record| {
             let job_id = msg.0.job_id.clone();
+            let version = msg.0.version;
             let result = match deleted {
                 Some(e) => Err(e),
                 None => commit::commit(catalog.as_ref(), &storage, &record, msg.0),
             };
+            if result.is_ok() {
+                Self::expire_after(&catalog, &storage, &record, version, &history);
+            }
             if let Err(e) = &result {
                 let messages = crate::ingest::messages(e);
                 if let Err(fail) = catalog.fail_job(&job_id, &messages) {
@@ -196,10 +222,19 @@ impl Handler<CommitMerges> for DatasetActor {
             outcome => outcome.err(),
         };
         let span = self.span("commit_merges", "");
+        let history = self.history;
         self.atomically(span, move |catalog, storage, record| match gone {
             Some(e) => Err(e),
             None => {
-                swap::commit_merges(catalog.as_ref(), &storage, &record, msg.version, msg.merges)
+                let replaced = swap::commit_merges(
+                    catalog.as_ref(),
+                    &storage,
+                    &record,
+                    msg.version,
+                    msg.merges,
+                )?;
+                Self::expire_after(&catalog, &storage, &record, msg.version, &history);
+                Ok(replaced)
             }
         })
     }
@@ -209,6 +244,8 @@ impl Handler<CommitMerges> for DatasetActor {
 pub struct DeleteRawFile {
     pub version: i64,
     pub raw_filename: String,
+    /// The id of the subject deleting it (its commit's `subject`).
+    pub subject: String,
 }
 
 impl Message for DeleteRawFile {
@@ -221,6 +258,7 @@ impl Handler<DeleteRawFile> for DatasetActor {
     fn handle(&mut self, msg: DeleteRawFile, _: &mut Context<Self>) -> Self::Result {
         let deleted = self.present().err();
         let span = self.span("delete_raw_file", "");
+        let history = self.history;
         self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
             None => {
@@ -230,9 +268,49 @@ impl Handler<DeleteRawFile> for DatasetActor {
                     &record,
                     msg.version,
                     &msg.raw_filename,
+                    &msg.subject,
                 )?;
+                Self::expire_after(&catalog, &storage, &record, msg.version, &history);
                 tracing::info!(version = msg.version, raw_file = %msg.raw_filename, "raw file deleted");
                 Ok(())
+            }
+        })
+    }
+}
+
+/// A new commit of a version whose files are those of an earlier commit (docs/guide.md,
+/// History); answers its number.
+pub struct Rollback {
+    pub version: i64,
+    pub to_commit: i64,
+    /// The id of the subject rolling back (its commit's `subject`).
+    pub subject: String,
+}
+
+impl Message for Rollback {
+    type Result = Result<i64>;
+}
+
+impl Handler<Rollback> for DatasetActor {
+    type Result = AtomicResponse<Self, Result<i64>>;
+
+    fn handle(&mut self, msg: Rollback, _: &mut Context<Self>) -> Self::Result {
+        let deleted = self.present().err();
+        let span = self.span("rollback", "");
+        let history = self.history;
+        self.atomically(span, move |catalog, storage, record| match deleted {
+            Some(e) => Err(e),
+            None => {
+                let commit =
+                    catalog.rollback(record.id, msg.version, msg.to_commit, Some(&msg.subject))?;
+                tracing::info!(
+                    version = msg.version,
+                    to = msg.to_commit,
+                    commit,
+                    "rolled back"
+                );
+                Self::expire_after(&catalog, &storage, &record, msg.version, &history);
+                Ok(commit)
             }
         })
     }

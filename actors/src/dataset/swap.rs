@@ -48,6 +48,7 @@ pub fn commit_merges(
             .map(|(m, o)| swap_file(&m.partition_path, &o.key, &m.merged))
             .collect(),
         raw_deleted: None,
+        subject: None,
     };
     let replaced = swap.removed.len();
     put_and_swap(catalog, storage, &objects, &swap)?;
@@ -64,6 +65,7 @@ pub(super) fn delete_merged_rows(
     record: &DatasetRecord,
     version: i64,
     raw: &str,
+    subject: &str,
 ) -> Result<bool> {
     let parts = catalog.file_parts(PartsOf::Holding {
         dataset_id: record.id,
@@ -97,6 +99,7 @@ pub(super) fn delete_merged_rows(
         removed: by_file.keys().copied().collect(),
         added,
         raw_deleted: Some(raw.to_string()),
+        subject: Some(subject.to_string()),
     };
     put_and_swap(catalog, storage, &objects, &swap)?;
     Ok(true)
@@ -118,8 +121,9 @@ fn swap_file(partition_path: &str, key: &str, merged: &Merged) -> SwapFile {
     }
 }
 
-/// Puts `objects` durably, records `swap`, then retires the files it dropped (deleted once no
-/// query reads them). On any failure the placed objects are removed and nothing is recorded.
+/// Puts `objects` durably and records `swap`: the files it drops are retired in the catalog
+/// (earlier commits still list them; retention deletes them later). On any failure the placed
+/// objects are removed and nothing is recorded.
 fn put_and_swap(
     catalog: &dyn Catalog,
     storage: &Storage,
@@ -136,12 +140,7 @@ fn put_and_swap(
         })
     });
     match outcome {
-        Ok(dropped) => {
-            for path in dropped {
-                storage.leases().retire(&path);
-            }
-            Ok(())
-        }
+        Ok(_dropped) => Ok(()),
         Err(e) => {
             for object in objects {
                 let _ = storage.objects().delete(&object.key);

@@ -206,7 +206,15 @@ fn deleting_a_raw_file_frees_exactly_its_values() {
     let mut d = Dataset::new("APPEND");
     assert!(d.upload("north,1,a\nsouth,2,b").is_empty());
     assert!(d.upload("north,3,c").is_empty());
-    delete_raw_file(d.catalog.as_ref(), &d.storage, &d.record, 1, "u1.csv").unwrap();
+    delete_raw_file(
+        d.catalog.as_ref(),
+        &d.storage,
+        &d.record,
+        1,
+        "u1.csv",
+        "tester",
+    )
+    .unwrap();
     assert_eq!(d.upload("east,3,"), [clash("id", "3")]);
     assert!(d.upload("east,1,a\nwest,2,b").is_empty());
 }

@@ -8,6 +8,7 @@
 
 mod browse;
 mod compactor;
+mod history;
 mod ops;
 mod profile;
 mod query;
@@ -19,11 +20,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::history::{AsOf, Commit};
 pub use crate::query::reading::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
 pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
+pub use history::MAX_HISTORY_PAGE;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
 pub use sql::SqlSession;
@@ -72,6 +75,8 @@ pub struct EngineConfig {
     pub sweep_grace: Duration,
     /// When small data files are merged.
     pub compaction: crate::compaction::CompactionSettings,
+    /// How long replaced files stay readable as earlier commits.
+    pub history: crate::history::HistorySettings,
 }
 
 #[derive(Clone)]
@@ -92,6 +97,7 @@ struct Settings {
     max_upload_bytes: u64,
     max_value_bytes: usize,
     result_ttl_seconds: i64,
+    history: crate::history::HistorySettings,
 }
 
 impl Engine {
@@ -109,11 +115,22 @@ impl Engine {
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let shared = config.catalog_url.is_some();
         recover(&catalog, &storage, &config.node_id, shared)?;
+        // Commits that aged out while stopped (or merges of `rapid-rs admin compact`, which
+        // applies no retention) give up their files before anything reads.
+        let expired = crate::history::expire_all(catalog.as_ref(), &storage, &config.history)?;
+        if expired > 0 {
+            tracing::info!(expired, "removed files of expired commits");
+        }
         // Before anything can run a query: empties the spill folder, starts the query threads.
         crate::query::configure(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
         jobs.start_heartbeat(config.job_lease)?;
-        let registry = Registry::start(catalog.clone(), storage.clone(), config.layers);
+        let registry = Registry::start(
+            catalog.clone(),
+            storage.clone(),
+            config.layers,
+            config.history,
+        );
         let compactor = compactor::Compactor::start(
             catalog.clone(),
             storage.clone(),
@@ -126,6 +143,7 @@ impl Engine {
             max_upload_bytes: config.max_upload_bytes,
             max_value_bytes: config.max_value_bytes,
             result_ttl_seconds: config.result_ttl_seconds,
+            history: config.history,
         });
         let engine = Engine {
             auth,
@@ -265,6 +283,7 @@ impl Engine {
             .send(Traced::new(DeleteRawFile {
                 version,
                 raw_filename: filename.to_string(),
+                subject: pass.subject().id.clone(),
             }))
             .await??;
         Ok(())
@@ -346,6 +365,12 @@ impl Engine {
             return Ok(0);
         }
         remove_unlisted_files(&self.catalog.stored_files()?, &self.storage)
+    }
+
+    /// Applies history retention to every version keeping retired files (commits also age out
+    /// while no new commit lands); returns how many files were given up. Blocking.
+    pub fn expire_history(&self) -> Result<usize> {
+        crate::history::expire_all(self.catalog.as_ref(), &self.storage, &self.settings.history)
     }
 
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.

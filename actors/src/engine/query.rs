@@ -10,6 +10,7 @@ use tracing::Instrument;
 use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Read};
 use crate::error::{Error, Result};
+use crate::history::AsOf;
 use crate::jobs::{JobKind, NewJob};
 use crate::key::DatasetRecord;
 use crate::query::answers::large;
@@ -26,12 +27,14 @@ pub enum OutputFormat {
 }
 
 impl Engine {
-    /// The checked query over the chosen version's files as of now (400 for a bad query, 404 for
-    /// an unknown version), and that version. Runs on the query threads: the checks walk trees.
+    /// The checked query over the chosen version's files as of commit `at` (400 for a bad
+    /// query, 404 for an unknown version or commit), and that version. Runs on the query threads:
+    /// the checks walk trees.
     fn prepare(
         &self,
         record: &DatasetRecord,
         asked_version: Option<i64>,
+        at: &AsOf,
         body: &[u8],
         cap: Option<u64>,
     ) -> Result<(PreparedQuery, i64)> {
@@ -43,23 +46,24 @@ impl Engine {
             &self.storage,
             record,
             &schema,
-            version,
+            (version, at),
             &request,
             cap,
         )?;
         Ok((prepared, version))
     }
 
-    /// Runs the query `body` (JSON; empty: every row) and renders the result in `format`:
-    /// (content type, bytes). Admitted to the sync pool (503 when full), then bounded by the
+    /// Runs the query `body` (JSON; empty: every row) over commit `at` and renders the result in
+    /// `format`: (content type, bytes, the commit read). Admitted to the sync pool (503 when full), then bounded by the
     /// sync time limit; more than [`SYNC_ROW_LIMIT`] rows is a 400 pointing at large queries.
     pub async fn query(
         &self,
         pass: DatasetPass<Read>,
         version: Option<i64>,
+        at: AsOf,
         body: Bytes,
         format: OutputFormat,
-    ) -> Result<(&'static str, Vec<u8>)> {
+    ) -> Result<(&'static str, Vec<u8>, i64)> {
         let record = pass.record().clone();
         let pools = pools();
         let slot = pools.admit(QueryKind::Sync).await?;
@@ -67,14 +71,17 @@ impl Engine {
         let key = record.key.clone();
         let this = self.clone();
         let work = async move {
-            let (prepared, _) = this.prepare(&record, version, &body, Some(SYNC_ROW_LIMIT + 1))?;
+            let cap = Some(SYNC_ROW_LIMIT + 1);
+            let (prepared, _) = this.prepare(&record, version, &at, &body, cap)?;
+            let commit = prepared.commit();
             let (arrow_schema, batches) = prepared.collect().await?;
             drop(prepared);
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
             if rows as u64 > SYNC_ROW_LIMIT {
                 return Err(too_many_rows(&record));
             }
-            render(format, arrow_schema, &batches)
+            let (content_type, bytes) = render(format, arrow_schema, &batches)?;
+            Ok((content_type, bytes, commit))
         };
         let timed_out = Error::invalid(format!(
             "The query ran longer than the limit of {} seconds for synchronous queries \
@@ -88,27 +95,29 @@ impl Engine {
         pools.run(Some(slot), limit, work, timed_out).await
     }
 
-    /// Checks the query `body` and starts a QUERY job writing its whole result as CSV; returns
-    /// the job id. The job's slot is taken now: when every one is busy the answer is 503, not a
+    /// Checks the query `body` over commit `at` and starts a QUERY job writing its whole result
+    /// as CSV; returns the job id and the commit it reads. The job's slot is taken now: when every one is busy the answer is 503, not a
     /// queued job. When the job succeeds its `result_url` (under `base_url`) downloads the file.
     pub async fn start_large_query(
         &self,
         pass: DatasetPass<Read>,
         version: Option<i64>,
+        at: AsOf,
         body: Bytes,
         base_url: &str,
-    ) -> Result<String> {
+    ) -> Result<(String, i64)> {
         let record = pass.record().clone();
         let pools = pools();
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
-        let check = async move { this.prepare(&checked_record, version, &body, None) };
+        let check = async move { this.prepare(&checked_record, version, &at, &body, None) };
         let timed_out = Error::invalid(format!(
             "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
             check_limit.as_secs()
         ));
         let (prepared, version) = pools.run(None, check_limit, check, timed_out).await?;
+        let commit = prepared.commit();
         let job_id = self.jobs.create(NewJob {
             kind: JobKind::Query,
             key: &record.key,
@@ -119,7 +128,7 @@ impl Engine {
         })?;
         let span = tracing::info_span!("job", job_id = %job_id, kind = "QUERY");
         self.spawn_large_query(job_id.clone(), prepared, slot, base_url.to_string(), span);
-        Ok(job_id)
+        Ok((job_id, commit))
     }
 
     fn spawn_large_query(

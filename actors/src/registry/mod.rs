@@ -18,6 +18,7 @@ pub use listing::{list_datasets, DatasetEntry, DatasetFilter, Enrichment};
 use crate::catalog::SharedCatalog;
 use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
 use crate::error::Result;
+use crate::history::HistorySettings;
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 use crate::storage::Storage;
 use crate::traced::Traced;
@@ -31,11 +32,17 @@ pub struct Registry {
 
 impl Registry {
     /// Starts the registry actor. Call inside a running actix system.
-    pub fn start(catalog: SharedCatalog, storage: Storage, layers: Vec<String>) -> Registry {
+    pub fn start(
+        catalog: SharedCatalog,
+        storage: Storage,
+        layers: Vec<String>,
+        history: HistorySettings,
+    ) -> Registry {
         let pool = ArbiterPool::new(std::thread::available_parallelism().map_or(2, |n| n.get()));
         let actor = RegistryActor {
             catalog: catalog.clone(),
             storage,
+            history,
             datasets: HashMap::new(),
             pool,
         };
@@ -125,6 +132,8 @@ impl Registry {
 struct RegistryActor {
     catalog: SharedCatalog,
     storage: Storage,
+    /// Given to every dataset actor: each applies retention after its commits.
+    history: HistorySettings,
     datasets: HashMap<DatasetKey, Addr<DatasetActor>>,
     pool: ArbiterPool,
 }
@@ -176,7 +185,12 @@ impl Handler<OpenDataset> for RegistryActor {
             .catalog
             .find_dataset(&msg.0)?
             .ok_or_else(|| msg.0.not_found())?;
-        let actor = DatasetActor::new(self.catalog.clone(), self.storage.clone(), record);
+        let actor = DatasetActor::new(
+            self.catalog.clone(),
+            self.storage.clone(),
+            record,
+            self.history,
+        );
         let addr = DatasetActor::start_in_arbiter(&self.pool.next(), move |_| actor);
         self.datasets.insert(msg.0, addr.clone());
         Ok(addr)

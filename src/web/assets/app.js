@@ -47,8 +47,10 @@ function setupUpload() {
   var summary = document.getElementById("upload-error-summary");
   var button = document.getElementById("upload-button");
 
-  function showErrors(httpStatus, errors, report) {
+  function showErrors(httpStatus, errors, report, groupsHtml) {
     errorRows.textContent = "";
+    // Server-rendered, escaped markup of our own: the problems by column and rule.
+    document.getElementById("upload-groups").innerHTML = groupsHtml || "";
     var reportBox = document.getElementById("upload-report");
     reportBox.classList.add("hidden");
     if (report && report.rows_rejected > 0) {
@@ -156,7 +158,7 @@ function setupUpload() {
       } else {
         button.disabled = false;
         status.classList.add("hidden");
-        showErrors(xhr.status, answer.errors || ["The server answered " + xhr.status], answer.report);
+        showErrors(xhr.status, answer.errors || ["The server answered " + xhr.status], answer.report, answer.groups_html);
       }
     });
     xhr.addEventListener("error", function () {

@@ -171,7 +171,7 @@ pub(super) fn delete_raw_file(c: &dyn Catalog) {
     second.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
     c.commit_upload(&second).unwrap();
     let mut removed = c
-        .delete_raw_file(record.id, 1, "r1.csv")
+        .delete_raw_file(record.id, 1, "r1.csv", None)
         .unwrap()
         .expect("found");
     removed.sort();
@@ -183,8 +183,14 @@ pub(super) fn delete_raw_file(c: &dyn Catalog) {
     let raw = c.raw_files(record.id, 1).unwrap();
     assert_eq!(raw.len(), 1);
     assert_eq!(raw[0].raw_filename, "r2.csv");
-    assert_eq!(c.delete_raw_file(record.id, 1, "r1.csv").unwrap(), None);
-    assert_eq!(c.delete_raw_file(record.id, 2, "r2.csv").unwrap(), None);
+    assert_eq!(
+        c.delete_raw_file(record.id, 1, "r1.csv", None).unwrap(),
+        None
+    );
+    assert_eq!(
+        c.delete_raw_file(record.id, 2, "r2.csv", None).unwrap(),
+        None
+    );
 }
 
 pub(super) fn held_files_and_listing(c: &dyn Catalog) {

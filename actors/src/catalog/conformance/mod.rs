@@ -6,6 +6,7 @@
 mod appends;
 mod auth_version;
 mod datasets;
+mod history;
 mod ids;
 mod jobs;
 mod manifest;
@@ -149,6 +150,18 @@ const CASES: &[(&str, Case)] = &[
         "swaps::overwrite_of_a_merged_partition_drops_its_keys",
         swaps::overwrite_of_a_merged_partition_drops_its_keys,
     ),
+    (
+        "history::every_change_is_a_numbered_readable_commit",
+        history::every_change_is_a_numbered_readable_commit,
+    ),
+    (
+        "history::as_of_refusals_and_retention",
+        history::as_of_refusals_and_retention,
+    ),
+    (
+        "history::rollback_relists_files_and_is_undone",
+        history::rollback_relists_files_and_is_undone,
+    ),
 ];
 
 /// Runs every case, each on a fresh catalog from `make`; a failing case panics naming itself.
@@ -229,6 +242,7 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
         based_on: Some(0),
         replaced: Vec::new(),
         backfill: None,
+        operation: crate::catalog::CommitOperation::Append,
     }
 }
 

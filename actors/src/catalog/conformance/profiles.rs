@@ -27,7 +27,7 @@ pub(super) fn profiles_go_with_their_raw_files(c: &dyn Catalog) {
         "in the order recorded"
     );
     assert!(c.profiles(record.id, 2).unwrap().is_empty());
-    c.delete_raw_file(record.id, 1, "r2.csv")
+    c.delete_raw_file(record.id, 1, "r2.csv", None)
         .unwrap()
         .expect("found");
     assert_eq!(c.profiles(record.id, 1).unwrap(), ["{\"first\":1}"]);

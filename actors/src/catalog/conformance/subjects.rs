@@ -305,6 +305,8 @@ pub(super) fn figures_count_objects(c: &dyn Catalog) {
     assert_eq!(count("stored_rows"), Some(4));
     assert_eq!(count("stored_bytes"), Some(20));
     assert_eq!(count("subjects"), Some(1));
+    assert_eq!(count("retained_files"), Some(0));
+    assert_eq!(count("retained_bytes"), Some(0));
     let mut jobs = figures.jobs.clone();
     jobs.sort();
     assert_eq!(

@@ -62,6 +62,7 @@ pub(super) fn merged_files_keep_keys_and_lose_a_raw_file_exactly(c: &dyn Catalog
         removed: before.iter().map(|f| f.id).collect(),
         added: vec![merged],
         raw_deleted: None,
+        subject: None,
     };
     let dropped = c.swap_files(&swap).unwrap().unwrap();
     assert_eq!(dropped, ["p=a/1.parquet", "p=a/2.parquet"]);
@@ -126,6 +127,7 @@ fn rewrite_drops_a_raw_file(
             parts: vec![part("r2.csv", 0, 2)],
         }],
         raw_deleted: Some("r1.csv".into()),
+        subject: None,
     };
     let unknown = FileSwap {
         raw_deleted: Some("nope.csv".into()),
@@ -187,6 +189,7 @@ pub(super) fn overwrite_of_a_merged_partition_drops_its_keys(c: &dyn Catalog) {
             parts: vec![part("r1.csv", 0, 2), part("r2.csv", 2, 2)],
         }],
         raw_deleted: None,
+        subject: None,
     };
     c.swap_files(&swap).unwrap().unwrap();
     let merged = c

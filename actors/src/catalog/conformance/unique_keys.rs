@@ -70,7 +70,10 @@ pub(super) fn keys_follow_their_files(c: &dyn Catalog) {
         pairs(&[("a", "p=x"), ("c", "p=y"), ("d", "p=x")])
     );
 
-    assert!(c.delete_raw_file(record.id, 1, "r2.csv").unwrap().is_some());
+    assert!(c
+        .delete_raw_file(record.id, 1, "r2.csv", None)
+        .unwrap()
+        .is_some());
     assert_eq!(
         found(c, &record, &["a", "b", "c", "d"]),
         pairs(&[("c", "p=y")])

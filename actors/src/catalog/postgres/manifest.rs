@@ -1,43 +1,18 @@
 //! The manifest in PostgreSQL: raw files and data files per dataset version, and the upload
 //! commit, serialised per dataset across nodes by the dataset's advisory lock.
 
-use tokio_postgres::Row;
-
+use super::history::{self, data_file, data_files};
 use super::pool::Db;
 use super::{lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
-    UploadCommit,
+    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf,
+    RawFile, StoredFiles, UploadCommit,
 };
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
-
-/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
-fn data_file(r: &Row) -> Result<DataFile> {
-    Ok(DataFile {
-        id: r.try_get(0)?,
-        raw_filename: r.try_get(1)?,
-        partition_path: r.try_get(2)?,
-        path: r.try_get(3)?,
-        rows: r.try_get(4)?,
-        bytes: r.try_get(5)?,
-        stats: r.try_get(6)?,
-    })
-}
-
-fn data_files(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
-    db.query(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
-         WHERE dataset_id = $1 AND version = $2 ORDER BY id",
-        &[&dataset_id, &version],
-    )?
-    .iter()
-    .map(data_file)
-    .collect()
-}
 
 /// The version's manifest generation (0 for a version with no row: nothing recorded yet).
 pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i64> {
@@ -53,14 +28,19 @@ pub(super) fn generation(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<i
 
 /// Every listed file; call inside a snapshot (or with the manifest locked) for one state.
 pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
-    let data = db
+    let mut data: Vec<DataFile> = db
         .query(
-            "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files ORDER BY path",
+            "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
+             UNION ALL
+             SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM retired_files
+             ORDER BY 4",
             &[],
         )?
         .iter()
         .map(data_file)
         .collect::<Result<Vec<_>>>()?;
+    // A file a rollback listed again is both live and retired: one object.
+    data.dedup_by(|a, b| a.path == b.path);
     let raw = db
         .query(
             "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes
@@ -85,9 +65,10 @@ pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
 }
 
 /// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
-/// dropped, the job SUCCESS.
+/// retired, the commit numbered, the job SUCCESS.
 fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     let now = now_text();
+    let number = history::latest_commit(db, commit.dataset_id, commit.version)? + 1;
     db.execute(
         "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes,
                                 job_id, uploaded_at, uploaded_by)
@@ -108,8 +89,8 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     for file in &commit.files {
         db.execute(
             "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows,
-                                     bytes, created_at, stats)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+                                     bytes, created_at, stats, added_commit)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             &[
                 &commit.dataset_id,
                 &commit.version,
@@ -120,6 +101,7 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
                 &file.bytes,
                 &now,
                 &file.stats,
+                &number,
             ],
         )?;
     }
@@ -127,15 +109,15 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     for id in &commit.replaced {
         unique_keys::drop_file_keys(db, *id)?;
     }
+    let mut rows_removed = 0;
     if !commit.replaced.is_empty() {
-        db.execute(
-            "DELETE FROM data_files WHERE id = ANY($1)",
-            &[&commit.replaced],
-        )?;
+        let gone = history::retire_where(db, "id = ANY($2)", &[&commit.replaced], number)?;
+        rows_removed = gone.iter().map(|(_, rows)| rows).sum();
     }
     for n in 0..commit.files.len() {
         unique_keys::record_file_keys(db, commit, n)?;
     }
+    history::record_upload(db, commit, number, rows_removed)?;
     let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",
         &[
@@ -244,6 +226,7 @@ impl ManifestCatalog for PostgresCatalog {
         dataset_id: i64,
         version: i64,
         raw_filename: &str,
+        subject: Option<&str>,
     ) -> Result<Option<Vec<String>>> {
         self.transaction(|db| {
             lock_dataset_id(db, dataset_id, false)?;
@@ -254,17 +237,28 @@ impl ManifestCatalog for PostgresCatalog {
             if n == 0 {
                 return Ok(None);
             }
-            let files = db
-                .query(
-                    "DELETE FROM data_files WHERE dataset_id = $1 AND version = $2 AND raw_filename = $3
-                     RETURNING path",
-                    &[&dataset_id, &version, &raw_filename],
-                )?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect::<Result<Vec<String>, _>>()?;
+            let number = history::latest_commit(db, dataset_id, version)? + 1;
+            let gone = history::retire_where(
+                db,
+                "dataset_id = $2 AND version = $3 AND raw_filename = $4",
+                &[&dataset_id, &version, &raw_filename],
+                number,
+            )?;
             unique_keys::drop_raw_keys(db, dataset_id, version, raw_filename)?;
-            Ok(Some(files))
+            history::record(
+                db,
+                &history::NewCommit {
+                    dataset_id,
+                    version,
+                    number,
+                    operation: CommitOperation::Delete,
+                    subject,
+                    raw_filename: Some(raw_filename),
+                    rows_added: 0,
+                    rows_removed: gone.iter().map(|(_, rows)| rows).sum(),
+                },
+            )?;
+            Ok(Some(gone.into_iter().map(|(path, _)| path).collect()))
         })
     }
 

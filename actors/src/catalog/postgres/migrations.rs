@@ -232,6 +232,53 @@ const MIGRATIONS: &[&str] = &[
             REFERENCES raw_files (dataset_id, version, raw_filename) ON DELETE CASCADE
     );
     "#,
+    // 10: as SQLite's 15, commits as versions: numbered commits, files retired instead of
+    // deleted (with a merged file's parts), the oldest readable commit per version, a BASELINE
+    // commit for files already there.
+    r#"
+    CREATE TABLE commits (
+        dataset_id   BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version      BIGINT NOT NULL,
+        commit_no    BIGINT NOT NULL,
+        committed_at TEXT COLLATE "C" NOT NULL,
+        operation    TEXT NOT NULL,
+        subject      TEXT,
+        raw_filename TEXT,
+        rows_added   BIGINT NOT NULL,
+        rows_removed BIGINT NOT NULL,
+        PRIMARY KEY (dataset_id, version, commit_no)
+    );
+    CREATE INDEX commits_by_time ON commits (dataset_id, version, committed_at);
+    ALTER TABLE data_files ADD COLUMN added_commit BIGINT NOT NULL DEFAULT 1;
+    CREATE TABLE retired_files (
+        id             BIGINT NOT NULL,
+        dataset_id     BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        BIGINT NOT NULL,
+        raw_filename   TEXT NOT NULL,
+        partition_path TEXT NOT NULL,
+        path           TEXT COLLATE "C" NOT NULL,
+        rows           BIGINT NOT NULL,
+        bytes          BIGINT NOT NULL,
+        stats          TEXT,
+        added_commit   BIGINT NOT NULL,
+        removed_commit BIGINT NOT NULL,
+        PRIMARY KEY (path, removed_commit)
+    );
+    CREATE INDEX retired_files_by_version ON retired_files (dataset_id, version, removed_commit);
+    CREATE TABLE retired_file_parts (
+        dataset_id   BIGINT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        path         TEXT COLLATE "C" NOT NULL,
+        raw_filename TEXT COLLATE "C" NOT NULL,
+        first_row    BIGINT NOT NULL,
+        rows         BIGINT NOT NULL,
+        PRIMARY KEY (path, first_row)
+    );
+    ALTER TABLE schema_versions ADD COLUMN history_floor BIGINT NOT NULL DEFAULT 1;
+    INSERT INTO commits (dataset_id, version, commit_no, committed_at, operation, subject,
+                         raw_filename, rows_added, rows_removed)
+        SELECT dataset_id, version, 1, max(created_at), 'BASELINE', NULL, NULL, sum(rows)::BIGINT, 0
+        FROM data_files GROUP BY dataset_id, version;
+    "#,
 ];
 
 /// The newest schema version this binary knows.

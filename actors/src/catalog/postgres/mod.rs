@@ -9,6 +9,7 @@
 //! - inserts that may collide use `ON CONFLICT DO NOTHING` instead of failing the transaction.
 
 mod datasets;
+mod history;
 mod jobs;
 mod manifest;
 mod migrations;
@@ -167,12 +168,18 @@ impl Catalog for PostgresCatalog {
                         (SELECT count(*) FROM subjects),
                         (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::BIGINT
                          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                         WHERE n.nspname = current_schema() AND c.relkind = 'r')",
+                         WHERE n.nspname = current_schema() AND c.relkind = 'r'),
+                        (SELECT count(DISTINCT path) FROM retired_files
+                         WHERE path NOT IN (SELECT path FROM data_files)),
+                        (SELECT coalesce(sum(bytes), 0)::BIGINT FROM
+                            (SELECT path, max(bytes) AS bytes FROM retired_files
+                             WHERE path NOT IN (SELECT path FROM data_files) GROUP BY path) r)",
                 &[],
             )?;
-            let mut counts = [0i64; 7];
+            let mut counts = [0i64; 9];
             for (i, slot) in counts.iter_mut().enumerate() {
-                *slot = row.try_get(i)?;
+                // Column 7 is the catalog's own size (file_bytes below).
+                *slot = row.try_get(if i < 7 { i } else { i + 1 })?;
             }
             Ok(CatalogFigures {
                 jobs,

@@ -2,40 +2,17 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
+use super::history::{self, data_file, data_files};
 use super::{swap, unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};
 use crate::catalog::{
-    now_text, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf, RawFile, StoredFiles,
-    UploadCommit,
+    now_text, CommitOperation, DataFile, FilePart, FileSwap, KeyHit, ListedRawFile, PartsOf,
+    RawFile, StoredFiles, UploadCommit,
 };
 use crate::error::Result;
 use crate::job_state::{JobStatus, JobStep};
 use crate::key::DatasetKey;
-
-/// A `data_files` row selected as `id, raw_filename, partition_path, path, rows, bytes, stats`.
-fn data_file(r: &rusqlite::Row<'_>) -> rusqlite::Result<DataFile> {
-    Ok(DataFile {
-        id: r.get(0)?,
-        raw_filename: r.get(1)?,
-        partition_path: r.get(2)?,
-        path: r.get(3)?,
-        rows: r.get(4)?,
-        bytes: r.get(5)?,
-        stats: r.get(6)?,
-    })
-}
-
-fn data_files(conn: &Connection, dataset_id: i64, version: i64) -> Result<Vec<DataFile>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
-         WHERE dataset_id = ?1 AND version = ?2 ORDER BY id",
-    )?;
-    let files = stmt
-        .query_map(params![dataset_id, version], data_file)?
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(files)
-}
 
 /// The version's manifest generation (0 for a version with no row: nothing recorded yet).
 pub(super) fn generation(conn: &Connection, dataset_id: i64, version: i64) -> Result<i64> {
@@ -51,15 +28,20 @@ pub(super) fn generation(conn: &Connection, dataset_id: i64, version: i64) -> Re
 /// Every listed file; call inside a transaction (or the lock) for one committed state.
 pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
     let mut stmt = conn.prepare(
-        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files ORDER BY path",
+        "SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM data_files
+         UNION ALL
+         SELECT id, raw_filename, partition_path, path, rows, bytes, stats FROM retired_files
+         ORDER BY 4",
     )?;
-    let data = stmt
+    let mut data: Vec<DataFile> = stmt
         .query_map([], data_file)?
         .collect::<Result<Vec<_>, _>>()?;
     let mut stmt = conn.prepare(
         "SELECT d.layer, d.domain, d.dataset_key, r.version, r.raw_filename, r.bytes
          FROM raw_files r JOIN datasets d ON d.id = r.dataset_id ORDER BY 1, 2, 3, 4, 5",
     )?;
+    // A file a rollback listed again is both live and retired: one object.
+    data.dedup_by(|a, b| a.path == b.path);
     let raw = stmt
         .query_map([], |r| {
             Ok(ListedRawFile {
@@ -78,9 +60,10 @@ pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
 }
 
 /// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
-/// dropped, the job SUCCESS.
+/// retired, the commit numbered, the job SUCCESS.
 fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
     let now = now_text();
+    let number = history::latest_commit(tx, commit.dataset_id, commit.version)? + 1;
     tx.execute(
         "INSERT INTO raw_files (dataset_id, version, raw_filename, original_filename, rows, bytes, job_id, uploaded_at, uploaded_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
@@ -98,8 +81,8 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
     )?;
     unique_keys::record_backfill(tx, commit)?;
     let mut insert = tx.prepare_cached(
-        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats, added_commit)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?;
     for file in &commit.files {
         insert.execute(params![
@@ -111,18 +94,21 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             file.rows,
             file.bytes,
             now,
-            file.stats
+            file.stats,
+            number
         ])?;
     }
     // The replaced files' keys go first, before the new keys are recorded.
-    let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
+    let mut rows_removed = 0;
     for id in &commit.replaced {
         unique_keys::drop_file_keys(tx, *id)?;
-        delete.execute([id])?;
+        let gone = history::retire_where(tx, "id = ?1", &[id], number)?;
+        rows_removed += gone.iter().map(|(_, rows)| rows).sum::<i64>();
     }
     for n in 0..commit.files.len() {
         unique_keys::record_file_keys(tx, commit, n)?;
     }
+    history::record_upload(tx, commit, number, rows_removed)?;
     let succeeded = tx.execute(
         "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",
         params![
@@ -231,6 +217,7 @@ impl ManifestCatalog for SqliteCatalog {
         dataset_id: i64,
         version: i64,
         raw_filename: &str,
+        subject: Option<&str>,
     ) -> Result<Option<Vec<String>>> {
         self.transaction(|tx| {
             let n = tx.execute(
@@ -240,17 +227,28 @@ impl ManifestCatalog for SqliteCatalog {
             if n == 0 {
                 return Ok(None);
             }
-            let files: Vec<String> = data_files(tx, dataset_id, version)?
-                .into_iter()
-                .filter(|f| f.raw_filename == raw_filename)
-                .map(|f| f.path)
-                .collect();
-            tx.execute(
-                "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
-                params![dataset_id, version, raw_filename],
+            let number = history::latest_commit(tx, dataset_id, version)? + 1;
+            let gone = history::retire_where(
+                tx,
+                "dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+                &[&dataset_id, &version, &raw_filename],
+                number,
             )?;
             unique_keys::drop_raw_keys(tx, dataset_id, version, raw_filename)?;
-            Ok(Some(files))
+            history::record(
+                tx,
+                &history::NewCommit {
+                    dataset_id,
+                    version,
+                    number,
+                    operation: CommitOperation::Delete,
+                    subject,
+                    raw_filename: Some(raw_filename),
+                    rows_added: 0,
+                    rows_removed: gone.iter().map(|(_, rows)| rows).sum(),
+                },
+            )?;
+            Ok(Some(gone.into_iter().map(|(path, _)| path).collect()))
         })
     }
 

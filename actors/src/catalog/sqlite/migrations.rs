@@ -289,6 +289,58 @@ pub(super) const MIGRATIONS: &[&str] = &[
             REFERENCES raw_files (dataset_id, version, raw_filename) ON DELETE CASCADE
     );
     "#,
+    // 15: commits as versions (issue 36). Every change of a version's files is a numbered commit;
+    // each live file names the commit that added it, and a file a commit replaces moves to
+    // `retired_files` with the commit that removed it instead of being deleted, so every retained
+    // commit stays readable (a rollback may list one again: a path can be retired more than once).
+    // `history_floor` is the oldest commit still readable (retention raises it). A version that
+    // already had files starts its history with one BASELINE commit holding them.
+    r#"
+    CREATE TABLE commits (
+        dataset_id   INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version      INTEGER NOT NULL,
+        commit_no    INTEGER NOT NULL,
+        committed_at TEXT NOT NULL,
+        operation    TEXT NOT NULL,
+        subject      TEXT,
+        raw_filename TEXT,
+        rows_added   INTEGER NOT NULL,
+        rows_removed INTEGER NOT NULL,
+        PRIMARY KEY (dataset_id, version, commit_no)
+    ) WITHOUT ROWID;
+    CREATE INDEX commits_by_time ON commits (dataset_id, version, committed_at);
+    ALTER TABLE data_files ADD COLUMN added_commit INTEGER NOT NULL DEFAULT 1;
+    CREATE TABLE retired_files (
+        id             INTEGER NOT NULL,
+        dataset_id     INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        INTEGER NOT NULL,
+        raw_filename   TEXT NOT NULL,
+        partition_path TEXT NOT NULL,
+        path           TEXT NOT NULL,
+        rows           INTEGER NOT NULL,
+        bytes          INTEGER NOT NULL,
+        stats          TEXT,
+        added_commit   INTEGER NOT NULL,
+        removed_commit INTEGER NOT NULL,
+        PRIMARY KEY (path, removed_commit)
+    );
+    CREATE INDEX retired_files_by_version ON retired_files (dataset_id, version, removed_commit);
+    -- A retired merged file's parts, by path, so a rollback that lists it again keeps deleting
+    -- a raw file's rows exactly.
+    CREATE TABLE retired_file_parts (
+        dataset_id   INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        path         TEXT NOT NULL,
+        raw_filename TEXT NOT NULL,
+        first_row    INTEGER NOT NULL,
+        rows         INTEGER NOT NULL,
+        PRIMARY KEY (path, first_row)
+    );
+    ALTER TABLE schema_versions ADD COLUMN history_floor INTEGER NOT NULL DEFAULT 1;
+    INSERT INTO commits (dataset_id, version, commit_no, committed_at, operation, subject,
+                         raw_filename, rows_added, rows_removed)
+        SELECT dataset_id, version, 1, max(created_at), 'BASELINE', NULL, NULL, sum(rows), 0
+        FROM data_files GROUP BY dataset_id, version;
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -6,6 +6,7 @@
 //! hold, and one transaction when it writes more than one row.
 
 mod datasets;
+mod history;
 mod jobs;
 mod manifest;
 mod migrations;
@@ -154,10 +155,15 @@ impl Catalog for SqliteCatalog {
                         (SELECT count(*) FROM data_files), (SELECT count(*) FROM raw_files),
                         (SELECT coalesce(sum(rows), 0) FROM data_files),
                         (SELECT coalesce(sum(bytes), 0) FROM data_files),
-                        (SELECT count(*) FROM subjects)",
+                        (SELECT count(*) FROM subjects),
+                        (SELECT count(DISTINCT path) FROM retired_files
+                         WHERE path NOT IN (SELECT path FROM data_files)),
+                        (SELECT coalesce(sum(bytes), 0) FROM
+                            (SELECT path, max(bytes) AS bytes FROM retired_files
+                             WHERE path NOT IN (SELECT path FROM data_files) GROUP BY path))",
                 [],
                 |r| {
-                    let mut v = [0i64; 7];
+                    let mut v = [0i64; 9];
                     for (i, slot) in v.iter_mut().enumerate() {
                         *slot = r.get(i)?;
                     }

@@ -1,9 +1,11 @@
 //! Compaction's catalog side in SQLite: merged files' parts, and the swap of data files.
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, Transaction};
+
+use super::history;
 
 use crate::catalog::refusal::commit_conflict;
-use crate::catalog::{now_text, FilePart, FileSwap, PartsOf, SwapFile};
+use crate::catalog::{now_text, CommitOperation, FilePart, FileSwap, PartsOf, SwapFile};
 use crate::error::Result;
 
 fn part(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, FilePart)> {
@@ -51,43 +53,63 @@ pub(super) fn file_parts(conn: &Connection, of: PartsOf<'_>) -> Result<Vec<(i64,
     Ok(parts)
 }
 
-/// See [`crate::catalog::interface::ManifestCatalog::swap_files`]; inside its transaction.
+/// See [`crate::catalog::interface::ManifestCatalog::swap_files`]; inside its transaction. One
+/// commit: COMPACT (same rows) or DELETE (a raw file's rows gone).
 pub(super) fn swap_files(tx: &Transaction<'_>, swap: &FileSwap) -> Result<Option<Vec<String>>> {
-    let mut dropped = Vec::with_capacity(swap.removed.len());
     {
-        let mut path_of = tx.prepare_cached(
-            "SELECT path FROM data_files WHERE id = ?1 AND dataset_id = ?2 AND version = ?3",
+        let mut present = tx.prepare_cached(
+            "SELECT 1 FROM data_files WHERE id = ?1 AND dataset_id = ?2 AND version = ?3",
         )?;
         for id in &swap.removed {
-            let path: Option<String> = path_of
-                .query_row(params![id, swap.dataset_id, swap.version], |r| r.get(0))
-                .optional()?;
-            match path {
-                Some(path) => dropped.push(path),
-                None => return Err(commit_conflict(swap.dataset_id, swap.version)),
+            if !present.exists(params![id, swap.dataset_id, swap.version])? {
+                return Err(commit_conflict(swap.dataset_id, swap.version));
             }
         }
     }
+    let number = history::latest_commit(tx, swap.dataset_id, swap.version)? + 1;
+    let mut dropped = Vec::with_capacity(swap.removed.len());
     if let Some(raw) = &swap.raw_deleted {
-        match delete_raw(tx, swap, raw)? {
-            Some(paths) => dropped.extend(paths),
+        match delete_raw(tx, swap, raw, number)? {
+            Some(gone) => dropped.extend(gone),
             None => return Ok(None),
         }
     }
     for file in &swap.added {
-        record_added(tx, swap, file)?;
+        record_added(tx, swap, file, number)?;
     }
     // Their parts go with them (cascade); keys name raw files and stay.
-    let mut delete = tx.prepare_cached("DELETE FROM data_files WHERE id = ?1")?;
     for id in &swap.removed {
-        delete.execute([id])?;
+        dropped.extend(history::retire_where(tx, "id = ?1", &[id], number)?);
     }
-    Ok(Some(dropped))
+    let removed: i64 = dropped.iter().map(|(_, rows)| rows).sum();
+    let added: i64 = swap.added.iter().map(|f| f.rows).sum();
+    history::record(
+        tx,
+        &history::NewCommit {
+            dataset_id: swap.dataset_id,
+            version: swap.version,
+            number,
+            operation: match swap.raw_deleted {
+                Some(_) => CommitOperation::Delete,
+                None => CommitOperation::Compact,
+            },
+            subject: swap.subject.as_deref(),
+            raw_filename: swap.raw_deleted.as_deref(),
+            rows_added: (added - removed).max(0),
+            rows_removed: (removed - added).max(0),
+        },
+    )?;
+    Ok(Some(dropped.into_iter().map(|(path, _)| path).collect()))
 }
 
-/// The raw file's row and the data files it alone contributed; `None` when there is no such raw
-/// file.
-fn delete_raw(tx: &Transaction<'_>, swap: &FileSwap, raw: &str) -> Result<Option<Vec<String>>> {
+/// The raw file's row, its keys, and the data files it alone contributed (retired by commit
+/// `number`, returned with their rows); `None` when there is no such raw file.
+fn delete_raw(
+    tx: &Transaction<'_>,
+    swap: &FileSwap,
+    raw: &str,
+    number: i64,
+) -> Result<Option<Vec<(String, i64)>>> {
     let n = tx.execute(
         "DELETE FROM raw_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
         params![swap.dataset_id, swap.version, raw],
@@ -96,21 +118,20 @@ fn delete_raw(tx: &Transaction<'_>, swap: &FileSwap, raw: &str) -> Result<Option
         return Ok(None);
     }
     super::unique_keys::drop_raw_keys(tx, swap.dataset_id, swap.version, raw)?;
-    let mut stmt = tx.prepare_cached(
-        "DELETE FROM data_files WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3
-         RETURNING path",
+    let gone = history::retire_where(
+        tx,
+        "dataset_id = ?1 AND version = ?2 AND raw_filename = ?3",
+        &[&swap.dataset_id, &swap.version, &raw],
+        number,
     )?;
-    let paths = stmt
-        .query_map(params![swap.dataset_id, swap.version, raw], |r| r.get(0))?
-        .collect::<Result<Vec<String>, _>>()?;
-    Ok(Some(paths))
+    Ok(Some(gone))
 }
 
 /// One added file: its row (a merged file names no single raw file: "") and its parts.
-fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile) -> Result<()> {
+fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile, number: i64) -> Result<()> {
     tx.prepare_cached(
-        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats)
-         VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7, ?8)",
+        "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats, added_commit)
+         VALUES (?1, ?2, '', ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         swap.dataset_id,
@@ -120,7 +141,8 @@ fn record_added(tx: &Transaction<'_>, swap: &FileSwap, file: &SwapFile) -> Resul
         file.rows,
         file.bytes,
         now_text(),
-        file.stats
+        file.stats,
+        number
     ])?;
     let id = tx.last_insert_rowid();
     let mut part = tx.prepare_cached(

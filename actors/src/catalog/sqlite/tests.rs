@@ -120,6 +120,24 @@ fn unique_keys_of_a_catalog_before_compaction_are_kept_by_origin() {
             (vec![3], "p=a".to_string())
         ]
     );
-    assert!(cat.delete_raw_file(7, 1, "r1.csv").unwrap().is_some());
+    assert!(cat.delete_raw_file(7, 1, "r1.csv", None).unwrap().is_some());
     assert_eq!(found(&cat), [(vec![3], "p=a".to_string())]);
+    baseline_then_history(&cat);
+}
+
+/// The catalog above after migration 15: its files were one BASELINE commit, the deletion after
+/// it commit 2, and commit 1 still reads every file.
+fn baseline_then_history(cat: &SqliteCatalog) {
+    use crate::catalog::interface::HistoryCatalog;
+    use crate::catalog::AsOf;
+    let commits = cat.commits(7, 1, 0, 10).unwrap();
+    let seen: Vec<_> = commits
+        .iter()
+        .map(|c| (c.commit, c.operation.as_str(), c.rows_added, c.rows_removed))
+        .collect();
+    assert_eq!(seen, [(2, "DELETE", 0, 2), (1, "BASELINE", 3, 0)]);
+    let at_one = cat
+        .files_at_held(7, 1, &AsOf::Commit(1), &mut |_| {})
+        .unwrap();
+    assert_eq!(at_one.files.len(), 3);
 }

@@ -14,8 +14,9 @@ use super::plan_cache::PlanKey;
 use super::table::ManifestTable;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::history::{snapshot_at, AsOf, FilesAt};
 use crate::key::DatasetRecord;
-use crate::manifest::{snapshot, DataFile};
+use crate::manifest::DataFile;
 use crate::query::admission::pools::pools;
 use crate::query::language::request::QueryRequest;
 use crate::schema::ValidSchema;
@@ -32,12 +33,15 @@ pub struct PreparedQuery {
     /// The manifest's files and the table's schema, which a kept plan must have been made for.
     files: Vec<DataFile>,
     schema: SchemaRef,
+    /// The commit whose files it reads (0: the version has no commit yet).
+    commit: i64,
     /// Keeps the snapshot's files on disk until the query is dropped.
     _lease: LeaseGuard,
 }
 
 impl PreparedQuery {
-    /// Checks `request` against the version's schema and takes the manifest's file list now.
+    /// Checks `request` against the version's schema and takes the file list of commit `at` of `version`
+    /// (the live manifest for [`AsOf::Latest`]; an earlier commit's files cost the same to read).
     /// `cap` bounds the rows asked of the engine (the sync endpoint asks for one more than it
     /// answers, to know whether there are more without reading them all).
     pub fn new(
@@ -45,7 +49,7 @@ impl PreparedQuery {
         storage: &Storage,
         record: &DatasetRecord,
         schema: &ValidSchema,
-        version: i64,
+        (version, at): (i64, &AsOf),
         request: &QueryRequest,
         cap: Option<u64>,
     ) -> Result<PreparedQuery> {
@@ -53,7 +57,8 @@ impl PreparedQuery {
         // Bounded before the checker or DataFusion walk anything (see limits).
         crate::query::language::limits::check_request(request, &pools().settings().limits)?;
         let checked = request.check(&names)?;
-        let (files, lease) = snapshot(catalog, storage, record.id, version)?;
+        let (FilesAt { commit, files }, lease) =
+            snapshot_at(catalog, storage, record.id, version, at)?;
         let table = ManifestTable::new(storage, schema, &files)?;
         let table_schema = table.schema();
         let ctx = pools().session();
@@ -74,8 +79,14 @@ impl PreparedQuery {
             },
             files,
             schema: table_schema,
+            commit,
             _lease: lease,
         })
+    }
+
+    /// The commit whose files this query reads.
+    pub fn commit(&self) -> i64 {
+        self.commit
     }
 
     /// The physical plan, its leaves made to yield now and then (see yielding): a fresh copy of

@@ -1,0 +1,171 @@
+//! The query builder's preview: one page of the answer with the total, previous and next pages,
+//! headers that sort (expression columns too), and numbers written for people.
+
+use maud::{html, Markup};
+use serde_json::{Map, Value};
+
+use crate::web::format::{count, number, words};
+use crate::web::page::FormData;
+use crate::web::query_form::{filtered_by, query_string, sorted_by, Window, PREVIEW_REACH};
+
+/// How many rows the whole answer has: known, or more than the preview can count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Total {
+    Exactly(u64),
+    MoreThan(u64),
+    Unknown,
+}
+
+/// A cell: numbers for people (right-aligned), everything else in words; `filter`, a link
+/// keeping only the rows with this value.
+fn cell(v: &Value, filter: Option<String>) -> Markup {
+    let text = match v {
+        Value::Number(n) => number(n),
+        other => words(other),
+    };
+    let numeric = matches!(v, Value::Number(_));
+    html! {
+        td.num[numeric] {
+            @match filter {
+                Some(href) => a.value href=(href) title="Only the rows with this value" { (text) },
+                None => (text),
+            }
+        }
+    }
+}
+
+/// Rows a page may have for its values to be links that filter (beyond, plain text).
+const LINKED_ROWS: usize = 200;
+
+/// A header that sorts by its column: ascending first, then the other way.
+fn header(f: &FormData, url: &str, name: &str) -> Markup {
+    let current = f.get("order") == Some(name);
+    let descending = current && f.get("direction") == Some("DESC");
+    let next = if current && !descending {
+        "DESC"
+    } else {
+        "ASC"
+    };
+    let sort = match (current, descending) {
+        (false, _) => "none",
+        (true, false) => "ascending",
+        (true, true) => "descending",
+    };
+    let label = match next {
+        "DESC" => format!("{name}, sorted ascending; sort descending"),
+        _ => format!("{name}: sort ascending"),
+    };
+    html! {
+        th scope="col" aria-sort=(sort) {
+            a href={ (url) "/query?" (sorted_by(f, name, next)) } aria-label=(label) {
+                (name)
+                @match sort { "ascending" => " ▲", "descending" => " ▼", _ => "" }
+            }
+        }
+    }
+}
+
+/// "Rows 51 to 100 of 1,120,000".
+fn shown_line(window: &Window, shown: usize, total: Total) -> String {
+    let first = window.offset + 1;
+    let last = window.offset + shown as u64;
+    let of = match total {
+        Total::Exactly(n) => format!(" of {}", count(n)),
+        Total::MoreThan(n) => format!(" of more than {}", count(n)),
+        Total::Unknown => String::new(),
+    };
+    match shown {
+        0 if window.offset == 0 => "No rows match.".to_string(),
+        0 => format!("No rows on page {}{of}.", window.page),
+        _ => format!("Rows {} to {}{of}", count(first), count(last)),
+    }
+}
+
+/// Previous and next pages, as links keeping the whole query.
+fn pager(f: &FormData, url: &str, window: &Window, has_next: bool, total: Total) -> Markup {
+    let link = |page: u64| format!("{url}/query?{}&action=preview", query_string(f, Some(page)));
+    let end = window.offset + window.size;
+    let reach_end = end >= PREVIEW_REACH;
+    // At the reach's end no row past it is fetched: the total says whether there are more.
+    let more = match total {
+        Total::Exactly(n) => n > end,
+        Total::MoreThan(_) => true,
+        Total::Unknown => false,
+    };
+    let has_next = has_next || (reach_end && more);
+    html! {
+        nav.pager aria-label="Pages of the answer" {
+            @if window.page > 1 { a rel="prev" href=(link(window.page - 1)) { "← Previous " (window.size) } }
+            " "
+            span { "Page " (window.page) }
+            " "
+            @if has_next && !reach_end { a rel="next" href=(link(window.page + 1)) { "Next " (window.size) " →" } }
+            @if has_next && reach_end { span.count { " Pages stop at row " (count(PREVIEW_REACH)) ": run the query as a job for the rest." } }
+        }
+    }
+}
+
+/// The page of rows `window` asks for, out of the rows fetched up to its end (and one more).
+pub fn table(
+    f: &FormData,
+    (url, stored): (&str, &[String]),
+    window: &Window,
+    answer: &[u8],
+    total: Total,
+) -> Markup {
+    let rows: Map<String, Value> = serde_json::from_slice(answer).unwrap_or_default();
+    let fetched: Vec<&Value> = rows.values().collect();
+    let start = (window.offset as usize).min(fetched.len());
+    let end = (start + window.size as usize).min(fetched.len());
+    let page = &fetched[start..end];
+    let has_next = fetched.len() > end;
+    let names: Vec<String> = fetched
+        .first()
+        .and_then(|r| r.as_object())
+        .map(|r| r.keys().cloned().collect())
+        .unwrap_or_default();
+    let linked = page.len() <= LINKED_ROWS;
+    let href = |column: &str, value: &Value| {
+        let filterable = linked && stored.iter().any(|c| c == column);
+        let query = filterable.then(|| filtered_by(f, column, value)).flatten();
+        query.map(|q| format!("{url}/query?{q}"))
+    };
+    html! {
+        h2 #preview-heading { "Preview" }
+        p.count #preview-count aria-live="polite" { (shown_line(window, page.len(), total)) }
+        @if !page.is_empty() {
+            div.table-wrap {
+                table #preview aria-labelledby="preview-heading" {
+                    thead { tr { @for n in &names { (header(f, url, n)) } } }
+                    tbody { @for r in page { tr { @for n in &names { (cell(&r[n.as_str()], href(n, &r[n.as_str()]))) } } } }
+                }
+            }
+        }
+        (pager(f, url, window, has_next, total))
+    }
+}
+
+/// The total from the count query's answer: `count(*)` alone, or one row per group.
+pub fn total_of(grouped: bool, answer: Result<Vec<u8>, ()>, limit: Option<u64>) -> Total {
+    let Ok(bytes) = answer else {
+        // Grouped, the groups are counted by listing them: past the synchronous limit.
+        return match (grouped, limit) {
+            (true, Some(l)) if l <= PREVIEW_REACH => Total::Exactly(l),
+            (true, _) => Total::MoreThan(PREVIEW_REACH),
+            (false, _) => Total::Unknown,
+        };
+    };
+    let rows: Map<String, Value> = serde_json::from_slice(&bytes).unwrap_or_default();
+    let n = match grouped {
+        true => Some(rows.len() as u64),
+        false => rows
+            .values()
+            .next()
+            .and_then(|r| r.get("rows_in_answer"))
+            .and_then(Value::as_u64),
+    };
+    match n {
+        Some(n) => Total::Exactly(limit.map_or(n, |l| n.min(l))),
+        None => Total::Unknown,
+    }
+}
