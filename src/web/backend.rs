@@ -320,6 +320,31 @@ pub(crate) async fn run_query(
     Ok((content_type, bytes))
 }
 
+/// Page `page` of `per_page` commits of `version`, newest first.
+pub fn history(
+    state: &AppState,
+    pass: &DatasetPass<Read>,
+    version: i64,
+    page: i64,
+    per_page: i64,
+) -> Result<Vec<rapid_actors::engine::Commit>> {
+    state.engine.history(pass, Some(version), page, per_page)
+}
+
+/// A new commit of `version` equal to commit `to_commit`, for a DATA_ADMIN; its number.
+pub async fn rollback(
+    state: &AppState,
+    pass: &AdminPass,
+    key: &DatasetKey,
+    version: i64,
+    to_commit: i64,
+) -> Result<i64> {
+    state
+        .engine
+        .rollback(pass, key, Some(version), to_commit)
+        .await
+}
+
 /// One SQL SELECT as `POST /api/sql` runs it, in `format`.
 pub(crate) async fn run_sql(
     state: &AppState,

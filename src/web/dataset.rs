@@ -270,7 +270,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         @if !params.done.is_empty() { (notice(&params.done)) }
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
-            a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" }
+            a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" } " · " a #history-link href={ (url) "/history?version=" (version) } { "History" }
             @if backend::is_data_admin(&viewer.subject) {
                 " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (starts a new, empty version)" }
             }

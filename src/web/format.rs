@@ -79,6 +79,23 @@ pub fn number(n: &serde_json::Number) -> String {
     }
 }
 
+/// `seconds` since 1970 as `YYYYMMDDTHHMMSSZ` (UTC), for file names.
+pub fn utc_stamp(seconds: i64) -> String {
+    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
+    // The proleptic Gregorian date of a day count, in 400-year eras of 146,097 days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,21 +127,4 @@ mod tests {
         assert_eq!(count(1_120_000), "1,120,000");
         assert_eq!(count(999), "999");
     }
-}
-
-/// `seconds` since 1970 as `YYYYMMDDTHHMMSSZ` (UTC), for file names.
-pub fn utc_stamp(seconds: i64) -> String {
-    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    // The proleptic Gregorian date of a day count, in 400-year eras of 146,097 days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s) = (rest / 3600, rest % 3600 / 60, rest % 60);
-    format!("{year:04}{month:02}{day:02}T{h:02}{m:02}{s:02}Z")
 }

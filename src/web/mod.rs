@@ -17,6 +17,7 @@ mod domains;
 mod facets;
 mod format;
 pub mod guard;
+mod history;
 mod jobs;
 mod layout;
 pub mod page;
@@ -129,6 +130,14 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/datasets/{layer}/{domain}/{dataset}/query",
             web::get().to(query::get_query),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/history",
+            web::get().to(history::get_history),
+        )
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/rollback",
+            web::post().to(history::post_rollback),
         )
         .route(
             "/datasets/{layer}/{domain}/{dataset}/query/job",

@@ -1,0 +1,134 @@
+//! A dataset version's history: its commits, newest first, 50 a page (`GET .../history`), and
+//! for DATA_ADMIN a rollback to any of them behind a confirmation (`POST .../rollback`): a new
+//! commit whose rows are the chosen one's, itself undone by rolling back to the commit before.
+
+use actix_web::web;
+use maud::{html, Markup};
+use rapid_actors::engine::{pick_version, Commit};
+use rapid_actors::key::DatasetKey;
+
+use crate::auth::{DataAdmin, Read};
+use crate::state::AppState;
+use crate::web::backend;
+use crate::web::dataset::base;
+use crate::web::format::count;
+use crate::web::guard::{OnDataset, Page, Posted};
+use crate::web::layout::{csrf_field, notice, page};
+use crate::web::page::{ok, see_other, PageResult};
+use crate::web::session::Viewer;
+
+/// Commits one page shows.
+const PER_PAGE: i64 = 50;
+
+#[derive(serde::Deserialize)]
+pub struct HistoryParams {
+    version: Option<i64>,
+    #[serde(default = "first_page")]
+    page: i64,
+    #[serde(default)]
+    done: String,
+}
+
+fn first_page() -> i64 {
+    1
+}
+
+fn commit_row(viewer: &Viewer, url: &str, version: i64, c: &Commit, newest: bool) -> Markup {
+    html! {
+        tr {
+            td data-label="Commit" { (c.commit) }
+            td data-label="When" { (c.committed_at) }
+            td data-label="Operation" { (c.operation) }
+            td data-label="By" { (c.subject.as_deref().unwrap_or("the service")) }
+            td data-label="File" { (c.raw_filename.as_deref().unwrap_or("")) }
+            td.num data-label="Rows added" { (count(c.rows_added.max(0) as u64)) }
+            td.num data-label="Rows removed" { (count(c.rows_removed.max(0) as u64)) }
+            td data-label="Roll back" {
+                @if newest { "(current)" }
+                @else if backend::is_data_admin(&viewer.subject) {
+                    form.inline method="post" action={ (url) "/rollback" } {
+                        (csrf_field(viewer))
+                        input type="hidden" name="version" value=(version);
+                        input type="hidden" name="to_commit" value=(c.commit);
+                        button type="submit" aria-label={ "Roll back to commit " (c.commit) } { "Roll back to this…" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn history_body(
+    viewer: &Viewer,
+    url: &str,
+    version: i64,
+    p: &HistoryParams,
+    commits: &[Commit],
+) -> Markup {
+    let more = commits.len() as i64 == PER_PAGE;
+    html! {
+        @if !p.done.is_empty() { (notice(&p.done)) }
+        p { a href={ (url) "?version=" (version) } { "Back to the dataset" } " · schema version " strong #history-version { (version) } }
+        p { "Every upload, overwrite, file deletion, compaction and rollback of this version is a commit. Files a commit replaced stay on disk while the commit is retained (RAPID_HISTORY_KEEP_COMMITS, RAPID_HISTORY_KEEP_SECONDS)." }
+        @if commits.is_empty() { p.empty { "No commits yet." } } @else {
+            div.table-wrap { table #commits {
+                thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Roll back" } } }
+                tbody { @for (i, c) in commits.iter().enumerate() { (commit_row(viewer, url, version, c, p.page == 1 && i == 0)) } }
+            } }
+        }
+        nav.pager aria-label="History pages" {
+            @if p.page > 1 { a rel="prev" href={ (url) "/history?version=" (version) "&page=" (p.page - 1) } { "Newer commits" } " " }
+            @if more { a rel="next" href={ (url) "/history?version=" (version) "&page=" (p.page + 1) } { "Older commits" } }
+        }
+    }
+}
+
+/// `GET /datasets/{layer}/{domain}/{dataset}/history?version=&page=`.
+pub async fn get_history(
+    state: web::Data<AppState>,
+    params: web::Query<HistoryParams>,
+    Page { viewer, pass }: Page<OnDataset<Read>>,
+) -> PageResult {
+    let version = pick_version(params.version, pass.record().latest_version());
+    let commits = backend::history(&state, &pass, version, params.page.max(1), PER_PAGE)?;
+    let url = base(pass.record());
+    let title = format!("History of {}", pass.record().name());
+    let body = history_body(&viewer, &url, version, &params, &commits);
+    Ok(ok(page(&viewer, &title, body)))
+}
+
+/// `POST .../rollback` (DATA_ADMIN): a confirmation first, then the rollback.
+pub async fn post_rollback(
+    state: web::Data<AppState>,
+    path: web::Path<(String, String, String)>,
+    Posted {
+        viewer,
+        pass: admin,
+        form,
+    }: Posted<DataAdmin>,
+) -> PageResult {
+    let (layer, domain, dataset) = path.into_inner();
+    let key = DatasetKey::new(&layer, &domain, &dataset);
+    let url = base(&backend::find_dataset(&state, &admin, &key)?);
+    let version: i64 = form.required("version", "Version")?.parse().unwrap_or(0);
+    let to: i64 = form.required("to_commit", "Commit")?.parse().unwrap_or(0);
+    let history = format!("{url}/history?version={version}");
+    if form.get("confirm") != Some("yes") {
+        let body = html! {
+            p { "Make a new commit of version " (version) " whose rows are those of commit " strong { (to) } "? Nothing is deleted: the commits after it stay in the history, and rolling back to the commit before this new one undoes it." }
+            form.inline method="post" action={ (url) "/rollback" } {
+                (csrf_field(&viewer))
+                input type="hidden" name="version" value=(version);
+                input type="hidden" name="to_commit" value=(to);
+                input type="hidden" name="confirm" value="yes";
+                button type="submit" { "Yes, roll back" }
+            }
+            " " a href=(history) { "Cancel" }
+        };
+        return Ok(ok(page(&viewer, "Roll back?", body)));
+    }
+    let commit = backend::rollback(&state, &admin, &key, version, to).await?;
+    let done =
+        crate::web::subjects::url_word(&format!("Commit {commit} has the rows of commit {to}."));
+    Ok(see_other(&format!("{history}&done={done}")))
+}
