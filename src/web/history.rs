@@ -71,7 +71,7 @@ fn history_body(
         p { a href={ (url) "?version=" (version) } { "Back to the dataset" } " · schema version " strong #history-version { (version) } }
         p { "Every upload, overwrite, file deletion, compaction and rollback of this version is a commit. Files a commit replaced stay on disk while the commit is retained (RAPID_HISTORY_KEEP_COMMITS, RAPID_HISTORY_KEEP_SECONDS)." }
         @if commits.is_empty() { p.empty { "No commits yet." } } @else {
-            div.table-wrap { table #commits {
+            div.table-wrap { table.blocks #commits {
                 thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Roll back" } } }
                 tbody { @for (i, c) in commits.iter().enumerate() { (commit_row(viewer, url, version, c, p.page == 1 && i == 0)) } }
             } }
