@@ -7,8 +7,20 @@ use datafusion::arrow::array::{
     ArrayRef, AsArray, Int16Builder, Int32Array, Int32Builder, StructArray,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Fields};
-use datafusion::common::{exec_err, ScalarValue};
+use datafusion::common::{exec_err, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
+
+/// The first argument of a call as an array of text (`refusal` when it is something else).
+fn text_argument(args: &[ColumnarValue], refusal: &str) -> DfResult<ArrayRef> {
+    let values = match &args[0] {
+        ColumnarValue::Array(a) => a.clone(),
+        ColumnarValue::Scalar(s) => s.to_array()?,
+    };
+    match values.as_string_opt::<i32>() {
+        Some(_) => Ok(values),
+        None => exec_err!("{refusal}"),
+    }
+}
 
 /// What `version()` answers over the wire: clients (SQLAlchemy's dialect) read the PostgreSQL
 /// version it starts with, as in `server_version` (pgwire's 16.6).
@@ -70,14 +82,9 @@ pub(crate) fn to_regtype() -> ScalarUDF {
         DataType::Int32,
         Volatility::Immutable,
         Arc::new(|args: &[ColumnarValue]| {
-            let names = match &args[0] {
-                ColumnarValue::Array(a) => a.clone(),
-                ColumnarValue::Scalar(s) => s.to_array()?,
-            };
-            let Some(names) = names.as_string_opt::<i32>() else {
-                return exec_err!("to_regtype takes a type's name as text");
-            };
+            let names = text_argument(args, "to_regtype takes a type's name as text")?;
             let oids: Int32Array = names
+                .as_string::<i32>()
                 .iter()
                 .map(|name| {
                     let name = name?.trim().to_lowercase();
@@ -113,15 +120,9 @@ pub(crate) fn expand_array() -> ScalarUDF {
         DataType::Struct(key_fields()),
         Volatility::Immutable,
         Arc::new(|args: &[ColumnarValue]| {
-            let keys = match &args[0] {
-                ColumnarValue::Array(a) => a.clone(),
-                ColumnarValue::Scalar(s) => s.to_array()?,
-            };
-            let Some(keys) = keys.as_string_opt::<i32>() else {
-                return exec_err!("_pg_expandarray takes an index's key list as text");
-            };
+            let keys = text_argument(args, "_pg_expandarray takes an index's key list as text")?;
             let (mut x, mut n) = (Int16Builder::new(), Int32Builder::new());
-            for key in keys.iter() {
+            for key in keys.as_string::<i32>().iter() {
                 // An int2vector's text: the column numbers separated by spaces.
                 match key.and_then(|k| k.split_whitespace().next()?.parse::<i16>().ok()) {
                     Some(first) => {

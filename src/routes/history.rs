@@ -12,8 +12,8 @@ use crate::state::AppState;
 
 #[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/history", tag = "datasets",
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"),
-        ("page" = Option<i64>, Query, description = "The page, from 1 (the newest commits; default 1)"),
-        ("per_page" = Option<i64>, Query, description = "Commits a page, 1 to 1000 (default 100); a shorter page is the last")),
+        ("page" = Option<i64>, Query, minimum = 1, description = "The page, from 1 (the newest commits; default 1)"),
+        ("per_page" = Option<i64>, Query, minimum = 1, maximum = 1000, description = "Commits a page, 1 to 1000 (default 100); a shorter page is the last")),
     responses(
         (status = 200, description = "The version's commits, newest first (READ access): each upload, overwrite, raw file deletion and compaction, with the rows it added and removed", body = Vec<doc::Commit>),
         (status = 400, description = "A page or per_page out of range", body = doc::ErrorBody),
@@ -33,7 +33,7 @@ pub async fn get_history(
 /// Synchronous: a rollback only changes catalog rows (no data is copied), so it answers at once.
 #[utoipa::path(post, path = "/api/datasets/{layer}/{domain}/{dataset}/rollback", tag = "datasets",
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"),
-        ("to_commit" = i64, Query, description = "The commit whose files the new commit lists again (GET .../history)")),
+        ("to_commit" = i64, Query, minimum = 1, description = "The commit whose files the new commit lists again (GET .../history)")),
     responses(
         (status = 200, description = "A new ROLLBACK commit whose rows are those of to_commit (DATA_ADMIN); undone by rolling back to the commit before it", body = doc::RolledBack),
         (status = 400, description = "to_commit missing or not a number", body = doc::ErrorBody),

@@ -333,16 +333,39 @@ fn versions_nav(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
 }
 
 fn confirm(viewer: &Viewer, title: &str, question: Markup, action: &str, back: &str) -> PageResult {
+    let yes = html! { button.danger type="submit" { "Yes, delete" } };
+    Ok(ok(confirmation(
+        viewer,
+        title,
+        question,
+        action,
+        html! {},
+        yes,
+        back,
+    )))
+}
+
+/// A page asking `question`, its "yes" a form posting `fields` with `confirm=yes` to `action`.
+pub fn confirmation(
+    viewer: &Viewer,
+    title: &str,
+    question: Markup,
+    action: &str,
+    fields: Markup,
+    yes: Markup,
+    back: &str,
+) -> Markup {
     let body = html! {
         p { (question) }
         form.inline method="post" action=(action) {
             (csrf_field(viewer))
+            (fields)
             input type="hidden" name="confirm" value="yes";
-            button.danger type="submit" { "Yes, delete" }
+            (yes)
         }
         " " a href=(back) { "Cancel" }
     };
-    Ok(ok(page(viewer, title, body)))
+    page(viewer, title, body)
 }
 
 pub async fn post_delete_file(

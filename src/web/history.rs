@@ -10,7 +10,7 @@ use rapid_actors::key::DatasetKey;
 use crate::auth::{DataAdmin, Read};
 use crate::state::AppState;
 use crate::web::backend;
-use crate::web::dataset::base;
+use crate::web::dataset::{base, confirmation};
 use crate::web::format::count;
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
@@ -114,18 +114,22 @@ pub async fn post_rollback(
     let to: i64 = form.required("to_commit", "Commit")?.parse().unwrap_or(0);
     let history = format!("{url}/history?version={version}");
     if form.get("confirm") != Some("yes") {
-        let body = html! {
-            p { "Make a new commit of version " (version) " whose rows are those of commit " strong { (to) } "? Nothing is deleted: the commits after it stay in the history, and rolling back to the commit before this new one undoes it." }
-            form.inline method="post" action={ (url) "/rollback" } {
-                (csrf_field(&viewer))
-                input type="hidden" name="version" value=(version);
-                input type="hidden" name="to_commit" value=(to);
-                input type="hidden" name="confirm" value="yes";
-                button type="submit" { "Yes, roll back" }
-            }
-            " " a href=(history) { "Cancel" }
+        let question = html! { "Make a new commit of version " (version) " whose rows are those of commit " strong { (to) } "? Nothing is deleted: the commits after it stay in the history, and rolling back to the commit before this new one undoes it." };
+        let fields = html! {
+            input type="hidden" name="version" value=(version);
+            input type="hidden" name="to_commit" value=(to);
         };
-        return Ok(ok(page(&viewer, "Roll back?", body)));
+        let yes = html! { button type="submit" { "Yes, roll back" } };
+        let action = format!("{url}/rollback");
+        return Ok(ok(confirmation(
+            &viewer,
+            "Roll back?",
+            question,
+            &action,
+            fields,
+            yes,
+            &history,
+        )));
     }
     let commit = backend::rollback(&state, &admin, &key, version, to).await?;
     let done =

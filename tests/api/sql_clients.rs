@@ -28,14 +28,11 @@ fn jdbc_jar() -> Option<String> {
     present.then_some(jar)
 }
 
-fn jdbc(s: &TestServer, jar: &str, user: &str, password: &str) -> Value {
+/// The JSON line a client program prints after signing in to `s`'s listener as `user`: `program`
+/// takes the listener's host, port, user and password as its last four arguments.
+fn client_answer(mut program: Command, s: &TestServer, user: &str, password: &str) -> Value {
     let addr = s.pg_addr().unwrap();
-    let out = Command::new("java")
-        .args(["-cp", jar])
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/java/JdbcClient.java"
-        ))
+    let out = program
         .args([
             &addr.ip().to_string(),
             &addr.port().to_string(),
@@ -51,6 +48,15 @@ fn jdbc(s: &TestServer, jar: &str, user: &str, password: &str) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_str(text.trim()).unwrap()
+}
+
+fn jdbc(s: &TestServer, jar: &str, user: &str, password: &str) -> Value {
+    let mut java = Command::new("java");
+    java.args(["-cp", jar]).arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/java/JdbcClient.java"
+    ));
+    client_answer(java, s, user, password)
 }
 
 #[test]
@@ -119,27 +125,12 @@ fn extension_python() -> Option<String> {
 }
 
 fn duckdb_attach(s: &TestServer, python: &str, user: &str, password: &str) -> Value {
-    let addr = s.pg_addr().unwrap();
-    let out = Command::new(python)
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/python/pg_duckdb.py"
-        ))
-        .args([
-            &addr.ip().to_string(),
-            &addr.port().to_string(),
-            user,
-            password,
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(text.trim()).unwrap()
+    let mut script = Command::new(python);
+    script.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/pg_duckdb.py"
+    ));
+    client_answer(script, s, user, password)
 }
 
 #[test]

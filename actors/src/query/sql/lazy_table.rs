@@ -1,6 +1,7 @@
-//! One version of one dataset as a SQL table. Its files are the manifest's at scan time (a
-//! [`ManifestTable`]), never a listing of the folder, and they stay on disk until the session's
-//! statement ends (the lease is kept with the session, see [`super::tables::SqlTables`]).
+//! One version of one dataset as a SQL table, current or as of a commit. Its files are the
+//! catalog's at scan time (a [`ManifestTable`]), never a listing of the folder, and they stay on
+//! disk until the session's statement ends (the lease is kept with the session, see
+//! [`super::tables::SqlTables`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -13,8 +14,8 @@ use datafusion::physical_plan::ExecutionPlan;
 
 use crate::catalog::SharedCatalog;
 use crate::error::Result;
+use crate::history::{snapshot_at, AsOf};
 use crate::key::DatasetRecord;
-use crate::manifest::snapshot;
 use crate::query::reading::table::ManifestTable;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
@@ -24,6 +25,8 @@ pub struct LazyTable {
     storage: Storage,
     dataset_id: i64,
     version: i64,
+    /// Which commit the table reads: the newest, or a retained earlier one.
+    at: AsOf,
     schema: ValidSchema,
     arrow_schema: SchemaRef,
     /// The leases of the files scanned by the session's current statement.
@@ -35,7 +38,7 @@ impl LazyTable {
         catalog: SharedCatalog,
         storage: Storage,
         record: &DatasetRecord,
-        version: i64,
+        (version, at): (i64, AsOf),
         schema: ValidSchema,
         leases: Arc<Mutex<Vec<LeaseGuard>>>,
     ) -> Result<LazyTable> {
@@ -45,6 +48,7 @@ impl LazyTable {
             storage,
             dataset_id: record.id,
             version,
+            at,
             schema,
             arrow_schema,
             leases,
@@ -87,13 +91,15 @@ impl TableProvider for LazyTable {
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let external = |e: crate::error::Error| DataFusionError::External(Box::new(e));
-        let (files, lease) = snapshot(
+        let (at, lease) = snapshot_at(
             self.catalog.as_ref(),
             &self.storage,
             self.dataset_id,
             self.version,
+            &self.at,
         )
         .map_err(external)?;
+        let files = at.files;
         self.leases
             .lock()
             .unwrap_or_else(|p| p.into_inner())

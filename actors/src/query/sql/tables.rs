@@ -7,7 +7,9 @@
 //!
 //! Names: `"{layer}"."{domain}"."{dataset}"` is a dataset's latest schema version and
 //! `"{layer}"."{domain}"."{dataset}@v{n}"` an older one (`@` is never part of a dataset's
-//! name, and the double quotes make it one identifier in psql as in DataFusion).
+//! name, and the double quotes make it one identifier in psql as in DataFusion). Either, followed
+//! by `@c{commit}`, reads that version as of a retained commit (`"orders@c12"`,
+//! `"orders@v1@c3"`); as-of names are not listed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -22,6 +24,7 @@ use super::lazy_table::LazyTable;
 use crate::auth::permission::{Access, Permission};
 use crate::catalog::SharedCatalog;
 use crate::error::{ErrorKind, Result};
+use crate::history::AsOf;
 use crate::key::DatasetRecord;
 use crate::records::load_schema;
 use crate::storage::{LeaseGuard, Storage};
@@ -36,9 +39,24 @@ pub fn version_table_name(dataset: &str, version: i64) -> String {
 /// reads one schema, however many datasets and versions the subject may read.
 type Readable = BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<DatasetRecord>>>>;
 
-/// The dataset and schema version a table name means in `records`: `dataset` is its latest
-/// version, `dataset@v{n}` an older one.
+/// The dataset, schema version and commit a table name means in `records`: a version's name
+/// (see [`version_of`]) reads its newest commit, followed by `@c{n}` commit `n`.
 fn resolve<'a>(
+    records: &'a BTreeMap<String, Arc<DatasetRecord>>,
+    name: &str,
+) -> Option<(&'a Arc<DatasetRecord>, i64, AsOf)> {
+    if let Some((table, commit)) = name.rsplit_once("@c") {
+        let n: i64 = commit.parse().ok().filter(|n| *n >= 1)?;
+        let (record, version) = version_of(records, table)?;
+        return (name == format!("{table}@c{n}")).then_some((record, version, AsOf::Commit(n)));
+    }
+    let (record, version) = version_of(records, name)?;
+    Some((record, version, AsOf::Latest))
+}
+
+/// The dataset and schema version a name means: `dataset` is its latest version,
+/// `dataset@v{n}` an older one.
+fn version_of<'a>(
     records: &'a BTreeMap<String, Arc<DatasetRecord>>,
     name: &str,
 ) -> Option<(&'a Arc<DatasetRecord>, i64)> {
@@ -66,8 +84,9 @@ struct Inner {
     readable: RwLock<Arc<Readable>>,
     /// Catalogs registered by the session (its default one, `pg_catalog`'s home).
     registered: RwLock<HashMap<String, Arc<dyn CatalogProvider>>>,
-    /// Tables made before, by (dataset id, version): a stored schema version never changes.
-    made: Mutex<HashMap<(i64, i64), Arc<dyn TableProvider>>>,
+    /// Tables made before, by (dataset id, version, commit when as of one): a stored schema
+    /// version never changes, nor does what a commit lists.
+    made: Mutex<HashMap<(i64, i64, Option<i64>), Arc<dyn TableProvider>>>,
     /// The leases of the files the current statement scans.
     leases: Arc<Mutex<Vec<LeaseGuard>>>,
 }
@@ -147,8 +166,13 @@ impl SqlTables {
         &self,
         record: &DatasetRecord,
         version: i64,
+        at: AsOf,
     ) -> Result<Option<Arc<dyn TableProvider>>> {
-        let key = (record.id, version);
+        let commit = match at {
+            AsOf::Commit(n) => Some(n),
+            _ => None,
+        };
+        let key = (record.id, version, commit);
         if let Some(t) = self
             .inner
             .made
@@ -167,7 +191,7 @@ impl SqlTables {
             self.inner.catalog.clone(),
             self.inner.storage.clone(),
             record,
-            version,
+            (version, at),
             schema,
             self.inner.leases.clone(),
         )?);
@@ -304,11 +328,11 @@ struct DomainSchema {
 
 impl DomainSchema {
     fn lookup(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        let Some((record, version)) = resolve(&self.records, name) else {
+        let Some((record, version, at)) = resolve(&self.records, name) else {
             return Ok(None);
         };
         self.tables
-            .table(record, version)
+            .table(record, version, at)
             .map_err(|e| DataFusionError::External(Box::new(e)))
     }
 }
@@ -320,7 +344,10 @@ impl SchemaProvider for DomainSchema {
         let mut names = Vec::new();
         for (dataset, record) in &self.records {
             for version in 1..=record.latest_version {
-                if !matches!(self.tables.table(record, version), Ok(Some(_))) {
+                if !matches!(
+                    self.tables.table(record, version, AsOf::Latest),
+                    Ok(Some(_))
+                ) {
                     continue; // a version that is gone
                 }
                 names.push(match version == record.latest_version {
