@@ -72,6 +72,9 @@ fn version_of<'a>(
     .then_some((record, version))
 }
 
+/// A table made: (dataset id, schema version, the commit when read as of one).
+type TableKey = (i64, i64, Option<i64>);
+
 /// A session's catalog list. Cheap to clone: clones share everything.
 #[derive(Clone)]
 pub struct SqlTables {
@@ -86,7 +89,7 @@ struct Inner {
     registered: RwLock<HashMap<String, Arc<dyn CatalogProvider>>>,
     /// Tables made before, by (dataset id, version, commit when as of one): a stored schema
     /// version never changes, nor does what a commit lists.
-    made: Mutex<HashMap<(i64, i64, Option<i64>), Arc<dyn TableProvider>>>,
+    made: Mutex<HashMap<TableKey, Arc<dyn TableProvider>>>,
     /// The leases of the files the current statement scans.
     leases: Arc<Mutex<Vec<LeaseGuard>>>,
 }
