@@ -24,6 +24,9 @@ pub struct TestServer {
     stopped: bool,
     /// What the server printed before its ready line.
     preamble: Vec<String>,
+    /// Whether it keeps the current commit's files only (the default here): then a job's end
+    /// waits for retention to remove what the commit replaced, which it does right after.
+    keeps_one_commit: bool,
 }
 
 /// Options for starting a server.
@@ -103,6 +106,10 @@ impl TestServer {
                 .unwrap(),
             stopped: false,
             preamble,
+            keeps_one_commit: !options
+                .env
+                .iter()
+                .any(|(k, _)| k.starts_with("RAPID_HISTORY_KEEP")),
         }
     }
 
@@ -335,7 +342,22 @@ impl TestServer {
 
     pub fn wait_job(&self, token: &str, job_id: &str) -> Value {
         let (deadline, poll) = (Duration::from_secs(120), Duration::from_millis(25));
-        rapid_testkit::wait_job(&self.http, &self.base, token, job_id, deadline, poll)
+        let job = rapid_testkit::wait_job(&self.http, &self.base, token, job_id, deadline, poll);
+        if self.keeps_one_commit {
+            self.wait_retention(token);
+        }
+        job
+    }
+
+    /// Until no file of an earlier commit is kept (at most 10 s): a job's SUCCESS is visible
+    /// the moment its commit is, and retention removes the replaced files just after, so tests
+    /// that read the data folder wait for it.
+    fn wait_retention(&self, token: &str) {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let series = "rapid_catalog_objects{object=\"retained_files\"}";
+        while self.metric(token, series) > 0.0 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(25));
+        }
     }
 }
 

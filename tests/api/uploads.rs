@@ -141,6 +141,24 @@ pub(crate) fn details(body: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The rows stored on disk for `dataset` version 1 once they number `expected`, or as they are
+/// after 10 s. The files an overwrite replaced leave the folder when retention runs after the
+/// commit (test servers keep one commit), which may finish just after the job's SUCCESS.
+fn settled_rows(
+    s: &TestServer,
+    dataset: &str,
+    expected: usize,
+) -> Vec<serde_json::Map<String, Value>> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let rows = stored_rows(&s.data_dir(), "default", "shop", dataset, 1);
+        if rows.len() == expected || std::time::Instant::now() > deadline {
+            return rows;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn append_then_overwrite_replaces_only_the_partitions_present() {
     let s = TestServer::start();
@@ -159,7 +177,7 @@ fn append_then_overwrite_replaces_only_the_partitions_present() {
         up("region,id,day,amount,paid,note\nnorth,10,,,,\nnorth,11,,,,\n")["status"],
         "SUCCESS"
     );
-    let rows = stored_rows(&s.data_dir(), "default", "shop", "orders", 1);
+    let rows = settled_rows(&s, "orders", 4);
     assert_eq!(ids(&rows), [2, 3, 10, 11]);
     assert_eq!(
         parquet_files(&s.data_dir().join("data/default/shop/orders/1/region=north")).len(),
@@ -181,7 +199,7 @@ fn overwrite_of_an_unpartitioned_dataset_replaces_everything() {
     let path = "/api/datasets/default/shop/flat";
     s.upload_and_wait(&t, path, "a.csv", b"n\n1\n2\n".to_vec());
     s.upload_and_wait(&t, path, "b.csv", b"n\n3\n".to_vec());
-    let rows = stored_rows(&s.data_dir(), "default", "shop", "flat", 1);
+    let rows = settled_rows(&s, "flat", 1);
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["n"], 3);
 }
