@@ -14,14 +14,13 @@ use rapid_actors::auth::pass::{
 use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
 use rapid_actors::engine::{
-    DatasetEntry, DatasetFilter, DatasetInfo, OutputFormat, UploadAccepted, VersionFiles,
+    DatasetEntry, DatasetFilter, DatasetInfo, UploadAccepted, VersionFiles,
 };
 use rapid_actors::infer::DraftTarget;
 use rapid_actors::jobs::JobView;
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use rapid_actors::schema::Schema;
 use rapid_actors::Result;
-use serde_json::Value;
 
 use crate::auth::Policy;
 use crate::state::AppState;
@@ -305,73 +304,6 @@ pub(crate) async fn upload(
     crate::upload::receive_upload(target, payload).await
 }
 
-/// A synchronous query as the API runs it, in `format`.
-pub(crate) async fn run_query(
-    state: &AppState,
-    pass: DatasetPass<Read>,
-    version: Option<i64>,
-    body: Value,
-    format: OutputFormat,
-) -> Result<(&'static str, Vec<u8>)> {
-    let bytes = actix_web::web::Bytes::from(body.to_string());
-    let at = rapid_actors::history::AsOf::Latest;
-    let (content_type, bytes, _commit) =
-        state.engine.query(pass, version, at, bytes, format).await?;
-    Ok((content_type, bytes))
-}
-
-/// Page `page` of `per_page` commits of `version`, newest first.
-pub fn history(
-    state: &AppState,
-    pass: &DatasetPass<Read>,
-    version: i64,
-    page: i64,
-    per_page: i64,
-) -> Result<Vec<rapid_actors::engine::Commit>> {
-    state.engine.history(pass, Some(version), page, per_page)
-}
-
-/// A new commit of `version` equal to commit `to_commit`, for a DATA_ADMIN; its number.
-pub async fn rollback(
-    state: &AppState,
-    pass: &AdminPass,
-    key: &DatasetKey,
-    version: i64,
-    to_commit: i64,
-) -> Result<i64> {
-    state
-        .engine
-        .rollback(pass, key, Some(version), to_commit)
-        .await
-}
-
-/// One SQL SELECT as `POST /api/sql` runs it, in `format`.
-pub(crate) async fn run_sql(
-    state: &AppState,
-    pass: &SubjectPass,
-    sql: String,
-    format: OutputFormat,
-) -> Result<Vec<u8>> {
-    Ok(state.engine.sql(pass, sql, format).await?.1)
-}
-
-/// A large-query job as the API starts it; its id.
-pub async fn start_large_query(
-    state: &AppState,
-    pass: DatasetPass<Read>,
-    version: Option<i64>,
-    body: Value,
-    base: &str,
-) -> Result<String> {
-    let bytes = actix_web::web::Bytes::from(body.to_string());
-    let at = rapid_actors::history::AsOf::Latest;
-    let (job_id, _commit) = state
-        .engine
-        .start_large_query(pass, version, at, bytes, base)
-        .await?;
-    Ok(job_id)
-}
-
 // ---- schemas (callers mint DATA_ADMIN first) ---------------------------------------------------
 
 /// A place among the schema generations running at once, taken before the sample is read.
@@ -418,53 +350,6 @@ pub async fn save_schema(
         state.engine.create_schema(pass, schema).await?;
         Ok(1)
     }
-}
-
-/// What a preview runs: one page of the answer, the count of the answer, and facet counts
-/// (each named by its column), every one a JSON query object.
-pub(crate) struct PreviewQueries {
-    pub page: Value,
-    pub count: Value,
-    pub facets: Vec<(String, Value)>,
-}
-
-/// What came back: the page (or why not), the count and the facets that could be answered.
-pub(crate) struct PreviewAnswers {
-    pub rows: Result<Vec<u8>>,
-    pub count: std::result::Result<Vec<u8>, ()>,
-    pub facets: Vec<(String, Vec<u8>)>,
-}
-
-/// The preview's queries, run as the API runs queries for the subject of `pass` (the count and
-/// the facets only when the page could be answered, each left out when it fails).
-pub(crate) async fn preview(
-    state: &AppState,
-    pass: DatasetPass<Read>,
-    version: i64,
-    queries: PreviewQueries,
-) -> PreviewAnswers {
-    let (subject, key) = (pass.subject().clone(), pass.record().key().clone());
-    let again = || dataset_access_to::<Read>(state, &subject, &key);
-    let rows = run_query(state, pass, Some(version), queries.page, OutputFormat::Json).await;
-    let mut answers = PreviewAnswers {
-        rows: rows.map(|(_, bytes)| bytes),
-        count: Err(()),
-        facets: vec![],
-    };
-    if answers.rows.is_err() {
-        return answers;
-    }
-    if let Ok(p) = again() {
-        let counted = run_query(state, p, Some(version), queries.count, OutputFormat::Json).await;
-        answers.count = counted.map(|(_, bytes)| bytes).map_err(|_| ());
-    }
-    for (column, body) in queries.facets {
-        let Ok(p) = again() else { break };
-        if let Ok((_, bytes)) = run_query(state, p, Some(version), body, OutputFormat::Json).await {
-            answers.facets.push((column, bytes));
-        }
-    }
-    answers
 }
 
 /// Each version's stored rows (from its raw files), newest first: which versions hold data.

@@ -9,13 +9,13 @@ use rapid_actors::key::DatasetKey;
 
 use crate::auth::{DataAdmin, Read};
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::dataset::{base, confirmation};
 use crate::web::format::count;
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, PageResult};
 use crate::web::session::Viewer;
+use crate::web::{backend, backend_reads};
 
 /// Commits one page shows.
 const PER_PAGE: i64 = 50;
@@ -90,7 +90,7 @@ pub async fn get_history(
     Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
     let version = pick_version(params.version, pass.record().latest_version());
-    let commits = backend::history(&state, &pass, version, params.page.max(1), PER_PAGE)?;
+    let commits = backend_reads::history(&state, &pass, version, params.page.max(1), PER_PAGE)?;
     let url = base(pass.record());
     let title = format!("History of {}", pass.record().name());
     let body = history_body(&viewer, &url, version, &params, &commits);
@@ -131,7 +131,7 @@ pub async fn post_rollback(
             &history,
         )));
     }
-    let commit = backend::rollback(&state, &admin, &key, version, to).await?;
+    let commit = backend_reads::rollback(&state, &admin, &key, version, to).await?;
     let done =
         crate::web::subjects::url_word(&format!("Commit {commit} has the rows of commit {to}."));
     Ok(see_other(&format!("{history}&done={done}")))

@@ -9,6 +9,7 @@
 //! (USER_ADMIN), [`domains`] (DATA_ADMIN).
 
 pub mod backend;
+mod backend_reads;
 mod catalogue;
 mod chart;
 mod checks_edit;

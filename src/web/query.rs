@@ -15,7 +15,6 @@ use rapid_actors::engine::{pick_version, OutputFormat};
 
 use crate::auth::Read;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::dataset::base;
 use crate::web::facets;
 use crate::web::guard::{OnDataset, Page, Posted};
@@ -27,6 +26,7 @@ use crate::web::query_form::{
     Window, QUERY_FIELDS,
 };
 use crate::web::session::{sessions, Viewer};
+use crate::web::{backend, backend_reads};
 
 /// The builder's form as sent (a GET), and what it is about: the version and its columns.
 struct Asked {
@@ -183,14 +183,14 @@ async fn preview(
     let grouped = !asked.f.all("group").is_empty();
     let profile = backend::profile(state, &pass, asked.version)?;
     let facet_columns = facets::columns(&profile, &asked.f).into_iter();
-    let queries = backend::PreviewQueries {
+    let queries = backend_reads::PreviewQueries {
         page: page_body(&asked.f, &window),
         count: count_body(&asked.f),
         facets: facet_columns
             .map(|c| (c.clone(), facets::body(&asked.f, &c)))
             .collect(),
     };
-    let answers = backend::preview(state, pass, asked.version, queries).await;
+    let answers = backend_reads::preview(state, pass, asked.version, queries).await;
     let total = total_of(grouped, answers.count, window.limit);
     let (f, shown) = (&asked.f, (asked.url.as_str(), asked.columns.as_slice()));
     Ok(match answers.rows {
@@ -239,7 +239,7 @@ async fn download(
     let when = crate::web::format::utc_stamp(rapid_actors::auth::now_seconds());
     let name = format!("{}-{when}.{ext}", asked.stem);
     let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
-    match backend::run_query(state, pass, Some(asked.version), body, format).await {
+    match backend_reads::run_query(state, pass, Some(asked.version), body, format).await {
         Ok((content_type, bytes)) => Ok(crate::web::page::secure(
             HttpResponse::Ok()
                 .content_type(content_type)
@@ -289,7 +289,7 @@ pub async fn post_query_job(
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let query = whole_query(&f)?;
     let origin = state.link_origin(&req);
-    let job_id = backend::start_large_query(&state, pass, asked, query, &origin).await?;
+    let job_id = backend_reads::start_large_query(&state, pass, asked, query, &origin).await?;
     sessions(&req).remember_job_query(&job_id, query_string(&f, None));
     Ok(see_other(&format!("/jobs/{job_id}")))
 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::auth::AnySubject;
 use crate::state::AppState;
-use crate::web::backend;
+use crate::web::backend_reads;
 use crate::web::format::{count, number, utc_stamp, words};
 use crate::web::guard::Page;
 use crate::web::layout::{errors, page};
@@ -109,7 +109,7 @@ pub async fn get_sql(
     };
     let answer = match sql.is_empty() {
         true => None,
-        false => Some(backend::run_sql(&state, &pass, sql.clone(), format).await),
+        false => Some(backend_reads::run_sql(&state, &pass, sql.clone(), format).await),
     };
     let shown = match answer {
         None => html! {},
