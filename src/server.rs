@@ -172,6 +172,7 @@ fn build_app(
         .configure(crate::openapi::configure)
         .configure(routes::configure)
         .configure(crate::web::configure(sessions))
+        .default_service(web::to(crate::web::not_found))
         .wrap(from_fn(authenticate))
         .wrap(from_fn(json_errors))
         .wrap(NormalizePath::new(TrailingSlash::Trim))

@@ -1,8 +1,8 @@
 //! The web pages' one door into the engine: every call the pages make goes through the engine
 //! facade (`state.engine`) with the permission passes the API's handlers use, minted here from the
 //! session's subject by the engine itself; where a handler does more than one engine call, the
-//! page shares the handler's helper (`upload::receive_upload`,
-//! `upload::draft_from_field`).
+//! page shares the handler's helper (`upload::receive_upload`, `upload::read_sample_field`).
+//! Kept samples' calls are in `backend_samples`, the reads of rows in `backend_reads`.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -16,7 +16,6 @@ use rapid_actors::auth::{NewClient, NewUser, Subject, SubjectView};
 use rapid_actors::engine::{
     DatasetEntry, DatasetFilter, DatasetInfo, UploadAccepted, VersionFiles,
 };
-use rapid_actors::infer::DraftTarget;
 use rapid_actors::jobs::JobView;
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use rapid_actors::schema::Schema;
@@ -47,7 +46,7 @@ pub fn require<P: Policy>(state: &AppState, s: &Arc<Subject>) -> Result<P::Pass>
     P::mint(&state.engine, s.clone())
 }
 
-fn subject_pass(state: &AppState, s: &Arc<Subject>) -> SubjectPass {
+pub(crate) fn subject_pass(state: &AppState, s: &Arc<Subject>) -> SubjectPass {
     state.engine.subject_pass(s.clone())
 }
 
@@ -309,26 +308,6 @@ pub(crate) async fn upload(
 /// A place among the schema generations running at once, taken before the sample is read.
 pub async fn generation_permit(state: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit> {
     state.generations.acquire().await
-}
-
-/// Receives the sample from the page's `file` part and drafts its schema, as the API does.
-pub async fn draft_schema(
-    state: &AppState,
-    admin: &AdminPass,
-    target: [String; 4],
-    field: actix_multipart::Field,
-    filename: &str,
-) -> Result<Schema> {
-    let [layer, sensitivity, domain, dataset] = target;
-    let target = DraftTarget {
-        layer,
-        sensitivity,
-        domain,
-        dataset,
-        description: None,
-    };
-    let pass = subject_pass(state, admin.subject());
-    crate::upload::draft_from_field(state, &pass, target, field, filename).await
 }
 
 /// The latest schema of any dataset, for a DATA_ADMIN to edit into its next version.

@@ -10,6 +10,7 @@
 
 pub mod backend;
 mod backend_reads;
+mod backend_samples;
 mod catalogue;
 mod chart;
 mod checks_edit;
@@ -21,6 +22,7 @@ pub mod guard;
 mod history;
 mod jobs;
 mod layout;
+mod not_found;
 pub mod page;
 mod plain;
 mod posts;
@@ -29,7 +31,10 @@ mod problems;
 mod profile;
 mod query;
 mod query_form;
+mod sample_store;
+mod sample_upload;
 mod schema_edit;
+mod schema_editor;
 pub mod session;
 mod signin;
 mod sql;
@@ -39,6 +44,7 @@ mod upload;
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
 
+pub use not_found::not_found;
 pub use session::WebState;
 
 /// Paths served by the pages (everything outside `/api`): the bearer-token middleware lets
@@ -150,6 +156,14 @@ fn routes(cfg: &mut web::ServiceConfig) {
             web::post().to(schema_edit::post_generate),
         )
         .route("/schema/save", web::post().to(schema_edit::post_save))
+        .route(
+            "/schema/saved/{token}",
+            web::get().to(sample_upload::get_saved),
+        )
+        .route(
+            "/schema/saved/{token}/upload",
+            web::post().to(sample_upload::post_upload),
+        )
         .route(
             "/schema/edit/{layer}/{domain}/{dataset}",
             web::get().to(schema_edit::get_edit),

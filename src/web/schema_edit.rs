@@ -1,6 +1,13 @@
 //! New schema from a sample file (DATA_ADMIN): upload a sample, see the generated schema, edit
 //! every field (types, nullability, unique, date formats, checks, partition order, sensitivity,
-//! tags, owners, description) and save; or edit an existing schema into a new version.
+//! tags, owners, description) and save; or edit an existing schema into a new version. The
+//! sample is kept ([`sample_store`]): the editor shows each column's examples and null count, and
+//! once saved the sample can be uploaded as the dataset's first data ([`sample_upload`]). The
+//! editor's page is in [`schema_editor`].
+//!
+//! [`sample_store`]: crate::web::sample_store
+//! [`sample_upload`]: crate::web::sample_upload
+//! [`schema_editor`]: crate::web::schema_editor
 
 use std::collections::BTreeMap;
 
@@ -9,25 +16,16 @@ use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::schema::{Column, Metadata, Owner, Schema};
 
-use rapid_actors::auth::pass::AdminPass;
-
 use crate::auth::DataAdmin;
 use crate::state::AppState;
-use crate::web::backend;
-use crate::web::checks_edit::{cell, help, rows_of, specs_of, typed_rows, CheckRow};
+use crate::web::checks_edit::{specs_of, typed_rows};
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::posts::Sampled;
+use crate::web::schema_editor::{editor, Edited, Typed};
 use crate::web::session::Viewer;
-
-/// The data types the service stores: the editor's type list.
-const TYPES: [&str; 5] = ["int", "double", "boolean", "string", "date"];
-/// The date formats of SPEC.md.
-const DATE_FORMATS: [&str; 10] = [
-    "%Y/%m/%d", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%d-%m-%Y", "%m-%d-%Y", "%Y/%m", "%m/%Y",
-    "%Y-%m", "%m-%Y",
-];
+use crate::web::{backend, backend_samples, sample_store};
 
 /// The sample form; after a refusal, `sent` holds what was typed (the file must be chosen again).
 fn sample_form(
@@ -88,9 +86,11 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
     };
     let target = target_of(&fields)?;
     let _permit = backend::generation_permit(&state).await?;
-    match backend::draft_schema(&state, &pass, target, field, &filename).await {
-        Ok(draft) => {
-            let edited = Edited::from(draft).checked(&state, &pass);
+    match backend_samples::generate(&state, &pass, target, field, &filename).await {
+        Ok(g) => {
+            let mut edited = Edited::from(g.schema);
+            edited.sample = Some((g.token, g.kept));
+            let edited = edited.checked(&state, &pass);
             Ok(ok(editor(&viewer, &edited, false, &[])))
         }
         Err(e) => {
@@ -112,177 +112,6 @@ fn target_of(fields: &FormData) -> Result<[String; 4], PageError> {
         fields.required("domain", "the domain")?,
         fields.required("dataset", "the dataset")?,
     ])
-}
-
-/// What the editor shows: a schema, and per column the text typed where it could not be read
-/// (shown again as typed, with the problem).
-struct Edited {
-    schema: Schema,
-    typed: Vec<Typed>,
-    /// The rules the schema breaks as it stands (what saving it would refuse).
-    rules: Vec<String>,
-    /// Whether the viewer asked for the check (then a schema breaking none says so).
-    asked: bool,
-}
-
-impl From<Schema> for Edited {
-    fn from(schema: Schema) -> Edited {
-        Edited {
-            schema,
-            typed: vec![],
-            rules: vec![],
-            asked: false,
-        }
-    }
-}
-
-impl Edited {
-    /// With the rules it breaks, checked now by the API's own validation.
-    fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
-        self.rules = backend::schema_problems(state, pass, &self.schema);
-        self
-    }
-}
-
-/// The rules the edited schema breaks, before it is saved; or, asked, that it breaks none.
-fn rules_box(edited: &Edited) -> Markup {
-    html! {
-        @if !edited.rules.is_empty() {
-            div.alert.warn #schema-rules role="status" {
-                p { strong { "Before this schema can be saved:" } }
-                ul { @for r in &edited.rules { li { (r) } } }
-            }
-        } @else if edited.asked {
-            div.alert.ok #schema-rules role="status" { p { "The schema follows every rule: it can be saved." } }
-        }
-    }
-}
-
-/// A column's fields as typed, where they could not be read (its checks always as typed).
-#[derive(Default)]
-struct Typed {
-    partition_index: Option<String>,
-    checks: Option<Vec<CheckRow>>,
-}
-
-/// The editor's table of columns, one row of inputs each.
-fn columns_editor(edited: &Edited) -> Markup {
-    let none = Typed::default();
-    html! {
-    div.table-wrap {
-        table.editor {
-            thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Nullable" } th scope="col" { "Unique" } th scope="col" { "Date format" } th scope="col" { "Partition order" } th scope="col" { "Checks" } } }
-            tbody {
-                @for (i, c) in edited.schema.columns.iter().enumerate() {
-                    @let f = |k: &str| format!("c{i}_{k}");
-                    @let typed = edited.typed.get(i).unwrap_or(&none);
-                    @let partition = typed.partition_index.clone().or(c.partition_index.map(|p| p.to_string()));
-                    @let checks = typed.checks.clone().unwrap_or_else(|| rows_of(&c.checks));
-                    tr {
-                        td data-label="Name" { input name=(f("name")) value=(c.name) aria-label={ "Column " (i + 1) " name" }; }
-                        td data-label="Type" {
-                            select name=(f("data_type")) aria-label={ "Column " (i + 1) " type" } {
-                                @if !TYPES.contains(&c.data_type.as_str()) { option value=(c.data_type) selected { (c.data_type) } }
-                                @for t in TYPES { option value=(t) selected[c.data_type == t] { (t) } }
-                            }
-                        }
-                        td data-label="Nullable" { input type="checkbox" name=(f("allow_null")) checked[c.allow_null] aria-label={ "Column " (i + 1) " nullable" }; }
-                        td data-label="Unique" { input type="checkbox" name=(f("unique")) checked[c.unique] aria-label={ "Column " (i + 1) " unique" }; }
-                        td data-label="Date format" { input name=(f("format")) list="date-formats" value=(c.format.as_deref().unwrap_or_default()) aria-label={ "Column " (i + 1) " date format" }; }
-                        td data-label="Partition order" { input name=(f("partition_index")) type="number" min="0" value=(partition.unwrap_or_default()) aria-label={ "Column " (i + 1) " partition order" }; }
-                        td.checks data-label="Checks" { (cell(i, &checks)) }
-                    }
-                }
-            }
-        }
-    }
-    }
-}
-
-/// The metadata's tags and owners as the editor's text fields show them.
-fn metadata_text(m: &Metadata) -> [String; 3] {
-    let tags = m.key_value_tags.iter().map(|(k, v)| format!("{k}={v}"));
-    let owners = m.owners.iter().flatten();
-    let owners = owners.map(|o| format!("{} <{}>", o.name, o.email));
-    [
-        tags.collect::<Vec<_>>().join("\n"),
-        m.key_only_tags.join(", "),
-        owners.collect::<Vec<_>>().join("\n"),
-    ]
-}
-
-/// What saving an edit does: the service keeps no in-place edit of a schema (each `PUT /schema`
-/// is a new version), so the new version, its data apart, starts empty.
-fn new_version_warning(current: Option<i64>) -> Markup {
-    let next = current.map(|v| v + 1);
-    html! {
-        div.alert.warn #new-version-warning role="note" {
-            p {
-                strong { "Saving starts a new schema version" @if let Some(n) = next { " (" (n) ")" } ", with no data. " }
-                "Every change, even to the description, tags or owners, is stored as a new version. Pages and uploads then use the new version; the data already stored stays in "
-                @if let Some(v) = current { "version " (v) } @else { "the earlier versions" }
-                ", where the dataset page can still show and query it."
-            }
-        }
-    }
-}
-
-/// The editor of every field of the schema; `update` stores it as a new version.
-fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -> Markup {
-    let m = &edited.schema.metadata;
-    let [tags, key_only, owners] = metadata_text(m);
-    let or_empty = |v: &Option<String>| v.clone().unwrap_or_default();
-    let title = if update {
-        "Edit the schema (new version)"
-    } else {
-        "Edit and save the schema"
-    };
-    page(
-        viewer,
-        title,
-        html! {
-            (errors(messages))
-            @if update { (new_version_warning(m.version)) }
-            (rules_box(edited))
-            form.schema method="post" action="/schema/save" {
-                (csrf_field(viewer))
-                input type="hidden" name="mode" value=(if update { "update" } else { "create" });
-                input type="hidden" name="columns" value=(edited.schema.columns.len());
-                div.row {
-                    div { label for="m_layer" { "Layer" } input id="m_layer" name="m_layer" value=(or_empty(&m.layer)) readonly[update]; }
-                    div { label for="m_domain" { "Domain" } input id="m_domain" name="m_domain" value=(m.domain) readonly[update]; }
-                    div { label for="m_dataset" { "Dataset" } input id="m_dataset" name="m_dataset" value=(m.dataset) readonly[update]; }
-                    div {
-                        label for="m_sensitivity" { "Sensitivity" }
-                        select id="m_sensitivity" name="m_sensitivity" {
-                            @for s in ["PUBLIC", "PRIVATE", "PROTECTED"] { option value=(s) selected[m.sensitivity == s] { (s) } }
-                        }
-                    }
-                    div {
-                        label for="m_update_behaviour" { "Update behaviour" }
-                        select id="m_update_behaviour" name="m_update_behaviour" {
-                            @for b in ["APPEND", "OVERWRITE"] { option value=(b) selected[m.update_behaviour == b] { (b) } }
-                        }
-                    }
-                }
-                label for="m_description" { "Description" }
-                textarea id="m_description" name="m_description" rows="2" { (or_empty(&m.description)) }
-                div.row {
-                    div { label for="m_tags" { "Key-value tags (one key=value a line)" } textarea id="m_tags" name="m_tags" rows="3" { (tags) } }
-                    div { label for="m_key_only_tags" { "Key-only tags (comma separated)" } input id="m_key_only_tags" name="m_key_only_tags" value=(key_only); }
-                    div { label for="m_owners" { "Owners (one Name <email> a line)" } textarea id="m_owners" name="m_owners" rows="3" { (owners) } }
-                }
-                h2 { "Columns" }
-                datalist id="date-formats" { @for f in DATE_FORMATS { option value=(f) {} } }
-                (columns_editor(edited))
-                (help())
-                div.buttons {
-                    button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
-                    button.secondary type="submit" name="action" value="check" { "Check the rules (without saving)" }
-                }
-            }
-        },
-    )
 }
 
 /// Column `i` from the editor's fields; what could not be read goes to `problems`, kept as typed.
@@ -375,6 +204,7 @@ fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
         typed,
         rules: vec![],
         asked: false,
+        sample: None,
     };
     Ok((edited, problems))
 }
@@ -390,6 +220,7 @@ pub async fn post_save(
     let update = f.get("mode") == Some("update");
     let (mut edited, problems) = schema_of(&f)?;
     edited.asked = f.get("action") == Some("check");
+    edited.sample = kept_sample(&state, &viewer, &f);
     let edited = edited.checked(&state, &pass);
     if edited.asked || !problems.is_empty() {
         let status = match problems.is_empty() {
@@ -399,13 +230,39 @@ pub async fn post_save(
         return Ok(render(status, editor(&viewer, &edited, update, &problems)));
     }
     match backend::save_schema(&state, &pass, &edited.schema, update).await {
-        Ok(version) => Ok(see_other(&stored_at(&edited.schema.metadata, version))),
+        Ok(version) => Ok(see_other(&saved(&state, &edited, version))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
             Ok(render(status, editor(&viewer, &edited, update, &m)))
         }
     }
+}
+
+/// The viewer's kept sample the editor's hidden `sample` field names, if it is still kept.
+fn kept_sample(
+    state: &AppState,
+    viewer: &Viewer,
+    f: &FormData,
+) -> Option<(String, sample_store::Kept)> {
+    let token = f.get("sample")?;
+    let root = backend_samples::samples_root(state);
+    let kept = sample_store::load(&root, token, &viewer.subject.id).ok()?;
+    Some((token.to_string(), kept))
+}
+
+/// Where a saved schema leads: the page offering to upload its kept sample, or the dataset page.
+fn saved(state: &AppState, edited: &Edited, version: i64) -> String {
+    let m = &edited.schema.metadata;
+    if let Some((token, mut kept)) = edited.sample.clone() {
+        let layer = m.layer.clone().unwrap_or_default();
+        kept.saved = Some((layer, m.domain.clone(), m.dataset.clone(), version));
+        let root = backend_samples::samples_root(state);
+        if sample_store::write(&root, &token, &kept).is_ok() {
+            return format!("/schema/saved/{token}");
+        }
+    }
+    stored_at(m, version)
 }
 
 /// The dataset page of a schema just stored, saying so.

@@ -38,7 +38,7 @@ use crate::catalog::SharedCatalog;
 use crate::dataset::DeleteRawFile;
 use crate::error::{Error, Result};
 use crate::file_kind::FileKind;
-use crate::infer::{DraftTarget, Sample};
+use crate::infer::{ColumnSample, DraftTarget, Sample};
 use crate::jobs::{JobView, Jobs};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::manifest::remove_unlisted_files;
@@ -209,13 +209,29 @@ impl Engine {
         self.storage.sample_file(kind.extension())
     }
 
+    /// The folder where the web pages keep generation samples (one folder each).
+    pub fn kept_samples_root(&self) -> PathBuf {
+        self.storage.kept_samples_root()
+    }
+
     /// A draft schema inferred from `sample`, on a blocking thread.
     pub async fn draft_schema(
+        &self,
+        pass: &SubjectPass,
+        sample: Sample,
+        target: DraftTarget,
+    ) -> Result<Schema> {
+        Ok(self.draft_sampled(pass, sample, target).await?.0)
+    }
+
+    /// A draft schema inferred from `sample`, with what the read showed of each column (its
+    /// example values and null count), on a blocking thread.
+    pub async fn draft_sampled(
         &self,
         _: &SubjectPass,
         sample: Sample,
         target: DraftTarget,
-    ) -> Result<Schema> {
+    ) -> Result<(Schema, Vec<ColumnSample>)> {
         let protected: BTreeSet<String> = self.auth.snapshot().protected_domains.clone();
         let layers = self.layers().to_vec();
         tokio::task::spawn_blocking(move || {

@@ -3,7 +3,8 @@
 use std::io::{BufRead, BufReader, Read};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::infer::{InferredColumn, TypeGuess};
+use crate::infer::{ColumnSample, InferredColumn, TypeGuess};
+use crate::ingest::csv_records::is_null_text;
 use crate::ingest::csv_records::{CsvRecords, Record, RecordError, MAX_FIELDS};
 use crate::schema::column_names_from_headers;
 
@@ -32,6 +33,7 @@ pub(super) fn infer(
         .map(|h| text(h, reader.line()).map(str::to_string))
         .collect::<Result<_>>()?;
     let mut guesses = vec![TypeGuess::default(); names.len()];
+    let mut samples = vec![ColumnSample::default(); names.len()];
     let mut rows = 0usize;
     let mut record = Record::default();
     while read(&mut reader, &mut record, &names, rows as u64 + 1)? {
@@ -42,8 +44,10 @@ pub(super) fn infer(
             break;
         }
         fits?;
-        for (guess, value) in guesses.iter_mut().zip(record.iter()) {
-            guess.observe(text(value, line)?);
+        for ((guess, sample), value) in guesses.iter_mut().zip(&mut samples).zip(record.iter()) {
+            let value = text(value, line)?;
+            guess.observe(value);
+            sample.observe(Some(value).filter(|v| !is_null_text(v)));
         }
         rows += 1;
     }
@@ -55,13 +59,14 @@ pub(super) fn infer(
     let names = column_names_from_headers(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
     Ok(names
         .into_iter()
-        .zip(guesses)
-        .map(|(name, guess)| {
+        .zip(guesses.into_iter().zip(samples))
+        .map(|(name, (guess, sample))| {
             let (data_type, format) = guess.decide();
             InferredColumn {
                 name,
                 data_type,
                 format,
+                sample,
             }
         })
         .collect())
@@ -144,6 +149,8 @@ mod tests {
         .unwrap();
         let names: Vec<_> = cols.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["full_name", "age", "score", "joined"]);
+        assert_eq!(cols[1].sample.examples, ["42"]);
+        assert_eq!((cols[1].sample.nulls, cols[1].sample.rows), (1, 2));
         let types: Vec<_> = cols.iter().map(|c| c.data_type).collect();
         assert_eq!(
             types,

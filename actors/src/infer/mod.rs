@@ -32,12 +32,53 @@ pub enum Sample {
     Parquet(StagedFile),
 }
 
-/// A column as inferred: sanitised name, type, and the date format of a date column.
+/// A column as inferred: sanitised name, type, the date format of a date column, and what the
+/// read showed of its values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InferredColumn {
     pub name: String,
     pub data_type: DataType,
     pub format: Option<DateFormat>,
+    pub sample: ColumnSample,
+}
+
+/// Distinct example values kept per column.
+pub const EXAMPLES: usize = 3;
+/// An example value longer than this many characters is cut (with an ellipsis).
+pub const EXAMPLE_CHARS: usize = 40;
+
+/// What the read that inferred a column's type showed of its values: up to [`EXAMPLES`] distinct
+/// non-null values (each cut to [`EXAMPLE_CHARS`]), how many were null, and how many rows were read.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnSample {
+    pub examples: Vec<String>,
+    pub nulls: u64,
+    pub rows: u64,
+}
+
+impl ColumnSample {
+    /// One more row's value; `None` is null.
+    pub(crate) fn observe(&mut self, value: Option<&str>) {
+        self.rows += 1;
+        let Some(value) = value else {
+            self.nulls += 1;
+            return;
+        };
+        if self.examples.len() < EXAMPLES {
+            let cut = cut_example(value);
+            if !self.examples.contains(&cut) {
+                self.examples.push(cut);
+            }
+        }
+    }
+}
+
+/// `value` cut to [`EXAMPLE_CHARS`] characters, an ellipsis marking the cut.
+fn cut_example(value: &str) -> String {
+    match value.char_indices().nth(EXAMPLE_CHARS) {
+        Some((end, _)) => format!("{}…", &value[..end]),
+        None => value.to_string(),
+    }
 }
 
 /// Where the draft is for. Checked like any schema, except that a draft has the placeholder owner.
@@ -65,14 +106,17 @@ pub fn infer_columns(sample: &Sample) -> Result<Vec<InferredColumn>> {
 }
 
 /// The draft schema for `sample`: every column nullable, no partitions, no checks, APPEND, the
-/// placeholder owner the user must replace before `POST /schema` accepts it.
+/// placeholder owner the user must replace before `POST /schema` accepts it; with what the read
+/// showed of each column, in the columns' order.
 pub fn draft_schema(
     sample: &Sample,
     target: DraftTarget,
     layers: &[String],
     protected_domains: &BTreeSet<String>,
-) -> Result<Schema> {
-    let columns = infer_columns(sample)?
+) -> Result<(Schema, Vec<ColumnSample>)> {
+    let inferred = infer_columns(sample)?;
+    let samples = inferred.iter().map(|c| c.sample.clone()).collect();
+    let columns = inferred
         .into_iter()
         .map(|c| Column {
             name: c.name,
@@ -109,7 +153,7 @@ pub fn draft_schema(
         layers,
         protected_domains: &domains,
     };
-    Ok(validate_generated(&schema, &ctx)?.into_schema())
+    Ok((validate_generated(&schema, &ctx)?.into_schema(), samples))
 }
 
 /// Running evidence about one column's values: which types every non-null value so far fits.
@@ -204,6 +248,20 @@ mod tests {
         assert_eq!(guess(&["nan", "inf"]), (DataType::String, None));
         assert_eq!(guess(&["", "NA", "null"]), (DataType::String, None));
         assert_eq!(guess(&["9223372036854775808"]), (DataType::Double, None));
+    }
+
+    #[test]
+    fn samples_keep_a_few_distinct_values_cut_and_count_nulls() {
+        let mut s = ColumnSample::default();
+        for v in [Some("a"), None, Some("a"), Some("b"), Some("c"), Some("d")] {
+            s.observe(v);
+        }
+        assert_eq!(
+            (s.examples.clone(), s.nulls, s.rows),
+            (vec!["a".into(), "b".into(), "c".into()], 1, 6)
+        );
+        let long = "é".repeat(50);
+        assert_eq!(cut_example(&long).chars().count(), EXAMPLE_CHARS + 1);
     }
 
     #[test]

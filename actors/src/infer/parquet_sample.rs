@@ -2,11 +2,16 @@
 
 use std::path::Path;
 
+use arrow::array::{Array, RecordBatch};
 use arrow::datatypes::DataType as ArrowType;
+use arrow::util::display::{ArrayFormatter, FormatOptions};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::error::{Error, Result};
-use crate::infer::InferredColumn;
+use crate::infer::{ColumnSample, InferredColumn};
+
+/// The rows read (from the start of the file) for each column's example values and null count.
+const SAMPLE_ROWS: usize = 10_000;
 use crate::schema::{column_names_from_headers, DataType, DateFormat};
 
 pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
@@ -21,10 +26,10 @@ pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
             "The Parquet file has no rows: a schema cannot be inferred from it",
         ));
     }
-    let schema = builder.schema();
+    let schema = builder.schema().clone();
     let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     let sanitised = column_names_from_headers(&names)?;
-    schema
+    let mut columns: Vec<InferredColumn> = schema
         .fields()
         .iter()
         .zip(sanitised)
@@ -41,7 +46,39 @@ pub(super) fn infer(path: &Path) -> Result<Vec<InferredColumn>> {
                 name,
                 data_type,
                 format,
+                sample: ColumnSample::default(),
             })
+        })
+        .collect::<Result<_>>()?;
+    let first = builder.with_batch_size(SAMPLE_ROWS).build();
+    let first =
+        first.map_err(|e| Error::invalid(format!("The Parquet file could not be read: {e}")));
+    if let Some(batch) = first?.next() {
+        let batch = batch
+            .map_err(|e| Error::invalid(format!("The Parquet file could not be read: {e}")))?;
+        for (column, sample) in columns.iter_mut().zip(samples_of(&batch)) {
+            column.sample = sample;
+        }
+    }
+    Ok(columns)
+}
+
+/// Each column's examples and null count in `batch`.
+fn samples_of(batch: &RecordBatch) -> Vec<ColumnSample> {
+    let options = FormatOptions::default();
+    batch
+        .columns()
+        .iter()
+        .map(|array| {
+            let mut sample = ColumnSample::default();
+            let Ok(shown) = ArrayFormatter::try_new(array.as_ref(), &options) else {
+                return sample;
+            };
+            for row in 0..array.len() {
+                let value = (!array.is_null(row)).then(|| shown.value(row).to_string());
+                sample.observe(value.as_deref());
+            }
+            sample
         })
         .collect()
 }

@@ -236,6 +236,11 @@ impl Storage {
             .join(format!("sample-{}.{ext}", uuid::Uuid::new_v4()))
     }
 
+    /// Where samples of schema generations are kept for the web pages, a folder each.
+    pub fn kept_samples_root(&self) -> PathBuf {
+        self.root.join("samples")
+    }
+
     /// A new file in staging that the readiness check writes and removes.
     pub fn readiness_probe(&self) -> PathBuf {
         self.staging_root()

@@ -19,7 +19,9 @@ function watchJobs() {
           if (job.done) {
             row.removeAttribute("data-job");
             var bar = document.getElementById("job-progress");
-            if (bar) { bar.value = 1; bar.max = 1; }
+            // On the job's own page, the rest (Finished, problems, report and result links) is
+            // rendered by the server: reload it once the job has ended.
+            if (bar) { bar.value = 1; bar.max = 1; window.location.reload(); }
           } else {
             setTimeout(tick, 1000);
           }
