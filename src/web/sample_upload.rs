@@ -79,7 +79,8 @@ pub async fn post_upload(
 ) -> PageResult {
     let kept = match saved_sample(&state, &viewer, &token) {
         Ok(kept) if kept.whole => kept,
-        Ok(_) | Err(_) => return Ok(gone_page(&viewer, Gone::Missing)),
+        Ok(_) => return Ok(gone_page(&viewer, Gone::Missing)),
+        Err(gone) => return Ok(gone_page(&viewer, gone)),
     };
     match backend_samples::upload_kept(&state, &viewer.subject, &token, &kept).await {
         Ok(accepted) => Ok(see_other(&format!("/jobs/{}", accepted.job_id))),

@@ -117,13 +117,15 @@ fn columns_editor(edited: &Edited) -> Markup {
 fn sample_cell(i: usize, figures: Option<&ColumnSample>) -> Markup {
     html! {
         td.sample id=(format!("c{i}_sample")) data-label="In the sample" {
-            @if let Some(s) = figures {
-                span.examples {
-                    @if s.examples.is_empty() { "no values" }
-                    @for (n, e) in s.examples.iter().enumerate() { @if n > 0 { ", " } code { (e) } }
+            div {
+                @if let Some(s) = figures {
+                    span.examples {
+                        @if s.examples.is_empty() { "no values" }
+                        @for (n, e) in s.examples.iter().enumerate() { @if n > 0 { ", " } code { (e) } }
+                    }
+                    br;
+                    small.nulls { (s.nulls) " null of " (s.rows) " rows" }
                 }
-                br;
-                small.nulls { (s.nulls) " null of " (s.rows) " rows" }
             }
         }
     }

@@ -77,8 +77,11 @@ test("a schema is generated from a sample, edited and saved, then edited into ve
   await page.selectOption("[name=c3_k0_type]", "isin");
   await page.fill("[name=c3_k0_values]", "north, south");
   await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
-  assert.match(page.url(), /\/datasets\/default\/shop\/orders/, await page.textContent("main"));
+  // Saved from a sample: the confirmation (which offers to upload the sample), then the dataset.
+  assert.match(page.url(), /\/schema\/saved\//, await page.textContent("main"));
   assert.match(await page.textContent("[role=status]"), /version 1/);
+  await Promise.all([page.waitForNavigation(), page.click("text=Open the dataset")]);
+  assert.match(page.url(), /\/datasets\/default\/shop\/orders/, await page.textContent("main"));
   assert.match(await page.textContent("table.columns"), /region.*0/s);
   const columns = await page.textContent("table.columns");
   assert.match(columns, /in_range=check_type=in_range, parameters=min_value=0, max_value=1000/);
