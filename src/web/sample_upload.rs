@@ -47,10 +47,15 @@ fn gone_page(viewer: &Viewer, gone: Gone) -> actix_web::HttpResponse {
         Gone::Missing => StatusCode::GONE,
         Gone::NotYours => StatusCode::FORBIDDEN,
     };
-    render(
-        status,
-        refused_to(viewer, status, &[gone.message().to_string()]),
-    )
+    let messages = [gone.message().to_string()];
+    if gone == Gone::NotYours {
+        return render(status, refused_to(viewer, status, &messages));
+    }
+    let body = html! {
+        (errors(&messages))
+        p { a href="/upload" { "The upload page" } " · " a href="/schema/new" { "Generate a schema from a new sample" } " · " a href="/" { "The catalogue" } }
+    };
+    render(status, page(viewer, "The sample is no longer kept", body))
 }
 
 /// The viewer's sample `token`, saved into a dataset.

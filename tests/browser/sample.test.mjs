@@ -59,6 +59,7 @@ test("a sample becomes a schema with examples, then the dataset's first upload, 
 
   await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
   assert.match(page.url(), /\/schema\/saved\/[0-9a-f]{32}$/);
+  const saved = page.url();
   assert.match(await page.textContent("[role=status]"), /newcomer\/sales has been stored as version 1/);
   await shoot(page, "flow-3-saved");
 
@@ -77,7 +78,10 @@ test("a sample becomes a schema with examples, then the dataset's first upload, 
   await shoot(page, "flow-5-dataset");
 
   // Uploaded, the sample is no longer kept: its page says so, with the way on.
-  await page.goBack();
+  const again = await page.goto(saved);
+  assert.equal(again.status(), 410);
+  assert.match(await page.textContent("[role=alert]"), /no longer kept/);
+  assert.equal(await page.locator("main a[href='/upload']").count(), 1);
   assert.deepEqual(page.problems, []);
 });
 
