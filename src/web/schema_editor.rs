@@ -11,6 +11,7 @@ use rapid_actors::schema::{Metadata, Schema};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::checks_edit::{cell, help, rows_of, CheckRow};
+use crate::web::format::count;
 use crate::web::layout::{csrf_field, errors, page};
 use crate::web::sample_store::Kept;
 use crate::web::session::Viewer;
@@ -124,7 +125,7 @@ fn sample_cell(i: usize, figures: Option<&ColumnSample>) -> Markup {
                         @for (n, e) in s.examples.iter().enumerate() { @if n > 0 { ", " } code { (e) } }
                     }
                     br;
-                    small.nulls { (s.nulls) " null of " (s.rows) " rows" }
+                    small.nulls { (count(s.nulls)) " null of " (count(s.rows)) " rows" }
                 }
             }
         }

@@ -121,15 +121,25 @@ fn pages_need_a_session_and_carry_a_strict_csp() {
     );
     // An unknown page answers a browser with a page in words; anything else with JSON.
     let nope = |path: &str, accept: &str| {
-        let res = server.request("GET", path).header("Accept", accept).send().unwrap();
+        let res = server
+            .request("GET", path)
+            .header("Accept", accept)
+            .send()
+            .unwrap();
         let kind = res.headers()["content-type"].to_str().unwrap().to_string();
         (res.status(), kind, res.text().unwrap())
     };
     let (status, kind, body) = nope("/datasets", "text/html,application/xhtml+xml");
     assert_eq!(status, StatusCode::NOT_FOUND);
-    assert!(kind.starts_with("text/html") && body.contains("href=\"/signin\""), "{body}");
+    assert!(
+        kind.starts_with("text/html") && body.contains("href=\"/signin\""),
+        "{body}"
+    );
     let (status, kind, body) = nope("/nope", "application/json");
-    assert_eq!((status, kind.starts_with("application/json")), (StatusCode::NOT_FOUND, true));
+    assert_eq!(
+        (status, kind.starts_with("application/json")),
+        (StatusCode::NOT_FOUND, true)
+    );
     assert!(body.contains("no such route"), "{body}");
     let (_, kind, _) = nope("/api/nope", "text/html");
     assert!(kind.starts_with("application/json"), "{kind}");
