@@ -93,6 +93,7 @@ pub fn configure(sessions: web::Data<WebState>) -> impl FnOnce(&mut web::Service
 }
 
 fn routes(cfg: &mut web::ServiceConfig) {
+    schema_routes(cfg);
     cfg.route("/", web::get().to(catalogue::get_catalogue))
         .route("/static/app.css", web::get().to(app_css))
         .route("/static/app.js", web::get().to(app_js))
@@ -150,7 +151,16 @@ fn routes(cfg: &mut web::ServiceConfig) {
             "/datasets/{layer}/{domain}/{dataset}/query/job",
             web::post().to(query::post_query_job),
         )
-        .route("/schema/new", web::get().to(schema_edit::get_new))
+        .route("/upload", web::get().to(upload::get_upload))
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/upload",
+            web::post().to(upload::post_upload),
+        );
+}
+
+/// The schema pages: a new schema from a sample, the editor, a saved sample's upload.
+fn schema_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/schema/new", web::get().to(schema_edit::get_new))
         .route(
             "/schema/generate",
             web::post().to(schema_edit::post_generate),
@@ -167,10 +177,5 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/schema/edit/{layer}/{domain}/{dataset}",
             web::get().to(schema_edit::get_edit),
-        )
-        .route("/upload", web::get().to(upload::get_upload))
-        .route(
-            "/datasets/{layer}/{domain}/{dataset}/upload",
-            web::post().to(upload::post_upload),
         );
 }

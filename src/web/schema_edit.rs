@@ -78,30 +78,38 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
         ..
     } = post;
     let Some((field, filename)) = file else {
-        let m = ["Please choose a sample file.".to_string()];
-        return Ok(render(
-            StatusCode::BAD_REQUEST,
-            sample_form(&state, &viewer, &m, Some(&fields)),
-        ));
+        let why = (StatusCode::BAD_REQUEST, vec![NO_FILE.into()]);
+        return Ok(refused(&state, &viewer, why, &fields));
     };
     let target = target_of(&fields)?;
     let _permit = backend::generation_permit(&state).await?;
     match backend_samples::generate(&state, &pass, target, field, &filename).await {
         Ok(g) => {
-            let mut edited = Edited::from(g.schema);
-            edited.sample = Some((g.token, g.kept));
-            let edited = edited.checked(&state, &pass);
+            let edited = Edited::sampled(g.schema, (g.token, g.kept)).checked(&state, &pass);
             Ok(ok(editor(&viewer, &edited, false, &[])))
         }
-        Err(e) => {
-            let status = crate::error::status_of(e.kind);
-            let m = PageError::from(e).messages();
-            Ok(render(
-                status,
-                sample_form(&state, &viewer, &m, Some(&fields)),
-            ))
-        }
+        Err(e) => Ok(refused(&state, &viewer, why(e), &fields)),
     }
+}
+
+const NO_FILE: &str = "Please choose a sample file.";
+
+/// An engine refusal's status and messages in words.
+fn why(e: rapid_actors::Error) -> (StatusCode, Vec<String>) {
+    (
+        crate::error::status_of(e.kind),
+        PageError::from(e).messages(),
+    )
+}
+
+/// The sample form again, with what was typed and why it was refused.
+fn refused(
+    state: &AppState,
+    viewer: &Viewer,
+    (status, messages): (StatusCode, Vec<String>),
+    fields: &FormData,
+) -> actix_web::HttpResponse {
+    render(status, sample_form(state, viewer, &messages, Some(fields)))
 }
 
 /// Layer, sensitivity, domain and dataset of the sample form.

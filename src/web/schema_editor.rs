@@ -50,6 +50,14 @@ impl From<Schema> for Edited {
 }
 
 impl Edited {
+    /// A draft generated from a kept sample (its token and record).
+    pub fn sampled(schema: Schema, sample: (String, Kept)) -> Edited {
+        Edited {
+            sample: Some(sample),
+            ..Edited::from(schema)
+        }
+    }
+
     /// With the rules it breaks, checked now by the API's own validation.
     pub fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
         self.rules = backend::schema_problems(state, pass, &self.schema);
