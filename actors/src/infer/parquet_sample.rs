@@ -97,3 +97,44 @@ fn map_type(t: &ArrowType) -> Option<(DataType, Option<DateFormat>)> {
         _ => return None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{Field, Schema};
+    use parquet::arrow::ArrowWriter;
+
+    use super::*;
+
+    #[test]
+    fn examples_and_null_counts_come_from_the_first_rows() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("n", ArrowType::Int64, true),
+            Field::new("s", ArrowType::Utf8, true),
+        ]));
+        let n = Int64Array::from(vec![Some(1), None, Some(1), Some(7)]);
+        let s = StringArray::from(vec![Some("a"), Some("b"), None, None]);
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(n), Arc::new(s)]).unwrap();
+        let path =
+            std::env::temp_dir().join(format!("rapid-infer-{}.parquet", uuid::Uuid::new_v4()));
+        let mut w =
+            ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), schema, None).unwrap();
+        w.write(&batch).unwrap();
+        w.close().unwrap();
+        let cols = infer(&path);
+        std::fs::remove_file(&path).unwrap();
+        let cols = cols.unwrap();
+        let expected = ColumnSample {
+            examples: vec!["1".into(), "7".into()],
+            nulls: 1,
+            rows: 4,
+        };
+        assert_eq!(cols[0].sample, expected);
+        assert_eq!(
+            (cols[1].sample.nulls, cols[1].sample.examples.len()),
+            (2, 2)
+        );
+    }
+}
