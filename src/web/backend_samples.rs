@@ -119,3 +119,33 @@ pub async fn upload_kept(
     }
     accepted
 }
+
+#[cfg(test)]
+mod tests {
+    use rapid_actors::file_kind::StagedFile;
+
+    use super::*;
+
+    #[test]
+    fn only_a_sample_received_whole_is_kept() {
+        let dir = std::env::temp_dir().join(format!("rapid-keep-{}", sample_store::new_token()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let staged = dir.join("staged.csv");
+        let csv = |truncated| {
+            std::fs::write(&staged, "a\n1\n").unwrap();
+            Sample::Csv {
+                file: StagedFile::new(staged.clone()),
+                len: 4,
+                truncated,
+                max_value: 1024,
+            }
+        };
+        let (part, whole) = (dir.join("part.csv"), dir.join("whole.csv"));
+        assert!(!keep_file(&csv(true), &part).unwrap());
+        assert!(!part.exists(), "a CSV read only in part is not kept");
+        assert!(keep_file(&csv(false), &whole).unwrap());
+        assert_eq!(std::fs::read_to_string(&whole).unwrap(), "a\n1\n");
+        assert!(!staged.exists(), "staging is emptied as before");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
