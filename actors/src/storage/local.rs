@@ -71,6 +71,14 @@ impl LocalFolder {
     }
 }
 
+/// A new file holding `bytes`, its content synced.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = std::fs::File::create_new(path)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    super::sync_file(&file)?;
+    Ok(())
+}
+
 /// An io error on `key` at `path`: [`missing`] when the file is not there.
 fn not_found_or(e: std::io::Error, key: &str, path: &Path) -> Error {
     let context = format!("reading {}", path.display());
@@ -96,6 +104,34 @@ impl ObjectStorage for LocalFolder {
 
     fn open(&self, key: &str) -> Result<Box<dyn ObjectRead>> {
         Ok(Box::new(self.open_file(key)?))
+    }
+
+    /// Written to a hidden file beside the key and synced, then hard-linked to the key (which
+    /// fails when the key exists: atomic on one file system), then the folder synced (with its
+    /// ancestors when it was made now).
+    fn put_new(&self, key: &str, bytes: &[u8]) -> Result<bool> {
+        let target = self.path(key)?;
+        let folder = target.parent().unwrap_or(&self.root).to_path_buf();
+        let made = !folder.is_dir();
+        std::fs::create_dir_all(&folder)?;
+        let tmp = folder.join(format!(".{}.tmp", uuid::Uuid::new_v4().simple()));
+        let written =
+            write_synced(&tmp, bytes).and_then(|()| match std::fs::hard_link(&tmp, &target) {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(Error::from(e).context(format!("writing {key}"))),
+            });
+        let _ = std::fs::remove_file(&tmp);
+        if written? {
+            let mut folders = DirSyncs::new(&self.root);
+            match made {
+                true => folders.received(&folder),
+                false => return super::sync_dir(&folder).map(|()| true),
+            }
+            folders.sync()?;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     fn read_range(&self, key: &str, range: Range<u64>) -> Result<Bytes> {

@@ -154,6 +154,22 @@ impl ObjectStorage for S3Objects {
         Ok(())
     }
 
+    /// A conditional put (`If-None-Match: *`): refused by the store when the key exists.
+    fn put_new(&self, key: &str, bytes: &[u8]) -> Result<bool> {
+        let location = self.key_path(key)?;
+        let payload = object_store::PutPayload::from(Bytes::copy_from_slice(bytes));
+        let (store, what) = (self.store.clone(), key.to_string());
+        self.io.run(async move {
+            let options = object_store::PutOptions::from(object_store::PutMode::Create);
+            match store.put_opts(&location, payload, options).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                Err(object_store::Error::Precondition { .. }) => Ok(false),
+                Err(e) => Err(store_error(e, "writing", &what)),
+            }
+        })
+    }
+
     fn open(&self, key: &str) -> Result<Box<dyn ObjectRead>> {
         let size = self.head(key)?.size;
         let location = self.key_path(key)?;
