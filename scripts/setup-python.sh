@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Creates .venv with the Python packages the tests use: pyarrow (an independent Parquet reader),
-# DuckDB (the reference engine of the differential query test)
-# the rAPId SDK with what it imports, deltalake (delta-rs, reading the Delta logs); and .venv-ext with DuckDB's extensions from PyPI
-# (`postgres`, `delta`), which are built for an older DuckDB than .venv's.
+# DuckDB (the reference engine of the differential query test), deltalake (delta-rs, reading
+# each stored version as a Delta Lake table) and the rAPId SDK with what it imports; and
+# .venv-ext with DuckDB's extensions from PyPI (`postgres`, `delta`), which are built for an
+# older DuckDB than .venv's.
 # Idempotent: re-running only installs what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

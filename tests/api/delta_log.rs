@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::ops_admin::admin;
+use crate::ops_admin::{admin, stdout_json};
 use crate::pyarrow_readback::python;
 use crate::sql_clients::extension_python;
 use crate::support::{into_parts, schema_json, Options, TestServer};
@@ -247,8 +247,29 @@ fn a_lost_log_version_is_reported_and_written_again_at_start_up() {
     assert_eq!(log_bytes(&table), before);
     let dir = s.stop();
 
-    // A whole log lost (a version stored before logs existed) comes back the same too.
+    // A version changed by hand is drift; `--repair` writes it again.
+    std::fs::write(log_file(&table, 2), b"{}\n").unwrap();
+    let out = admin(&data, &["check"]);
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["report"]["delta"]
+            .to_string()
+            .contains("00000000000000000002.json: differs from catalog commit 3"),
+        "{report}"
+    );
+    let repaired = stdout_json(&admin(&data, &["check", "--repair"]));
+    assert_eq!(repaired["report"]["logged"], 5, "{repaired}");
+    assert_eq!(log_bytes(&table), before);
+
+    // A whole log lost (a version stored before logs existed) is not drift, and comes back
+    // the same at start-up.
     std::fs::remove_dir_all(table.join("_delta_log")).unwrap();
+    let report = stdout_json(&admin(&data, &["check"]));
+    assert_eq!(
+        report["report"]["delta_unwritten"],
+        json!(["data/default/lake/events/1"]),
+        "{report}"
+    );
     let s = TestServer::start_in(dir, keeping());
     assert_eq!(log_bytes(&table), before);
     let dir = s.stop();

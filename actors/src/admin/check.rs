@@ -7,7 +7,9 @@
 //!   commit; harmless, and removed by `--repair` or the next start);
 //! - `delta`: where a version's Delta Lake log disagrees with the catalog's commits (a log
 //!   version missing, or not what the catalog's rows give: `crate::delta_log::check`); the log
-//!   is derived from the catalog, so `--repair` or the next start writes what is missing.
+//!   is derived from the catalog, so `--repair` writes what is missing and writes a differing
+//!   log again (the next start writes what is missing). A version with no log at all (stored
+//!   before logs existed; a backup folder) is listed under `delta_unwritten`, not as drift.
 //!
 //! While the service runs, a commit can make a file briefly unlisted (moved into place, not yet
 //! recorded) or unlisted-then-gone (replaced): the check then looks twice, a second apart, and
@@ -32,6 +34,9 @@ pub struct CheckReport {
     pub unlisted: BTreeSet<String>,
     /// Delta log disagreements, `"{log file}: {what}"`.
     pub delta: BTreeSet<String>,
+    /// Versions with commits and no Delta log yet (stored before logs existed; a backup):
+    /// written at the next start or by `--repair`; not drift.
+    pub delta_unwritten: BTreeSet<String>,
     /// Unlisted files removed by `--repair`.
     pub removed: usize,
     /// Delta log versions written by `--repair`.
@@ -78,12 +83,12 @@ pub fn check(
         report.delta = report.delta.intersection(&again.delta).cloned().collect();
         report.listed = again.listed;
     }
-    if repair && !report.delta.is_empty() {
+    if repair && !(report.delta.is_empty() && report.delta_unwritten.is_empty()) {
         let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
-        report.logged = crate::delta_log::sync_all(catalog.as_ref(), &Storage::new(data_dir))?.0;
-        report.delta = crate::delta_log::check_all(catalog.as_ref(), &Storage::new(data_dir))?
-            .into_iter()
-            .collect();
+        report.logged = crate::delta_log::repair_all(catalog.as_ref(), &Storage::new(data_dir))?;
+        let found = crate::delta_log::check_all(catalog.as_ref(), &Storage::new(data_dir))?;
+        report.delta = found.drift.into_iter().collect();
+        report.delta_unwritten = found.unwritten.into_iter().collect();
     }
     if repair && !report.unlisted.is_empty() {
         let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
@@ -137,8 +142,8 @@ fn look(data_dir: &Path, catalog_url: Option<&str>) -> Result<CheckReport> {
             }
         }
     }
-    report.delta = crate::delta_log::check_all(catalog.as_ref(), &Storage::new(data_dir))?
-        .into_iter()
-        .collect();
+    let found = crate::delta_log::check_all(catalog.as_ref(), &Storage::new(data_dir))?;
+    report.delta = found.drift.into_iter().collect();
+    report.delta_unwritten = found.unwritten.into_iter().collect();
     Ok(report)
 }

@@ -94,47 +94,74 @@ fn derive(
 }
 
 /// Brings the version's log up to the catalog's newest commit; returns how many log versions
-/// were written. A log that cannot be continued exactly (its newest commit is at or below the
-/// history floor: the catalog no longer knows what the commits after it removed) is written
-/// again from the floor, as a log is that starts after its version's early commits expired.
+/// were written. A log that cannot be continued exactly is written again from the history
+/// floor, as a log is that starts after its version's early commits expired: one whose newest
+/// commit is at or below the floor (the catalog no longer knows what the commits after it
+/// removed), or one holding a version other than the catalog's (a log of another history: a
+/// catalog restored from an older copy beside newer logs).
 pub fn sync(
     catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
     version: i64,
 ) -> Result<usize> {
+    if let Some(written) = write_missing(catalog, storage, record, version, false)? {
+        return Ok(written);
+    }
+    tracing::warn!(
+        version,
+        "the Delta log disagreed with the catalog: written again"
+    );
+    Ok(write_missing(catalog, storage, record, version, true)?.unwrap_or(0))
+}
+
+/// [`sync`]'s work (`again`: the log is removed first); `None` when a log version already there
+/// differs from the one the catalog gives.
+fn write_missing(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+    again: bool,
+) -> Result<Option<usize>> {
     let (floor, latest) = catalog.history_bounds(record.id, version)?;
     if latest == 0 {
-        return Ok(0);
+        return Ok(Some(0));
     }
     let objects = storage.objects().as_ref();
-    let (first, from) = match read_log(objects, record, version, latest)? {
-        Some(log) if log.last == latest && log.first <= latest => return Ok(0),
-        Some(log) if log.last >= floor && log.first <= latest => (log.first, log.last + 1),
-        Some(_) => {
-            tracing::warn!(
-                version,
-                floor,
-                "the Delta log fell behind retention: written again"
-            );
-            let log = keys::delta_log_key(&record.key, version, 0);
-            let folder = log.rsplit_once('/').map_or(log.as_str(), |(f, _)| f);
-            objects.delete_prefix(folder)?;
-            (floor, floor)
+    let log = match again {
+        true => None,
+        false => read_log(objects, record, version, latest)?,
+    };
+    let (first, from) = match log {
+        Some(log) if log.first > latest => (floor, None),
+        Some(log) if log.last == latest => return Ok(Some(0)),
+        Some(log) if log.last >= floor => (log.first, Some(log.last + 1)),
+        Some(_) => (floor, None),
+        None => (floor, None),
+    };
+    let from = match from {
+        Some(from) => from,
+        None => {
+            // Nothing of it is kept (or it is absent): it starts again at the floor.
+            let zero = keys::delta_log_key(&record.key, version, 0);
+            objects.delete_prefix(zero.rsplit_once('/').map_or(zero.as_str(), |(f, _)| f))?;
+            floor
         }
-        None => (floor, floor),
     };
     let table = table(catalog, record, version, first)?;
     let mut written = 0;
     for commit in catalog.commit_changes(record.id, version, from, latest)? {
         let text = derive(catalog, record, version, &table, &commit, first)?;
         let key = keys::delta_log_key(&record.key, version, commit.commit - first);
-        // Another node may have written it first: from the same rows, so the same version.
         if objects.put_new(&key, text.as_bytes())? {
             written += 1;
+        } else if objects.read_all(&key)? != text.as_bytes() {
+            return Ok(None);
         }
+        // (Else another node wrote it first: from the same rows, so the same bytes.)
     }
-    Ok(written)
+    Ok(Some(written))
 }
 
 /// [`sync`] for every stored version of every dataset (start-up, the periodic sweep, `admin
@@ -161,63 +188,86 @@ pub fn sync_all(catalog: &dyn Catalog, storage: &Storage) -> Result<(usize, Vec<
     Ok((written, failed))
 }
 
-/// Where a version's log disagrees with the catalog, as `"{log file}: {what}"`: versions the
-/// log lacks, and versions whose content is not what the catalog's rows give (every version the
-/// catalog can still derive: those after the floor, and the first when it is the floor).
+/// What [`check`] found.
+#[derive(Debug, Default)]
+pub struct Disagreements {
+    /// `"{log file}: {what}"`: versions the log lacks, and versions whose content is not what
+    /// the catalog's rows give.
+    pub drift: Vec<String>,
+    /// Table roots with commits and no log at all (versions stored before logs existed, a
+    /// backup, a restore not yet started): written at the next start.
+    pub unwritten: Vec<String>,
+}
+
+/// Where a version's log disagrees with the catalog: every version the catalog can still
+/// derive (those after the floor, and the first when it is the floor) is compared.
 pub fn check(
     catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
     version: i64,
-) -> Result<Vec<String>> {
+    found: &mut Disagreements,
+) -> Result<()> {
     let (floor, latest) = catalog.history_bounds(record.id, version)?;
     if latest == 0 {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let objects = storage.objects().as_ref();
     let Some(first) = first_commit(objects, record, version)? else {
-        return Ok(vec![format!(
-            "{}: missing (no Delta log)",
-            keys::delta_log_key(&record.key, version, 0)
-        )]);
+        found
+            .unwritten
+            .push(keys::table_prefix(&record.key, version));
+        return Ok(());
     };
     let table = table(catalog, record, version, first)?;
-    let mut found = Vec::new();
-    let from = first.max(floor);
-    for commit in catalog.commit_changes(record.id, version, from, latest)? {
+    for commit in catalog.commit_changes(record.id, version, first.max(floor), latest)? {
         if commit.commit == floor && commit.commit != first {
             continue;
         }
         let key = keys::delta_log_key(&record.key, version, commit.commit - first);
-        match objects.read_all(&key) {
+        let what = match objects.read_all(&key) {
             Ok(bytes) => {
                 let expected = derive(catalog, record, version, &table, &commit, first)?;
-                if bytes != expected.as_bytes() {
-                    found.push(format!(
-                        "{key}: differs from catalog commit {}",
-                        commit.commit
-                    ));
-                }
+                (bytes != expected.as_bytes()).then_some("differs from catalog commit")
             }
-            Err(e) if crate::storage::is_missing(&e) => {
-                found.push(format!("{key}: missing (catalog commit {})", commit.commit))
-            }
+            Err(e) if crate::storage::is_missing(&e) => Some("missing: catalog commit"),
             Err(e) => return Err(e),
+        };
+        if let Some(what) = what {
+            found.drift.push(format!("{key}: {what} {}", commit.commit));
         }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// [`check`] over every stored version of every dataset.
-pub fn check_all(catalog: &dyn Catalog, storage: &Storage) -> Result<Vec<String>> {
-    let mut found = Vec::new();
+pub fn check_all(catalog: &dyn Catalog, storage: &Storage) -> Result<Disagreements> {
+    let mut found = Disagreements::default();
     for key in catalog.dataset_keys()? {
         let Some(record) = catalog.find_dataset(&key)? else {
             continue;
         };
         for version in 1..=record.latest_version {
-            found.extend(check(catalog, storage, &record, version)?);
+            check(catalog, storage, &record, version, &mut found)?;
         }
     }
     Ok(found)
+}
+
+/// `admin check --repair`: every version's log brought up to date, and one that differs from
+/// the catalog written again from the floor; returns how many log versions were written.
+pub fn repair_all(catalog: &dyn Catalog, storage: &Storage) -> Result<usize> {
+    let mut written = 0;
+    for key in catalog.dataset_keys()? {
+        let Some(record) = catalog.find_dataset(&key)? else {
+            continue;
+        };
+        for version in 1..=record.latest_version {
+            let mut found = Disagreements::default();
+            check(catalog, storage, &record, version, &mut found)?;
+            let again = !found.drift.is_empty();
+            written += write_missing(catalog, storage, &record, version, again)?.unwrap_or(0);
+        }
+    }
+    Ok(written)
 }
