@@ -62,9 +62,16 @@ impl DatasetActor {
         version: i64,
         history: &HistorySettings,
     ) {
-        if let Err(e) = crate::delta_log::sync(catalog.as_ref(), storage, record, version) {
-            tracing::warn!(version, error = %e.report(), "writing the Delta log");
-            return;
+        let started = std::time::Instant::now();
+        match crate::delta_log::sync(catalog.as_ref(), storage, record, version) {
+            Ok(written) => {
+                let micros = started.elapsed().as_micros() as u64;
+                tracing::debug!(version, written, micros, "Delta log written");
+            }
+            Err(e) => {
+                tracing::warn!(version, error = %e.report(), "writing the Delta log");
+                return;
+            }
         }
         if let Err(e) =
             crate::history::expire(catalog.as_ref(), storage, record.id, version, history)
