@@ -154,8 +154,14 @@ impl ObjectStorage for S3Objects {
         Ok(())
     }
 
-    /// A conditional put (`If-None-Match: *`): refused by the store when the key exists.
+    /// Looked up first, then a conditional put (`If-None-Match: *`), which AWS S3 and MinIO
+    /// refuse when the key exists. Some S3-compatible stores (Garage) ignore the condition: two
+    /// writers racing past the lookup then both write; the Delta log's writers put the same
+    /// bytes derived from the same catalog rows, so either outcome is the same object.
     fn put_new(&self, key: &str, bytes: &[u8]) -> Result<bool> {
+        if self.exists(key)? {
+            return Ok(false);
+        }
         let location = self.key_path(key)?;
         let payload = object_store::PutPayload::from(Bytes::copy_from_slice(bytes));
         let (store, what) = (self.store.clone(), key.to_string());
