@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+use crate::catalog_postgres::Database;
 use crate::ops_admin::{admin, stdout_json};
 use crate::pyarrow_readback::python;
 use crate::sql_clients::extension_python;
@@ -167,7 +168,22 @@ fn five_commits(s: &TestServer, t: &str) -> Vec<Value> {
 
 #[test]
 fn deltalake_and_duckdb_read_every_commit_as_our_as_of_answers() {
-    let s = TestServer::start_with(keeping());
+    read_back(keeping());
+}
+
+/// The same on a PostgreSQL catalog (skipped without `RAPID_TEST_PG_URL`, see catalog_postgres).
+#[test]
+fn deltalake_reads_every_commit_on_postgres_too() {
+    let Some(db) = Database::create("deltalake_reads_every_commit_on_postgres_too") else {
+        return;
+    };
+    let mut options = db.options();
+    options.env.extend(keeping().env);
+    read_back(options);
+}
+
+fn read_back(options: Options) {
+    let s = TestServer::start_with(options);
     let t = s.admin_token();
     let answers = five_commits(&s, &t);
     let table = table(&s);
