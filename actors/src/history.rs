@@ -76,15 +76,21 @@ pub fn expire(
     Ok(paths.len())
 }
 
-/// [`expire`] over every version that keeps retired files (commits age out without new ones);
-/// returns how many files were given up. A version that fails is logged and the rest go on.
+/// [`expire`] over every version that keeps retired files (commits age out without new ones),
+/// but those in `lagging` (whose Delta log could not be brought up to date: expiring would drop
+/// the rows its missing versions are derived from); returns how many files were given up. A
+/// version that fails is logged and the rest go on.
 pub fn expire_all(
     catalog: &dyn Catalog,
     storage: &Storage,
     settings: &HistorySettings,
+    lagging: &[(i64, i64)],
 ) -> Result<usize> {
     let mut removed = 0;
     for (dataset_id, version) in catalog.versions_with_retired_files()? {
+        if lagging.contains(&(dataset_id, version)) {
+            continue;
+        }
         match expire(catalog, storage, dataset_id, version, settings) {
             Ok(n) => removed += n,
             Err(e) => {

@@ -25,7 +25,8 @@
 //!    validated typed form), [`jobs`] (jobs driven through their states), [`auth`] (subjects,
 //!    credentials, tokens, permissions, protected domains, and the permission passes the engine
 //!    takes), [`records`] (datasets and schema versions), [`manifest`] (which files make up each
-//!    version), [`history`] (commits as versions: retention, as-of reads), [`profile`] (column profiles: counted while an upload is validated, merged per
+//!    version), [`history`] (commits as versions: retention, as-of reads), [`delta_log`] (each stored version
+//!    as a Delta Lake table, its log derived from the catalog's commits), [`profile`] (column profiles: counted while an upload is validated, merged per
 //!    version).
 //! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
 //!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
@@ -72,6 +73,7 @@ pub mod auth;
 pub(crate) mod catalog;
 pub mod compaction;
 pub(crate) mod dataset;
+pub mod delta_log;
 pub mod engine;
 pub mod error;
 pub mod file_kind;

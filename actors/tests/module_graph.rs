@@ -27,7 +27,14 @@ const LAYERS: &[&[&str]] = &[
     // Rules and the catalog's tables: schemas, jobs, subjects and permissions, dataset records
     // and schema versions, the manifest of files.
     &[
-        "schema", "jobs", "auth", "records", "manifest", "history", "profile",
+        "schema",
+        "jobs",
+        "auth",
+        "records",
+        "manifest",
+        "history",
+        "delta_log",
+        "profile",
     ],
     // The work: ingesting uploads, inferring drafts, running queries, merging small files.
     &["ingest", "infer", "query", "compaction"],

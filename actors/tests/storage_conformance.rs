@@ -125,6 +125,16 @@ mod checks {
         assert_eq!(s.keys(""), Vec::<String>::new());
     }
 
+    /// Put-if-absent (the Delta log): the first write wins, a second leaves it as it was, and
+    /// no hidden leftover is listed.
+    pub fn put_new_writes_once(s: Subject) {
+        let key = "data/l/d/s/1/_delta_log/00000000000000000000.json";
+        assert!(s.objects.put_new(key, b"first\n").unwrap());
+        assert!(!s.objects.put_new(key, b"second, longer\n").unwrap());
+        assert_eq!(s.objects.read_all(key).unwrap(), b"first\n");
+        assert_eq!(s.keys("data"), [key]);
+    }
+
     pub fn put_replaces_an_existing_object(s: Subject) {
         s.put("results/j.csv", b"first, longer version");
         s.put("results/j.csv", b"second");
@@ -339,6 +349,7 @@ macro_rules! conformance {
                 a_group_put_keeps_every_object,
                 a_failed_group_put_leaves_none_of_its_keys,
                 put_replaces_an_existing_object,
+                put_new_writes_once,
                 list_sees_its_prefix_and_nothing_outside,
                 delete_removes_one_object_and_is_idempotent,
                 delete_prefix_removes_that_prefix_only,

@@ -208,8 +208,9 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             } else {
                 backup::restore(src, dir)?
             };
+            let logged = check::write_delta_logs(dir, url)?;
             let report = check::check(dir, url, false, false)?;
-            print(json!({"restored_files": files, "check": report}));
+            print(json!({"restored_files": files, "delta_log_versions": logged, "check": report}));
             if !report.clean() {
                 return Ok(ExitCode::from(DRIFT));
             }

@@ -113,7 +113,7 @@ fn jdbc_metadata_and_a_prepared_statement_show_each_subject_its_datasets() {
 }
 
 /// .venv-ext's Python, with DuckDB's extensions (scripts/setup-python.sh makes it).
-fn extension_python() -> Option<String> {
+pub(crate) fn extension_python() -> Option<String> {
     let python = std::env::var("RAPID_TEST_EXT_PYTHON").unwrap_or_else(|_| {
         concat!(env!("CARGO_MANIFEST_DIR"), "/.venv-ext/bin/python").to_string()
     });

@@ -102,6 +102,15 @@ fn uploads_queries_results_and_deletes_go_through_the_bucket() {
     let (_, job) = s.upload_and_wait(&t, DATASET, "trips.csv", trips_csv(3000));
     assert_eq!(job["status"], "SUCCESS", "{job}");
     assert_eq!(count(&s, &t), json!({"trips": 3000, "total": 4_498_500}));
+    // The commit's Delta log version is written just after its job's SUCCESS.
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while bucket
+        .keys("data/default/lake/trips/1/_delta_log")
+        .is_empty()
+        && std::time::Instant::now() < until
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
 
     // The raw file and one Parquet file per partition, Hive-encoded, are in the bucket; the
     // data folder keeps none of them.
@@ -112,7 +121,17 @@ fn uploads_queries_results_and_deletes_go_through_the_bucket() {
         bucket.0.size(&raw[0]).unwrap(),
         trips_csv(3000).len() as u64
     );
-    let data = bucket.keys("data/default/lake/trips/1");
+    // The version's Delta log beside them (tests/api/delta_log.rs reads it).
+    let log = bucket.keys("data/default/lake/trips/1/_delta_log");
+    assert_eq!(
+        log,
+        ["data/default/lake/trips/1/_delta_log/00000000000000000000.json"]
+    );
+    let data: Vec<String> = bucket
+        .keys("data/default/lake/trips/1")
+        .into_iter()
+        .filter(|k| !log.contains(k))
+        .collect();
     let folders: Vec<&str> = data.iter().map(|k| k.rsplit_once('/').unwrap().0).collect();
     assert_eq!(
         folders,
@@ -165,7 +184,14 @@ fn start_up_sweeps_only_unlisted_objects_past_the_grace() {
     create_trips(&s);
     let (_, job) = s.upload_and_wait(&t, DATASET, "trips.csv", trips_csv(30));
     assert_eq!(job["status"], "SUCCESS", "{job}");
+    // The commit's Delta log version is written just after its job's SUCCESS.
+    let log = "data/default/lake/trips/1/_delta_log/00000000000000000000.json";
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while !bucket.0.exists(log).unwrap() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let committed = bucket.keys("");
+    assert!(committed.iter().any(|k| k == log), "{committed:?}");
 
     // An object no catalog row lists: another node's commit in flight, or a crash's leftover.
     let stray = "data/default/lake/trips/1/region=north/20260101T000000000Z-0badc0de-x-0.parquet";

@@ -37,30 +37,49 @@ def cases():
     return int(os.environ.get("DIFF_CASES", "300"))
 
 
-@pytest.fixture(scope="session")
-def server():
+def start_server(keep_commits):
+    """The debug binary on free ports, keeping `keep_commits` commits per version; yields (base,
+    token, data folder, process)."""
     binary = os.environ.get("RAPID_BIN", os.path.join(os.path.dirname(__file__), "../../target/debug/rapid-rs"))
     folder = tempfile.mkdtemp(prefix="rapid-diff-")
-    # DuckDB globs the version's folder, which would also see files kept for earlier commits
-    # (history retention): keep only the current commit's.
     env = dict(os.environ, RAPID_ADMIN_CLIENT_ID=ADMIN_ID, RAPID_ADMIN_CLIENT_SECRET=ADMIN_SECRET,
                RUST_LOG="warn", RAPID_COMPACT_AUTO="false", RAPID_PG_LISTEN="127.0.0.1:0",
-               RAPID_HISTORY_KEEP_COMMITS="1", RAPID_HISTORY_KEEP_SECONDS="0")
+               RAPID_HISTORY_KEEP_COMMITS=str(keep_commits), RAPID_HISTORY_KEEP_SECONDS="0")
     proc = subprocess.Popen([binary, "serve", "--bind", "127.0.0.1:0", "--data-dir", folder],
                             stdout=subprocess.PIPE, env=env, text=True)
     # The PostgreSQL listener's line comes first, then the HTTP one.
     line = proc.stdout.readline()
     assert line.startswith("postgresql listening on "), f"server did not start: {line!r}"
-    pg_host, pg_port = line.split("postgresql listening on ", 1)[1].strip().rsplit(":", 1)
+    pg = line.split("postgresql listening on ", 1)[1].strip()
     line = proc.stdout.readline()
     assert line.startswith("listening on "), f"server did not start: {line!r}"
     base = line.split("listening on ", 1)[1].strip()
-    os.environ["RAPID_DIFF_WIRE"] = f"{pg_host}:{pg_port}"
     token = requests.post(f"{base}/api/oauth2/token", auth=(ADMIN_ID, ADMIN_SECRET),
                           data={"grant_type": "client_credentials"}, timeout=30).json()["access_token"]
-    yield base, token, folder
+    return base, token, folder, proc, pg
+
+
+def stop_server(proc):
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def server():
+    # DuckDB globs the version's folder, which would also see files kept for earlier commits
+    # (history retention): keep only the current commit's.
+    base, token, folder, proc, pg = start_server(1)
+    os.environ["RAPID_DIFF_WIRE"] = pg
+    yield base, token, folder
+    stop_server(proc)
+
+
+@pytest.fixture(scope="session")
+def history_server():
+    """A second server keeping every commit (the time-travel mode reads earlier ones)."""
+    base, token, folder, proc, _ = start_server(100)
+    yield base, token, folder
+    stop_server(proc)
 
 
 def wait_job(base, token, job, what):

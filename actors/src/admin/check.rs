@@ -4,7 +4,12 @@
 //! - `damaged`: a listed file whose size differs from the recorded one, or a Parquet file whose
 //!   footer cannot be read or counts other rows than recorded;
 //! - `unlisted`: a file under `data/` or `raw/` no catalog row lists (left by an interrupted
-//!   commit; harmless, and removed by `--repair` or the next start).
+//!   commit; harmless, and removed by `--repair` or the next start);
+//! - `delta`: where a version's Delta Lake log disagrees with the catalog's commits (a log
+//!   version missing, or not what the catalog's rows give: `crate::delta_log::check`); the log
+//!   is derived from the catalog, so `--repair` writes what is missing and writes a differing
+//!   log again (the next start writes what is missing). A version with no log at all (stored
+//!   before logs existed; a backup folder) is listed under `delta_unwritten`, not as drift.
 //!
 //! While the service runs, a commit can make a file briefly unlisted (moved into place, not yet
 //! recorded) or unlisted-then-gone (replaced): the check then looks twice, a second apart, and
@@ -27,13 +32,23 @@ pub struct CheckReport {
     pub missing: BTreeSet<String>,
     pub damaged: BTreeSet<String>,
     pub unlisted: BTreeSet<String>,
+    /// Delta log disagreements, `"{log file}: {what}"`.
+    pub delta: BTreeSet<String>,
+    /// Versions with commits and no Delta log yet (stored before logs existed; a backup):
+    /// written at the next start or by `--repair`; not drift.
+    pub delta_unwritten: BTreeSet<String>,
     /// Unlisted files removed by `--repair`.
     pub removed: usize,
+    /// Delta log versions written by `--repair`.
+    pub logged: usize,
 }
 
 impl CheckReport {
     pub fn clean(&self) -> bool {
-        self.missing.is_empty() && self.damaged.is_empty() && self.unlisted.is_empty()
+        self.missing.is_empty()
+            && self.damaged.is_empty()
+            && self.unlisted.is_empty()
+            && self.delta.is_empty()
     }
 }
 
@@ -65,7 +80,15 @@ pub fn check(
             .intersection(&again.unlisted)
             .cloned()
             .collect();
+        report.delta = report.delta.intersection(&again.delta).cloned().collect();
         report.listed = again.listed;
+    }
+    if repair && !(report.delta.is_empty() && report.delta_unwritten.is_empty()) {
+        let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
+        report.logged = crate::delta_log::repair_all(catalog.as_ref(), &Storage::new(data_dir))?;
+        let found = crate::delta_log::check_all(catalog.as_ref(), &Storage::new(data_dir))?;
+        report.delta = found.drift.into_iter().collect();
+        report.delta_unwritten = found.unwritten.into_iter().collect();
     }
     if repair && !report.unlisted.is_empty() {
         let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
@@ -78,9 +101,17 @@ pub fn check(
     Ok(report)
 }
 
+/// Writes the Delta log versions the catalog has and the logs lack (after a restore: backups
+/// hold the catalog and the files it lists; the logs are derived from them). Returns how many.
+pub fn write_delta_logs(data_dir: &Path, catalog_url: Option<&str>) -> Result<usize> {
+    let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
+    Ok(crate::delta_log::sync_all(catalog.as_ref(), &Storage::new(data_dir))?.0)
+}
+
 fn look(data_dir: &Path, catalog_url: Option<&str>) -> Result<CheckReport> {
     // One catalog read: the list is one committed state.
-    let listed = listed_files(crate::catalog::open_existing(data_dir, catalog_url)?.as_ref())?;
+    let catalog = crate::catalog::open_existing(data_dir, catalog_url)?;
+    let listed = listed_files(catalog.as_ref())?;
     let mut report = CheckReport {
         listed: listed.len(),
         ..CheckReport::default()
@@ -106,10 +137,13 @@ fn look(data_dir: &Path, catalog_url: Option<&str>) -> Result<CheckReport> {
     let names: BTreeSet<&str> = listed.iter().map(|f| f.rel.as_str()).collect();
     for prefix in keys::LISTED_PREFIXES {
         for object in objects.list(prefix)? {
-            if !names.contains(object.key.as_str()) {
+            if !names.contains(object.key.as_str()) && !keys::is_delta_log(&object.key) {
                 report.unlisted.insert(object.key);
             }
         }
     }
+    let found = crate::delta_log::check_all(catalog.as_ref(), &Storage::new(data_dir))?;
+    report.delta = found.drift.into_iter().collect();
+    report.delta_unwritten = found.unwritten.into_iter().collect();
     Ok(report)
 }

@@ -184,6 +184,24 @@ pub trait HistoryCatalog {
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>>;
 }
 
+/// What each version's Delta Lake log is derived from (`crate::delta_log`): the catalog is the
+/// source of truth, the log a copy of its commits that other engines read.
+pub trait ChangesCatalog {
+    /// The version's oldest readable commit (`history_floor`) and its newest (0: none yet).
+    fn history_bounds(&self, dataset_id: i64, version: i64) -> Result<(i64, i64)>;
+
+    /// Commits `from..=to` of the version, in order, each with the files whose `added_commit`
+    /// or `removed_commit` it is. Exact for commits after the floor (expiry drops the retired
+    /// rows removed at or before it).
+    fn commit_changes(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        from: i64,
+        to: i64,
+    ) -> Result<Vec<CommitChanges>>;
+}
+
 /// Column profiles of uploads (`crate::profile`), one per raw file, kept as JSON text. A raw
 /// file's profile goes with it (deleted with the file, replaced files included).
 pub trait ProfileCatalog {
@@ -326,6 +344,7 @@ pub trait Catalog:
     DatasetCatalog
     + ManifestCatalog
     + HistoryCatalog
+    + ChangesCatalog
     + JobCatalog
     + SubjectCatalog
     + ProfileCatalog

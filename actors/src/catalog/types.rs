@@ -297,6 +297,18 @@ pub struct Commit {
     pub rows_removed: i64,
 }
 
+/// One commit of a version with the files it added and removed: what its Delta Lake version
+/// is derived from (`crate::delta_log`). A file listed again by a rollback is added again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitChanges {
+    pub commit: i64,
+    /// As [`super::now_text`] writes times (RFC 3339, UTC, milliseconds).
+    pub committed_at: String,
+    pub operation: String,
+    pub added: Vec<DataFile>,
+    pub removed: Vec<DataFile>,
+}
+
 /// Which commit of a version a read sees.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AsOf {

@@ -49,9 +49,12 @@ impl DatasetActor {
         }
     }
 
-    /// After a commit to `version`: retention applied (the files only expired commits listed
-    /// are deleted once no query reads them). A failure here loses nothing (the commit stands;
-    /// the next commit or the periodic sweep expires them), so it is logged, not returned.
+    /// After a commit to `version`: its Delta log version written (`crate::delta_log`), then
+    /// retention applied (the files only expired commits listed are deleted once no query
+    /// reads them). A failure here loses nothing (the commit stands; the next commit, the
+    /// periodic sweep or the next start writes the log and expires), so it is logged, not
+    /// returned. Retention waits while the log lags: expiring first would drop the retired
+    /// rows the log's missing versions are derived from.
     fn expire_after(
         catalog: &SharedCatalog,
         storage: &Storage,
@@ -59,6 +62,17 @@ impl DatasetActor {
         version: i64,
         history: &HistorySettings,
     ) {
+        let started = std::time::Instant::now();
+        match crate::delta_log::sync(catalog.as_ref(), storage, record, version) {
+            Ok(written) => {
+                let micros = started.elapsed().as_micros() as u64;
+                tracing::debug!(version, written, micros, "Delta log written");
+            }
+            Err(e) => {
+                tracing::warn!(version, error = %e.report(), "writing the Delta log");
+                return;
+            }
+        }
         if let Err(e) =
             crate::history::expire(catalog.as_ref(), storage, record.id, version, history)
         {

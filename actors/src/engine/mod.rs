@@ -115,9 +115,20 @@ impl Engine {
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
         let shared = config.catalog_url.is_some();
         recover(&catalog, &storage, &config.node_id, shared)?;
+        // Delta logs behind the catalog (a stop between a commit and its log version, versions
+        // stored before the logs, `rapid-rs admin compact`) are written first, while the
+        // catalog still has every retired row their missing versions are derived from.
+        let (logged, lagging) = crate::delta_log::sync_all(catalog.as_ref(), &storage)?;
+        if logged > 0 {
+            tracing::info!(
+                logged,
+                "wrote Delta log versions the catalog had and the log lacked"
+            );
+        }
         // Commits that aged out while stopped (or merges of `rapid-rs admin compact`, which
         // applies no retention) give up their files before anything reads.
-        let expired = crate::history::expire_all(catalog.as_ref(), &storage, &config.history)?;
+        let expired =
+            crate::history::expire_all(catalog.as_ref(), &storage, &config.history, &lagging)?;
         if expired > 0 {
             tracing::info!(expired, "removed files of expired commits");
         }
@@ -385,8 +396,15 @@ impl Engine {
 
     /// Applies history retention to every version keeping retired files (commits also age out
     /// while no new commit lands); returns how many files were given up. Blocking.
+    /// Delta logs that lag are brought up to date first (`crate::delta_log::sync_all`).
     pub fn expire_history(&self) -> Result<usize> {
-        crate::history::expire_all(self.catalog.as_ref(), &self.storage, &self.settings.history)
+        let (_, lagging) = crate::delta_log::sync_all(self.catalog.as_ref(), &self.storage)?;
+        crate::history::expire_all(
+            self.catalog.as_ref(),
+            &self.storage,
+            &self.settings.history,
+            &lagging,
+        )
     }
 
     /// Removes large-query results older than their link's lifetime; returns how many. Blocking.

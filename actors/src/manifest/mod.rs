@@ -62,7 +62,9 @@ pub fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<
     let mut removed = 0;
     for prefix in keys::LISTED_PREFIXES {
         for object in objects.list(prefix)? {
-            if !keep.contains(&object.key) && removable(&object) {
+            // A Delta log is derived from the catalog, not listed by it (`crate::delta_log`).
+            let kept = keep.contains(&object.key) || keys::is_delta_log(&object.key);
+            if !kept && removable(&object) {
                 objects.delete(&object.key)?;
                 removed += 1;
             }

@@ -4,6 +4,7 @@
 //! ```text
 //! raw/{layer}/{domain}/{dataset}/{version}/{raw_filename}
 //! data/{layer}/{domain}/{dataset}/{version}/{p0}={v}/{p1}={v}/{raw_id}-{n}.parquet
+//! data/{layer}/{domain}/{dataset}/{version}/_delta_log/{delta version:020}.json
 //! results/{job_id}.csv
 //! ```
 
@@ -43,6 +44,31 @@ pub fn data_key(key: &DatasetKey, version: i64, partition_path: &str, file_name:
     }
     rel.push_str(file_name);
     rel
+}
+
+/// `data/{layer}/{domain}/{dataset}/{version}`: the folder of a stored version, the root of its
+/// Delta Lake table.
+pub fn table_prefix(key: &DatasetKey, version: i64) -> String {
+    format!("{}/{version}", data_dataset_prefix(key))
+}
+
+/// The folder of a Delta Lake table's log, inside its root.
+pub const DELTA_LOG: &str = "_delta_log";
+
+/// The key of Delta version `delta_version`'s commit file of a stored version's table.
+pub fn delta_log_key(key: &DatasetKey, version: i64, delta_version: i64) -> String {
+    format!(
+        "{}/{DELTA_LOG}/{delta_version:020}.json",
+        table_prefix(key, version)
+    )
+}
+
+/// Whether `key` is a file of a Delta log (kept though no catalog row lists it: the log is
+/// derived from the catalog, `crate::delta_log`). A hidden name there is an unfinished write.
+pub fn is_delta_log(key: &str) -> bool {
+    let mut segments = key.rsplit('/');
+    let name = segments.next().unwrap_or("");
+    segments.next() == Some(DELTA_LOG) && !name.starts_with('.')
 }
 
 /// The key of a large query's result `name` (`{job_id}.csv`).
@@ -193,5 +219,12 @@ mod tests {
         assert_eq!(data_key(&key, 2, "", "f.parquet"), "data/l/d/s/2/f.parquet");
         assert_eq!(raw_key(&key, 3, "r.csv"), "raw/l/d/s/3/r.csv");
         assert_eq!(result_key("j.csv"), "results/j.csv");
+        assert_eq!(
+            delta_log_key(&key, 2, 3),
+            "data/l/d/s/2/_delta_log/00000000000000000003.json"
+        );
+        assert!(is_delta_log(&delta_log_key(&key, 2, 3)));
+        assert!(!is_delta_log("data/l/d/s/2/_delta_log/.x.tmp"));
+        assert!(!is_delta_log("data/l/d/s/2/p=_delta_log/f.parquet"));
     }
 }

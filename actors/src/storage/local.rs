@@ -71,6 +71,27 @@ impl LocalFolder {
     }
 }
 
+/// `tmp` under the name `target` unless that exists; whether it did.
+fn link_new(tmp: &Path, target: &Path) -> Result<bool> {
+    let context = || format!("writing {}", target.display());
+    match std::fs::hard_link(tmp, target) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(_) if target.exists() => Ok(false),
+        Err(_) => std::fs::rename(tmp, target)
+            .map(|()| true)
+            .map_err(|e| Error::from(e).context(context())),
+    }
+}
+
+/// A new file holding `bytes`, its content synced.
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = std::fs::File::create_new(path)?;
+    std::io::Write::write_all(&mut file, bytes)?;
+    super::sync_file(&file)?;
+    Ok(())
+}
+
 /// An io error on `key` at `path`: [`missing`] when the file is not there.
 fn not_found_or(e: std::io::Error, key: &str, path: &Path) -> Error {
     let context = format!("reading {}", path.display());
@@ -96,6 +117,31 @@ impl ObjectStorage for LocalFolder {
 
     fn open(&self, key: &str) -> Result<Box<dyn ObjectRead>> {
         Ok(Box::new(self.open_file(key)?))
+    }
+
+    /// Written to a hidden file beside the key and synced, then hard-linked to the key (which
+    /// fails when the key exists: atomic on one file system), then the folder synced (with its
+    /// ancestors when it was made now). A file system without hard links (some FUSE ones) gets
+    /// a lookup and a rename instead: one process owns the folder, and its writers of one key
+    /// (the Delta log's) put the same bytes.
+    fn put_new(&self, key: &str, bytes: &[u8]) -> Result<bool> {
+        let target = self.path(key)?;
+        let folder = target.parent().unwrap_or(&self.root).to_path_buf();
+        let made = !folder.is_dir();
+        std::fs::create_dir_all(&folder)?;
+        let tmp = folder.join(format!(".{}.tmp", uuid::Uuid::new_v4().simple()));
+        let written = write_synced(&tmp, bytes).and_then(|()| link_new(&tmp, &target));
+        let _ = std::fs::remove_file(&tmp);
+        if written? {
+            let mut folders = DirSyncs::new(&self.root);
+            match made {
+                true => folders.received(&folder),
+                false => return super::sync_dir(&folder).map(|()| true),
+            }
+            folders.sync()?;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     fn read_range(&self, key: &str, range: Range<u64>) -> Result<Bytes> {

@@ -61,6 +61,11 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
     /// syncs overlap the upload. On error none of the group's keys is left behind.
     fn put(&self, objects: &[StagedObject]) -> Result<()>;
 
+    /// Keeps `bytes` under `key` unless an object is there already (put-if-absent), durably
+    /// once it returns; answers whether it wrote. Two writers of one key never both succeed.
+    /// For small objects written whole (the Delta Lake log).
+    fn put_new(&self, key: &str, bytes: &[u8]) -> Result<bool>;
+
     /// Opens an object to read it whole or seek in it; NotFound when there is none.
     fn open(&self, key: &str) -> Result<Box<dyn ObjectRead>>;
 
@@ -111,6 +116,15 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
     /// store, where a young unlisted object may be another node's commit in flight.
     fn unlisted_grace(&self) -> Option<Duration> {
         None
+    }
+
+    /// An object's whole content; NotFound when there is none.
+    fn read_all(&self, key: &str) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.open(key)?
+            .read_to_end(&mut out)
+            .map_err(|e| Error::from(e).context(format!("reading {key}")))?;
+        Ok(out)
     }
 
     fn exists(&self, key: &str) -> Result<bool> {

@@ -154,6 +154,28 @@ impl ObjectStorage for S3Objects {
         Ok(())
     }
 
+    /// Looked up first, then a conditional put (`If-None-Match: *`), which AWS S3 and MinIO
+    /// refuse when the key exists. Some S3-compatible stores (Garage) ignore the condition: two
+    /// writers racing past the lookup then both write; the Delta log's writers put the same
+    /// bytes derived from the same catalog rows, so either outcome is the same object.
+    fn put_new(&self, key: &str, bytes: &[u8]) -> Result<bool> {
+        if self.exists(key)? {
+            return Ok(false);
+        }
+        let location = self.key_path(key)?;
+        let payload = object_store::PutPayload::from(Bytes::copy_from_slice(bytes));
+        let (store, what) = (self.store.clone(), key.to_string());
+        self.io.run(async move {
+            let options = object_store::PutOptions::from(object_store::PutMode::Create);
+            match store.put_opts(&location, payload, options).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+                Err(object_store::Error::Precondition { .. }) => Ok(false),
+                Err(e) => Err(store_error(e, "writing", &what)),
+            }
+        })
+    }
+
     fn open(&self, key: &str) -> Result<Box<dyn ObjectRead>> {
         let size = self.head(key)?.size;
         let location = self.key_path(key)?;

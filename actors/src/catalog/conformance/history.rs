@@ -24,7 +24,7 @@ fn paths_at(c: &dyn Catalog, record: &DatasetRecord, at: AsOf) -> (i64, Vec<Stri
 
 /// Five commits: append r1 (p=a, p=b), append r2 (p=a), overwrite r3 of p=b, delete r2, compact
 /// p=a. Returns the dataset.
-fn five_commits(c: &dyn Catalog) -> DatasetRecord {
+pub(super) fn five_commits(c: &dyn Catalog) -> DatasetRecord {
     let record = dataset(c, "history");
     for (raw, paths) in [
         ("r1.csv", &["p=a/1.parquet", "p=b/1.parquet"][..]),

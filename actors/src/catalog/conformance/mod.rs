@@ -5,6 +5,7 @@
 
 mod appends;
 mod auth_version;
+mod changes;
 mod datasets;
 mod history;
 mod ids;
@@ -161,6 +162,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "history::rollback_relists_files_and_is_undone",
         history::rollback_relists_files_and_is_undone,
+    ),
+    (
+        "changes::commit_changes_list_what_each_commit_added_and_removed",
+        changes::commit_changes_list_what_each_commit_added_and_removed,
     ),
 ];
 

@@ -279,6 +279,12 @@ const MIGRATIONS: &[&str] = &[
         SELECT dataset_id, version, 1, max(created_at), 'BASELINE', NULL, NULL, sum(rows)::BIGINT, 0
         FROM data_files GROUP BY dataset_id, version;
     "#,
+    // 11: as SQLite's 16, what each commit added, by commit (the Delta log is derived from it,
+    // `delta_log`): one indexed read per commit however many files the version holds.
+    r#"
+    CREATE INDEX data_files_by_commit ON data_files (dataset_id, version, added_commit);
+    CREATE INDEX retired_files_by_commit ON retired_files (dataset_id, version, added_commit);
+    "#,
 ];
 
 /// The newest schema version this binary knows.

@@ -341,6 +341,12 @@ pub(super) const MIGRATIONS: &[&str] = &[
         SELECT dataset_id, version, 1, max(created_at), 'BASELINE', NULL, NULL, sum(rows), 0
         FROM data_files GROUP BY dataset_id, version;
     "#,
+    // 16: what each commit added, by commit (the Delta log's versions are derived from it,
+    // `delta_log`): one indexed read per commit however many files the version holds.
+    r#"
+    CREATE INDEX data_files_by_commit ON data_files (dataset_id, version, added_commit);
+    CREATE INDEX retired_files_by_commit ON retired_files (dataset_id, version, added_commit);
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -5,6 +5,7 @@
 //! than an async one, and SQLite serialises writers anyway. Each interface method is one lock
 //! hold, and one transaction when it writes more than one row.
 
+mod changes;
 mod datasets;
 mod history;
 mod jobs;
