@@ -51,6 +51,11 @@ pub struct OpsArgs {
     #[arg(long, env = "RAPID_COMPACT_AUTO", default_value_t = true, action = clap::ArgAction::Set)]
     pub compact_auto: bool,
 
+    /// Whether each upload's columns are profiled (null counts, distinct estimate, bounds,
+    /// frequent values, histograms) in the validating pass; `false` saves that CPU time.
+    #[arg(long, env = "RAPID_PROFILE_UPLOADS", default_value_t = true, action = clap::ArgAction::Set)]
+    pub profile_uploads: bool,
+
     /// History: a dataset version's commit stays readable (as-of reads; the files it replaced
     /// kept) while it is among this many newest commits of its version (at least 1, the current).
     #[arg(long, env = "RAPID_HISTORY_KEEP_COMMITS", default_value_t = 100,

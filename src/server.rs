@@ -200,6 +200,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
+    rapid_actors::profile::set_enabled(args.ops.profile_uploads);
     let settings = args.auth_settings()?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;

@@ -18,8 +18,22 @@ use serde::{Deserialize, Serialize};
 pub use column::{ColumnProfiler, StoredColumn};
 pub use view::{ColumnView, HistogramBin, ProfileChange, ProfileView, ValueCount};
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::schema::ValidSchema;
 use arrow::array::RecordBatch;
+
+/// Whether uploads are profiled (`RAPID_PROFILE_UPLOADS`); process-wide, set once at start-up.
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns profiling of later uploads on or off (an upload without a profile shows none).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
 
 /// Distinct values an upload may have in a column for its values to be counted one by one.
 pub const MAX_FREQUENT: usize = 50;
@@ -69,8 +83,12 @@ impl Profiler {
         }
     }
 
-    /// Counts `batch` (every schema column, schema order) in.
+    /// Counts `batch` (every schema column, schema order) in; nothing while profiling is off
+    /// (then `finish` gives no profile).
     pub fn observe(&mut self, batch: &RecordBatch) {
+        if !enabled() {
+            return;
+        }
         self.rows += batch.num_rows() as u64;
         for (column, array) in self.columns.iter_mut().zip(batch.columns()) {
             column.observe(array.as_ref());
