@@ -5,12 +5,13 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use arrow::array::{Array, AsArray};
-use arrow::compute::{max, max_boolean, max_string, min, min_boolean, min_string};
+use arrow::compute::{max, max_boolean, min, min_boolean};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
 use base64::Engine as _;
 use datasketches::hll::{HllSketch, HllType, HllUnion};
 
 use super::bins::Bins;
+use super::cheap::{finite_bounds, text_bounds, Repeats};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,9 +19,9 @@ use super::MAX_FREQUENT;
 use crate::schema::{DataType, ValidColumn};
 
 /// HyperLogLog precision: 2^12 buckets, about 1.6% error, 4 KiB a column.
-const LG_K: u8 = 12;
+pub(super) const LG_K: u8 = 12;
 
-const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
+pub(super) const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 /// A column's profile as kept: counts, bounds (JSON of the column's type; dates as
 /// `YYYY-MM-DD`), the sketches' bytes, and each value's count when there were few.
@@ -84,6 +85,8 @@ pub struct ColumnProfiler {
     distinct: HllSketch,
     frequent: Option<Counts>,
     bins: Option<Bins>,
+    /// Numbers sketched lately: not hashed into the sketch again.
+    repeats: Repeats,
 }
 
 impl Bound {
@@ -134,6 +137,7 @@ impl ColumnProfiler {
             distinct: HllSketch::new(LG_K, HllType::Hll8).expect("12 is a valid precision"),
             frequent: Some(counts),
             bins: numeric.then(Bins::default),
+            repeats: Repeats::default(),
         }
     }
 
@@ -162,7 +166,7 @@ impl ColumnProfiler {
             DataType::Double => self.doubles(array.as_primitive::<Float64Type>()),
             DataType::String => {
                 let a = array.as_string::<i32>();
-                let (lo, hi) = (min_string(a), max_string(a));
+                let (lo, hi) = text_bounds(a).unzip();
                 self.bounds(
                     lo.map(|v| Bound::Text(v.into())),
                     hi.map(|v| Bound::Text(v.into())),
@@ -186,9 +190,7 @@ impl ColumnProfiler {
 
     /// Doubles: NaN and infinities are left out of the bounds and the histogram.
     fn doubles(&mut self, a: &arrow::array::Float64Array) {
-        let finite = || a.iter().flatten().filter(|v| v.is_finite());
-        let lo = finite().min_by(f64::total_cmp);
-        let hi = finite().max_by(f64::total_cmp);
+        let (lo, hi) = finite_bounds(a).unzip();
         self.bounds(lo.map(Bound::Double), hi.map(Bound::Double));
         self.cover(lo, hi);
         for v in a.iter().flatten() {
@@ -228,7 +230,9 @@ impl ColumnProfiler {
             bins.add(value);
         }
         let Some(Counts::Numbers(counts)) = &mut self.frequent else {
-            bound().sketch(&mut self.distinct);
+            if self.repeats.first_time(key) {
+                bound().sketch(&mut self.distinct);
+            }
             return;
         };
         if let Some((_, n)) = counts.get_mut(&key) {
@@ -328,91 +332,10 @@ impl ColumnProfiler {
 }
 
 /// Most frequent first; ties by the value's text, so the order is the same every time.
-fn by_count(mut list: Vec<(Value, u64)>) -> Vec<(Value, u64)> {
+pub(super) fn by_count(mut list: Vec<(Value, u64)>) -> Vec<(Value, u64)> {
     list.sort_by(|a, b| {
         b.1.cmp(&a.1)
             .then_with(|| a.0.to_string().cmp(&b.0.to_string()))
     });
     list
-}
-
-/// Two JSON bounds of a column of type `data_type`, compared in the column's order.
-fn json_cmp(data_type: &str, a: &Value, b: &Value) -> Ordering {
-    match data_type {
-        "int" | "double" => {
-            let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
-            x.total_cmp(&y)
-        }
-        "boolean" => a.as_bool().cmp(&b.as_bool()),
-        _ => a.as_str().cmp(&b.as_str()),
-    }
-}
-
-/// The merged sketches of a column over several uploads.
-pub(super) struct MergedColumn {
-    pub stored: StoredColumn,
-    pub distinct: f64,
-}
-
-/// Merges the same column of several uploads' profiles (at least one).
-pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
-    let first = columns.first()?;
-    let mut union = HllUnion::new(LG_K).ok()?;
-    let mut frequent: Option<HashMap<String, (Value, u64)>> = Some(HashMap::new());
-    let mut out = StoredColumn {
-        name: first.name.clone(),
-        data_type: first.data_type.clone(),
-        rows: 0,
-        nulls: 0,
-        min: None,
-        max: None,
-        distinct: String::new(),
-        frequent: None,
-        bins: None,
-    };
-    let pick = |current: &mut Option<Value>, new: &Option<Value>, want: Ordering| {
-        if let Some(n) = new {
-            let better = current
-                .as_ref()
-                .is_none_or(|c| json_cmp(&first.data_type, n, c) == want);
-            if better {
-                *current = Some(n.clone());
-            }
-        }
-    };
-    for c in columns {
-        out.rows += c.rows;
-        out.nulls += c.nulls;
-        pick(&mut out.min, &c.min, Ordering::Less);
-        pick(&mut out.max, &c.max, Ordering::Greater);
-        let sketch = B64.decode(&c.distinct).ok();
-        if let Some(sketch) = sketch.and_then(|b| HllSketch::deserialize(&b).ok()) {
-            union.update(&sketch);
-        }
-        if let Some(b) = &c.bins {
-            out.bins.get_or_insert_with(Bins::default).merge(b);
-        }
-        frequent = match (frequent, &c.frequent) {
-            (Some(mut counts), Some(list)) => {
-                for (value, n) in list {
-                    counts
-                        .entry(value.to_string())
-                        .or_insert((value.clone(), 0))
-                        .1 += n;
-                }
-                (counts.len() <= MAX_FREQUENT).then_some(counts)
-            }
-            _ => None,
-        };
-    }
-    out.frequent = frequent.map(|counts| by_count(counts.into_values().collect()));
-    // With every value counted, the distinct count is exact.
-    let distinct = match &out.frequent {
-        Some(list) => list.len() as f64,
-        None => union.estimate(),
-    };
-    Some(MergedColumn {
-        distinct,
-        stored: out,
-    })
 }

@@ -10,7 +10,9 @@
 //! [`view`] merges them and flags what changed between the last two uploads.
 
 pub mod bins;
+mod cheap;
 mod column;
+mod merged;
 pub mod view;
 
 use serde::{Deserialize, Serialize};

@@ -5,7 +5,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::column::{merge, MergedColumn};
+use super::merged::{merge, MergedColumn};
 use super::{StoredColumn, StoredProfile};
 
 /// Bars of a histogram.

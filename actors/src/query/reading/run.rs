@@ -101,7 +101,6 @@ impl PreparedQuery {
         }
         let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
         let plan = df.create_physical_plan().await.map_err(engine_error)?;
-        let plan = crate::query::rewrites::small_groups::rewrite(plan).map_err(engine_error)?;
         let plan =
             crate::query::admission::yielding::yield_per_batch(plan).map_err(engine_error)?;
         plans

@@ -5,7 +5,8 @@
 //! - integer arithmetic and sums are checked, integer medians exact ([`super::checked`]);
 //! - `-0.0` compares, groups and counts as `0.0` ([`super::signed_zero`]);
 //! - NULLs sort last for ASC and DESC (as rAPId on Athena) unless a query says otherwise;
-//! - no aggregate dynamic filters (below).
+//! - no aggregate dynamic filters (below);
+//! - partial group-bys over text by [`super::small_groups`], for every statement.
 
 use std::sync::Arc;
 
@@ -14,11 +15,12 @@ use datafusion::catalog::{
     MemorySchemaProvider,
 };
 use datafusion::execution::runtime_env::RuntimeEnv;
-use datafusion::execution::SessionState;
+use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use super::checked::CheckedIntegers;
 use super::signed_zero::SignedZero;
+use super::small_groups::SmallGroupsRule;
 use super::three_valued::ThreeValuedLogic;
 
 /// A context on `env` (the query engine's memory pool and spill folder).
@@ -32,7 +34,13 @@ pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionCo
         .options_mut()
         .optimizer
         .enable_aggregate_dynamic_filter_pushdown = false;
-    let ctx = SessionContext::new_with_config_rt(config, env);
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_runtime_env(env)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(SmallGroupsRule))
+        .build();
+    let ctx = SessionContext::new_with_state(state);
     // Both run after the built-in type coercion, so they see the final operand types.
     ctx.add_analyzer_rule(Arc::new(ThreeValuedLogic));
     ctx.add_analyzer_rule(Arc::new(CheckedIntegers));

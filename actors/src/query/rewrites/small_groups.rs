@@ -24,11 +24,13 @@ use arrow::array::{Array, ArrayRef, AsArray, BooleanArray, RecordBatch};
 use arrow::compute::cast;
 use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::config::ConfigOptions;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
 use datafusion::logical_expr::{EmitTo, GroupsAccumulator};
 use datafusion::physical_expr::aggregate::AggregateFunctionExpr;
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 use datafusion::physical_plan::execution_plan::{ChildrenPropertiesMode, ReplaceChildrenOptions};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
@@ -48,6 +50,30 @@ pub const MAX_GROUP_BYTES: usize = 16 << 20;
 /// `plan` with every eligible partial aggregate replaced by a [`SmallGroupsExec`].
 pub fn rewrite(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
     rewrite_with(plan, Limits::default())
+}
+
+/// [`rewrite`] as the last physical optimizer rule of every session (`session::new_context`),
+/// so SQL statements (HTTP and the PostgreSQL protocol) get it as the query endpoint does: a
+/// group-by over text over the wire ran at half the endpoint's speed without it.
+#[derive(Debug)]
+pub struct SmallGroupsRule;
+
+impl PhysicalOptimizerRule for SmallGroupsRule {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _config: &ConfigOptions,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        rewrite(plan)
+    }
+
+    fn name(&self) -> &str {
+        "rapid_small_groups"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
 }
 
 /// [`rewrite`] with other limits (tests reach them with a few rows).
