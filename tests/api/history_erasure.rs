@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 
 use crate::catalog_postgres::Database;
 use crate::history::{append, compact, history, read, upload};
+use crate::ops_admin::{admin, stdout_json};
 use crate::pyarrow_readback::python;
 use crate::storage_s3::{bucket_url, server, Bucket};
 use crate::support::{Options, TestServer};
@@ -225,7 +226,12 @@ fn keep(n: &str) -> Options {
 /// Appends 0-2, a compaction merging their rows (commits 4 and 5, one per partition), appends
 /// 3 and 4, then append 1's raw file deleted with erasure (commit 8): no retained commit, file
 /// or Delta version holds ids 10-12 any more, every other row stays.
-fn erasure(options: Options, lake: impl Fn(&TestServer) -> Lake, delta_read_back: bool) {
+fn erasure(
+    options: Options,
+    lake: impl Fn(&TestServer) -> Lake,
+    delta_read_back: bool,
+    sqlite_on_disk: bool,
+) {
     let s = TestServer::start_with(options);
     let t = s.admin_token();
     s.create_schema(&orders_schema("APPEND"));
@@ -333,11 +339,19 @@ fn erasure(options: Options, lake: impl Fn(&TestServer) -> Lake, delta_read_back
             assert_eq!(delta_ids, ours, "Delta version {v}");
         }
     }
+
+    // `admin check`: nothing unlisted left behind (no old object holding the rows), and the
+    // Delta log agrees with the catalog (drift would exit 3).
+    if sqlite_on_disk {
+        let dir = s.stop();
+        let report = stdout_json(&admin(&dir.path().join("data"), &["check"]));
+        assert_eq!(report["report"]["unlisted"], json!([]), "{report}");
+    }
 }
 
 #[test]
 fn erasure_removes_a_raw_files_rows_from_every_retained_commit_on_disk() {
-    erasure(keep("100"), Lake::disk, true);
+    erasure(keep("100"), Lake::disk, true, true);
 }
 
 /// The same on a PostgreSQL catalog (skipped without `RAPID_TEST_PG_URL`).
@@ -348,7 +362,7 @@ fn erasure_on_postgres_too() {
     };
     let mut options = db.options();
     options.env.extend(keep("100").env);
-    erasure(options, Lake::disk, true);
+    erasure(options, Lake::disk, true, false);
 }
 
 #[test]
@@ -357,5 +371,5 @@ fn erasure_removes_a_raw_files_rows_from_every_object_in_the_bucket() {
     let bucket = Bucket::open(&url);
     let mut options = server(&url, &[]);
     options.env.extend(keep("100").env);
-    erasure(options, |_| Lake::bucket(&bucket), false);
+    erasure(options, |_| Lake::bucket(&bucket), false, false);
 }
