@@ -56,5 +56,12 @@ pub struct RollbackQuery {
     pub to_commit: i64,
 }
 
+/// A raw file deletion's `?erase=true` (absent or `false`: the rows stay in earlier commits).
+#[derive(Debug, Deserialize)]
+pub struct EraseQuery {
+    #[serde(default)]
+    pub erase: bool,
+}
+
 /// The header naming the commit a query read.
 pub const COMMIT_HEADER: &str = "X-Rapid-Commit";

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::answers as doc;
 use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Write};
 use crate::error::{not_found_as_invalid, ApiResult};
-use crate::params::{UploadQuery, VersionQuery};
+use crate::params::{EraseQuery, UploadQuery, VersionQuery};
 use crate::state::AppState;
 use crate::upload::receive_upload;
 
@@ -65,20 +65,21 @@ pub async fn list_raw_files(
 }
 
 #[utoipa::path(delete, path = "/api/datasets/{layer}/{domain}/{dataset}/{version}/{filename}", tag = "datasets",
-    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1, minimum = 1), ("filename" = String, Path, description = "A raw file name")),
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"), ("dataset" = String, Path, example = "visits"), ("version" = i64, Path, example = 1, minimum = 1), ("filename" = String, Path, description = "A raw file name"), ("erase" = Option<bool>, Query, description = "`true`: erasure, for data that must go: the file's rows also leave every retained commit (as-of reads and the Delta log's versions no longer hold them; files of earlier commits that mixed them with other rows are rewritten without them) and the deletion's commit is `ERASE` in the history. Absent or `false`: earlier commits keep the rows")),
     responses(
-        (status = 200, description = "The file and its rows are deleted (WRITE access)", body = doc::Confirmation),
+        (status = 200, description = "The file and its rows are deleted (WRITE access); with `erase=true`, from every retained commit too", body = doc::Confirmation),
         (status = 404, description = "No such dataset or file", body = doc::ErrorBody),
     ))]
 pub async fn delete_raw_file(
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String, i64, String)>,
+    query: web::Query<EraseQuery>,
 ) -> ApiResult<HttpResponse> {
     let (_, _, _, version, filename) = path.into_inner();
     state
         .engine
-        .delete_file(&access.pass, version, &filename)
+        .delete_file(&access.pass, version, &filename, query.erase)
         .await?;
     Ok(HttpResponse::Ok().json(doc::Confirmation::new(format!(
         "{filename} has been deleted."

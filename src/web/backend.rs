@@ -275,7 +275,10 @@ pub async fn delete_raw_file(
     version: i64,
     filename: &str,
 ) -> Result<()> {
-    state.engine.delete_file(pass, version, filename).await
+    state
+        .engine
+        .delete_file(pass, version, filename, false)
+        .await
 }
 
 /// Any dataset's record for a DATA_ADMIN (as the API's dataset deletion reaches any dataset).

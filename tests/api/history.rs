@@ -15,12 +15,12 @@ use crate::uploads::{orders_schema, ORDERS};
 const HEADER: &str = "region,id,day,amount,paid,note\n";
 
 /// Append `n`: ids `10n` and `10n + 1` in north, `10n + 2` in south.
-fn append(n: i64) -> Vec<u8> {
+pub(crate) fn append(n: i64) -> Vec<u8> {
     let (a, b, c) = (10 * n, 10 * n + 1, 10 * n + 2);
     format!("{HEADER}north,{a},,{a}.5,true,x\nnorth,{b},,,,\nsouth,{c},,,false,\n").into_bytes()
 }
 
-fn start(env: &[(&str, &str)]) -> (TestServer, String) {
+pub(crate) fn start(env: &[(&str, &str)]) -> (TestServer, String) {
     let s = TestServer::start_with(Options {
         env: env
             .iter()
@@ -33,7 +33,12 @@ fn start(env: &[(&str, &str)]) -> (TestServer, String) {
 }
 
 /// Every row ordered by id, read with `params` (`?...` or ""): (status, commit header, answer).
-fn read(s: &TestServer, t: &str, dataset: &str, params: &str) -> (StatusCode, Option<i64>, Value) {
+pub(crate) fn read(
+    s: &TestServer,
+    t: &str,
+    dataset: &str,
+    params: &str,
+) -> (StatusCode, Option<i64>, Value) {
     let res = s
         .request("POST", &format!("{dataset}/query{params}"))
         .bearer_auth(t)
@@ -48,19 +53,19 @@ fn read(s: &TestServer, t: &str, dataset: &str, params: &str) -> (StatusCode, Op
     (status, commit, body)
 }
 
-fn history(s: &TestServer, t: &str, dataset: &str, params: &str) -> Vec<Value> {
+pub(crate) fn history(s: &TestServer, t: &str, dataset: &str, params: &str) -> Vec<Value> {
     let (status, body) = s.call("GET", &format!("{dataset}/history{params}"), Some(t), None);
     assert_eq!(status, StatusCode::OK, "{body}");
     body.as_array().unwrap().clone()
 }
 
-fn upload(s: &TestServer, t: &str, dataset: &str, csv: Vec<u8>) -> String {
+pub(crate) fn upload(s: &TestServer, t: &str, dataset: &str, csv: Vec<u8>) -> String {
     let (accepted, job) = s.upload_and_wait(t, dataset, "part.csv", csv);
     assert_eq!(job["status"], "SUCCESS", "{job}");
     accepted["raw_filename"].as_str().unwrap().to_string()
 }
 
-fn compact(s: &TestServer, t: &str) {
+pub(crate) fn compact(s: &TestServer, t: &str) {
     let (status, body) = s.call("POST", &format!("{ORDERS}/compact"), Some(t), None);
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     let job = s.wait_job(t, body["details"]["job_id"].as_str().unwrap());

@@ -18,6 +18,7 @@ mod front_budgets;
 mod generate;
 mod generate_refusals;
 mod history;
+mod history_erasure;
 mod hostile_http;
 mod large_queries;
 mod layered_permissions;

@@ -17,7 +17,7 @@ use crate::support::{schema_json, Options, TestServer};
 const DATASET: &str = "/api/datasets/default/lake/trips";
 
 /// A fresh prefix of the test bucket, or `None` after saying why the test is skipped.
-fn bucket_url() -> Option<String> {
+pub(crate) fn bucket_url() -> Option<String> {
     let url = match std::env::var("RAPID_TEST_S3_URL") {
         Ok(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
         _ if std::env::var("RAPID_REQUIRE_S3").is_ok_and(|v| v == "1") => {
@@ -32,16 +32,16 @@ fn bucket_url() -> Option<String> {
 }
 
 /// The bucket as the test sees it, emptied when the test ends.
-struct Bucket(Arc<S3Objects>);
+pub(crate) struct Bucket(pub(crate) Arc<S3Objects>);
 
 impl Bucket {
-    fn open(url: &str) -> Bucket {
+    pub(crate) fn open(url: &str) -> Bucket {
         Bucket(Arc::new(
             S3Objects::from_url(url, Duration::from_secs(3600)).unwrap(),
         ))
     }
 
-    fn keys(&self, prefix: &str) -> Vec<String> {
+    pub(crate) fn keys(&self, prefix: &str) -> Vec<String> {
         let listed = self.0.list(prefix).unwrap();
         listed.into_iter().map(|o| o.key).collect()
     }
@@ -53,7 +53,7 @@ impl Drop for Bucket {
     }
 }
 
-fn server(url: &str, extra: &[&str]) -> Options {
+pub(crate) fn server(url: &str, extra: &[&str]) -> Options {
     let mut args = vec!["--storage-url".to_string(), url.to_string()];
     args.extend(extra.iter().map(|a| a.to_string()));
     Options {

@@ -95,11 +95,34 @@ def check_append(api, ledger, checks, dataset):
             checks.expect(here is not None, "committed upload's rows missing", f"{dataset}: {up.batch}{' (acknowledged)' if up.acked_success() else ''}")
         else:
             checks.expect(here is None, "rows of an uncommitted or deleted upload", f"{dataset}: {up.batch} (job {up.after}, deletion {up.deletion})")
+    check_erasures(api, checks, dataset, [u for u in ups if u.erase == "acked"])
     r = api.call("GET", f"/datasets/default/{DOMAIN}/{dataset}/1/files")
     # Raw names are {timestamp}-{random}-{original stem}.{ext}; batch names have no dash.
     names = r.json() if r.status_code == 200 else []
     listed = {name.split("-", 2)[2].rsplit(".", 1)[0] for name in names}
     checks.expect(listed == set(present), "raw file listing disagrees with the data", f"{dataset}: {sorted(listed ^ set(present))}")
+
+
+def check_erasures(api, checks, dataset, erased):
+    """Acknowledged erasures: an ERASE commit in the history, and no retained commit before it
+    (the three newest, which the others' files were rewritten like) holds the upload's rows."""
+    if not erased:
+        return
+    r = api.call("GET", f"/datasets/default/{DOMAIN}/{dataset}/history?version=1&per_page=1000")
+    commits = r.json() if r.status_code == 200 else []
+    for up in erased:
+        mine = [c for c in commits if c["raw_filename"] == up.raw_filename and c["operation"] != "APPEND"]
+        if not mine:
+            continue  # older than the page
+        checks.expect(mine[0]["operation"] == "ERASE", "acknowledged erasure not in the history",
+                      f"{dataset}: {up.batch}: {mine[0]}")
+        for n in range(mine[0]["commit"] - 1, max(0, mine[0]["commit"] - 4), -1):
+            try:
+                counts = batches(api.query_counts(dataset, 1, as_of_commit=n))
+            except AssertionError:
+                continue  # past retention
+            checks.expect(up.batch not in counts, "erased rows in an earlier commit",
+                          f"{dataset}: {up.batch} as of commit {n}")
 
 
 def check_unique(api, ledger, checks, round_no):

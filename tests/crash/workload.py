@@ -61,11 +61,12 @@ class Api:
     def call(self, method, path, **kw):
         return self.http.request(method, f"{self.base}{path}", timeout=TIMEOUT, **kw)
 
-    def query_counts(self, dataset, version):
-        """{(batch, part): rows} of a dataset version, by the service's own query path."""
+    def query_counts(self, dataset, version, as_of_commit=None):
+        """{(batch, part): rows} of a dataset version (as of a commit), by the service's own query path."""
         body = {"select_columns": ["batch", "part", "count(*) AS c"],
                 "group_by_columns": ["batch", "part"]}
-        r = self.call("POST", f"/datasets/default/{DOMAIN}/{dataset}/query?version={version}",
+        as_of = f"&as_of_commit={as_of_commit}" if as_of_commit is not None else ""
+        r = self.call("POST", f"/datasets/default/{DOMAIN}/{dataset}/query?version={version}{as_of}",
                       json=body)
         if r.status_code != 200:
             raise AssertionError(f"query of {dataset} v{version}: {r.status_code} {r.text[:300]}")
@@ -89,6 +90,7 @@ class Upload:
         self.after = None  # job status after the restart (settled once known)
         self.deletion = None  # None, "acked" or "unknown"
         self.deleted_merged = False  # its deletion was sent after its rows were seen merged
+        self.erase = None  # deleted with ?erase=true: "sent", then "acked" once answered 200
 
     @property
     def filename(self):
@@ -225,16 +227,21 @@ def pick_to_delete(rng, candidates):
     return rng.choice(merged if merged and rng.random() < 0.5 else candidates)
 
 
-def delete_raw(api, ledger, up):
-    """Deletes the raw file of `up`; False when the answer never came (the cut)."""
-    ledger.add(None, "file deletion")
+def delete_raw(api, ledger, up, erase=False):
+    """Deletes the raw file of `up` (with erasure: from every retained commit too); False when
+    the answer never came (the cut)."""
+    ledger.add(None, "file erasure" if erase else "file deletion")
     up.deletion, up.deleted_merged = "unknown", up.merged
+    up.erase = "sent" if erase else None
     try:
-        r = api.call("DELETE", f"/datasets/default/{DOMAIN}/{up.dataset}/1/{up.raw_filename}")
+        r = api.call("DELETE", f"/datasets/default/{DOMAIN}/{up.dataset}/1/{up.raw_filename}"
+                     + ("?erase=true" if erase else ""))
     except requests.RequestException:
         return False
     if r.status_code == 200:
         up.deletion = "acked"
+        if erase:
+            up.erase = "acked"
     else:
         ledger.problem(f"deleting {up.batch} ({up.raw_filename}) answered {r.status_code}: {r.text[:200]}")
     return True
@@ -248,7 +255,7 @@ def deleter(api, ledger, rng, stop):
             candidates = [u for u in ledger.uploads if u.dataset in APPEND and stored_for_sure(u)]
         if not candidates or rng.random() < 0.4:
             continue
-        if not delete_raw(api, ledger, pick_to_delete(rng, candidates)):
+        if not delete_raw(api, ledger, pick_to_delete(rng, candidates), erase=rng.random() < 0.5):
             return
 
 

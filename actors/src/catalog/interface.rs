@@ -182,6 +182,28 @@ pub trait HistoryCatalog {
 
     /// The (dataset id, version) pairs that keep retired files.
     fn versions_with_retired_files(&self) -> Result<Vec<(i64, i64)>>;
+
+    /// The version's retired files (one per path) holding rows of raw file `raw_filename`: its
+    /// own data files, and merged files with a part of it.
+    fn retired_holding(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+    ) -> Result<Vec<RetiredHolding>>;
+
+    /// Erasure's catalog step, one transaction: each retired file of `rewrites` dropped or
+    /// replaced by its rewrite (every retired row of that path, parts too), and the newest
+    /// DELETE commit of `raw_filename` marked ERASE. Returns the old paths no file lists any
+    /// more (the caller deletes them once no reader holds them). Refused (not found) when the
+    /// version has no DELETE commit of that raw file.
+    fn erase_retired(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+        rewrites: &[RetiredRewrite],
+    ) -> Result<Vec<String>>;
 }
 
 /// What each version's Delta Lake log is derived from (`crate::delta_log`): the catalog is the

@@ -219,6 +219,22 @@ pub enum PartsOf<'a> {
     Files(&'a [i64]),
 }
 
+/// A retired file holding rows of a raw file being erased, with its parts (none: every row of
+/// it is the raw file's).
+#[derive(Debug, Clone)]
+pub struct RetiredHolding {
+    pub file: DataFile,
+    pub parts: Vec<FilePart>,
+}
+
+/// What erasure does to the retired file at `path`: drops it (`rewrite` `None`) or lists its
+/// rewrite without the erased rows in its place (same commits, new object).
+#[derive(Debug, Clone)]
+pub struct RetiredRewrite {
+    pub path: String,
+    pub rewrite: Option<SwapFile>,
+}
+
 /// A data file written by a [`FileSwap`] (compaction, or a rewrite that drops a raw file's rows).
 #[derive(Debug, Clone)]
 pub struct SwapFile {
@@ -263,6 +279,9 @@ pub enum CommitOperation {
     Baseline,
     /// The files of an earlier commit listed again.
     Rollback,
+    /// A raw file deleted with erasure (`?erase=true`): its rows also left every retained
+    /// commit (a DELETE commit marked so once the retired files were rewritten).
+    Erase,
 }
 
 impl CommitOperation {
@@ -274,6 +293,7 @@ impl CommitOperation {
             CommitOperation::Compact => "COMPACT",
             CommitOperation::Baseline => "BASELINE",
             CommitOperation::Rollback => "ROLLBACK",
+            CommitOperation::Erase => "ERASE",
         }
     }
 }
@@ -286,7 +306,8 @@ pub struct Commit {
     pub commit: i64,
     /// RFC 3339, UTC.
     pub committed_at: String,
-    /// APPEND, OVERWRITE, DELETE, COMPACT, ROLLBACK or BASELINE.
+    /// APPEND, OVERWRITE, DELETE, ERASE (a raw file deleted with `?erase=true`: its rows also
+    /// left every earlier commit), COMPACT, ROLLBACK or BASELINE.
     pub operation: String,
     /// The id of the subject that made it; null for the service's own work (compaction, the
     /// baseline).

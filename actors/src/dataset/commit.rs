@@ -260,6 +260,30 @@ pub(super) fn delete_raw_file(
         .delete(&keys::raw_key(&record.key, version, raw_filename))
 }
 
+/// [`delete_raw_file`] with erasure (`?erase=true`): then its rows also leave every retained
+/// commit ([`super::swap::erase_retired`]). A deletion whose erasure did not finish (a crash
+/// between the two steps) is finished by asking again: the raw file is gone but retired files
+/// still hold its rows.
+pub(super) fn erase_raw_file(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+    raw_filename: &str,
+    subject: &str,
+) -> Result<usize> {
+    match delete_raw_file(catalog, storage, record, version, raw_filename, subject) {
+        Ok(()) => {}
+        Err(e)
+            if e.kind == crate::error::ErrorKind::NotFound
+                && !catalog
+                    .retired_holding(record.id, version, raw_filename)?
+                    .is_empty() => {}
+        Err(e) => return Err(e),
+    }
+    super::swap::erase_retired(catalog, storage, record, version, raw_filename)
+}
+
 /// Removes the dataset's catalog rows (every version, schema, manifest entry) and its folders.
 pub(super) fn delete_dataset(
     catalog: &dyn Catalog,

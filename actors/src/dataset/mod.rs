@@ -260,6 +260,8 @@ pub struct DeleteRawFile {
     pub raw_filename: String,
     /// The id of the subject deleting it (its commit's `subject`).
     pub subject: String,
+    /// Also remove its rows from every retained commit (`?erase=true`; an ERASE commit).
+    pub erase: bool,
 }
 
 impl Message for DeleteRawFile {
@@ -276,14 +278,33 @@ impl Handler<DeleteRawFile> for DatasetActor {
         self.atomically(span, move |catalog, storage, record| match deleted {
             Some(e) => Err(e),
             None => {
-                commit::delete_raw_file(
-                    catalog.as_ref(),
-                    &storage,
-                    &record,
-                    msg.version,
-                    &msg.raw_filename,
-                    &msg.subject,
-                )?;
+                if msg.erase {
+                    let changed = commit::erase_raw_file(
+                        catalog.as_ref(),
+                        &storage,
+                        &record,
+                        msg.version,
+                        &msg.raw_filename,
+                        &msg.subject,
+                    )?;
+                    tracing::info!(version = msg.version, raw_file = %msg.raw_filename, changed, "raw file erased from history");
+                    // The retained Delta versions named the files just rewritten or dropped:
+                    // the log is written again from the floor (docs/DESIGN.md, History).
+                    if let Err(e) =
+                        crate::delta_log::rewrite(catalog.as_ref(), &storage, &record, msg.version)
+                    {
+                        tracing::warn!(version = msg.version, error = %e.report(), "writing the Delta log again after an erasure");
+                    }
+                } else {
+                    commit::delete_raw_file(
+                        catalog.as_ref(),
+                        &storage,
+                        &record,
+                        msg.version,
+                        &msg.raw_filename,
+                        &msg.subject,
+                    )?;
+                }
                 Self::expire_after(&catalog, &storage, &record, msg.version, &history);
                 tracing::info!(version = msg.version, raw_file = %msg.raw_filename, "raw file deleted");
                 Ok(())

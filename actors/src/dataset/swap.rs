@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::catalog::{Catalog, FileSwap, PartsOf, SwapFile};
+use crate::catalog::{Catalog, FileSwap, PartsOf, RetiredRewrite, SwapFile};
 use crate::compaction::{rewrite_without, Merged};
 use crate::error::{Error, Result};
 use crate::key::DatasetRecord;
@@ -103,6 +103,60 @@ pub(super) fn delete_merged_rows(
     };
     put_and_swap(catalog, storage, &objects, &swap)?;
     Ok(true)
+}
+
+/// Erasure after raw file `raw`'s DELETE commit (`?erase=true`; docs/DESIGN.md, History): each
+/// retired file holding its rows is dropped (all its rows are the raw file's) or rewritten
+/// without them under a new key (put durably first, as compaction's files), and one catalog
+/// step lists the rewrites in place of the old files in every commit that listed them and
+/// marks the DELETE commit ERASE. The old objects go once no query of this process reads them.
+/// Returns how many retired files changed.
+pub(super) fn erase_retired(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+    raw: &str,
+) -> Result<usize> {
+    let held = catalog.retired_holding(record.id, version, raw)?;
+    let mut objects = Vec::new();
+    let mut rewrites = Vec::with_capacity(held.len());
+    let outcome = (|| {
+        for h in &held {
+            let mut rewrite = None;
+            if !h.parts.is_empty() && h.file.raw_filename != raw {
+                let staged = storage
+                    .staging_root()
+                    .join(format!("erase-{}.parquet", uuid::Uuid::new_v4()));
+                if let Some(merged) = rewrite_without(storage, &h.file, &h.parts, raw, &staged)? {
+                    let key = new_key(record, version, &h.file.partition_path);
+                    rewrite = Some(swap_file(&h.file.partition_path, &key, &merged));
+                    objects.push(StagedObject { staged, key });
+                }
+            }
+            rewrites.push(RetiredRewrite {
+                path: h.file.path.clone(),
+                rewrite,
+            });
+        }
+        storage.objects().put(&objects)?;
+        catalog.erase_retired(record.id, version, raw, &rewrites)
+    })();
+    match outcome {
+        Ok(unneeded) => {
+            for path in &unneeded {
+                storage.leases().retire(path);
+            }
+            Ok(rewrites.len())
+        }
+        Err(e) => {
+            for object in &objects {
+                let _ = storage.objects().delete(&object.key);
+                let _ = std::fs::remove_file(&object.staged);
+            }
+            Err(e)
+        }
+    }
 }
 
 fn new_key(record: &DatasetRecord, version: i64, partition_path: &str) -> String {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::commit::{commit, delete_raw_file, StagedUpload};
+use super::commit::{commit, delete_raw_file, erase_raw_file, StagedUpload};
 use super::{check_before_answer, staged_keys};
 use crate::catalog::sqlite::SqliteCatalog;
 use crate::catalog::SharedCatalog;
@@ -277,4 +277,31 @@ fn a_version_stored_before_the_index_is_indexed_by_its_next_commit() {
     assert_eq!(hits.map(|h| h.len()), Some(1), "indexed now");
     assert_eq!(d.upload("west,2,"), [clash("id", "2")]);
     assert_eq!(d.upload("west,4,c"), [clash("code", "\"c\"")]);
+}
+
+/// Erasure cut after its DELETE commit (a stop between the two steps): the history says
+/// DELETE and a retired file still holds the rows; asking again finishes it (ERASE, the file
+/// gone from disk), then answers 404.
+#[test]
+fn an_erasure_cut_after_its_deletion_is_finished_by_asking_again() {
+    let mut d = Dataset::new("APPEND");
+    assert!(d.upload("north,1,a\nsouth,2,b").is_empty());
+    assert!(d.upload("north,3,c").is_empty());
+    let (catalog, id) = (d.catalog.as_ref(), d.record.id);
+    delete_raw_file(catalog, &d.storage, &d.record, 1, "u1.csv", "tester").unwrap();
+    let newest = |c: &dyn crate::catalog::Catalog| c.commits(id, 1, 0, 1).unwrap()[0].clone();
+    assert_eq!(newest(catalog).operation, "DELETE");
+    let held = catalog.retired_holding(id, 1, "u1.csv").unwrap();
+    assert_eq!(held.len(), 2, "its two partitions' files");
+    for h in &held {
+        assert!(d.dir.path().join(&h.file.path).exists(), "{}", h.file.path);
+    }
+    let erase = || erase_raw_file(catalog, &d.storage, &d.record, 1, "u1.csv", "tester");
+    assert_eq!(erase().unwrap(), 2);
+    assert_eq!(newest(catalog).operation, "ERASE");
+    assert!(catalog.retired_holding(id, 1, "u1.csv").unwrap().is_empty());
+    for h in &held {
+        assert!(!d.dir.path().join(&h.file.path).exists(), "{}", h.file.path);
+    }
+    assert_eq!(erase().unwrap_err().kind, ErrorKind::NotFound);
 }

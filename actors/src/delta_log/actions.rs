@@ -136,7 +136,7 @@ fn operation(ours: &str) -> (&'static str, Value) {
     match ours {
         "APPEND" => ("WRITE", json!({"mode": "Append"})),
         "OVERWRITE" => ("WRITE", json!({"mode": "Overwrite"})),
-        "DELETE" => ("DELETE", json!({})),
+        "DELETE" | "ERASE" => ("DELETE", json!({})),
         "COMPACT" => ("OPTIMIZE", json!({})),
         "ROLLBACK" => ("RESTORE", json!({})),
         _ => ("WRITE", json!({})),

@@ -115,6 +115,19 @@ pub fn sync(
     Ok(write_missing(catalog, storage, record, version, true)?.unwrap_or(0))
 }
 
+/// The version's log written again from the history floor, whatever it holds: after an
+/// erasure, whose rewrite of retired files changes what retained versions list (the one case
+/// where Delta history is rewritten, as a legal erasure must). Returns how many log versions
+/// were written.
+pub fn rewrite(
+    catalog: &dyn Catalog,
+    storage: &Storage,
+    record: &DatasetRecord,
+    version: i64,
+) -> Result<usize> {
+    Ok(write_missing(catalog, storage, record, version, true)?.unwrap_or(0))
+}
+
 /// [`sync`]'s work (`again`: the log is removed first); `None` when a log version already there
 /// differs from the one the catalog gives.
 fn write_missing(

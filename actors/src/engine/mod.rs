@@ -295,12 +295,14 @@ impl Engine {
         Ok(files.into_iter().map(|f| f.raw_filename).collect())
     }
 
-    /// Deletes one raw file of a version and the rows it brought, through the dataset's actor.
+    /// Deletes one raw file of a version and the rows it brought, through the dataset's actor;
+    /// `erase`: from every retained commit too (an ERASE commit).
     pub async fn delete_file(
         &self,
         pass: &DatasetPass<crate::auth::pass::Write>,
         version: i64,
         filename: &str,
+        erase: bool,
     ) -> Result<()> {
         if !safe_segment(filename) {
             return Err(Error::invalid(format!("Invalid file name [{filename}]")));
@@ -311,6 +313,7 @@ impl Engine {
                 version,
                 raw_filename: filename.to_string(),
                 subject: pass.subject().id.clone(),
+                erase,
             }))
             .await??;
         Ok(())

@@ -3,7 +3,8 @@
 
 use super::{dataset, upload, upload_job};
 use crate::catalog::{
-    AsOf, Catalog, CommitOperation, FilePart, FileSwap, PartsOf, Retention, SwapFile,
+    AsOf, Catalog, CommitOperation, FilePart, FileSwap, PartsOf, Retention, RetiredRewrite,
+    SwapFile,
 };
 use crate::error::ErrorKind;
 use crate::key::DatasetRecord;
@@ -342,4 +343,79 @@ pub(super) fn rollback_relists_files_and_is_undone(c: &dyn Catalog) {
         "the live merged file, retired before, is not given up"
     );
     assert_eq!(c.stored_files().unwrap().data.len(), 2);
+}
+
+/// Erasure's catalog step: the retired files holding a deleted raw file's rows, each replaced
+/// by its rewrite (or dropped) in every commit that listed it, the DELETE commit marked ERASE,
+/// the old paths given back; refused (and nothing changed) without a DELETE of that raw file.
+pub(super) fn erasure_rewrites_retired_files_and_marks_the_commit(c: &dyn Catalog) {
+    let record = five_commits(c);
+    let held = c.retired_holding(record.id, 1, "r2.csv").unwrap();
+    let held: Vec<(&str, usize)> = held
+        .iter()
+        .map(|h| (h.file.path.as_str(), h.parts.len()))
+        .collect();
+    assert_eq!(held, [("p=a/2.parquet", 0)], "its own data file");
+    let refused = c
+        .erase_retired(record.id, 1, "r1.csv", &[])
+        .unwrap_err()
+        .kind;
+    assert_eq!(refused, ErrorKind::NotFound, "r1.csv was never deleted");
+    let rewrite = RetiredRewrite {
+        path: "p=a/2.parquet".into(),
+        rewrite: Some(SwapFile {
+            partition_path: "p=a".into(),
+            path: "p=a/2-rewritten.parquet".into(),
+            rows: 1,
+            bytes: 7,
+            stats: None,
+            parts: vec![FilePart {
+                raw_filename: "r9.csv".into(),
+                first_row: 0,
+                rows: 1,
+            }],
+        }),
+    };
+    let unneeded = c.erase_retired(record.id, 1, "r2.csv", &[rewrite]).unwrap();
+    assert_eq!(unneeded, ["p=a/2.parquet"]);
+    for n in [2, 3] {
+        let (_, paths) = paths_at(c, &record, AsOf::Commit(n));
+        assert!(
+            paths.contains(&"p=a/2-rewritten.parquet".to_string()),
+            "{n}: {paths:?}"
+        );
+        assert!(
+            !paths.contains(&"p=a/2.parquet".to_string()),
+            "{n}: {paths:?}"
+        );
+    }
+    assert!(c
+        .retired_holding(record.id, 1, "r2.csv")
+        .unwrap()
+        .is_empty());
+    let held = c.retired_holding(record.id, 1, "r9.csv").unwrap();
+    assert_eq!(held.len(), 1, "the rewrite's parts are kept");
+    assert_eq!(held[0].file.rows, 1);
+    let operations: Vec<String> = c
+        .commits(record.id, 1, 0, 100)
+        .unwrap()
+        .into_iter()
+        .map(|k| k.operation)
+        .collect();
+    assert_eq!(
+        operations,
+        ["COMPACT", "ERASE", "OVERWRITE", "APPEND", "APPEND"]
+    );
+    let err = c.rollback(record.id, 1, 3, Some("s4")).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Conflict, "commit 4 erased r2.csv");
+    let dropped = RetiredRewrite {
+        path: "p=a/2-rewritten.parquet".into(),
+        rewrite: None,
+    };
+    let unneeded = c.erase_retired(record.id, 1, "r2.csv", &[dropped]).unwrap();
+    assert_eq!(unneeded, ["p=a/2-rewritten.parquet"]);
+    assert_eq!(
+        paths_at(c, &record, AsOf::Commit(2)).1,
+        ["p=a/1.parquet", "p=b/1.parquet"]
+    );
 }

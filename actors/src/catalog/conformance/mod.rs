@@ -164,6 +164,10 @@ const CASES: &[(&str, Case)] = &[
         history::rollback_relists_files_and_is_undone,
     ),
     (
+        "history::erasure_rewrites_retired_files_and_marks_the_commit",
+        history::erasure_rewrites_retired_files_and_marks_the_commit,
+    ),
+    (
         "changes::commit_changes_list_what_each_commit_added_and_removed",
         changes::commit_changes_list_what_each_commit_added_and_removed,
     ),
