@@ -11,6 +11,12 @@ compaction on as by default. The peers bench's CSV cut into `--commits` appends 
   current `h` against `h` as of its newest commit (the same files through the as-of path), and
   current `half` against `h` as of its middle append (the same rows; the as-of read takes the
   files that commit listed, the current one the files `half` has now, compacted or not).
+- Before timing, the data folder settles (no Parquet file added or removed for 15 s: the
+  compactor's idle pass has merged what it will), so both datasets are read as a user would
+  read them a little after their last upload.
+- Answers are checked: q1's groups and counts equal and its means equal to 1e-9 (a sum's
+  rounding follows the files' order), q2's row count (it has no order, so which 1,000 rows
+  come back may differ).
 - Rollback of `h` to its first commit (undoing all the later ones), timed to the 200 answer.
 """
 
@@ -112,6 +118,35 @@ class Server:
         self.proc.wait()
 
 
+def settle(folder, quiet=15, limit=300):
+    """Waits until the set of Parquet files under `folder` has not changed for `quiet` s."""
+    def files():
+        return {os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs
+                if f.endswith(".parquet")}
+    seen, since, start = files(), time.time(), time.time()
+    while time.time() - since < quiet and time.time() - start < limit:
+        time.sleep(0.5)
+        now = files()
+        if now != seen:
+            seen, since = now, time.time()
+    return len(seen), time.time() - start
+
+
+def same_answer(name, a, b):
+    a, b = json.loads(a), json.loads(b)
+    if name.startswith("q2"):
+        return len(a) == len(b)
+    if a.keys() != b.keys():
+        return False
+    for k in a:
+        x, y = a[k], b[k]
+        if x["category"] != y["category"] or x["n"] != y["n"]:
+            return False
+        if abs(x["mean"] - y["mean"]) > 1e-9 * max(1.0, abs(x["mean"])):
+            return False
+    return True
+
+
 def median_ms(f, runs):
     f()
     times = []
@@ -148,14 +183,15 @@ def main():
         csv = os.path.join(folder, "all.csv")
         peers.generate_csv(csv, a.commits * a.rows)
         parts = cut(csv, a.commits, a.rows, folder)
-        server = Server(a.binary, os.path.join(folder, "data"), keep=4 * a.commits + 100)
+        data = os.path.join(folder, "data")
+        server = Server(a.binary, data, keep=4 * a.commits + 100)
         try:
-            run(server, parts, a)
+            run(server, parts, a, data)
         finally:
             server.stop()
 
 
-def run(server, parts, a):
+def run(server, parts, a, data):
     middle = len(parts) // 2
     server.create("h")
     server.create("half")
@@ -165,6 +201,8 @@ def run(server, parts, a):
     print(f"{len(parts)} appends of {a.rows} rows to h: {time.perf_counter() - start:.1f} s")
     for p in parts[:middle]:
         server.append("half", p)
+    files, took = settle(data)
+    print(f"settled: {files} Parquet files after {took:.0f} s")
     commits = server.commits("h")
     appends = [c for c in commits if c["operation"] == "APPEND"]
     at_middle, newest, first = appends[middle - 1]["commit"], commits[-1]["commit"], commits[0]
@@ -180,7 +218,8 @@ def run(server, parts, a):
         old = median_ms(lambda: server.query("h", body, newest), a.runs)
         half = median_ms(lambda: server.query("half", body), a.runs)
         mid = median_ms(lambda: server.query("h", body, at_middle), a.runs)
-        same = server.query("half", body)[0] == server.query("h", body, at_middle)[0]
+        same = same_answer(name, server.query("half", body)[0],
+                           server.query("h", body, at_middle)[0])
         print(f"| {name} | {now:.1f} | {old:.1f} | {old / now:.2f} | {half:.1f} | {mid:.1f} "
               f"| {mid / half:.2f} |{'' if same else ' ANSWERS DIFFER'}")
     t = time.perf_counter()
