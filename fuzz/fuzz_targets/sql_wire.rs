@@ -232,6 +232,13 @@ fn frames(mut rest: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+fn fingerprint(data: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data.hash(&mut h);
+    h.finish()
+}
+
 static KNOWN_PANICS: std::sync::Once = std::sync::Once::new();
 
 /// libfuzzer-sys's hook aborts on every panic. One known panic is let through (to tokio, which
@@ -301,7 +308,10 @@ fuzz_target!(|data: &[u8]| {
         })
         .await;
         if ended.is_err() {
-            eprintln!("sql_wire: the server kept the connection open {CONNECTION_LIMIT:?}");
+            // Kept for a look (not a crash: the input ends, libFuzzer goes on).
+            let name = format!("artifacts/sql_wire/slow-{:016x}", fingerprint(data));
+            let _ = std::fs::write(&name, data);
+            eprintln!("sql_wire: the server kept the connection open {CONNECTION_LIMIT:?}: {name}");
         }
         drop(wr);
     });
