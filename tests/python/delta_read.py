@@ -5,6 +5,7 @@ and prints the rows as JSON, each list ordered by `id`, dates as ISO text:
                                          (the `deltalake` package, delta-rs; time travel to V)
     delta_read.py duckdb TABLE           {"rows": [...]} (DuckDB's delta extension, delta_scan:
                                          the current version; run with .venv-ext's Python)
+    delta_read.py duckdb TABLE V...      {"V": {"rows": [...]}, ...} (delta_scan's version := V)
 """
 import datetime
 import json
@@ -32,18 +33,27 @@ def with_deltalake(path, versions):
     return answers
 
 
-def with_duckdb(path):
+def with_duckdb(path, versions):
     import duckdb_ext
 
     con = duckdb_ext.connect("duckdb_extension_delta")
-    cur = con.execute("SELECT * FROM delta_scan('%s')" % path.replace("'", "''"))
-    names = [d[0] for d in cur.description]
-    return {"rows": normal(dict(zip(names, row)) for row in cur.fetchall())}
+    quoted = path.replace("'", "''")
+
+    def rows(version):
+        at = "" if version is None else ", version := %d" % int(version)
+        cur = con.execute("SELECT * FROM delta_scan('%s'%s)" % (quoted, at))
+        names = [d[0] for d in cur.description]
+        return normal(dict(zip(names, row)) for row in cur.fetchall())
+
+    if not versions:
+        return {"rows": rows(None)}
+    return {v: {"rows": rows(v)} for v in versions}
 
 
 if __name__ == "__main__":
     mode, table = sys.argv[1], sys.argv[2]
-    answer = with_deltalake(table, sys.argv[3:]) if mode == "deltalake" else with_duckdb(table)
+    versions = sys.argv[3:]
+    answer = with_deltalake(table, versions) if mode == "deltalake" else with_duckdb(table, versions)
     print(json.dumps(answer))
     sys.stdout.flush()
     # delta-rs's runtime threads can abort the interpreter's teardown ("terminate called
