@@ -90,13 +90,22 @@ test("a job page opened while its job runs shows Finished when it ends, without 
     columns: [{ name: "n", data_type: "int", allow_null: false }],
   });
   assert.equal(made.status, 201, JSON.stringify(made.body));
-  // Enough rows that the job outlasts the page's render even on a fast machine (50,000 did
-  // not: CI saw five attempts all end first).
+  // An upload is nearly done when its 202 comes back (the file is checked as it arrives), so
+  // the job watched is a large query's over the uploaded rows, which starts after its 202.
   const rows = "n\n" + Array.from({ length: 1_000_000 }, (_, i) => i).join("\n") + "\n";
+  const body = new FormData();
+  body.append("file", new Blob([rows], { type: "text/csv" }), "ticks.csv");
+  const up = await fetch(`${BASE}/api/datasets/default/newcomer/ticks`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body });
+  assert.equal(up.status, 202);
+  const uploadJob = (await up.json()).details.job_id;
+  for (let i = 0; i < 600; i++) {
+    const j = await api(token, "GET", `/api/jobs/${uploadJob}`);
+    if (j.body.status !== "IN PROGRESS") { assert.equal(j.body.status, "SUCCESS"); break; }
+    await new Promise((r) => setTimeout(r, 100));
+  }
   // The page's status polls are held until the test has seen the page as the server rendered it,
   // so the script cannot reload it under the test. Whether the job still ran when the page was
-  // rendered is timing: an attempt that finds it ended tries again (the upload's commit, after
-  // the 202, takes long enough that the first attempt nearly always catches it running).
+  // rendered is timing: an attempt that finds it ended tries again.
   let open = false;
   const held = [];
   await page.route("**/jobs/*/status", async (route) => {
@@ -105,12 +114,9 @@ test("a job page opened while its job runs shows Finished when it ends, without 
   });
   let caught = false;
   for (let attempt = 0; attempt < 5 && !caught; attempt++) {
-    const body = new FormData();
-    body.append("file", new Blob([rows], { type: "text/csv" }), "ticks.csv");
-    const up = await fetch(`${BASE}/api/datasets/default/newcomer/ticks`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body });
-    assert.equal(up.status, 202);
-    const job = (await up.json()).details.job_id;
-    await page.goto(`${BASE}/jobs/${job}`);
+    const q = await api(token, "POST", "/api/datasets/default/newcomer/ticks/query/large", {});
+    assert.equal(q.status, 202, JSON.stringify(q.body));
+    await page.goto(`${BASE}/jobs/${q.body.details.job_id}`);
     caught = (await page.locator("#job-progress").count()) === 1;
     if (caught) assert.equal(await page.locator("dl.facts dt:text-is('Finished')").count(), 0);
   }
