@@ -1,8 +1,9 @@
 //! What the Delta Lake log of a version is derived from, in PostgreSQL, as in SQLite
 //! (`sqlite/changes.rs`; see [`crate::catalog::interface::ChangesCatalog`]).
 
-use super::history::{data_file, latest_commit};
+use super::history::latest_commit;
 use super::pool::Db;
+use super::rows::data_file;
 use super::PostgresCatalog;
 use crate::catalog::interface::ChangesCatalog;
 use crate::catalog::{CommitChanges, DataFile};

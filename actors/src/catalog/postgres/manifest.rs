@@ -1,8 +1,9 @@
 //! The manifest in PostgreSQL: raw files and data files per dataset version, and the upload
 //! commit, serialised per dataset across nodes by the dataset's advisory lock.
 
-use super::history::{self, data_file, data_files};
+use super::history::{self, data_files};
 use super::pool::Db;
+use super::rows::data_file;
 use super::{lock_dataset_id, swap, unique_keys, PostgresCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};

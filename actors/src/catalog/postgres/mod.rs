@@ -10,12 +10,14 @@
 
 mod changes;
 mod datasets;
+mod erasure;
 mod history;
 mod jobs;
 mod manifest;
 mod migrations;
 mod pool;
 mod profiles;
+mod rows;
 mod subjects;
 mod swap;
 mod unique_keys;

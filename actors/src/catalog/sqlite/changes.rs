@@ -3,7 +3,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::history::{data_file, latest_commit};
+use super::history::latest_commit;
+use super::rows::data_file;
 use super::SqliteCatalog;
 use crate::catalog::interface::ChangesCatalog;
 use crate::catalog::{CommitChanges, DataFile};

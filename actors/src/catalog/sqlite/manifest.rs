@@ -2,7 +2,8 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
-use super::history::{self, data_file, data_files};
+use super::history::{self, data_files};
+use super::rows::data_file;
 use super::{swap, unique_keys, SqliteCatalog};
 use crate::catalog::interface::ManifestCatalog;
 use crate::catalog::refusal::{commit_conflict, job_not_running};

@@ -7,11 +7,13 @@
 
 mod changes;
 mod datasets;
+mod erasure;
 mod history;
 mod jobs;
 mod manifest;
 mod migrations;
 mod profiles;
+mod rows;
 mod subjects;
 mod swap;
 mod unique_keys;
