@@ -171,6 +171,13 @@ fn compaction_on_demand_is_a_compact_job_for_data_admins() {
     assert_eq!(job["rows_processed"], 12);
     assert_eq!(files(&s), 2);
     assert_eq!(answers(&s, &t), before);
+    // Both partitions' merges are one commit: a commit each made appends wait behind them.
+    let commits = crate::history::history(&s, &t, ORDERS, "");
+    let compacts: Vec<&Value> = commits
+        .iter()
+        .filter(|c| c["operation"] == "COMPACT")
+        .collect();
+    assert_eq!(compacts.len(), 1, "{commits:?}");
 }
 
 /// `rapid-rs admin compact` with the service stopped: busy while it runs, then merges, and the

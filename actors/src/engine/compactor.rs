@@ -8,6 +8,7 @@
 //! commit for the idle time, any partition with two small files is merged.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -197,7 +198,8 @@ impl Worker {
     }
 
     /// Merges what `trigger` asks for in the version; returns the files replaced. The files are
-    /// leased while read, so no commit deletes them under the merge.
+    /// leased while read, so no commit deletes them under the merge. Merged files are committed
+    /// a batch at a time ([`MERGES_PER_COMMIT`]).
     fn run(
         &self,
         key: &DatasetKey,
@@ -214,62 +216,64 @@ impl Worker {
             return Ok(0);
         }
         let parts = input_parts(self.catalog.as_ref(), &groups)?;
-        let mut replaced = 0;
-        let mut rows_done = 0u64;
+        let mut done = Done::default();
+        let mut batch = Batch::default();
         for group in groups {
             self.figures.running.store(1, Ordering::Relaxed);
-            let outcome = self.merge_group(record.id, key, version, group, &parts);
+            let staged = self.stage(group, &parts);
             self.figures.running.store(0, Ordering::Relaxed);
-            match outcome {
-                Ok((files, rows)) => {
-                    replaced += files;
-                    rows_done += rows;
-                    if let Some(job_id) = job_id {
-                        self.jobs.set_progress(job_id, rows_done)?;
-                    }
-                }
-                // Another change took some of the files: the rest of the run still stands.
-                Err(e) if is_commit_conflict(&e) => {
-                    self.figures.conflicts.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => return Err(e),
+            batch.push(staged?);
+            if batch.full(&self.settings) {
+                let full = std::mem::take(&mut batch);
+                self.commit_batch(record.id, key, version, full, &mut done, job_id)?;
             }
         }
-        tracing::info!(dataset = %key.display(), version, replaced, "compacted");
-        Ok(replaced)
+        self.commit_batch(record.id, key, version, batch, &mut done, job_id)?;
+        tracing::info!(dataset = %key.display(), version, replaced = done.files, "compacted");
+        Ok(done.files)
     }
 
-    /// One group merged in staging and committed by the dataset's actor: (files replaced, rows).
-    fn merge_group(
-        &self,
-        dataset_id: i64,
-        key: &DatasetKey,
-        version: i64,
-        group: Group,
-        parts: &HashMap<i64, Vec<FilePart>>,
-    ) -> Result<(usize, u64)> {
+    /// One group merged into a staged file.
+    fn stage(&self, group: Group, parts: &HashMap<i64, Vec<FilePart>>) -> Result<StagedMerge> {
         let staged = self
             .storage
             .staging_root()
             .join(format!("compact-{}.parquet", uuid::Uuid::new_v4().simple()));
-        let merged = merge(&self.storage, &group.files, parts, &staged, &mut |_| {});
-        let merged = match merged {
-            Ok(merged) => merged,
-            Err(e) => {
-                let _ = std::fs::remove_file(&staged);
-                return Err(e);
-            }
-        };
-        let (rows, bytes) = (merged.rows as u64, merged.bytes as u64);
-        let message = CommitMerges {
-            dataset_id,
-            version,
-            merges: vec![StagedMerge {
-                staged: staged.clone(),
+        match merge(&self.storage, &group.files, parts, &staged, &mut |_| {}) {
+            Ok(merged) => Ok(StagedMerge {
+                staged,
                 partition_path: group.partition_path,
                 replaces: group.files.iter().map(|f| f.id).collect(),
                 merged,
-            }],
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&staged);
+                Err(e)
+            }
+        }
+    }
+
+    /// The batch committed by the dataset's actor in one catalog step. A conflict (another
+    /// change took one of its files) drops the batch's work, counted; the commit that caused it
+    /// wakes the compactor, which plans again from what is left.
+    fn commit_batch(
+        &self,
+        dataset_id: i64,
+        key: &DatasetKey,
+        version: i64,
+        batch: Batch,
+        done: &mut Done,
+        job_id: Option<&str>,
+    ) -> Result<()> {
+        if batch.merges.is_empty() {
+            return Ok(());
+        }
+        let (count, rows, bytes) = batch.figures();
+        let staged: Vec<PathBuf> = batch.merges.iter().map(|m| m.staged.clone()).collect();
+        let message = CommitMerges {
+            dataset_id,
+            version,
+            merges: batch.take(),
         };
         let registry = self.registry.clone();
         let key = key.clone();
@@ -280,17 +284,80 @@ impl Worker {
                 .await
                 .map_err(Error::from)?
         });
-        let _ = std::fs::remove_file(&staged);
-        let files = committed?;
-        self.figures.merges.fetch_add(1, Ordering::Relaxed);
-        self.figures
-            .files_replaced
-            .fetch_add(files as u64, Ordering::Relaxed);
-        self.figures.rows_written.fetch_add(rows, Ordering::Relaxed);
-        self.figures
-            .bytes_written
-            .fetch_add(bytes, Ordering::Relaxed);
-        Ok((files, rows))
+        // A commit moved them into place; one that failed part-way may have left some.
+        for path in &staged {
+            let _ = std::fs::remove_file(path);
+        }
+        let files = match committed {
+            Ok(files) => files,
+            Err(e) if is_commit_conflict(&e) => {
+                self.figures.conflicts.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let figures = &self.figures;
+        figures.merges.fetch_add(count, Ordering::Relaxed);
+        figures.files_replaced.fetch_add(files as u64, Ordering::Relaxed);
+        figures.rows_written.fetch_add(rows, Ordering::Relaxed);
+        figures.bytes_written.fetch_add(bytes, Ordering::Relaxed);
+        done.files += files;
+        done.rows += rows;
+        match job_id {
+            Some(job_id) => self.jobs.set_progress(job_id, done.rows),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Merged files committed together: one catalog commit (its fsyncs, Delta log version and
+/// retention pass) for up to this many, not one each. Appends spread over a version's
+/// partitions make them all due at once, and a commit per partition had each append wait in
+/// the dataset's actor behind a score of merge commits (issue 33's growth benchmark).
+const MERGES_PER_COMMIT: usize = 64;
+
+/// What a run has committed so far.
+#[derive(Default)]
+struct Done {
+    files: usize,
+    rows: u64,
+}
+
+/// Staged merges not yet committed; their staged files are removed when dropped (a commit
+/// moves them into place first).
+#[derive(Default)]
+struct Batch {
+    merges: Vec<StagedMerge>,
+    bytes: u64,
+}
+
+impl Batch {
+    fn push(&mut self, merge: StagedMerge) {
+        self.bytes += merge.merged.bytes.max(0) as u64;
+        self.merges.push(merge);
+    }
+
+    /// Enough to commit now: many merges, or about a merged file's target size of them.
+    fn full(&self, settings: &CompactionSettings) -> bool {
+        self.merges.len() >= MERGES_PER_COMMIT || self.bytes >= settings.target_bytes
+    }
+
+    /// (merges, rows, bytes).
+    fn figures(&self) -> (u64, u64, u64) {
+        let rows = self.merges.iter().map(|m| m.merged.rows.max(0) as u64).sum();
+        (self.merges.len() as u64, rows, self.bytes)
+    }
+
+    fn take(mut self) -> Vec<StagedMerge> {
+        std::mem::take(&mut self.merges)
+    }
+}
+
+impl Drop for Batch {
+    fn drop(&mut self) {
+        for merge in &self.merges {
+            let _ = std::fs::remove_file(&merge.staged);
+        }
     }
 }
 
