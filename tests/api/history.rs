@@ -83,17 +83,9 @@ struct Seen(Vec<Value>);
 impl Seen {
     /// Reads the current answer and checks it names the next commit.
     fn after_change(&mut self, s: &TestServer, t: &str, dataset: &str) {
-        self.after_commits(s, t, dataset, 1);
-    }
-
-    /// As [`Self::after_change`], for a change of `n` commits that keep the rows the same
-    /// between them (compaction commits each partition's merge on its own).
-    fn after_commits(&mut self, s: &TestServer, t: &str, dataset: &str, n: usize) {
         let (status, commit, answer) = read(s, t, dataset, "");
         assert_eq!(status, StatusCode::OK, "{answer}");
-        for _ in 0..n {
-            self.0.push(answer.clone());
-        }
+        self.0.push(answer);
         assert_eq!(commit, Some(self.0.len() as i64), "one commit per change");
     }
 
@@ -142,8 +134,8 @@ fn every_change_read_back(mut options: Options) {
         seen.after_change(&s, &t, ORDERS);
     }
     compact(&s, &t);
-    // One merge a partition (north, south), each its own commit.
-    seen.after_commits(&s, &t, ORDERS, 2);
+    // One merge a partition (north, south), both in one commit.
+    seen.after_change(&s, &t, ORDERS);
     // Its rows were merged: the merged files are rewritten without them.
     delete(&s, &t, &raws[1]);
     seen.after_change(&s, &t, ORDERS);
@@ -170,10 +162,9 @@ fn every_change_read_back(mut options: Options) {
     assert_eq!(
         listed,
         [
-            (8, "DELETE", Some(raws[3].as_str()), 0, 3),
-            (7, "APPEND", Some(raws[3].as_str()), 3, 0),
-            (6, "DELETE", Some(raws[1].as_str()), 0, 3),
-            (5, "COMPACT", None, 0, 0),
+            (7, "DELETE", Some(raws[3].as_str()), 0, 3),
+            (6, "APPEND", Some(raws[3].as_str()), 3, 0),
+            (5, "DELETE", Some(raws[1].as_str()), 0, 3),
             (4, "COMPACT", None, 0, 0),
             (3, "APPEND", Some(raws[2].as_str()), 3, 0),
             (2, "APPEND", Some(raws[1].as_str()), 3, 0),
@@ -193,7 +184,7 @@ fn every_change_read_back(mut options: Options) {
     assert_eq!(fields, expected);
     assert_eq!(commits[0]["subject"], "testadmin", "who deleted it");
     assert_eq!(commits[3]["subject"], Value::Null, "the service compacted");
-    assert_eq!(commits[7]["subject"], "testadmin", "who uploaded it");
+    assert_eq!(commits[6]["subject"], "testadmin", "who uploaded it");
     let net: i64 = commits
         .iter()
         .map(|c| c["rows_added"].as_i64().unwrap() - c["rows_removed"].as_i64().unwrap())
@@ -204,8 +195,8 @@ fn every_change_read_back(mut options: Options) {
         .iter()
         .map(|c| c["commit"].as_i64().unwrap())
         .collect();
-    assert_eq!(page, [5, 4, 3]);
-    assert_eq!(history(&s, &t, ORDERS, "?page=3&per_page=3").len(), 2);
+    assert_eq!(page, [4, 3, 2]);
+    assert_eq!(history(&s, &t, ORDERS, "?page=3&per_page=3").len(), 1);
     assert!(history(&s, &t, ORDERS, "?page=4&per_page=3").is_empty());
     as_of_by_time_and_refusals(&s, &t, &commits, &seen);
     large_query_as_of(&s, &t, &seen);
@@ -214,14 +205,14 @@ fn every_change_read_back(mut options: Options) {
 /// `as_of` reads the newest commit at or before a time; unknown commits, times before the first,
 /// both parameters, bad times and bad pages are clear JSON errors.
 fn as_of_by_time_and_refusals(s: &TestServer, t: &str, commits: &[Value], seen: &Seen) {
-    let second = commits[6]["committed_at"].as_str().unwrap();
+    let second = commits[5]["committed_at"].as_str().unwrap();
     let (status, commit, answer) = read(s, t, ORDERS, &format!("?as_of={second}"));
     assert_eq!((status, commit), (StatusCode::OK, Some(2)), "{answer}");
     assert_eq!(answer, seen.0[1]);
     let (_, commit, _) = read(s, t, ORDERS, "?as_of=2999-01-01T00:00:00%2B02:00");
-    assert_eq!(commit, Some(8), "a later time reads the newest");
+    assert_eq!(commit, Some(7), "a later time reads the newest");
     for (params, wanted) in [
-        ("?as_of_commit=9", StatusCode::NOT_FOUND),
+        ("?as_of_commit=8", StatusCode::NOT_FOUND),
         ("?as_of_commit=0", StatusCode::NOT_FOUND),
         ("?as_of=2000-01-01T00:00:00Z", StatusCode::NOT_FOUND),
         ("?as_of=yesterday", StatusCode::BAD_REQUEST),
@@ -320,31 +311,31 @@ fn retention_deletes_what_no_kept_commit_reads() {
     let raws: Vec<String> = (0..3).map(|n| upload(&s, &t, ORDERS, append(n))).collect();
     assert_eq!(parquet_files(&version_dir).len(), 6);
     compact(&s, &t);
-    // Commits 4 (north merged) and 5 (south merged) are kept: north's appended files went, south's
-    // stay beside the two merged files, for commit 4.
-    assert_eq!(parquet_files(&version_dir).len(), 5);
-    let (status, _, body) = read(&s, &t, ORDERS, "?as_of_commit=3");
+    // Commits 3 (the six appended files) and 4 (both partitions merged, one commit) are kept.
+    assert_eq!(parquet_files(&version_dir).len(), 8);
+    let (status, _, body) = read(&s, &t, ORDERS, "?as_of_commit=2");
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert!(
         body["details"].as_str().unwrap().contains("retention"),
         "{body}"
     );
-    let (status, commit, body) = read(&s, &t, ORDERS, "?as_of_commit=4");
-    assert_eq!((status, commit), (StatusCode::OK, Some(4)), "{body}");
+    let (status, commit, body) = read(&s, &t, ORDERS, "?as_of_commit=3");
+    assert_eq!((status, commit), (StatusCode::OK, Some(3)), "{body}");
     assert_eq!(rows_of(&body), 9);
     delete(&s, &t, &raws[0]);
-    // Commits 5 and 6 are kept: the merged files (5) and their rewrites without raws[0] (6).
+    // Commits 4 and 5 are kept: the merged files (4) and their rewrites without raws[0] (5);
+    // the appended files only commit 3 listed are deleted.
     assert_eq!(parquet_files(&version_dir).len(), 4);
-    let (status, _, _) = read(&s, &t, ORDERS, "?as_of_commit=4");
+    let (status, _, _) = read(&s, &t, ORDERS, "?as_of_commit=3");
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (status, commit, body) = read(&s, &t, ORDERS, "?as_of_commit=5");
-    assert_eq!((status, commit), (StatusCode::OK, Some(5)));
+    let (status, commit, body) = read(&s, &t, ORDERS, "?as_of_commit=4");
+    assert_eq!((status, commit), (StatusCode::OK, Some(4)));
     assert_eq!(rows_of(&body), 9);
     let (_, commit, body) = read(&s, &t, ORDERS, "");
-    assert_eq!((commit, rows_of(&body)), (Some(6), 6));
+    assert_eq!((commit, rows_of(&body)), (Some(5), 6));
     assert_eq!(
         history(&s, &t, ORDERS, "").len(),
-        6,
+        5,
         "the history itself stays"
     );
     let dir = s.stop();
@@ -383,8 +374,8 @@ fn rollback_and_undo(mut options: Options) {
     let (_, _, at_two) = read(&s, &t, ORDERS, "");
     compact(&s, &t);
     upload(&s, &t, ORDERS, append(2));
-    let (_, commit, at_five) = read(&s, &t, ORDERS, "");
-    assert_eq!(commit, Some(5));
+    let (_, commit, at_four) = read(&s, &t, ORDERS, "");
+    assert_eq!(commit, Some(4));
 
     let rollback = |to: &str, token: &str| {
         s.call(
@@ -400,23 +391,23 @@ fn rollback_and_undo(mut options: Options) {
     assert_eq!(rollback("x", &t).0, StatusCode::BAD_REQUEST);
     let (status, body) = rollback("2", &t);
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(body["details"], json!({"commit": 6, "to_commit": 2}));
+    assert_eq!(body["details"], json!({"commit": 5, "to_commit": 2}));
     let (_, commit, now) = read(&s, &t, ORDERS, "");
-    assert_eq!((commit, &now), (Some(6), &at_two));
+    assert_eq!((commit, &now), (Some(5), &at_two));
     // The unique index follows the rolled back rows: append 2's ids are free, append 0's not.
     let (status, _) = s.upload(&t, ORDERS, "again.csv", append(0));
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
     upload(&s, &t, ORDERS, append(2));
-    let (status, body) = rollback("5", &t);
+    let (status, body) = rollback("4", &t);
     assert_eq!(status, StatusCode::OK, "{body}");
     let (_, commit, now) = read(&s, &t, ORDERS, "");
-    assert_eq!((commit, &now), (Some(8), &at_five), "undone");
+    assert_eq!((commit, &now), (Some(7), &at_four), "undone");
     let newest = &history(&s, &t, ORDERS, "?per_page=1")[0];
     assert_eq!(newest["operation"], "ROLLBACK");
     assert_eq!(newest["subject"], "testadmin");
 
     delete(&s, &t, &raws[1]);
-    let (status, body) = rollback("8", &t);
+    let (status, body) = rollback("7", &t);
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert!(
         body["details"].as_str().unwrap().contains(&raws[1]),

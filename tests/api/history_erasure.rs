@@ -194,8 +194,8 @@ fn retention(options: Options, lake: impl Fn(&TestServer) -> Lake) {
     upload(&s, &t, ORDERS, append(3));
     let lake = lake(&s);
     only_retained_files_left(&s, &t, &lake);
-    assert_eq!(retained(&s, &t), (6, 7));
-    // Commit 6 (the deletion) and 7: appends 1 and 2 in rewritten merged files, append 3.
+    assert_eq!(retained(&s, &t), (5, 6));
+    // Commit 5 (the deletion) and 6: appends 1 and 2 in rewritten merged files, append 3.
     assert_eq!(
         lake.stored_ids().keys().copied().collect::<Vec<_>>(),
         [10, 11, 12, 20, 21, 22, 30, 31, 32]
@@ -223,8 +223,8 @@ fn keep(n: &str) -> Options {
     }
 }
 
-/// Appends 0-2, a compaction merging their rows (commits 4 and 5, one per partition), appends
-/// 3 and 4, then append 1's raw file deleted with erasure (commit 8): no retained commit, file
+/// Appends 0-2, a compaction merging their rows (commit 4, both partitions), appends 3 and 4,
+/// then append 1's raw file deleted with erasure (commit 7): no retained commit, file
 /// or Delta version holds ids 10-12 any more, every other row stays.
 fn erasure(
     options: Options,
@@ -239,11 +239,11 @@ fn erasure(
     compact(&s, &t);
     upload(&s, &t, ORDERS, append(3));
     upload(&s, &t, ORDERS, append(4));
-    let before: Vec<Vec<i64>> = (1..=7)
+    let before: Vec<Vec<i64>> = (1..=6)
         .map(|n| ids(&read(&s, &t, ORDERS, &format!("?as_of_commit={n}")).2))
         .collect();
     let counts: Vec<usize> = before.iter().map(Vec::len).collect();
-    assert_eq!(counts, [3, 6, 9, 9, 9, 12, 15]);
+    assert_eq!(counts, [3, 6, 9, 9, 12, 15]);
     assert!(
         lake(&s).stored_ids().contains_key(&11),
         "append 1 is stored"
@@ -259,10 +259,10 @@ fn erasure(
     let erased = [10, 11, 12];
 
     // As of every commit: the same rows less append 1's (counts add up).
-    for n in 1..=8 {
+    for n in 1..=7 {
         let (status, commit, answer) = read(&s, &t, ORDERS, &format!("?as_of_commit={n}"));
         assert_eq!((status, commit), (StatusCode::OK, Some(n)), "{answer}");
-        let then = &before[(n as usize - 1).min(6)];
+        let then = &before[(n as usize - 1).min(5)];
         let kept: Vec<i64> = then
             .iter()
             .copied()
@@ -296,7 +296,7 @@ fn erasure(
     // Rollback across it is refused; erasing it again is a 404.
     let (status, body) = s.call(
         "POST",
-        &format!("{ORDERS}/rollback?to_commit=7"),
+        &format!("{ORDERS}/rollback?to_commit=6"),
         Some(&t),
         None,
     );
@@ -319,7 +319,7 @@ fn erasure(
             ))
             .arg("deltalake")
             .arg(s.data_dir().join(TABLE))
-            .args(["0", "1", "2", "3", "4", "5", "6", "7"]);
+            .args(["0", "1", "2", "3", "4", "5", "6"]);
         let out = script.output().expect("run python");
         assert!(
             out.status.success(),
@@ -327,8 +327,8 @@ fn erasure(
             String::from_utf8_lossy(&out.stderr)
         );
         let theirs: Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(theirs["latest"], json!(7), "{theirs}");
-        for v in 0..8 {
+        assert_eq!(theirs["latest"], json!(6), "{theirs}");
+        for v in 0..7 {
             let delta_ids: Vec<i64> = theirs[v.to_string()]["rows"]
                 .as_array()
                 .unwrap()

@@ -298,7 +298,9 @@ impl Worker {
         };
         let figures = &self.figures;
         figures.merges.fetch_add(count, Ordering::Relaxed);
-        figures.files_replaced.fetch_add(files as u64, Ordering::Relaxed);
+        figures
+            .files_replaced
+            .fetch_add(files as u64, Ordering::Relaxed);
         figures.rows_written.fetch_add(rows, Ordering::Relaxed);
         figures.bytes_written.fetch_add(bytes, Ordering::Relaxed);
         done.files += files;
@@ -344,7 +346,11 @@ impl Batch {
 
     /// (merges, rows, bytes).
     fn figures(&self) -> (u64, u64, u64) {
-        let rows = self.merges.iter().map(|m| m.merged.rows.max(0) as u64).sum();
+        let rows = self
+            .merges
+            .iter()
+            .map(|m| m.merged.rows.max(0) as u64)
+            .sum();
         (self.merges.len() as u64, rows, self.bytes)
     }
 

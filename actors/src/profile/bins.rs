@@ -66,6 +66,12 @@ impl Bins {
     }
 
     /// Counts `value`, which [`Self::cover`] has made room for.
+    /// What a tight loop adds values with, after [`Bins::cover`]: the range's start, bins per
+    /// unit (a multiply per value instead of a division) and the counts.
+    pub fn adder(&mut self) -> (f64, f64, &mut [u64]) {
+        (self.lo, 1.0 / self.width, &mut self.counts)
+    }
+
     pub fn add(&mut self, value: f64) {
         let i = ((value - self.lo) / self.width) as usize;
         self.counts[i.min(FINE - 1)] += 1;
