@@ -102,6 +102,16 @@ impl Bound {
     }
 }
 
+/// Calls `f` with each non-null value of `a`; a batch without nulls is read as a plain slice.
+/// Generic over `f` so that each caller's closure is inlined into its loop.
+fn each_value<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, mut f: impl FnMut(T::Native)) {
+    if a.null_count() == 0 {
+        a.values().iter().for_each(|v| f(*v));
+    } else {
+        a.iter().flatten().for_each(f);
+    }
+}
+
 /// The smaller (`want` Less) or larger of a kept bound and a batch's, by the column's order.
 fn keep(slot: &mut Option<Bound>, new: Option<Bound>, want: Ordering) {
     let Some(new) = new else { return };
@@ -204,14 +214,9 @@ impl ColumnProfiler {
         key: impl Fn(T::Native) -> u64,
         bound: impl Fn(T::Native) -> Bound,
     ) {
-        let dense = a.null_count() == 0;
-        let each = |f: &mut dyn FnMut(T::Native)| match dense {
-            true => a.values().iter().for_each(|v| f(*v)),
-            false => a.iter().flatten().for_each(f),
-        };
         if let Some(bins) = &mut self.bins {
             let (lo, per_unit, counts) = bins.adder();
-            each(&mut |v| {
+            each_value(a, |v| {
                 let x = value(v);
                 if x.is_finite() {
                     let i = ((x - lo) * per_unit) as usize;
@@ -220,11 +225,11 @@ impl ColumnProfiler {
             });
         }
         if let Some(Counts::Numbers(_)) = &self.frequent {
-            each(&mut |v| self.count_number(key(v), || bound(v)));
+            each_value(a, |v| self.count_number(key(v), || bound(v)));
             return;
         }
         let (repeats, distinct) = (&mut self.repeats, &mut self.distinct);
-        each(&mut |v| {
+        each_value(a, |v| {
             if repeats.first_time(key(v)) {
                 bound(v).sketch(distinct);
             }

@@ -6,6 +6,7 @@
 //! hold, and one transaction when it writes more than one row.
 
 mod changes;
+mod checkpoint;
 mod datasets;
 mod erasure;
 mod history;
@@ -32,6 +33,8 @@ pub use crate::storage::CATALOG_FILE;
 
 #[derive(Clone)]
 pub struct SqliteCatalog {
+    /// Declared before `conn`: dropped (its thread stopped) before the writer closes.
+    checkpointer: Option<Arc<checkpoint::Checkpointer>>,
     conn: Arc<Mutex<Connection>>,
     /// The catalog file, for its size on disk.
     file: std::path::PathBuf,
@@ -60,7 +63,14 @@ impl SqliteCatalog {
         conn.pragma_update(None, "cache_size", -65536)?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         migrations::apply(&mut conn)?;
-        Ok(SqliteCatalog::wrap(conn, file))
+        // Checkpoints run beside the writer (checkpoint.rs); its own is only a backstop, and the
+        // WAL file is cut back once a checkpoint has emptied it.
+        conn.pragma_update(None, "wal_autocheckpoint", checkpoint::BACKSTOP_PAGES)?;
+        conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
+        let checkpointer = checkpoint::Checkpointer::start(&file)?;
+        let mut catalog = SqliteCatalog::wrap(conn, file);
+        catalog.checkpointer = Some(Arc::new(checkpointer));
+        Ok(catalog)
     }
 
     /// The existing catalog of a data folder (never creating one, no migration), waiting for the
@@ -84,6 +94,7 @@ impl SqliteCatalog {
 
     fn wrap(conn: Connection, file: std::path::PathBuf) -> SqliteCatalog {
         SqliteCatalog {
+            checkpointer: None,
             conn: Arc::new(Mutex::new(conn)),
             file,
             shared: false,
