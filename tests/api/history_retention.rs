@@ -28,12 +28,28 @@ fn url(dataset: &str) -> String {
     format!("/api/datasets/default/shop/{dataset}")
 }
 
-/// Three overwrites of `dataset`; the number of data files then on disk for its version 1.
-fn three_commits(s: &TestServer, t: &str, dataset: &str) -> usize {
+/// Three overwrites of `dataset`; the number of data files then on disk for its version 1,
+/// once it is `want` or after 10 s (retention runs after the commit its job reports).
+fn three_commits(s: &TestServer, t: &str, dataset: &str, want: usize) -> usize {
     for n in 0..3 {
         upload(s, t, &url(dataset), append(n));
     }
-    parquet_files(&s.data_dir().join(format!("data/default/shop/{dataset}/1"))).len()
+    files_on_disk(s, dataset, 1, want)
+}
+
+/// The data files of `dataset`'s `version` on disk, once they are `want` or after 10 s.
+fn files_on_disk(s: &TestServer, dataset: &str, version: i64, want: usize) -> usize {
+    let dir = s
+        .data_dir()
+        .join(format!("data/default/shop/{dataset}/{version}"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = parquet_files(&dir).len();
+        if found == want || std::time::Instant::now() > deadline {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 /// Whether commit 1 of `dataset`'s version 1 is still readable (a refusal must be retention's).
@@ -82,8 +98,8 @@ fn fewer_than_the_settings(options: Options) {
     s.create_schema(&schema("short", Some(two.clone())));
     s.create_schema(&schema("usual", None));
     // Each overwrite replaces both partitions' files: 2 files a commit.
-    assert_eq!(three_commits(&s, &t, "short"), 4, "commits 2 and 3 kept");
-    assert_eq!(three_commits(&s, &t, "usual"), 6, "every commit kept");
+    assert_eq!(three_commits(&s, &t, "short", 4), 4, "commits 2 and 3 kept");
+    assert_eq!(three_commits(&s, &t, "usual", 6), 6, "every commit kept");
     assert!(!first_commit_readable(&s, &t, "short"));
     assert!(first_commit_readable(&s, &t, "usual"));
     let (status, commit, _) = read(&s, &t, &url("short"), "?as_of_commit=2");
@@ -122,8 +138,12 @@ fn a_dataset_keeping_more_than_the_settings_keeps_its_commits() {
     let (s, t) = start(Options::default(), &settings);
     s.create_schema(&schema("long", Some(json!({"keep_commits": 10}))));
     s.create_schema(&schema("usual", None));
-    assert_eq!(three_commits(&s, &t, "long"), 6, "every commit kept");
-    assert_eq!(three_commits(&s, &t, "usual"), 2, "only the current commit");
+    assert_eq!(three_commits(&s, &t, "long", 6), 6, "every commit kept");
+    assert_eq!(
+        three_commits(&s, &t, "usual", 2),
+        2,
+        "only the current commit"
+    );
     assert!(first_commit_readable(&s, &t, "long"));
     assert!(!first_commit_readable(&s, &t, "usual"));
 
@@ -147,8 +167,11 @@ fn a_dataset_keeping_more_than_the_settings_keeps_its_commits() {
     assert_eq!(status, StatusCode::OK, "{info}");
     assert!(info["metadata"].get("history").is_none(), "{info}");
     upload(&s, &t, &format!("{}?version=1", url("long")), append(7));
-    let dir = s.data_dir().join("data/default/shop/long/1");
-    assert_eq!(parquet_files(&dir).len(), 8, "version 1 keeps 10 commits");
+    assert_eq!(
+        files_on_disk(&s, "long", 1, 8),
+        8,
+        "version 1 keeps 10 commits"
+    );
     assert!(first_commit_readable(&s, &t, "long"));
 }
 
