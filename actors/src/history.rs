@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::catalog::{time_text_before, Catalog, DataFile, Retention};
 pub use crate::catalog::{AsOf, Commit, FilesAt};
 use crate::error::{Error, Result};
+use crate::schema::HistoryRetention;
 use crate::storage::{LeaseGuard, Storage};
 
 /// How long commits stay readable (`RAPID_HISTORY_KEEP_COMMITS`, `RAPID_HISTORY_KEEP_SECONDS`):
@@ -29,6 +30,49 @@ impl Default for HistorySettings {
 }
 
 impl HistorySettings {
+    /// These settings with a dataset's own values (its schema's `metadata.history`) in place
+    /// of those it sets.
+    pub fn with(&self, own: Option<&HistoryRetention>) -> HistorySettings {
+        let own = own.copied().unwrap_or_default();
+        HistorySettings {
+            keep_commits: own
+                .keep_commits
+                .map_or(self.keep_commits, |n| n.max(1) as u64),
+            keep_for: own
+                .keep_seconds
+                .map_or(self.keep_for, |s| Duration::from_secs(s.max(0) as u64)),
+        }
+    }
+
+    /// The retention of one schema version: these settings with what its stored schema sets.
+    pub fn of_version(
+        &self,
+        catalog: &dyn Catalog,
+        dataset_id: i64,
+        version: i64,
+    ) -> Result<HistorySettings> {
+        /// Only the part read here, so a stored schema is not parsed whole.
+        #[derive(serde::Deserialize)]
+        struct Stored {
+            #[serde(default)]
+            metadata: StoredMetadata,
+        }
+        #[derive(Default, serde::Deserialize)]
+        struct StoredMetadata {
+            #[serde(default)]
+            history: Option<HistoryRetention>,
+        }
+        let Some(json) = catalog.schema_json(dataset_id, version)? else {
+            return Ok(*self);
+        };
+        let stored: Stored = serde_json::from_str(&json).map_err(|e| {
+            Error::internal(format!(
+                "the stored schema of dataset {dataset_id} version {version}: {e}"
+            ))
+        })?;
+        Ok(self.with(stored.metadata.history.as_ref()))
+    }
+
     /// The rule as the catalog applies it now.
     fn retention(&self) -> Retention {
         Retention {
@@ -60,8 +104,9 @@ pub fn snapshot_at(
     Ok((files, lease))
 }
 
-/// Applies retention to one version: the retired files no retained commit lists leave the
-/// catalog and are deleted once no query of this process reads them. Returns how many.
+/// Applies retention to one version (`settings`, or what its schema's `metadata.history` sets
+/// in their place): the retired files no retained commit lists leave the catalog and are
+/// deleted once no query of this process reads them. Returns how many.
 pub fn expire(
     catalog: &dyn Catalog,
     storage: &Storage,
@@ -69,6 +114,7 @@ pub fn expire(
     version: i64,
     settings: &HistorySettings,
 ) -> Result<usize> {
+    let settings = settings.of_version(catalog, dataset_id, version)?;
     let paths = catalog.expire_commits(dataset_id, version, &settings.retention())?;
     for path in &paths {
         storage.leases().retire(path);
@@ -129,6 +175,24 @@ pub fn as_of(commit: Option<i64>, time: Option<&str>) -> Result<AsOf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dataset_s_own_values_replace_the_settings_they_name() {
+        let global = HistorySettings::default();
+        assert_eq!(global.with(None), global);
+        let own = HistoryRetention {
+            keep_commits: Some(2),
+            keep_seconds: None,
+        };
+        let mine = global.with(Some(&own));
+        assert_eq!((mine.keep_commits, mine.keep_for), (2, global.keep_for));
+        let own = HistoryRetention {
+            keep_commits: None,
+            keep_seconds: Some(0),
+        };
+        let mine = global.with(Some(&own));
+        assert_eq!((mine.keep_commits, mine.keep_for), (100, Duration::ZERO));
+    }
 
     #[test]
     fn as_of_reads_a_commit_or_a_time_in_utc() {

@@ -274,10 +274,11 @@ pub async fn delete_raw_file(
     pass: &DatasetPass<rapid_actors::auth::pass::Write>,
     version: i64,
     filename: &str,
+    erase: bool,
 ) -> Result<()> {
     state
         .engine
-        .delete_file(pass, version, filename, false)
+        .delete_file(pass, version, filename, erase)
         .await
 }
 

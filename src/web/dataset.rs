@@ -1,5 +1,5 @@
 //! The dataset page: schema per version, info (rows, date ranges), charts of rows per partition
-//! and of uploads over time, raw files with delete (confirmation step), delete the dataset
+//! and of uploads over time, raw files with delete (`file_delete`), delete the dataset
 //! (DATA_ADMIN). Reading it needs the API's READ access to the dataset.
 
 use actix_web::web;
@@ -366,24 +366,6 @@ pub fn confirmation(
         " " a href=(back) { "Cancel" }
     };
     page(viewer, title, body)
-}
-
-pub async fn post_delete_file(
-    state: web::Data<AppState>,
-    path: web::Path<(String, String, String, i64, String)>,
-    Posted { viewer, pass, form }: Posted<OnDataset<Write>>,
-) -> PageResult {
-    let record = pass.record().clone();
-    let (_, _, _, version, filename) = path.into_inner();
-    let url = base(&record);
-    if form.get("confirm") != Some("yes") {
-        let q = html! { "Delete the file " code { (filename) } " and all its rows from version " (version) "?" };
-        let action = format!("{url}/files/{version}/{filename}/delete");
-        return confirm(&viewer, "Delete a file?", q, &action, &url);
-    }
-    backend::delete_raw_file(&state, &pass, version, &filename).await?;
-    let done = crate::web::subjects::url_word(&format!("{filename} has been deleted."));
-    Ok(see_other(&format!("{url}?version={version}&done={done}")))
 }
 
 pub async fn post_delete_dataset(

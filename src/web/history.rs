@@ -5,6 +5,7 @@
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::engine::{pick_version, Commit};
+use rapid_actors::history::HistorySettings;
 use rapid_actors::key::DatasetKey;
 
 use crate::auth::{DataAdmin, Read};
@@ -58,10 +59,32 @@ fn commit_row(viewer: &Viewer, url: &str, version: i64, c: &Commit, newest: bool
     }
 }
 
+/// A span of seconds in the largest whole unit that states it exactly ("2 days", "90 seconds").
+fn span(seconds: u64) -> String {
+    let (n, unit) = [(86_400, "day"), (3600, "hour"), (60, "minute")]
+        .into_iter()
+        .find(|(unit, _)| seconds > 0 && seconds.is_multiple_of(*unit))
+        .map_or((seconds, "second"), |(u, name)| (seconds / u, name));
+    format!("{} {unit}{}", count(n), if n == 1 { "" } else { "s" })
+}
+
+/// The retention this version has: its schema's `metadata.history` where set, else the settings.
+fn retention_sentence(keep: &HistorySettings) -> Markup {
+    let seconds = keep.keep_for.as_secs();
+    html! {
+        p #retention {
+            "Every upload, overwrite, file deletion, compaction and rollback of this version is a commit. Files a commit replaced stay on disk while the commit is retained: this dataset keeps the newest "
+            strong #keep-commits { (count(keep.keep_commits)) } " commits of a version"
+            @if seconds > 0 { ", and any commit younger than " strong #keep-for { (span(seconds)) } }
+            " (its schema's " code { "metadata.history" } " where set, otherwise RAPID_HISTORY_KEEP_COMMITS and RAPID_HISTORY_KEEP_SECONDS)."
+        }
+    }
+}
+
 fn history_body(
     viewer: &Viewer,
     url: &str,
-    version: i64,
+    (version, keep): (i64, &HistorySettings),
     p: &HistoryParams,
     commits: &[Commit],
 ) -> Markup {
@@ -69,7 +92,7 @@ fn history_body(
     html! {
         @if !p.done.is_empty() { (notice(&p.done)) }
         p { a href={ (url) "?version=" (version) } { "Back to the dataset" } " · schema version " strong #history-version { (version) } }
-        p { "Every upload, overwrite, file deletion, compaction and rollback of this version is a commit. Files a commit replaced stay on disk while the commit is retained (RAPID_HISTORY_KEEP_COMMITS, RAPID_HISTORY_KEEP_SECONDS)." }
+        (retention_sentence(keep))
         @if commits.is_empty() { p.empty { "No commits yet." } } @else {
             div.table-wrap { table.blocks #commits {
                 thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Roll back" } } }
@@ -91,9 +114,10 @@ pub async fn get_history(
 ) -> PageResult {
     let version = pick_version(params.version, pass.record().latest_version());
     let commits = backend_reads::history(&state, &pass, version, params.page.max(1), PER_PAGE)?;
+    let keep = state.engine.retention(&pass, Some(version))?;
     let url = base(pass.record());
     let title = format!("History of {}", pass.record().name());
-    let body = history_body(&viewer, &url, version, &params, &commits);
+    let body = history_body(&viewer, &url, (version, &keep), &params, &commits);
     Ok(ok(page(&viewer, &title, body)))
 }
 
@@ -135,4 +159,16 @@ pub async fn post_rollback(
     let done =
         crate::web::subjects::url_word(&format!("Commit {commit} has the rows of commit {to}."));
     Ok(see_other(&format!("{history}&done={done}")))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_span_is_stated_in_its_largest_exact_unit() {
+        assert_eq!(super::span(86_400), "1 day");
+        assert_eq!(super::span(7 * 86_400), "7 days");
+        assert_eq!(super::span(5400), "90 minutes");
+        assert_eq!(super::span(90), "90 seconds");
+        assert_eq!(super::span(1), "1 second");
+    }
 }

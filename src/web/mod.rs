@@ -17,6 +17,7 @@ mod checks_edit;
 mod dataset;
 mod domains;
 mod facets;
+mod file_delete;
 mod format;
 pub mod guard;
 mod history;
@@ -133,7 +134,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
         )
         .route(
             "/datasets/{layer}/{domain}/{dataset}/files/{version}/{filename}/delete",
-            web::post().to(dataset::post_delete_file),
+            web::post().to(file_delete::post_delete_file),
         )
         .route(
             "/datasets/{layer}/{domain}/{dataset}/query",

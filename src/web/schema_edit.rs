@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::schema::{Column, Metadata, Owner, Schema};
+use rapid_actors::schema::{Column, HistoryRetention, Metadata, Owner, Schema};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
@@ -192,7 +192,32 @@ fn metadata_of(f: &FormData, problems: &mut Vec<String>) -> Metadata {
         key_only_tags: key_only.map(String::from).collect(),
         owners: Some(owners),
         update_behaviour: get("m_update_behaviour"),
+        history: history_of(&get("m_keep_commits"), &get("m_keep_seconds"), problems),
     }
+}
+
+/// The history retention fields; blank is the service's setting (`RAPID_HISTORY_KEEP_*`).
+fn history_of(
+    commits: &str,
+    seconds: &str,
+    problems: &mut Vec<String>,
+) -> Option<HistoryRetention> {
+    let mut number = |text: &str, what: &str| -> Option<i64> {
+        if text.is_empty() {
+            return None;
+        }
+        let n = text.parse().map_err(|_| {
+            problems.push(format!(
+                "The history {what} [{text}] must be a whole number."
+            ))
+        });
+        n.ok()
+    };
+    let h = HistoryRetention {
+        keep_commits: number(commits, "keep_commits"),
+        keep_seconds: number(seconds, "keep_seconds"),
+    };
+    (h != HistoryRetention::default()).then_some(h)
 }
 
 /// The schema from the editor's fields (the API validates it when it is stored), and what could

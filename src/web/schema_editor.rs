@@ -187,6 +187,8 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
     let m = &edited.schema.metadata;
     let [tags, key_only, owners] = metadata_text(m);
     let or_empty = |v: &Option<String>| v.clone().unwrap_or_default();
+    let h = m.history.unwrap_or_default();
+    let keep = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
     let title = if update {
         "Edit the schema (new version)"
     } else {
@@ -226,6 +228,10 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
                     div { label for="m_tags" { "Key-value tags (one key=value a line)" } textarea id="m_tags" name="m_tags" rows="3" { (tags) } }
                     div { label for="m_key_only_tags" { "Key-only tags (comma separated)" } input id="m_key_only_tags" name="m_key_only_tags" value=(key_only); }
                     div { label for="m_owners" { "Owners (one Name <email> a line)" } textarea id="m_owners" name="m_owners" rows="3" { (owners) } }
+                }
+                div.row {
+                    div { label for="m_keep_commits" { "History: commits kept per version (blank: the service's setting)" } input id="m_keep_commits" name="m_keep_commits" type="number" min="1" value=(keep(h.keep_commits)); }
+                    div { label for="m_keep_seconds" { "History: or seconds an older commit is kept (blank: the service's setting)" } input id="m_keep_seconds" name="m_keep_seconds" type="number" min="0" value=(keep(h.keep_seconds)); }
                 }
                 h2 { "Columns" }
                 (sample_note(edited))

@@ -19,6 +19,7 @@ mod generate;
 mod generate_refusals;
 mod history;
 mod history_erasure;
+mod history_retention;
 mod hostile_http;
 mod large_queries;
 mod layered_permissions;

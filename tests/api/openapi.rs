@@ -294,6 +294,13 @@ fn document_states_the_rules_of_requests() {
         assert_eq!(rule["pattern"], DOMAIN_NAME_PATTERN, "{field}");
         assert_eq!(rule["maxLength"], MAX_DOMAIN_LEN, "{field}");
     }
+    // A dataset's own history retention (docs/guide.md, History), with its bounds.
+    let history = &schemas["SchemaHistory"]["properties"];
+    assert_eq!(history["keep_commits"]["minimum"], 1, "{history}");
+    assert_eq!(history["keep_commits"]["maximum"], 1_000_000, "{history}");
+    assert_eq!(history["keep_seconds"]["minimum"], 0, "{history}");
+    let meta = serde_json::to_string(&schemas["SchemaMetadata"]["properties"]["history"]).unwrap();
+    assert!(meta.contains("SchemaHistory"), "{meta}");
     for method in ["post", "delete"] {
         let op = &doc["paths"]["/api/protected_domains/{domain}"][method];
         let rule = &op["parameters"][0]["schema"];

@@ -9,14 +9,14 @@ use serde_json::json;
 use crate::support::{Options, TestServer, ADMIN_ID, ADMIN_SECRET};
 
 /// A browser without one: no redirects followed, cookies kept by hand.
-struct Visitor<'a> {
+pub(crate) struct Visitor<'a> {
     server: &'a TestServer,
     http: Client,
     cookies: Vec<(String, String)>,
 }
 
 impl<'a> Visitor<'a> {
-    fn new(server: &'a TestServer) -> Self {
+    pub(crate) fn new(server: &'a TestServer) -> Self {
         let http = Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
@@ -48,7 +48,7 @@ impl<'a> Visitor<'a> {
             .join("; ")
     }
 
-    fn get(&mut self, path: &str) -> (StatusCode, String, Response) {
+    pub(crate) fn get(&mut self, path: &str) -> (StatusCode, String, Response) {
         let res = self
             .http
             .get(format!("{}{path}", self.server.base))
@@ -85,7 +85,11 @@ impl<'a> Visitor<'a> {
         html[at..at + 64].to_string()
     }
 
-    fn sign_in_client(&mut self, id: &str, secret: &str) -> (StatusCode, String, Option<String>) {
+    pub(crate) fn sign_in_client(
+        &mut self,
+        id: &str,
+        secret: &str,
+    ) -> (StatusCode, String, Option<String>) {
         let csrf = self.csrf_of("/signin");
         let form = [
             ("csrf", csrf.as_str()),

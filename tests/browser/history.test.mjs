@@ -1,5 +1,6 @@
 // Issue 36 on the pages: a dataset's history lists its commits, and a DATA_ADMIN rolls back to
-// an earlier one behind a confirmation; the dataset then holds that commit's rows.
+// an earlier one behind a confirmation; the dataset then holds that commit's rows. A file deleted
+// with the erasure box ticked leaves every retained commit (an ERASE commit).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { BASE, ADMIN_ID, ADMIN_SECRET, launch, newPage, signInClient, shoot, adminToken, api } from "./lib.mjs";
@@ -65,5 +66,28 @@ test("the history lists the commits newest first and a rollback, confirmed, brin
   assert.equal(await rows.count(), 3);
   await page.goto(DS);
   assert.equal(await page.textContent("#row-count"), "2");
+  assert.deepEqual(page.problems, []);
+});
+
+test("a file deleted with its erasure box ticked is an ERASE commit, and the page states the retention", async () => {
+  assert.equal((await upload("third.csv", "item,amount\nf,6\n")).status, "SUCCESS");
+  await page.goto(DS);
+  assert.equal(await page.textContent("#row-count"), "3");
+  const third = page.locator("table.files tbody tr", { hasText: "third.csv" });
+  await Promise.all([page.waitForNavigation(), third.locator("button.danger").click()]);
+  assert.equal(await page.textContent("h1"), "Delete a file?");
+  assert.equal(await page.isChecked("#erase"), false, "erasure is never the default");
+  assert.match(await page.textContent("#erase-choice"), /cannot be undone/);
+  await page.check("#erase");
+  await Promise.all([page.waitForNavigation(), page.click("text=Yes, delete")]);
+  assert.match(await page.textContent("[role=status]"), /erased from every retained commit/);
+  assert.equal(await page.textContent("#row-count"), "2");
+  await Promise.all([page.waitForNavigation(), page.click("#history-link")]);
+  const newest = await page.locator("#commits tbody tr").nth(0).locator("td").allTextContents();
+  assert.equal(newest[2], "ERASE");
+  assert.match(newest[4], /-third\.csv$/);
+  // The schema sets no retention: the settings' (100 commits, or a day) are stated.
+  assert.equal(await page.textContent("#keep-commits"), "100");
+  assert.equal(await page.textContent("#keep-for"), "1 day");
   assert.deepEqual(page.problems, []);
 });

@@ -1,6 +1,6 @@
 """Crash test: rounds of concurrent uploads (APPEND and OVERWRITE, partitioned and not, one with a
-unique column), file deletions (also of rows merged by compaction), compactions (automatic and
-COMPACT jobs), schema creations and updates and dataset deletions against rapid-rs running on crashfs,
+unique column), file deletions (also of rows merged by compaction), rollbacks, compactions
+(automatic and COMPACT jobs), schema creations and updates and dataset deletions against rapid-rs running on crashfs,
 with a power cut at a random moment of each round; after each restart everything acknowledged
 must be there, whole, and catalog and files must agree (see verify.py).
 
@@ -21,6 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from procs import CrashFs, Server, fuse_unavailable  # noqa: E402
+from rollbacks import ROLL, Rollback, roll_worker  # noqa: E402
 from verify import verify_api, verify_files  # noqa: E402
 from workload import (APPEND, OVERWRITE, UNIQUE, Api, Ledger, compactor, deleter, schema,  # noqa: E402
                       scratch_worker, unique_worker, uploader)
@@ -39,6 +40,8 @@ def setup(server, fs_dir):
             assert r.status_code == 201, f"creating {name}: {r.status_code} {r.text}"
     r = api.call("POST", "/schema", json=schema(UNIQUE, True, "APPEND", unique=True))
     assert r.status_code == 201, f"creating {UNIQUE}: {r.status_code} {r.text}"
+    r = api.call("POST", "/schema", json=schema(ROLL, False, "APPEND"))
+    assert r.status_code == 201, f"creating {ROLL}: {r.status_code} {r.text}"
 
 
 def compaction_figures(api):
@@ -73,6 +76,7 @@ def run_round(n, rng, seed, server, fs, ledger, stats):
         (uploader, (f"r{n}a", APPEND)), (uploader, (f"r{n}b", APPEND)),
         (uploader, (f"r{n}of", {"ovw_flat": False})), (uploader, (f"r{n}op", {"ovw_part": True})),
         (deleter, ()), (scratch_worker, (n,)), (compactor, ()), (unique_worker, (n,)),
+        (roll_worker, (n,)),
     ]
     threads = []
     for i, (fn, extra) in enumerate(workers):
@@ -151,6 +155,9 @@ def summary(ledger, stats, rounds):
     print(f"{UNIQUE}: {len(dups)} uploads of a stored uid ({refused} refused, the rest cut off), "
           f"{len(reused)} of the uids of deleted or absent uploads "
           f"({sum(1 for u in reused if u.after == 'SUCCESS')} stored)")
+    rollbacks = collections.Counter(op.state for op in ledger.roll_ops if isinstance(op, Rollback))
+    print(f"{ROLL} rollbacks: " + ", ".join(f"{v} {k}" for k, v in sorted(rollbacks.items()))
+          + " (happened or lost: in flight at the cut)")
     print(", ".join(f"{v} {k}" for k, v in sorted(stats.items())))
     if stats_quiet:
         print(f"waited {sum(stats_quiet) / len(stats_quiet):.1f} s a round (at most {max(stats_quiet):.1f} s) "

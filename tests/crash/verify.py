@@ -7,7 +7,9 @@ committed upload; raw file listings agree with the data; acknowledged schemas an
 deletions held; every dataset answers a query. COMPACT jobs: acknowledged outcomes kept. app_uniq:
 every stored uid once, exactly the uids of the uploads whose rows are there; the unique index
 agrees with the data after the restart: a stored uid sent again is refused, and the uids of
-uploads that are not there (deleted, failed or cut off) are accepted again.
+uploads that are not there (deleted, failed or cut off) are accepted again. app_roll: its
+history replayed against the ledger (rollbacks.py): acknowledged rollbacks are ROLLBACK commits,
+and the rows are those of commit N after a rollback to N, plus the uploads committed since.
 On disk (server stopped): the catalog's files and the files on disk are the same set, every
 Parquet file reads with the row count the catalog has, every raw file has its recorded size,
 staging is empty. Which raw files' rows sit in merged files is read there, so later deletions can
@@ -23,6 +25,7 @@ import sqlite3
 
 import pyarrow.parquet as pq
 
+from rollbacks import check_rollbacks
 from workload import APPEND, DOMAIN, OVERWRITE, UNIQUE, make_upload, upload
 
 
@@ -228,6 +231,7 @@ def verify_api(api, ledger, round_no):
     steps = [lambda: settle_jobs(api, ledger, checks)]
     steps += [lambda n=n: check_append(api, ledger, checks, n) for n in list(APPEND) + [UNIQUE]]
     steps += [lambda: check_unique(api, ledger, checks, round_no)]
+    steps += [lambda: check_rollbacks(api, ledger, checks, batches)]
     steps += [lambda n=n, p=p: check_overwrite(api, ledger, checks, n, p) for n, p in OVERWRITE.items()]
     for step in steps:
         try:

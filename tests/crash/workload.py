@@ -119,6 +119,7 @@ class Ledger:
         self.problems = []  # answers that are wrong whatever the cut did
         self.ops = collections.Counter()
         self.compactions = []  # COMPACT jobs asked for
+        self.roll_ops = []  # app_roll's uploads and rollbacks, in order of sending (rollbacks.py)
         self.next_uid = 0
 
     def add(self, item, kind):

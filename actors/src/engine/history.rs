@@ -6,7 +6,7 @@ use crate::auth::pass::AdminPass;
 use crate::auth::pass::{DatasetPass, Read};
 use crate::dataset::Rollback;
 use crate::error::{Error, Result};
-use crate::history::Commit;
+use crate::history::{Commit, HistorySettings};
 use crate::key::DatasetKey;
 use crate::traced::Traced;
 
@@ -14,6 +14,20 @@ use crate::traced::Traced;
 pub const MAX_HISTORY_PAGE: i64 = 1000;
 
 impl Engine {
+    /// The retention of `version` (the latest when absent or 0): the service's settings with
+    /// what its schema's `metadata.history` sets in their place; 404 for no such version.
+    pub fn retention(
+        &self,
+        pass: &DatasetPass<Read>,
+        version: Option<i64>,
+    ) -> Result<HistorySettings> {
+        let record = pass.record();
+        let version = pick_version(version, record.latest_version);
+        let schema = self.registry.schema(&record.key, Some(version))?;
+        let own = schema.schema().metadata.history;
+        Ok(self.settings.history.with(own.as_ref()))
+    }
+
     /// Page `page` (from 1) of `per_page` commits of `version` (the latest when absent or 0),
     /// newest first; 404 for a version that does not exist, 400 for a page or size out of range.
     /// A page shorter than `per_page` is the last.

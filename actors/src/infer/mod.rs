@@ -146,6 +146,7 @@ pub fn draft_schema(
                 email: PLACEHOLDER_OWNER_EMAIL.to_string(),
             }]),
             update_behaviour: "APPEND".to_string(),
+            history: None,
         },
         columns,
     };

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use email_address::EmailAddress;
 
-use super::model::{Metadata, Owner, UpdateBehaviour};
+use super::model::{HistoryRetention, Metadata, Owner, UpdateBehaviour};
 use crate::sensitivity::Sensitivity;
 
 /// What a schema is judged against besides itself: the instance's layers and the protected
@@ -29,6 +29,10 @@ pub const RESERVED_TAG_KEYS: [&str; 2] = ["sensitivity", "no_of_versions"];
 /// What the schema generator writes as owner, which must be replaced (docs/SPEC.md 2.1).
 pub const PLACEHOLDER_OWNER_NAME: &str = "change_me";
 pub const PLACEHOLDER_OWNER_EMAIL: &str = "change_me@email.com";
+/// Most commits a schema's `history.keep_commits` may retain per version.
+pub const MAX_KEEP_COMMITS: i64 = 1_000_000;
+/// Longest a schema's `history.keep_seconds` may retain commits: 100 years.
+pub const MAX_KEEP_SECONDS: i64 = 100 * 365 * 86_400;
 
 /// Which rules apply beyond the schema's own content.
 pub(super) struct Rules<'a> {
@@ -88,6 +92,9 @@ pub(super) fn check_metadata(m: &Metadata, rules: &Rules, problems: &mut Vec<Str
         ));
     }
     let key_only_tags = check_tags(m, problems);
+    if let Some(history) = &m.history {
+        check_history(history, problems);
+    }
     if rules.owners {
         check_owners(m.owners.as_deref().unwrap_or(&[]), problems);
     }
@@ -97,6 +104,8 @@ pub(super) fn check_metadata(m: &Metadata, rules: &Rules, problems: &mut Vec<Str
             domain,
             description: Some(description),
             key_only_tags,
+            // `"history": {}` says nothing: stored as absent.
+            history: m.history.filter(|h| *h != HistoryRetention::default()),
             ..m.clone()
         },
         sensitivity,
@@ -126,6 +135,29 @@ fn check_name(what: &str, value: &str, problems: &mut Vec<String>) -> bool {
     };
     problems.push(problem);
     false
+}
+
+/// `history.keep_commits` from 1 to [`MAX_KEEP_COMMITS`], `history.keep_seconds` from 0 to
+/// [`MAX_KEEP_SECONDS`] (wrong JSON types are refused before, as for every field).
+fn check_history(h: &HistoryRetention, problems: &mut Vec<String>) {
+    if let Some(n) = h
+        .keep_commits
+        .filter(|n| !(1..=MAX_KEEP_COMMITS).contains(n))
+    {
+        problems.push(format!(
+            "The history keep_commits [{n}] must be from 1 (only the current commit) to \
+             {MAX_KEEP_COMMITS}"
+        ));
+    }
+    if let Some(s) = h
+        .keep_seconds
+        .filter(|s| !(0..=MAX_KEEP_SECONDS).contains(s))
+    {
+        problems.push(format!(
+            "The history keep_seconds [{s}] must be from 0 (the count alone decides) to \
+             {MAX_KEEP_SECONDS} (100 years)"
+        ));
+    }
 }
 
 fn is_tag_key(key: &str) -> bool {

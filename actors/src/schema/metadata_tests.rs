@@ -258,3 +258,61 @@ fn owners_are_not_checked_when_the_rules_say_so() {
     check_metadata(&m, &rules, &mut found);
     assert!(found.is_empty(), "{found:?}");
 }
+
+#[test]
+fn history_retention_is_optional_and_bounded() {
+    assert!(problems(json!({"history": {"keep_commits": 1, "keep_seconds": 0}})).is_empty());
+    assert!(problems(json!({"history": {"keep_seconds": MAX_KEEP_SECONDS}})).is_empty());
+    assert!(problems(json!({"history": {}})).is_empty());
+    let found = problems(json!({"history": {"keep_commits": 0, "keep_seconds": -1}}));
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found[0].contains("keep_commits [0] must be from 1"),
+        "{found:?}"
+    );
+    assert!(
+        found[1].contains("keep_seconds [-1] must be from 0"),
+        "{found:?}"
+    );
+    let found = problems(json!({"history": {"keep_commits": MAX_KEEP_COMMITS + 1}}));
+    assert!(found[0].contains("to 1000000"), "{found:?}");
+}
+
+#[test]
+fn history_retention_of_a_wrong_type_or_unknown_key_does_not_parse() {
+    for bad in [
+        json!({"keep_commits": "2"}),
+        json!({"keep_commits": 2.5}),
+        json!({"keep_commit": 2}),
+        json!(7),
+        json!([2, 0]),
+    ] {
+        let mut m = json!({"domain": "d", "dataset": "s", "sensitivity": "PUBLIC"});
+        m["history"] = bad.clone();
+        assert!(serde_json::from_value::<Metadata>(m).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn history_retention_is_kept_when_set_and_left_out_when_empty() {
+    let checked = |m: &Metadata| {
+        let rules = Rules {
+            ctx: None,
+            owners: true,
+        };
+        check_metadata(m, &rules, &mut Vec::new()).metadata
+    };
+    let kept = checked(&with(json!({"history": {"keep_commits": 2}})));
+    let text = serde_json::to_value(&kept).unwrap();
+    assert_eq!(text["history"], json!({"keep_commits": 2}));
+    let empty = checked(&with(json!({"history": {}})));
+    assert!(serde_json::to_value(&empty)
+        .unwrap()
+        .get("history")
+        .is_none());
+    let none = checked(&with(json!({})));
+    assert!(serde_json::to_value(&none)
+        .unwrap()
+        .get("history")
+        .is_none());
+}

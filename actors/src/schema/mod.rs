@@ -34,7 +34,8 @@ pub use metadata::{
     RESERVED_TAG_KEYS,
 };
 pub use model::{
-    CheckSpec, Column, DataType, Metadata, Owner, Schema, UpdateBehaviour, DEFAULT_LAYER,
+    CheckSpec, Column, DataType, HistoryRetention, Metadata, Owner, Schema, UpdateBehaviour,
+    DEFAULT_LAYER,
 };
 pub use names::{column_names_from_headers, is_valid_column_name, sanitise_column_name};
 pub use tags::Tags;

@@ -66,6 +66,53 @@ pub struct Metadata {
     #[serde(default = "default_update_behaviour")]
     #[cfg_attr(feature = "openapi", schema(value_type = UpdateBehaviour))]
     pub update_behaviour: String,
+    /// This dataset's own history retention; absent: the service's settings. Left out of
+    /// answers when absent, so what rAPId's SDK reads is unchanged.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "history_object"
+    )]
+    pub history: Option<HistoryRetention>,
+}
+
+/// `metadata.history`: an object or null. serde would also read an array as the fields in
+/// order, which the document does not allow.
+fn history_object<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<HistoryRetention>, D::Error> {
+    use serde::de::Error;
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None => Ok(None),
+        Some(v) if v.is_object() => serde_json::from_value(v)
+            .map(Some)
+            .map_err(D::Error::custom),
+        Some(v) => Err(D::Error::custom(format!(
+            "metadata.history must be an object with keep_commits and/or keep_seconds, not {v}"
+        ))),
+    }
+}
+
+/// How long a dataset's commits stay readable, where its schema says so (docs/guide.md,
+/// History): each value absent falls back to `RAPID_HISTORY_KEEP_COMMITS` or
+/// `RAPID_HISTORY_KEEP_SECONDS`. A commit is retained while it is among the newest
+/// `keep_commits` of its version or younger than `keep_seconds`. Signed, so a negative value
+/// gets validation's message; an unknown key is refused (a misspelt one would silently do
+/// nothing).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "openapi", schema(as = SchemaHistory))]
+#[serde(deny_unknown_fields)]
+pub struct HistoryRetention {
+    /// Commits retained per schema version, newest first: 1 (only the current) to 1,000,000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 1_000_000))]
+    pub keep_commits: Option<i64>,
+    /// Seconds an older commit stays retained whatever the count: 0 (the count alone decides)
+    /// to 3,153,600,000 (100 years).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 3_153_600_000.0))]
+    pub keep_seconds: Option<i64>,
 }
 
 fn default_update_behaviour() -> String {
