@@ -10,6 +10,10 @@
 //! decoded message pgwire's read buffer is empty unless its decoder left bytes of it; such a
 //! message is answered as PostgreSQL answers it (`08P01 invalid message format`, FATAL during
 //! startup) and not processed, and the connection goes on from the next message.
+//!
+//! An Execute's row count is bounded here too ([`bounded_max_rows`]): pgwire 0.41 reserves room
+//! for that many rows before fetching them, so a client asking for 1,342,194,944 rows made the
+//! process allocate 53 GB and abort (found by the fuzz target).
 
 use std::io;
 use std::pin::Pin;
@@ -25,12 +29,19 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
 
+use rapid_actors::query::SYNC_ROW_LIMIT;
+
 use crate::errors::{fatal, pg_error};
 
 /// The untagged requests of the startup phase other than the startup message itself (cancel,
 /// SSL, GSS encryption); the first other untagged message is the startup message, and every
 /// message after it has a tag.
 const UNTAGGED_REQUESTS: [u32; 3] = [80_877_102, 80_877_103, 80_877_104];
+
+/// The most rows an Execute fetches at once: one more than a statement may return
+/// ([`SYNC_ROW_LIMIT`]; more is an error before any row is sent), so a portal's rows always come
+/// in one fetch, as asked.
+const MAX_FETCH: i32 = SYNC_ROW_LIMIT as i32 + 1;
 
 /// The largest message pgwire reads (its `LARGE_PACKET_SIZE_LIMIT`); a longer one is left to
 /// pgwire to refuse.
@@ -175,7 +186,10 @@ pub async fn process_socket<H: PgWireServerHandlers>(
     let extended = handlers.extended_query_handler();
     let copy = handlers.copy_handler();
     let cancel = handlers.cancel_handler();
-    while let Some(Ok(msg)) = socket.next().await {
+    while let Some(Ok(mut msg)) = socket.next().await {
+        if let PgWireFrontendMessage::Execute(execute) = &mut msg {
+            execute.max_rows = bounded_max_rows(execute.max_rows);
+        }
         if matches!(msg, PgWireFrontendMessage::Terminate(_)) {
             break;
         }
@@ -205,6 +219,13 @@ pub async fn process_socket<H: PgWireServerHandlers>(
         }
     }
     Ok(())
+}
+
+/// An Execute's row count as pgwire should see it: pgwire 0.41 makes room for that many rows
+/// before fetching (`Vec::with_capacity`), so a count in the billions aborted the process (and a
+/// negative one, cast to `usize`, overflowed). 0 and below mean every row, as in PostgreSQL.
+pub fn bounded_max_rows(max_rows: i32) -> i32 {
+    max_rows.clamp(0, MAX_FETCH)
 }
 
 /// The answer to a message with `unread` bytes after the fields its decoder read.
@@ -252,6 +273,18 @@ mod tests {
             }
             out.push(buf[..n].to_vec());
         }
+    }
+
+    #[test]
+    fn an_execute_fetches_at_most_one_row_past_the_row_limit() {
+        use super::bounded_max_rows;
+        assert_eq!(bounded_max_rows(1_342_194_944), 100_001);
+        assert_eq!(bounded_max_rows(i32::MAX), 100_001);
+        assert_eq!(bounded_max_rows(100_000), 100_000);
+        assert_eq!(bounded_max_rows(5), 5);
+        assert_eq!(bounded_max_rows(0), 0);
+        assert_eq!(bounded_max_rows(-1), 0);
+        assert_eq!(bounded_max_rows(i32::MIN), 0);
     }
 
     #[tokio::test]

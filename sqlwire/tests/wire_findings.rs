@@ -6,7 +6,9 @@
 //!   only its own connection: the server goes on serving the others and new ones;
 //! - a simple query with bytes after its NUL (pgwire read them as the next message, often one of
 //!   hundreds of megabytes, and the connection hung) is answered 08P01 at once, and the
-//!   connection goes on.
+//!   connection goes on;
+//! - an Execute asking for 1,342,194,944 rows (pgwire 0.41 reserved room for them: 53 GB, and
+//!   the process aborted) gets its rows.
 //!
 //! The tests share one server and a process-wide count of live sessions, so they run one at a
 //! time (`SERIAL`).
@@ -358,4 +360,29 @@ async fn a_query_with_bytes_after_its_nul_is_answered_08p01_and_the_connection_g
             ["still here"]
         );
     }
+}
+
+#[tokio::test]
+async fn an_execute_asking_for_billions_of_rows_gets_its_rows() {
+    let (s, _turn) = server();
+    let mut socket = sign_in(s).await;
+    // The fuzz input's Execute asked for 0x50004500 rows (its bytes `P\0E\0`).
+    for max_rows in [1_342_194_944i32, i32::MAX, -1, 2] {
+        let mut out = message(b'P', b"\0SELECT id FROM wire.people ORDER BY id\0\0\0");
+        // Portal and statement unnamed; no formats, no parameters.
+        out.extend(message(b'B', &[0; 8]));
+        let mut execute = vec![0];
+        execute.extend_from_slice(&max_rows.to_be_bytes());
+        out.extend(message(b'E', &execute));
+        out.extend(message(b'S', &[]));
+        socket.write_all(&out).await.expect("write");
+        let answers = until_ready(&mut socket).await;
+        let tags: Vec<u8> = answers.iter().map(|(tag, _)| *tag).collect();
+        let expected: &[u8] = if max_rows == 2 { b"12DDsZ" } else { b"12DDDCZ" };
+        assert_eq!(tags, expected, "max_rows {max_rows}: {answers:?}");
+    }
+    assert_eq!(
+        rows(&mut socket, "SELECT 'still here'").await,
+        ["still here"]
+    );
 }
