@@ -14,7 +14,7 @@
 //! time (`SERIAL`).
 
 use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -41,11 +41,12 @@ struct Server {
 }
 
 static SERVER: OnceLock<Server> = OnceLock::new();
-static SERIAL: Mutex<()> = Mutex::new(());
+/// Held through a test's awaits: tokio's mutex.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The shared server, and this test's turn.
-fn server() -> (&'static Server, MutexGuard<'static, ()>) {
-    let turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+async fn server() -> (&'static Server, tokio::sync::MutexGuard<'static, ()>) {
+    let turn = SERIAL.lock().await;
     let server = SERVER.get_or_init(|| {
         let dir = tempfile::tempdir().expect("tempdir").keep();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -271,7 +272,7 @@ async fn eventually(mut check: impl FnMut() -> bool) -> bool {
 
 #[tokio::test]
 async fn a_closed_connection_frees_its_session() {
-    let (s, _turn) = server();
+    let (s, _turn) = server().await;
     // The other tests' connections (one ended by a panic in pgwire) have freed theirs.
     assert!(
         eventually(|| live_sessions() == 0).await,
@@ -304,7 +305,7 @@ async fn a_closed_connection_frees_its_session() {
 
 #[tokio::test]
 async fn a_bind_past_its_end_closes_only_its_own_connection() {
-    let (s, _turn) = server();
+    let (s, _turn) = server().await;
     let mut other = sign_in(s).await;
     let mut bad = sign_in(s).await;
     // Parse s1, then a Bind of it whose one parameter claims 1,651,271,007 bytes of 5 sent
@@ -329,7 +330,7 @@ async fn a_bind_past_its_end_closes_only_its_own_connection() {
 
 #[tokio::test]
 async fn a_query_with_bytes_after_its_nul_is_answered_08p01_and_the_connection_goes_on() {
-    let (s, _turn) = server();
+    let (s, _turn) = server().await;
     // The fuzz target's input: byte 0 its mode (framed), then a Query frame `Q`, its length
     // (u16), its text: not UTF-8, with a NUL 55 bytes before its end.
     let input = include_bytes!("../../fuzz/regressions/sql_wire-slow-non-utf8-query");
@@ -364,7 +365,7 @@ async fn a_query_with_bytes_after_its_nul_is_answered_08p01_and_the_connection_g
 
 #[tokio::test]
 async fn an_execute_asking_for_billions_of_rows_gets_its_rows() {
-    let (s, _turn) = server();
+    let (s, _turn) = server().await;
     let mut socket = sign_in(s).await;
     // The fuzz input's Execute asked for 0x50004500 rows (its bytes `P\0E\0`).
     for max_rows in [1_342_194_944i32, i32::MAX, -1, 2] {
