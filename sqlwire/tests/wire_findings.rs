@@ -387,3 +387,26 @@ async fn an_execute_asking_for_billions_of_rows_gets_its_rows() {
         ["still here"]
     );
 }
+
+#[tokio::test]
+async fn a_show_without_a_name_is_refused_and_the_connection_goes_on() {
+    let (s, _turn) = server().await;
+    let mut socket = sign_in(s).await;
+    // The fuzz input's query ended in `SHOW `: datafusion-postgres 0.19 indexed its empty name.
+    socket
+        .write_all(&query("SELECT version(); SHOW transCT version(); SHOW "))
+        .await
+        .expect("write");
+    let answers = until_ready(&mut socket).await;
+    let errors: Vec<String> = (answers.iter().filter(|(tag, _)| *tag == b'E'))
+        .map(|(_, body)| String::from_utf8_lossy(body).into_owned())
+        .collect();
+    assert!(
+        matches!(&errors[..], [e] if e.contains("C42601") && e.contains("SHOW needs")),
+        "{errors:?}"
+    );
+    assert_eq!(
+        rows(&mut socket, "SELECT 'still here'").await,
+        ["still here"]
+    );
+}
