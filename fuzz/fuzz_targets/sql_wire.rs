@@ -1,21 +1,30 @@
 //! The PostgreSQL front (rapid-sqlwire) as a client reaches it: the real listener
-//! (`PgListener::serve`, pgwire's `process_socket`, our sign-in and session handlers) on a
-//! loopback port, over an engine with two tiny datasets, started once per process. Each input
-//! is one TCP connection whose bytes the fuzzer chooses; the connection must end (the server
-//! closes it) and no panic may happen anywhere (libfuzzer-sys's panic hook aborts on any panic,
-//! also one inside the server's tasks).
+//! (`PgListener::serve`, our message framing, pgwire's decoders, our sign-in and session
+//! handlers) on a loopback port, over an engine with two tiny datasets, started once per process.
+//! No panic may happen anywhere (libfuzzer-sys's panic hook aborts on any panic, also one inside
+//! the server's tasks), and every connection must end or answer.
 //!
 //! Byte 0 chooses the mode:
-//! - `% 4 == 0`: the rest is sent raw from the first byte (startup, SSL request, anything), then
-//!   the client half-closes.
-//! - `% 4 == 1` / `3`: a valid startup (database `default` / `postgres`) and the reader's
-//!   password, then the rest as frames `[tag][len: u16 BE][body]` (the harness writes the
-//!   protocol's length; a `Q` body gets its closing NUL), then `Sync` and `Terminate`.
-//! - `% 4 == 2`: the valid startup and password, then the rest raw, then a half-close.
+//! - `% 4 == 0`: a new connection; the rest is sent raw from the first byte (startup, SSL
+//!   request, cancel request, anything), then the client half-closes and the server must close.
+//! - `% 4 == 1` / `3`: the rest as frames `[tag][len: u16 BE][body]` (the harness writes the
+//!   protocol's length; a `Q` body gets its closing NUL), on the process's signed-in connection
+//!   to database `default` / `postgres`.
+//! - `% 4 == 2`: the rest raw (the protocol's own framing, fuzzed lengths) on the signed-in
+//!   connection to `default`; a last message cut short is padded with zeros when at most 4 KiB
+//!   are missing, otherwise the client half-closes (and signs in again for the next input).
+//!
+//! On a signed-in connection each input is followed by `Sync`, `ROLLBACK` and a probe
+//! (`SELECT 'probe-N'`), read up to its ReadyForQuery: the connection must answer and be idle
+//! again. If the server closed it (legitimate after a FATAL error, a Terminate or a known pgwire
+//! panic), the next input signs in again; the harness counts these on stderr. A connection
+//! serves at most [`INPUTS_PER_CONNECTION`] inputs, so the session state inputs leave (prepared
+//! statements, settings) stays bounded.
 #![no_main]
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,13 +36,18 @@ use rapid_actors::job_state::JobStatus;
 use rapid_actors::key::DatasetKey;
 use rapid_actors::query::QuerySettings;
 use rapid_actors::schema::Schema;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
 
 /// The admin client (from the "environment"): creates the datasets and the reader.
 const ADMIN_ID: &str = "fuzz-admin";
 const ADMIN_SECRET: &str = "fuzz-admin-secret-0123456789abcdef0123456789";
-/// Longest an input's connection may stay open before the client drops it.
+/// Longest an input may go unanswered (or its connection stay open) before the client drops it.
 const CONNECTION_LIMIT: Duration = Duration::from_secs(30);
+/// Inputs one signed-in connection serves before the harness signs in afresh.
+const INPUTS_PER_CONNECTION: u64 = 1000;
+/// A raw input's last message cut short is completed with zeros when at most this is missing.
+const MAX_PADDING: usize = 4096;
 
 struct Service {
     addr: SocketAddr,
@@ -41,6 +55,57 @@ struct Service {
     user: String,
     password: String,
     client: tokio::runtime::Runtime,
+    /// The signed-in connections to `default` and `postgres`, with the inputs each has served.
+    signed: Mutex<[Option<(TcpStream, u64)>; 2]>,
+    counts: Counts,
+}
+
+/// What the harness saw, printed on stderr every 10,000 inputs.
+#[derive(Default)]
+struct Counts {
+    inputs: AtomicU64,
+    sign_ins: AtomicU64,
+    closed_by_server: AtomicU64,
+    not_idle: AtomicU64,
+    half_closed: AtomicU64,
+    slow: AtomicU64,
+    /// Inputs and microseconds spent, by mode.
+    by_mode: [(AtomicU64, AtomicU64); 4],
+}
+
+/// How often the counts are printed (`SQL_WIRE_REPORT`, default every 10,000 inputs).
+fn report_every() -> u64 {
+    static EVERY: OnceLock<u64> = OnceLock::new();
+    *EVERY.get_or_init(|| {
+        let every = std::env::var("SQL_WIRE_REPORT").ok();
+        every.and_then(|v| v.parse().ok()).unwrap_or(10_000).max(1)
+    })
+}
+
+impl Counts {
+    fn add(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn report(&self) {
+        let n = self.inputs.fetch_add(1, Ordering::Relaxed) + 1;
+        if n % report_every() == 0 {
+            let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+            let modes: Vec<String> = (self.by_mode.iter())
+                .map(|(n, us)| format!("{} in {} ms", get(n), get(us) / 1000))
+                .collect();
+            eprintln!(
+                "sql_wire: {n} inputs, {} sign-ins, {} connections closed by the server, {} not \
+                 idle after the probe, {} raw inputs half-closed, {} slow; by mode: {}",
+                get(&self.sign_ins),
+                get(&self.closed_by_server),
+                get(&self.not_idle),
+                get(&self.half_closed),
+                get(&self.slow),
+                modes.join(", "),
+            );
+        }
+    }
 }
 
 static SERVICE: OnceLock<Service> = OnceLock::new();
@@ -73,6 +138,8 @@ fn service() -> &'static Service {
             user,
             password,
             client,
+            signed: Mutex::new([None, None]),
+            counts: Counts::default(),
         }
     })
 }
@@ -212,9 +279,19 @@ fn signed_in(s: &Service, database: &str) -> Vec<u8> {
     out
 }
 
+/// The frontend messages' tags pgwire decodes once signed in, Terminate aside.
+const TAGS: &[u8] = b"QPBEDCSHdcfp";
+
 /// `[tag][len: u16 BE][body]...` into protocol messages (a cut-off last frame keeps what there is).
+/// A tag byte that is no message's (pgwire closes the connection on it, which the raw modes
+/// reach) stands for one of [`TAGS`], so that framed inputs stay on their signed-in connection.
 fn frames(mut rest: &[u8], out: &mut Vec<u8>) {
     while let Some((&tag, after)) = rest.split_first() {
+        let tag = match tag {
+            b'X' => tag,
+            _ if TAGS.contains(&tag) => tag,
+            _ => TAGS[usize::from(tag) % TAGS.len()],
+        };
         let len = match after {
             [a, b, ..] => u16::from_be_bytes([*a, *b]) as usize,
             _ => 0,
@@ -259,60 +336,186 @@ fn let_known_panics_through() {
     });
 }
 
+/// One backend message (tag, body); None at the end of the stream.
+async fn read_message<R: AsyncReadExt + Unpin>(rd: &mut R) -> Option<(u8, Vec<u8>)> {
+    let tag = rd.read_u8().await.ok()?;
+    let len = rd.read_u32().await.ok()? as usize;
+    let mut body = vec![0; len.checked_sub(4)?];
+    rd.read_exact(&mut body).await.ok()?;
+    Some((tag, body))
+}
+
+/// A new connection signed in to `database`, read up to its first ReadyForQuery.
+async fn sign_in(s: &Service, database: &str) -> TcpStream {
+    let mut socket = TcpStream::connect(s.addr)
+        .await
+        .expect("the listener refused a connection");
+    let _ = socket.set_nodelay(true);
+    socket
+        .write_all(&signed_in(s, database))
+        .await
+        .expect("startup");
+    let mut rd = BufReader::new(&mut socket);
+    loop {
+        match read_message(&mut rd).await {
+            Some((b'Z', _)) => break,
+            Some((b'E', body)) => panic!("sign-in refused: {}", String::from_utf8_lossy(&body)),
+            Some(_) => {}
+            None => panic!("the server closed the connection during sign-in"),
+        }
+    }
+    Counts::add(&s.counts.sign_ins);
+    socket
+}
+
+enum Outcome {
+    /// The probe answered and the connection is idle, out of any transaction.
+    Idle,
+    /// The probe answered, but in a transaction.
+    NotIdle,
+    /// The server closed the connection.
+    Closed,
+    /// Neither an answer nor a close within [`CONNECTION_LIMIT`].
+    Slow,
+}
+
+/// Writes `bytes` while reading the answers: up to the DataRow holding `marker` and the
+/// ReadyForQuery after it, or (no marker) up to the server's close.
+async fn exchange(
+    socket: &mut TcpStream,
+    bytes: &[u8],
+    marker: Option<&[u8]>,
+    half_close: bool,
+) -> Outcome {
+    let (rd, mut wr) = socket.split();
+    // The write half stays open while the answers are read: a half-close tells the session the
+    // client has gone (a statement still running is dropped).
+    let write = async {
+        let _ = wr.write_all(bytes).await;
+        if half_close {
+            let _ = wr.shutdown().await;
+        }
+    };
+    let read = async {
+        let mut rd = BufReader::new(rd);
+        let mut seen = false;
+        loop {
+            match read_message(&mut rd).await {
+                None => return Outcome::Closed,
+                Some((b'D', body)) => {
+                    seen |= marker.is_some_and(|m| body.windows(m.len()).any(|w| w == m));
+                }
+                Some((b'Z', status)) if seen => {
+                    return match status[..] {
+                        [b'I'] => Outcome::Idle,
+                        _ => Outcome::NotIdle,
+                    };
+                }
+                Some(_) => {}
+            }
+        }
+    };
+    let both = async { tokio::join!(write, read).1 };
+    tokio::time::timeout(CONNECTION_LIMIT, both)
+        .await
+        .unwrap_or(Outcome::Slow)
+}
+
+/// A simple query message.
+fn query(sql: &str) -> Vec<u8> {
+    let mut body = sql.as_bytes().to_vec();
+    body.push(0);
+    message(b'Q', &body)
+}
+
+/// Raw messages `[tag][len: u32 BE][body]...` with the last one completed with zeros if it is
+/// cut short by at most [`MAX_PADDING`]; None when the harness cannot follow the framing (a
+/// length below 4, a cut-off header, more missing).
+fn padded(raw: &[u8]) -> Option<Vec<u8>> {
+    let mut out = raw.to_vec();
+    let mut at = 0;
+    while at < raw.len() {
+        let header = raw.get(at..at + 5)?;
+        let len = u32::from_be_bytes([header[1], header[2], header[3], header[4]]) as usize;
+        if len < 4 {
+            return None;
+        }
+        let end = at + 1 + len;
+        if end > raw.len() {
+            if end - raw.len() > MAX_PADDING {
+                return None;
+            }
+            out.resize(end, 0);
+        }
+        at = end;
+    }
+    Some(out)
+}
+
+/// Sends `bytes` on the signed-in connection `which` (0: `default`, 1: `postgres`); when
+/// `complete`, then Sync, ROLLBACK and the probe, and keeps the connection if it is idle after.
+fn on_signed_in(s: &Service, which: usize, mut bytes: Vec<u8>, complete: bool) -> Outcome {
+    let marker = format!("probe-{}", s.counts.inputs.load(Ordering::Relaxed));
+    if complete {
+        bytes.extend(message(b'S', &[]));
+        bytes.extend(query("ROLLBACK"));
+        bytes.extend(query(&format!("SELECT '{marker}'")));
+    }
+    let taken = s.signed.lock().expect("connections")[which].take();
+    s.client.block_on(async {
+        let (mut socket, served) = match taken {
+            Some(kept) => kept,
+            None => (sign_in(s, ["default", "postgres"][which]).await, 0),
+        };
+        let marker = complete.then_some(marker.as_bytes());
+        let outcome = exchange(&mut socket, &bytes, marker, !complete).await;
+        match outcome {
+            Outcome::Idle if served + 1 < INPUTS_PER_CONNECTION => {
+                s.signed.lock().expect("connections")[which] = Some((socket, served + 1));
+            }
+            Outcome::Idle | Outcome::Slow => {}
+            Outcome::NotIdle => Counts::add(&s.counts.not_idle),
+            Outcome::Closed if complete => Counts::add(&s.counts.closed_by_server),
+            Outcome::Closed => Counts::add(&s.counts.half_closed),
+        }
+        outcome
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
     let_known_panics_through();
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
     let s = service();
-    let (bytes, half_close) = match mode % 4 {
-        0 => (rest.to_vec(), true),
-        2 => {
-            let mut out = signed_in(s, "default");
-            out.extend_from_slice(rest);
-            (out, true)
-        }
+    s.counts.report();
+    let started = std::time::Instant::now();
+    let outcome = match mode % 4 {
+        0 => s.client.block_on(async {
+            let mut socket = TcpStream::connect(s.addr)
+                .await
+                .expect("the listener refused a connection");
+            let _ = socket.set_nodelay(true);
+            exchange(&mut socket, rest, None, true).await
+        }),
+        2 => match padded(rest) {
+            Some(bytes) => on_signed_in(s, 0, bytes, true),
+            None => on_signed_in(s, 0, rest.to_vec(), false),
+        },
         m => {
-            let mut out = signed_in(s, if m == 1 { "default" } else { "postgres" });
-            frames(rest, &mut out);
-            out.extend(message(b'S', &[]));
-            out.extend(message(b'X', &[]));
-            (out, false)
+            let mut bytes = Vec::new();
+            frames(rest, &mut bytes);
+            on_signed_in(s, usize::from(m == 3), bytes, true)
         }
     };
-    s.client.block_on(async {
-        let Ok(socket) = tokio::net::TcpStream::connect(s.addr).await else {
-            panic!("the listener refused a connection");
-        };
-        let _ = socket.set_nodelay(true);
-        let (mut rd, mut wr) = socket.into_split();
-        // Written while the answers are read (a full socket buffer must not stall the server);
-        // the write half lives until the server has closed: a half-close tells the session the
-        // client has gone (its running statement is dropped), so framed inputs end on Terminate.
-        let write = async {
-            let _ = wr.write_all(&bytes).await;
-            if half_close {
-                let _ = wr.shutdown().await;
-            }
-        };
-        let read = async {
-            let mut buf = vec![0u8; 1 << 16];
-            while let Ok(n) = rd.read(&mut buf).await {
-                if n == 0 {
-                    break;
-                }
-            }
-        };
-        let ended = tokio::time::timeout(CONNECTION_LIMIT, async {
-            tokio::join!(write, read);
-        })
-        .await;
-        if ended.is_err() {
-            // Kept for a look (not a crash: the input ends, libFuzzer goes on).
-            let name = format!("artifacts/sql_wire/slow-{:016x}", fingerprint(data));
-            let _ = std::fs::write(&name, data);
-            eprintln!("sql_wire: the server kept the connection open {CONNECTION_LIMIT:?}: {name}");
-        }
-        drop(wr);
-    });
+    let (n, us) = &s.counts.by_mode[usize::from(mode % 4)];
+    Counts::add(n);
+    us.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+    if matches!(outcome, Outcome::Slow) {
+        // Kept for a look (not a crash: the input ends, libFuzzer goes on).
+        Counts::add(&s.counts.slow);
+        let name = format!("artifacts/sql_wire/slow-{:016x}", fingerprint(data));
+        let _ = std::fs::write(&name, data);
+        eprintln!("sql_wire: no answer or close within {CONNECTION_LIMIT:?}: {name}");
+    }
 });

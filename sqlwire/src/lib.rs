@@ -16,6 +16,7 @@
 
 pub mod errors;
 pub mod figures;
+pub mod framing;
 mod functions;
 mod rewrite;
 mod savepoints;
@@ -31,7 +32,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use datafusion_postgres::pgwire::api::ConnectionManager;
-use datafusion_postgres::pgwire::tokio::{process_socket, TlsAcceptor};
+use datafusion_postgres::pgwire::tokio::TlsAcceptor;
 use rapid_actors::engine::Engine;
 use rapid_actors::Error;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -186,7 +187,7 @@ async fn accept(
         tokio::spawn(async move {
             let _slots = (permit, address, figures::OpenConnection::new());
             tokio::select! {
-                ended = process_socket(socket, tls, handlers) => if let Err(e) = ended {
+                ended = framing::process_socket(socket, tls, handlers) => if let Err(e) = ended {
                     tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
                 },
                 () = startup_expired(bounds.startup, &signed_in) => {

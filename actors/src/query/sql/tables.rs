@@ -12,6 +12,7 @@
 //! `"orders@v1@c3"`); as-of names are not listed.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use datafusion::catalog::{
@@ -75,6 +76,22 @@ fn version_of<'a>(
 /// A table made: (dataset id, schema version, the commit when read as of one).
 type TableKey = (i64, i64, Option<i64>);
 
+/// Catalog lists alive now, each a session's (HTTP SQL queries', wire connections'): a session
+/// that has ended must not stay among them (a cycle of `Arc`s kept every signed-in wire
+/// connection's; see rapid-sqlwire's `Checker`).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many sessions' catalog lists are alive now (process-wide).
+pub fn live_sessions() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        LIVE.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A session's catalog list. Cheap to clone: clones share everything.
 #[derive(Clone)]
 pub struct SqlTables {
@@ -104,6 +121,7 @@ impl SqlTables {
     /// An empty list (no dataset until [`Self::refresh`]) with `default_catalog` holding an
     /// empty `public` schema, so that statements without tables plan.
     pub fn new(catalog: SharedCatalog, storage: Storage, default_catalog: &str) -> SqlTables {
+        LIVE.fetch_add(1, Ordering::Relaxed);
         let tables = SqlTables {
             inner: Arc::new(Inner {
                 catalog,
