@@ -27,21 +27,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use rapid_actors::auth::pass::Write;
-use rapid_actors::auth::{AdminCredentials, AuthSettings};
-use rapid_actors::engine::{Engine, EngineConfig};
-use rapid_actors::job_state::JobStatus;
-use rapid_actors::key::DatasetKey;
+use rapid_actors::engine::Engine;
 use rapid_actors::query::QuerySettings;
-use rapid_actors::schema::Schema;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
 /// The admin client (from the "environment"): creates the datasets and the reader.
-const ADMIN_ID: &str = "fuzz-admin";
-const ADMIN_SECRET: &str = "fuzz-admin-secret-0123456789abcdef0123456789";
+#[path = "../../sqlwire/tests/support/engine.rs"]
+mod engine;
+
+use engine::{message, seeded_engine};
+
 /// Longest an input may go unanswered (or its connection stay open) before the client drops it.
 const CONNECTION_LIMIT: Duration = Duration::from_secs(30);
 /// Inputs one signed-in connection serves before the harness signs in afresh.
@@ -144,50 +141,15 @@ fn service() -> &'static Service {
     })
 }
 
+/// The engine with `fuzz.people` (PUBLIC) and `fuzz.secrets` (PRIVATE, partitioned), and the
+/// READ_ALL_PUBLIC reader's id and secret.
 async fn start_engine(dir: std::path::PathBuf) -> (Engine, String, String) {
-    let layers = vec!["default".to_string()];
     let query = QuerySettings {
         // Every input's statements end within this.
         timeout: Duration::from_secs(5),
         memory_bytes: 256 << 20,
         ..QuerySettings::default()
     };
-    let (engine, _) = Engine::open(EngineConfig {
-        data_dir: dir.clone(),
-        catalog_url: None,
-        node_id: "fuzz".into(),
-        job_lease: Duration::from_secs(60),
-        layers: layers.clone(),
-        auth: AuthSettings {
-            token_ttl_seconds: 3600,
-            allowed_email_domains: vec![],
-            admin_override: Some(AdminCredentials {
-                client_id: ADMIN_ID.into(),
-                client_secret: ADMIN_SECRET.into(),
-            }),
-            credentials_file: dir.join("admin-credentials.json"),
-            key_file: dir.join("fuzz.key"),
-            layers,
-            hash_pool: Default::default(),
-            throttle: Default::default(),
-        },
-        query,
-        max_upload_bytes: 1 << 20,
-        max_value_bytes: 1 << 16,
-        result_ttl_seconds: 3600,
-        storage_url: None,
-        sweep_grace: Duration::from_secs(3600),
-        compaction: Default::default(),
-        history: Default::default(),
-    })
-    .expect("engine");
-    let admin = engine
-        .auth()
-        .snapshot()
-        .subjects
-        .get(ADMIN_ID)
-        .cloned()
-        .expect("the admin client");
     let people = r#"{"metadata": {"domain": "fuzz", "dataset": "people", "sensitivity": "PUBLIC",
             "owners": [{"name": "Fuzz", "email": "fuzz@example.com"}]},
         "columns": [
@@ -204,53 +166,8 @@ async fn start_engine(dir: std::path::PathBuf) -> (Engine, String, String) {
             {"name": "region", "partition_index": 0, "data_type": "string", "allow_null": false},
             {"name": "amount", "data_type": "int", "allow_null": true}]}"#;
     let secrets_csv = "region,amount\nnorth,10\nsouth,20\nnorth,\n";
-    let admin_pass = engine.admin_pass(admin.clone()).expect("admin pass");
-    for (schema, csv) in [(people, people_csv), (secrets, secrets_csv)] {
-        let schema: Schema = serde_json::from_str(schema).expect("schema json");
-        let valid = engine
-            .create_schema(&admin_pass, &schema)
-            .await
-            .expect("create schema");
-        let _ = valid;
-        let key = DatasetKey::new("default", &schema.metadata.domain, &schema.metadata.dataset);
-        let pass = engine
-            .dataset_pass::<Write>(admin.clone(), &key)
-            .expect("write pass");
-        let body = futures_util::stream::iter([Ok::<_, rapid_actors::Error>(Bytes::from(csv))]);
-        let accepted = engine
-            .upload_target(pass, None)
-            .expect("upload target")
-            .receive("data.csv", body)
-            .await
-            .expect("upload");
-        let subject = engine.subject_pass(admin.clone());
-        loop {
-            let job = engine.job(&subject, &accepted.job_id).expect("job");
-            match job.status {
-                JobStatus::InProgress => tokio::time::sleep(Duration::from_millis(20)).await,
-                JobStatus::Success => break,
-                JobStatus::Failed => panic!("the upload failed: {:?}", job.errors),
-            }
-        }
-    }
-    let user_admin = engine.user_admin_pass(admin).expect("user admin pass");
-    let reader = engine
-        .auth()
-        .create_client(
-            &user_admin,
-            "fuzz-reader".into(),
-            vec!["READ_ALL_PUBLIC".into()],
-        )
-        .await
-        .expect("reader client");
-    (engine, reader.client_id, reader.client_secret)
-}
-
-fn message(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut m = vec![tag];
-    m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-    m.extend_from_slice(body);
-    m
+    let datasets = [(people, people_csv), (secrets, secrets_csv)];
+    seeded_engine(dir, "fuzz", query, &datasets).await
 }
 
 fn startup(user: &str, database: &str) -> Vec<u8> {

@@ -17,20 +17,17 @@ use std::net::SocketAddr;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use rapid_actors::auth::pass::Write;
-use rapid_actors::auth::{AdminCredentials, AuthSettings};
-use rapid_actors::engine::{Engine, EngineConfig};
-use rapid_actors::job_state::JobStatus;
-use rapid_actors::key::DatasetKey;
+use rapid_actors::engine::Engine;
 use rapid_actors::query::sql::tables::live_sessions;
 use rapid_actors::query::QuerySettings;
-use rapid_actors::schema::Schema;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-const ADMIN_ID: &str = "wire-admin";
-const ADMIN_SECRET: &str = "wire-admin-secret-0123456789abcdef0123456789";
+#[path = "support/engine.rs"]
+mod engine;
+
+use engine::{message, seeded_engine};
+
 /// Longest any answer or close may take here.
 const PROMPT: Duration = Duration::from_secs(10);
 
@@ -75,94 +72,20 @@ async fn server() -> (&'static Server, tokio::sync::MutexGuard<'static, ()>) {
     (server, turn)
 }
 
-fn config(dir: std::path::PathBuf) -> EngineConfig {
-    let layers = vec!["default".to_string()];
-    EngineConfig {
-        data_dir: dir.clone(),
-        catalog_url: None,
-        node_id: "wire".into(),
-        job_lease: Duration::from_secs(60),
-        layers: layers.clone(),
-        auth: AuthSettings {
-            token_ttl_seconds: 3600,
-            allowed_email_domains: vec![],
-            admin_override: Some(AdminCredentials {
-                client_id: ADMIN_ID.into(),
-                client_secret: ADMIN_SECRET.into(),
-            }),
-            credentials_file: dir.join("admin-credentials.json"),
-            key_file: dir.join("wire.key"),
-            layers,
-            hash_pool: Default::default(),
-            throttle: Default::default(),
-        },
-        query: QuerySettings {
-            timeout: Duration::from_secs(5),
-            ..QuerySettings::default()
-        },
-        max_upload_bytes: 1 << 20,
-        max_value_bytes: 1 << 16,
-        result_ttl_seconds: 3600,
-        storage_url: None,
-        sweep_grace: Duration::from_secs(3600),
-        compaction: Default::default(),
-        history: Default::default(),
-    }
-}
-
 /// The engine with `wire.people` (PUBLIC, three rows) and a READ_ALL_PUBLIC client's id and
 /// secret.
 async fn start_engine(dir: std::path::PathBuf) -> (Engine, String, String) {
-    let (engine, _) = Engine::open(config(dir)).expect("engine");
-    let admin = engine.auth().snapshot().subjects.get(ADMIN_ID).cloned();
-    let admin = admin.expect("the admin client");
-    let schema = r#"{"metadata": {"domain": "wire", "dataset": "people", "sensitivity": "PUBLIC",
+    let people = r#"{"metadata": {"domain": "wire", "dataset": "people", "sensitivity": "PUBLIC",
             "owners": [{"name": "Wire", "email": "wire@example.com"}]},
         "columns": [
             {"name": "id", "data_type": "int", "allow_null": false},
             {"name": "name", "data_type": "string", "allow_null": true}]}"#;
-    let schema: Schema = serde_json::from_str(schema).expect("schema json");
-    let admin_pass = engine.admin_pass(admin.clone()).expect("admin pass");
-    engine
-        .create_schema(&admin_pass, &schema)
-        .await
-        .expect("create schema");
-    let key = DatasetKey::new("default", "wire", "people");
-    let pass = engine.dataset_pass::<Write>(admin.clone(), &key);
-    let csv = Bytes::from("id,name\n1,ann\n2,bob\n3,\n");
-    let body = futures_util::stream::iter([Ok::<_, rapid_actors::Error>(csv)]);
-    let accepted = engine
-        .upload_target(pass.expect("write pass"), None)
-        .expect("upload target")
-        .receive("data.csv", body)
-        .await
-        .expect("upload");
-    let subject = engine.subject_pass(admin.clone());
-    loop {
-        match engine.job(&subject, &accepted.job_id).expect("job").status {
-            JobStatus::InProgress => tokio::time::sleep(Duration::from_millis(20)).await,
-            JobStatus::Success => break,
-            JobStatus::Failed => panic!("the upload failed"),
-        }
-    }
-    let user_admin = engine.user_admin_pass(admin).expect("user admin pass");
-    let reader = engine
-        .auth()
-        .create_client(
-            &user_admin,
-            "wire-reader".into(),
-            vec!["READ_ALL_PUBLIC".into()],
-        )
-        .await
-        .expect("reader client");
-    (engine, reader.client_id, reader.client_secret)
-}
-
-fn message(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut m = vec![tag];
-    m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
-    m.extend_from_slice(body);
-    m
+    let query = QuerySettings {
+        timeout: Duration::from_secs(5),
+        ..QuerySettings::default()
+    };
+    let people_csv = "id,name\n1,ann\n2,bob\n3,\n";
+    seeded_engine(dir, "wire", query, &[(people, people_csv)]).await
 }
 
 fn query(sql: &str) -> Vec<u8> {
