@@ -4,14 +4,15 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use arrow::array::{Array, ArrowPrimitiveType, AsArray, PrimitiveArray};
-use arrow::compute::{max, max_boolean, min, min_boolean};
+use arrow::array::{Array, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray, StringArray};
+use arrow::compute::{max, min};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
 use base64::Engine as _;
 use datasketches::hll::{HllSketch, HllType, HllUnion};
 
 use super::bins::Bins;
 use super::cheap::{finite_bounds, text_bounds, Repeats};
+use super::text_counts::TextCounts;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -67,7 +68,7 @@ impl Bound {
 enum Counts {
     /// Ints, dates and booleans by value, doubles by their bits.
     Numbers(HashMap<u64, (Bound, u64), Fast>),
-    Texts(HashMap<String, (Bound, u64), Fast>),
+    Texts(TextCounts),
 }
 
 type Fast = foldhash::fast::RandomState;
@@ -112,6 +113,10 @@ fn each_value<T: ArrowPrimitiveType>(a: &PrimitiveArray<T>, mut f: impl FnMut(T:
     }
 }
 
+fn text(v: &str) -> Bound {
+    Bound::Text(v.to_string())
+}
+
 /// The smaller (`want` Less) or larger of a kept bound and a batch's, by the column's order.
 fn keep(slot: &mut Option<Bound>, new: Option<Bound>, want: Ordering) {
     let Some(new) = new else { return };
@@ -134,7 +139,7 @@ impl ColumnProfiler {
         let t = column.data_type;
         let numeric = matches!(t, DataType::Int | DataType::Double | DataType::Date);
         let counts = match t {
-            DataType::String => Counts::Texts(HashMap::default()),
+            DataType::String => Counts::Texts(TextCounts::default()),
             _ => Counts::Numbers(HashMap::default()),
         };
         ColumnProfiler {
@@ -172,27 +177,41 @@ impl ColumnProfiler {
                 self.numbers(a, f64::from, |v| v as i64 as u64, Bound::Date);
             }
             DataType::Double => self.doubles(array.as_primitive::<Float64Type>()),
-            DataType::String => {
-                let a = array.as_string::<i32>();
-                let (lo, hi) = text_bounds(a).unzip();
-                self.bounds(
-                    lo.map(|v| Bound::Text(v.into())),
-                    hi.map(|v| Bound::Text(v.into())),
-                );
-                for v in a.iter().flatten() {
-                    self.text(v);
-                }
+            DataType::String => self.texts(array.as_string::<i32>()),
+            DataType::Boolean => self.booleans(array.as_boolean()),
+        }
+    }
+
+    /// Text: counted one by one while few, and then the counted values give the bounds (at
+    /// [`Self::too_many`] or [`Self::finish`]), so a batch of few values has no bounds pass.
+    /// Past that, the batch's bounds in one pass and each value sketched.
+    fn texts(&mut self, a: &StringArray) {
+        let mut rest = 0;
+        if let Some(Counts::Texts(counts)) = &mut self.frequent {
+            match counts.count_batch(a, MAX_FREQUENT) {
+                None => return,
+                Some(first_uncounted) => rest = first_uncounted,
             }
-            DataType::Boolean => {
-                let a = array.as_boolean();
-                self.bounds(
-                    min_boolean(a).map(Bound::Bool),
-                    max_boolean(a).map(Bound::Bool),
-                );
-                for v in a.iter().flatten() {
-                    self.count_number(v as u64, || Bound::Bool(v));
-                }
-            }
+            self.too_many();
+        }
+        let (lo, hi) = text_bounds(a).unzip();
+        self.bounds(
+            lo.map(|v| Bound::Text(v.into())),
+            hi.map(|v| Bound::Text(v.into())),
+        );
+        let uncounted = a.slice(rest, a.len() - rest);
+        uncounted
+            .iter()
+            .flatten()
+            .for_each(|v| self.distinct.update(v));
+    }
+
+    /// Booleans have two values, so they are counted by Arrow's bit counts, not one by one.
+    fn booleans(&mut self, a: &BooleanArray) {
+        let counts = [(false, a.false_count()), (true, a.true_count())];
+        for (v, n) in counts.into_iter().filter(|(_, n)| *n > 0) {
+            self.bounds(Some(Bound::Bool(v)), Some(Bound::Bool(v)));
+            self.count_number(v as u64, n as u64, || Bound::Bool(v));
         }
     }
 
@@ -225,7 +244,7 @@ impl ColumnProfiler {
             });
         }
         if let Some(Counts::Numbers(_)) = &self.frequent {
-            each_value(a, |v| self.count_number(key(v), || bound(v)));
+            each_value(a, |v| self.count_number(key(v), 1, || bound(v)));
             return;
         }
         let (repeats, distinct) = (&mut self.repeats, &mut self.distinct);
@@ -247,34 +266,19 @@ impl ColumnProfiler {
         }
     }
 
-    fn text(&mut self, v: &str) {
-        let Some(Counts::Texts(counts)) = &mut self.frequent else {
-            self.distinct.update(v);
-            return;
-        };
-        if let Some((_, n)) = counts.get_mut(v) {
-            *n += 1;
-        } else if counts.len() < MAX_FREQUENT {
-            counts.insert(v.to_string(), (Bound::Text(v.to_string()), 1));
-        } else {
-            self.too_many();
-            self.distinct.update(v);
-        }
-    }
-
-    /// A number or boolean counted by `key` while the column has few values; past that (also
-    /// when this value is the one too many) sketched, unless seen lately.
-    fn count_number(&mut self, key: u64, bound: impl FnOnce() -> Bound) {
+    /// `n` of a number or boolean, counted by `key` while the column has few values; past that
+    /// (also when this value is the one too many) sketched, unless seen lately.
+    fn count_number(&mut self, key: u64, n: u64, bound: impl FnOnce() -> Bound) {
         let Some(Counts::Numbers(counts)) = &mut self.frequent else {
             if self.repeats.first_time(key) {
                 bound().sketch(&mut self.distinct);
             }
             return;
         };
-        if let Some((_, n)) = counts.get_mut(&key) {
-            *n += 1;
+        if let Some((_, count)) = counts.get_mut(&key) {
+            *count += n;
         } else if counts.len() < MAX_FREQUENT {
-            counts.insert(key, (bound(), 1));
+            counts.insert(key, (bound(), n));
         } else {
             self.too_many();
             self.repeats.first_time(key);
@@ -291,6 +295,7 @@ impl ColumnProfiler {
         if let (Some(mine), Some(theirs)) = (&mut self.bins, &other.bins) {
             mine.merge(theirs);
         }
+        let mut theirs_counted = Vec::new();
         let both = match (&mut self.frequent, other.frequent.take()) {
             (Some(Counts::Numbers(a)), Some(Counts::Numbers(b))) => {
                 b.into_iter()
@@ -298,21 +303,20 @@ impl ColumnProfiler {
                 a.len() <= MAX_FREQUENT
             }
             (Some(Counts::Texts(a)), Some(Counts::Texts(b))) => {
-                b.into_iter()
-                    .for_each(|(k, (bound, n))| a.entry(k).or_insert((bound, 0)).1 += n);
+                b.entries().for_each(|(v, n)| a.add(v, n));
                 a.len() <= MAX_FREQUENT
             }
             (_, theirs) => {
-                // One side has too many values: the other's counted values join its sketch.
-                let counted: Vec<Bound> = match &theirs {
+                // One side has too many values: the other's counted values join the sketch.
+                theirs_counted = match &theirs {
                     Some(Counts::Numbers(c)) => c.values().map(|(b, _)| b.clone()).collect(),
-                    Some(Counts::Texts(c)) => c.values().map(|(b, _)| b.clone()).collect(),
+                    Some(Counts::Texts(c)) => c.entries().map(|(v, _)| text(v)).collect(),
                     None => Vec::new(),
                 };
-                counted.iter().for_each(|b| b.sketch(&mut other.distinct));
                 false
             }
         };
+        self.fold_in(&theirs_counted);
         if !both {
             self.too_many();
         }
@@ -325,17 +329,28 @@ impl ColumnProfiler {
 
     /// Past [`MAX_FREQUENT`] values: the counted ones go to the sketch, the counts are dropped.
     fn too_many(&mut self) {
-        let counted: Vec<Bound> = self.counted().into_iter().map(|(b, _)| b.clone()).collect();
-        for b in &counted {
-            b.sketch(&mut self.distinct);
-        }
+        let counted = self.counted_values();
+        self.fold_in(&counted);
         self.frequent = None;
     }
 
-    fn counted(&self) -> Vec<(&Bound, u64)> {
+    /// Counted values into the sketch and the bounds (text columns take no bounds per batch
+    /// while their values are counted).
+    fn fold_in(&mut self, values: &[Bound]) {
+        for b in values {
+            b.sketch(&mut self.distinct);
+            self.bounds(Some(b.clone()), Some(b.clone()));
+        }
+    }
+
+    fn counted_values(&self) -> Vec<Bound> {
+        self.counted().into_iter().map(|(b, _)| b).collect()
+    }
+
+    fn counted(&self) -> Vec<(Bound, u64)> {
         match &self.frequent {
-            Some(Counts::Numbers(c)) => c.values().map(|(b, n)| (b, *n)).collect(),
-            Some(Counts::Texts(c)) => c.values().map(|(b, n)| (b, *n)).collect(),
+            Some(Counts::Numbers(c)) => c.values().map(|(b, n)| (b.clone(), *n)).collect(),
+            Some(Counts::Texts(c)) => c.entries().map(|(v, n)| (text(v), n)).collect(),
             None => Vec::new(),
         }
     }
@@ -350,10 +365,8 @@ impl ColumnProfiler {
             by_count(list)
         });
         // Values counted one by one are in the sketch too, so that uploads merge.
-        let counted: Vec<Bound> = self.counted().into_iter().map(|(b, _)| b.clone()).collect();
-        for b in &counted {
-            b.sketch(&mut self.distinct);
-        }
+        let counted = self.counted_values();
+        self.fold_in(&counted);
         StoredColumn {
             name: self.name,
             data_type: self.data_type.as_str().to_string(),

@@ -13,6 +13,7 @@ pub mod bins;
 mod cheap;
 mod column;
 mod merged;
+mod text_counts;
 pub mod view;
 
 use serde::{Deserialize, Serialize};

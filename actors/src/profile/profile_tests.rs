@@ -216,3 +216,101 @@ fn batches_profiled_apart_and_merged_equal_one_profiler() {
         assert_eq!(total(x), total(y), "{}", x.name);
     }
 }
+
+/// One batch of a text and a boolean column.
+type TextBatch = (Vec<Option<String>>, Vec<Option<bool>>);
+
+/// A profiler of each batch.
+fn text_profilers(batches: &[TextBatch]) -> Vec<Profiler> {
+    use arrow::array::BooleanArray;
+    let schema: Schema = serde_json::from_value(json!({
+        "metadata": {"domain": "p", "dataset": "t", "sensitivity": "PUBLIC",
+                     "owners": [{"name": "T", "email": "t@example.com"}]},
+        "columns": [
+            {"name": "name", "data_type": "string", "allow_null": true},
+            {"name": "flag", "data_type": "boolean", "allow_null": true}
+        ]
+    }))
+    .unwrap();
+    let (layers, domains) = (vec!["default".to_string()], Default::default());
+    let ctx = SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    let s = validate(&schema, &ctx).unwrap();
+    let fields = [("name", DataType::Utf8), ("flag", DataType::Boolean)]
+        .map(|(n, t)| Field::new(n, t, true));
+    let arrow_schema = Arc::new(ArrowSchema::new(fields.to_vec()));
+    batches
+        .iter()
+        .map(|(texts, bools)| {
+            let columns: Vec<ArrayRef> = vec![
+                Arc::new(StringArray::from(texts.clone())),
+                Arc::new(BooleanArray::from(bools.clone())),
+            ];
+            let mut p = Profiler::new(&s);
+            p.observe(&RecordBatch::try_new(arrow_schema.clone(), columns).unwrap());
+            p
+        })
+        .collect()
+}
+
+/// Text bounds come from the counts while a column has few values and from each batch after:
+/// either way, and across merged uploads, they are the values' own smallest and largest.
+#[test]
+fn text_bounds_are_exact_whether_counted_or_not() {
+    let few: Vec<Option<String>> = ["m", "b", "zz", "b"].map(|v| Some(v.into())).to_vec();
+    // 60 values: past the counted ones within the batch, with the extremes among the first.
+    let many: Vec<Option<String>> = (0..60)
+        .map(|i| Some(format!("k{:02}", (i * 7) % 60)))
+        .chain([None, Some("a".into()), Some("zzz".into())])
+        .collect();
+    let flags = |n: usize| {
+        (0..n)
+            .map(|i| [Some(true), None, Some(false)][i % 3])
+            .collect()
+    };
+    let batches = [(few, flags(4)), (many, flags(63))];
+    let finish = |p: Profiler| p.finish().unwrap();
+    let uploads: Vec<_> = text_profilers(&batches).into_iter().map(finish).collect();
+    let v = view::view(1, &uploads);
+    let (name, flag) = (&v.columns[0], &v.columns[1]);
+    assert_eq!(
+        (&name.min, &name.max),
+        (&Some(json!("a")), &Some(json!("zzz")))
+    );
+    assert_eq!(name.nulls, 1);
+    let one = view::view(1, &uploads[..1]);
+    assert_eq!(one.columns[0].min, Some(json!("b")));
+    assert_eq!(one.columns[0].max, Some(json!("zz")));
+    let top = one.columns[0].top_values.as_ref().unwrap();
+    assert_eq!((top[0].value.clone(), top[0].count), (json!("b"), 2));
+    // Booleans by bit counts: 67 rows, every third null.
+    assert_eq!(flag.nulls, 22);
+    let counts = flag.top_values.as_ref().unwrap();
+    let total: u64 = counts.iter().map(|c| c.count).sum();
+    assert_eq!(total, 45, "{counts:?}");
+    assert_eq!(
+        (&flag.min, &flag.max),
+        (&Some(json!(false)), &Some(json!(true)))
+    );
+    assert_eq!(flag.distinct_estimate, 2);
+    // Merged as parts of one upload, a counted side's values give their bounds too.
+    for swap in [false, true] {
+        let mut parts = text_profilers(&batches);
+        let (counted, too_many) = (parts.remove(0), parts.remove(0));
+        let (mut first, second) = if swap {
+            (too_many, counted)
+        } else {
+            (counted, too_many)
+        };
+        first.merge(second);
+        let merged = view::view(1, &[finish(first)]);
+        let name = &merged.columns[0];
+        assert_eq!(
+            (&name.min, &name.max),
+            (&Some(json!("a")), &Some(json!("zzz")))
+        );
+        assert!(name.top_values.is_none(), "63 values are not few");
+    }
+}

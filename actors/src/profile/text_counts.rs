@@ -1,0 +1,154 @@
+//! Each text value's count while a column has few values. Such values are mostly short (codes,
+//! regions, categories), so a value of up to 15 bytes is keyed by its bytes and its length in
+//! one `u128`, read straight from Arrow's value buffer: counting it is a load, a mask and an
+//! integer hash, where a `String` key cost a string hash, a `memcmp` and a call each (half of a
+//! low-cardinality text column's profile time, issue 37). Longer values keep `String` keys.
+
+use std::collections::HashMap;
+
+use arrow::array::{Array, StringArray};
+
+type Fast = foldhash::fast::RandomState;
+
+/// The longest value keyed as a number: its bytes fill the key's low 15 bytes, its length the
+/// top one, so two different values never share a key.
+const SHORT: usize = 15;
+
+#[derive(Default)]
+pub struct TextCounts {
+    short: HashMap<u128, (String, u64), Fast>,
+    long: HashMap<String, u64, Fast>,
+}
+
+/// The key of `data[start..end]` when it has at most [`SHORT`] bytes.
+fn short_key(data: &[u8], start: usize, end: usize) -> Option<u128> {
+    let len = end - start;
+    if len > SHORT {
+        return None;
+    }
+    // 16 bytes from the value's start, masked to its own: one load unless the buffer ends
+    // within 16 bytes of it.
+    let word = match data.get(start..start + 16) {
+        Some(bytes) => u128::from_le_bytes(bytes.try_into().ok()?),
+        None => {
+            let mut bytes = [0u8; 16];
+            bytes[..len].copy_from_slice(&data[start..end]);
+            u128::from_le_bytes(bytes)
+        }
+    };
+    let mask = u128::MAX.checked_shr(128 - 8 * len as u32).unwrap_or(0);
+    Some((word & mask) | ((len as u128) << 120))
+}
+
+impl TextCounts {
+    /// The number of different values counted.
+    pub fn len(&self) -> usize {
+        self.short.len() + self.long.len()
+    }
+
+    /// Counts the non-null values of `a` from the first on while at most `max` different ones
+    /// are counted; the index of the value that would be one too many, if any (it and the
+    /// values after it are not counted).
+    pub fn count_batch(&mut self, a: &StringArray, max: usize) -> Option<usize> {
+        let (offsets, data) = (a.value_offsets(), a.value_data());
+        for i in 0..a.len() {
+            if a.is_null(i) {
+                continue;
+            }
+            let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
+            let count = match short_key(data, start, end) {
+                Some(key) => self.short.get_mut(&key).map(|(_, n)| n),
+                None => self.long.get_mut(a.value(i)),
+            };
+            if let Some(n) = count {
+                *n += 1;
+            } else if self.len() < max {
+                self.add(a.value(i), 1);
+            } else {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// Adds `n` of `value`.
+    pub fn add(&mut self, value: &str, n: u64) {
+        let bytes = value.as_bytes();
+        match short_key(bytes, 0, bytes.len()) {
+            Some(key) => self.short.entry(key).or_insert((value.into(), 0)).1 += n,
+            None => *self.long.entry(value.into()).or_insert(0) += n,
+        }
+    }
+
+    /// Each value and its count, in no particular order.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
+        let short = self.short.values().map(|(v, n)| (v.as_str(), *n));
+        short.chain(self.long.iter().map(|(v, n)| (v.as_str(), *n)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_counted_apart_whatever_their_bytes_and_place_in_the_buffer() {
+        // Values differing only in length, trailing NULs, the 15/16-byte edge, and the last
+        // values of the buffer (read without the 16-byte load).
+        let values = [
+            "",
+            "a",
+            "a\0",
+            "a\0\0",
+            "ab",
+            "ba",
+            "fifteen bytes!!",
+            "fifteen bytes!!!",
+            "sixteen bytes!!!",
+            "é",
+            "a",
+        ];
+        let a = StringArray::from(
+            values
+                .iter()
+                .map(|v| Some(*v))
+                .chain([None, Some("a\0"), Some("")])
+                .collect::<Vec<_>>(),
+        );
+        let mut c = TextCounts::default();
+        assert_eq!(c.count_batch(&a, 50), None);
+        let mut got: Vec<(&str, u64)> = c.entries().collect();
+        got.sort();
+        let mut want = vec![
+            ("", 2),
+            ("a", 2),
+            ("a\0", 2),
+            ("a\0\0", 1),
+            ("ab", 1),
+            ("ba", 1),
+            ("fifteen bytes!!", 1),
+            ("fifteen bytes!!!", 1),
+            ("sixteen bytes!!!", 1),
+            ("é", 1),
+        ];
+        want.sort();
+        assert_eq!(got, want);
+        // A sliced array reads its own values.
+        let mut sliced = TextCounts::default();
+        assert_eq!(sliced.count_batch(&a.slice(4, 2), 50), None);
+        let mut got: Vec<(&str, u64)> = sliced.entries().collect();
+        got.sort();
+        assert_eq!(got, vec![("ab", 1), ("ba", 1)]);
+    }
+
+    #[test]
+    fn the_value_one_too_many_is_reported_and_not_counted() {
+        let a = StringArray::from(vec![Some("x"), None, Some("y"), Some("x"), Some("z")]);
+        let mut c = TextCounts::default();
+        assert_eq!(c.count_batch(&a, 2), Some(4));
+        assert_eq!(c.len(), 2);
+        c.add("x", 5);
+        let x = c.entries().find(|(v, _)| *v == "x").unwrap();
+        assert_eq!(x.1, 7);
+    }
+}
