@@ -5,6 +5,8 @@
 //! - a Bind whose parameter runs past the message's end (pgwire 0.41 panicked decoding it, and
 //!   the connection's task ended), and other bodies too short for their fields, are answered
 //!   08P01 without being decoded, and the connection goes on;
+//! - a portal with two result formats for three columns (arrow-pg indexed the formats by column
+//!   and panicked) is answered 08P01, and the connection goes on;
 //! - a simple query with bytes after its NUL (pgwire read them as the next message, often one of
 //!   hundreds of megabytes, and the connection hung) is answered 08P01 at once, and the
 //!   connection goes on;
@@ -268,6 +270,39 @@ async fn a_bind_past_its_end_is_answered_08p01_and_the_connection_goes_on() {
         assert_eq!(
             rows(&mut socket, "SELECT id FROM wire.people ORDER BY id").await,
             ["1", "2", "3"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn result_formats_not_one_per_column_are_answered_08p01_and_the_connection_goes_on() {
+    let (s, _turn) = server().await;
+    let mut socket = sign_in(s).await;
+    // Unnamed portal and statement, no parameters, two result formats (text) for three columns:
+    // arrow-pg looked the third column's format up by index and panicked.
+    let bind = message(b'B', b"\0\0\0\0\0\0\0\x02\0\0\0\0");
+    let describe = message(b'D', b"P\0");
+    let execute = message(b'E', b"\0\0\0\0\0");
+    for (i, then) in [describe, execute].into_iter().enumerate() {
+        let mut out = message(
+            b'P',
+            b"\0SELECT id, name, id + 1 AS next FROM wire.people\0\0\0",
+        );
+        out.extend(bind.clone());
+        out.extend(then);
+        out.extend(message(b'S', &[]));
+        socket.write_all(&out).await.expect("write");
+        let answers = until_ready(&mut socket).await;
+        let tags: Vec<u8> = answers.iter().map(|(tag, _)| *tag).collect();
+        assert_eq!(tags, b"12EZ", "{i}: {answers:?}");
+        let error = String::from_utf8_lossy(&answers[2].1);
+        assert!(
+            error.contains("C08P01") && error.contains("2 result formats but query has 3 columns"),
+            "{i}: {error}"
+        );
+        assert_eq!(
+            rows(&mut socket, "SELECT 'still here'").await,
+            ["still here"]
         );
     }
 }
