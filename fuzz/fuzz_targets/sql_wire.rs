@@ -16,10 +16,10 @@
 //!
 //! On a signed-in connection each input is followed by `Sync`, `ROLLBACK` and a probe
 //! (`SELECT 'probe-N'`), read up to its ReadyForQuery: the connection must answer and be idle
-//! again. If the server closed it (legitimate after a FATAL error, a Terminate or a known pgwire
-//! panic), the next input signs in again; the harness counts these on stderr. A connection
-//! serves at most [`INPUTS_PER_CONNECTION`] inputs, so the session state inputs leave (prepared
-//! statements, settings) stays bounded.
+//! again. If the server closed it (legitimate after a FATAL error, a Terminate, a message length
+//! no message may have or an unknown tag), the next input signs in again; the harness counts
+//! these on stderr. A connection serves at most [`INPUTS_PER_CONNECTION`] inputs, so the session
+//! state inputs leave (prepared statements, settings) stays bounded.
 #![no_main]
 
 use std::net::SocketAddr;
@@ -233,26 +233,6 @@ fn fingerprint(data: &[u8]) -> u64 {
     h.finish()
 }
 
-static KNOWN_PANICS: std::sync::Once = std::sync::Once::new();
-
-/// libfuzzer-sys's hook aborts on every panic. One known panic is let through (to tokio, which
-/// ends that connection's task, as in the service): pgwire 0.41's message decoders read past a
-/// short body (`split_to out of bounds`, `get_i32` past the end) on a Bind whose parameter
-/// length exceeds the message (fuzz/README.md, findings). Any other panic still aborts.
-fn let_known_panics_through() {
-    KNOWN_PANICS.call_once(|| {
-        let abort = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let trace = std::backtrace::Backtrace::force_capture().to_string();
-            if trace.contains("pgwire::messages") && trace.contains("decode") {
-                eprintln!("sql_wire: known panic in pgwire's message decoder: {info}");
-                return;
-            }
-            abort(info)
-        }));
-    });
-}
-
 /// One backend message (tag, body); None at the end of the stream.
 async fn read_message<R: AsyncReadExt + Unpin>(rd: &mut R) -> Option<(u8, Vec<u8>)> {
     let tag = rd.read_u8().await.ok()?;
@@ -400,7 +380,6 @@ fn on_signed_in(s: &Service, which: usize, mut bytes: Vec<u8>, complete: bool) -
 }
 
 fuzz_target!(|data: &[u8]| {
-    let_known_panics_through();
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };

@@ -14,10 +14,12 @@
 //! The listener runs on the query engine's runtime, so every parse, plan and run of a statement
 //! happens on the query threads, as for HTTP queries.
 
+mod bodies;
 pub mod errors;
 pub mod figures;
 pub mod framing;
 mod functions;
+mod one_message;
 mod rewrite;
 mod savepoints;
 pub mod session;

@@ -346,6 +346,7 @@ impl ExtendedQueryHandler for Statements {
     {
         let answer = async {
             self.checker.refresh()?;
+            result_formats_fit(&portal.statement.statement, &portal.result_column_format)?;
             if let (_, Some((_, plan))) = &portal.statement.statement {
                 self.checker.still_readable(plan)?;
             }
@@ -400,8 +401,28 @@ impl QueryParser for GuardedParser {
         stmt: &PgStatement,
         column_format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
+        if let Some(format) = column_format {
+            result_formats_fit(stmt, format)?;
+        }
         self.inner.get_result_schema(stmt, column_format)
     }
+}
+
+/// A portal's result formats are 0, 1 or one per column, as PostgreSQL requires at Bind:
+/// arrow-pg looks each column's format up by index (`Format::format_for`), so fewer formats than
+/// columns panicked when the portal was described or executed.
+fn result_formats_fit(stmt: &PgStatement, format: &Format) -> PgWireResult<()> {
+    let (Format::Individual(codes), (_, Some((_, plan)))) = (format, stmt) else {
+        return Ok(());
+    };
+    let columns = plan.schema().fields().len();
+    if codes.len() == columns || matches!(plan, LogicalPlan::Ddl(_) | LogicalPlan::Dml(_)) {
+        return Ok(());
+    }
+    let formats = codes.len();
+    let message =
+        format!("bind message has {formats} result formats but query has {columns} columns");
+    Err(pg_error("08P01", message))
 }
 
 #[cfg(test)]

@@ -2,8 +2,11 @@
 //! built in-process as the fuzz harness builds it: the real listener on a loopback port over an
 //! engine with one tiny PUBLIC dataset and a READ_ALL_PUBLIC client.
 //! - a closed connection frees its session (the pg_catalog <-> catalog list cycle of `Arc`s);
-//! - a Bind whose parameter runs past the message's end (pgwire 0.41 panics decoding it) closes
-//!   only its own connection: the server goes on serving the others and new ones;
+//! - a Bind whose parameter runs past the message's end (pgwire 0.41 panicked decoding it, and
+//!   the connection's task ended), and other bodies too short for their fields, are answered
+//!   08P01 without being decoded, and the connection goes on;
+//! - a portal with two result formats for three columns (arrow-pg indexed the formats by column
+//!   and panicked) is answered 08P01, and the connection goes on;
 //! - a simple query with bytes after its NUL (pgwire read them as the next message, often one of
 //!   hundreds of megabytes, and the connection hung) is answered 08P01 at once, and the
 //!   connection goes on;
@@ -196,7 +199,7 @@ async fn eventually(mut check: impl FnMut() -> bool) -> bool {
 #[tokio::test]
 async fn a_closed_connection_frees_its_session() {
     let (s, _turn) = server().await;
-    // The other tests' connections (one ended by a panic in pgwire) have freed theirs.
+    // The other tests' connections have freed theirs.
     assert!(
         eventually(|| live_sessions() == 0).await,
         "{} live sessions with no connection open",
@@ -227,28 +230,81 @@ async fn a_closed_connection_frees_its_session() {
 }
 
 #[tokio::test]
-async fn a_bind_past_its_end_closes_only_its_own_connection() {
+async fn a_bind_past_its_end_is_answered_08p01_and_the_connection_goes_on() {
     let (s, _turn) = server().await;
-    let mut other = sign_in(s).await;
-    let mut bad = sign_in(s).await;
-    // Parse s1, then a Bind of it whose one parameter claims 1,651,271,007 bytes of 5 sent
-    // (pgwire 0.41.1 panics: `split_to out of bounds`, extendedquery.rs:277).
+    let mut socket = sign_in(s).await;
+    // The fuzz input: a Bind of s1 whose one parameter claims 1,651,271,007 bytes of 5 sent
+    // (pgwire 0.41.1 panicked: `split_to out of bounds`, extendedquery.rs:277).
     let mut bind = b"\0s1\0".to_vec();
     bind.extend_from_slice(&0u16.to_be_bytes());
     bind.extend_from_slice(&1u16.to_be_bytes());
     bind.extend_from_slice(&1_651_271_007i32.to_be_bytes());
     bind.extend_from_slice(b"hello");
-    let mut out = message(b'P', b"s1\0SELECT $1::int\0\0\0");
-    out.extend(message(b'B', &bind));
-    out.extend(message(b'S', &[]));
-    bad.write_all(&out).await.expect("write");
-    closed_by_server(&mut bad).await;
-    assert_eq!(
-        rows(&mut other, "SELECT id FROM wire.people ORDER BY id").await,
-        ["1", "2", "3"]
-    );
-    let mut new = sign_in(s).await;
-    assert_eq!(rows(&mut new, "SELECT 41 + 1").await, ["42"]);
+    let parse = message(b'P', b"\0SELECT $1::int\0\0\0");
+    // Other bodies pgwire read past: no Describe type, a cut Execute, a Parse's missing NUL, two
+    // parameter formats for one parameter (pgwire indexed them by parameter).
+    let others = [
+        message(b'D', b""),
+        message(b'E', b"\0\0\0"),
+        message(b'P', b"s2\0SELECT 1"),
+        message(b'B', b"\0s1\0\0\x02\0\0\0\0\0\x01\0\0\0\x011\0\0"),
+    ];
+    for (i, bad) in std::iter::once(message(b'B', &bind))
+        .chain(others)
+        .enumerate()
+    {
+        let mut out = parse.clone();
+        out.extend(bad);
+        // Skipped unread after the error, up to the Sync.
+        out.extend(message(b'E', b"\0\0\0\0\0"));
+        out.extend(message(b'S', &[]));
+        socket.write_all(&out).await.expect("write");
+        let answers = until_ready(&mut socket).await;
+        let tags: Vec<u8> = answers.iter().map(|(tag, _)| *tag).collect();
+        assert_eq!(tags, b"1EZ", "message {i}: {answers:?}");
+        let error = String::from_utf8_lossy(&answers[1].1);
+        assert!(
+            error.contains("C08P01") && error.contains("invalid message format"),
+            "message {i}: {error}"
+        );
+        assert_eq!(
+            rows(&mut socket, "SELECT id FROM wire.people ORDER BY id").await,
+            ["1", "2", "3"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn result_formats_not_one_per_column_are_answered_08p01_and_the_connection_goes_on() {
+    let (s, _turn) = server().await;
+    let mut socket = sign_in(s).await;
+    // Unnamed portal and statement, no parameters, two result formats (text) for three columns:
+    // arrow-pg looked the third column's format up by index and panicked.
+    let bind = message(b'B', b"\0\0\0\0\0\0\0\x02\0\0\0\0");
+    let describe = message(b'D', b"P\0");
+    let execute = message(b'E', b"\0\0\0\0\0");
+    for (i, then) in [describe, execute].into_iter().enumerate() {
+        let mut out = message(
+            b'P',
+            b"\0SELECT id, name, id + 1 AS next FROM wire.people\0\0\0",
+        );
+        out.extend(bind.clone());
+        out.extend(then);
+        out.extend(message(b'S', &[]));
+        socket.write_all(&out).await.expect("write");
+        let answers = until_ready(&mut socket).await;
+        let tags: Vec<u8> = answers.iter().map(|(tag, _)| *tag).collect();
+        assert_eq!(tags, b"12EZ", "{i}: {answers:?}");
+        let error = String::from_utf8_lossy(&answers[2].1);
+        assert!(
+            error.contains("C08P01") && error.contains("2 result formats but query has 3 columns"),
+            "{i}: {error}"
+        );
+        assert_eq!(
+            rows(&mut socket, "SELECT 'still here'").await,
+            ["still here"]
+        );
+    }
 }
 
 #[tokio::test]
