@@ -23,6 +23,20 @@ fn scrape(s: &TestServer, token: &str) -> String {
 }
 
 /// The value of one series (name with its labels exactly as written), 0 when absent.
+/// A scrape once `series` reaches `at_least`, or after 5 s: the stored totals are counted when
+/// the commit's reply comes back from the dataset's actor, a moment after the job reads SUCCESS.
+fn scrape_when(s: &TestServer, token: &str, series: &str, at_least: f64) -> String {
+    let mut text = scrape(s, token);
+    for _ in 0..100 {
+        if value(&text, series) >= at_least {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        text = scrape(s, token);
+    }
+    text
+}
+
 fn value(text: &str, series: &str) -> f64 {
     text.lines()
         .find_map(|l| {
@@ -77,7 +91,7 @@ fn metrics_count_uploads_queries_jobs_and_requests_by_route_template() {
     );
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
 
-    let after = scrape(&s, &admin);
+    let after = scrape_when(&s, &admin, "rapid_upload_rows_total", 3.0);
     assert_eq!(value(&after, "rapid_upload_rows_total"), 3.0, "{after}");
     assert_eq!(value(&after, "rapid_upload_bytes_total"), len);
     assert_eq!(value(&after, "rapid_upload_validation_failures_total"), 1.0);

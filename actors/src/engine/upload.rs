@@ -347,6 +347,9 @@ impl Engine {
                     Err(e) => Err(e),
                 };
                 if outcome.is_ok() {
+                    // Counted first: the job is SUCCESS already, and the profile's write
+                    // can wait on the catalog.
+                    commits.stored(stored.0, stored.1);
                     if let Some(p) = profile {
                         // After the commit: a profile lost to a crash leaves the data whole.
                         let kept = catalog.record_profile(record.id, version, &raw_filename, &p.to_json());
@@ -354,7 +357,6 @@ impl Engine {
                             tracing::warn!(error = %e.report(), "could not keep the upload's profile");
                         }
                     }
-                    commits.stored(stored.0, stored.1);
                     compactor.committed(&key, version);
                     // Inside the job's span, itself inside the request's: carries its id.
                     tracing::info!(rows = stored.0, bytes = stored.1, "upload committed");
