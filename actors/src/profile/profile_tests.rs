@@ -12,15 +12,20 @@ use super::{view, Profiler, StoredProfile};
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 
 fn schema() -> ValidSchema {
+    validated(json!([
+        {"name": "id", "data_type": "int", "allow_null": false},
+        {"name": "region", "data_type": "string", "allow_null": true},
+        {"name": "price", "data_type": "double", "allow_null": true},
+        {"name": "day", "data_type": "date", "format": "%Y-%m-%d", "allow_null": true}
+    ]))
+}
+
+/// A dataset of `columns`, validated.
+fn validated(columns: serde_json::Value) -> ValidSchema {
     let schema: Schema = serde_json::from_value(json!({
         "metadata": {"domain": "p", "dataset": "sales", "sensitivity": "PUBLIC",
                      "owners": [{"name": "T", "email": "t@example.com"}]},
-        "columns": [
-            {"name": "id", "data_type": "int", "allow_null": false},
-            {"name": "region", "data_type": "string", "allow_null": true},
-            {"name": "price", "data_type": "double", "allow_null": true},
-            {"name": "day", "data_type": "date", "format": "%Y-%m-%d", "allow_null": true}
-        ]
+        "columns": columns
     }))
     .unwrap();
     let layers = vec!["default".to_string()];
@@ -223,21 +228,10 @@ type TextBatch = (Vec<Option<String>>, Vec<Option<bool>>);
 /// A profiler of each batch.
 fn text_profilers(batches: &[TextBatch]) -> Vec<Profiler> {
     use arrow::array::BooleanArray;
-    let schema: Schema = serde_json::from_value(json!({
-        "metadata": {"domain": "p", "dataset": "t", "sensitivity": "PUBLIC",
-                     "owners": [{"name": "T", "email": "t@example.com"}]},
-        "columns": [
-            {"name": "name", "data_type": "string", "allow_null": true},
-            {"name": "flag", "data_type": "boolean", "allow_null": true}
-        ]
-    }))
-    .unwrap();
-    let (layers, domains) = (vec!["default".to_string()], Default::default());
-    let ctx = SchemaContext {
-        layers: &layers,
-        protected_domains: &domains,
-    };
-    let s = validate(&schema, &ctx).unwrap();
+    let s = validated(json!([
+        {"name": "name", "data_type": "string", "allow_null": true},
+        {"name": "flag", "data_type": "boolean", "allow_null": true}
+    ]));
     let fields = [("name", DataType::Utf8), ("flag", DataType::Boolean)]
         .map(|(n, t)| Field::new(n, t, true));
     let arrow_schema = Arc::new(ArrowSchema::new(fields.to_vec()));
