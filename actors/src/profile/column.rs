@@ -356,16 +356,12 @@ impl ColumnProfiler {
     }
 
     pub fn finish(mut self) -> StoredColumn {
+        let (counted, counts): (Vec<Bound>, Vec<u64>) = self.counted().into_iter().unzip();
         let frequent = self.frequent.is_some().then(|| {
-            let list: Vec<(Value, u64)> = self
-                .counted()
-                .into_iter()
-                .map(|(b, n)| (b.json(), n))
-                .collect();
+            let list = counted.iter().map(Bound::json).zip(counts).collect();
             by_count(list)
         });
         // Values counted one by one are in the sketch too, so that uploads merge.
-        let counted = self.counted_values();
         self.fold_in(&counted);
         StoredColumn {
             name: self.name,
