@@ -36,7 +36,7 @@ use rapid_actors::engine::{Engine, SqlSession};
 
 use crate::figures::FIGURES;
 use crate::{functions, rewrite, savepoints};
-use rapid_actors::query::sql::{check_parsed, check_size};
+use rapid_actors::query::sql::{check_parse_cost, check_parsed};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 use tokio::io::Interest;
 use tokio::net::TcpStream;
@@ -161,7 +161,7 @@ impl Checker {
     /// The read-only gate, on the statements as the library's parser reads them; then the
     /// statement as the library should plan it (see [`rewrite`]).
     fn check<'a>(&self, sql: &'a str) -> PgWireResult<Cow<'a, str>> {
-        check_size(sql).map_err(refused)?;
+        check_parse_cost(sql).map_err(refused)?;
         let statements = PostgresCompatibilityParser::new()
             .parse(sql)
             .map_err(|e| pg_error("42601", e.to_string()))?;
@@ -310,6 +310,8 @@ impl SimpleQueryHandler for Statements {
         let status = client.transaction_status();
         let answer = async {
             self.checker.refresh()?;
+            // Before any parser without a budget reads it (the savepoint check is one).
+            check_parse_cost(query).map_err(refused)?;
             if let Some(answer) = savepoints::answer(query, status) {
                 return answer;
             }

@@ -122,6 +122,28 @@ fn sql_sees_only_readable_datasets_and_never_writes() {
     }
 }
 
+/// Nested function calls double sqlparser's work per level: past the parse budget the statement
+/// is refused at once (unbounded, 40 levels would parse for about a year), on both endpoints.
+#[test]
+fn a_statement_too_complex_to_parse_is_refused_at_once() {
+    let s = server_with_data(Options::default());
+    let t = s.token_with("nesting-reader", &["READ_PUBLIC"]);
+    let deep = format!("SELECT {}'x'{}", "upper(".repeat(40), ")".repeat(40));
+    for path in ["/api/sql", "/api/sql/large"] {
+        let (status, body) = s.call("POST", path, Some(&t), Some(&json!({"sql": deep})));
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{path}: {body}");
+        let details = body["details"].as_str().unwrap_or_default();
+        assert!(details.contains("too complex to parse"), "{body}");
+    }
+    let fits = format!("SELECT {}'x'{} AS v", "upper(".repeat(16), ")".repeat(16));
+    let (status, body) = sql(&s, &t, &fits);
+    assert_eq!(
+        (status, &body["0"]["v"]),
+        (StatusCode::OK, &json!("X")),
+        "{body}"
+    );
+}
+
 /// `POST /api/sql/large`: a QUERY job whose result link downloads the whole answer as CSV; a
 /// statement that does not plan is refused before any job.
 #[test]

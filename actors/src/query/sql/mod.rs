@@ -2,6 +2,7 @@
 //! protocol"): `POST /api/sql` and the PostgreSQL wire front share it.
 //! - [`statement`]: the gate every statement passes before planning: size and depth limits, and
 //!   read-only (queries, EXPLAIN, SHOW, SET of client settings, transaction statements).
+//! - [`parse_budget`]: the parser's work bounded, not only its depth.
 //! - [`tables`]: the catalogs a session sees, `"{layer}"."{domain}"."{dataset}"` for a dataset's
 //!   latest schema version and `"{dataset}@v{n}"` for an older one, only for datasets the
 //!   subject may read, read again before every statement.
@@ -9,10 +10,13 @@
 //! - [`lazy_table`]: one such table, reading the manifest's files of one moment when scanned.
 
 pub mod lazy_table;
+pub mod parse_budget;
 pub mod run;
 pub mod statement;
 pub mod tables;
 
 pub use run::{collect_capped, partition_streams, plan};
-pub use statement::{check_parsed, check_size, check_sql, one_select, Refused, MAX_SQL_BYTES};
+pub use statement::{
+    check_parse_cost, check_parsed, check_size, check_sql, one_select, Refused, MAX_SQL_BYTES,
+};
 pub use tables::{version_table_name, SqlTables};

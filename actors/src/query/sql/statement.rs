@@ -7,10 +7,11 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
 use datafusion::sql::sqlparser::ast::{Expr, Statement, TableFactor, Visit, Visitor};
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::Error;
 use crate::query::language::limits::QueryLimits;
+use crate::query::sql::parse_budget::{budget_for, BudgetedPostgres};
 
 /// The longest statement accepted, in bytes (clients' catalog queries are a few kilobytes).
 pub const MAX_SQL_BYTES: usize = 100_000;
@@ -58,16 +59,46 @@ pub fn check_size(sql: &str) -> Result<(), Refused> {
     Ok(())
 }
 
+/// Refuses a statement whose parse would take more than its budget of work (see
+/// [`parse_budget`](super::parse_budget)), before a parser without a budget sees it: the
+/// PostgreSQL front's parsers are the library's own. Nothing else is decided here.
+pub fn check_parse_cost(sql: &str) -> Result<(), Refused> {
+    check_size(sql)?;
+    let budget = budget_for(sql.len());
+    let dialect = BudgetedPostgres::new(budget);
+    let _ = Parser::new(&dialect)
+        .try_with_sql(sql)
+        .and_then(|mut p| p.parse_statements());
+    match dialect.spent() {
+        true => Err(too_complex(budget)),
+        false => Ok(()),
+    }
+}
+
+fn too_complex(budget: u64) -> Refused {
+    Refused::new(
+        "54001",
+        format!(
+            "The statement is too complex to parse: its nesting needs more than {budget} parser \
+             steps (each level of nested function calls doubles them; about 16 levels fit)"
+        ),
+    )
+}
+
 /// Parses `sql` (one or more statements) and checks each; the statements when all may run.
 pub fn check_sql(sql: &str, limits: &QueryLimits) -> Result<Vec<DfStatement>, Refused> {
     check_size(sql)?;
-    let dialect = PostgreSqlDialect {};
+    let budget = budget_for(sql.len());
+    let dialect = BudgetedPostgres::new(budget);
     let statements = DFParserBuilder::new(sql)
         .with_dialect(&dialect)
         .with_recursion_limit(limits.max_depth + 20)
         .build()
         .and_then(|mut p| p.parse_statements())
         .map_err(|e| {
+            if dialect.spent() {
+                return too_complex(budget);
+            }
             // The parser's own depth guard: a statement nested too deep, not a typo.
             let code = match e.to_string().contains("recursion limit") {
                 true => "54000",

@@ -60,3 +60,21 @@ fn huge_or_deep_statements_are_refused_before_planning() {
     assert_eq!(refused(&deep).sqlstate, "54000");
     assert_eq!(refused("SELEC 1").sqlstate, "42601");
 }
+
+#[test]
+fn statements_of_exponential_parse_work_are_refused_within_the_budget() {
+    // Function calls nested 40 deep: 2^41 expressions unbounded, about a year of parsing.
+    let deep = format!("SELECT {}1{}", "upper(".repeat(40), ")".repeat(40));
+    let r = refused(&deep);
+    assert_eq!(r.sqlstate, "54001", "{}", r.message);
+    assert_eq!(check_parse_cost(&deep).unwrap_err().sqlstate, "54001");
+    // Unclosed brackets of mixed kinds, as the fuzz target found them (its input is a mode byte,
+    // the Query tag, a 2-byte length, then the statement): 15 million expressions unbounded.
+    let input = include_bytes!("../../../../fuzz/regressions/sql_wire-slow-nested-brackets-open");
+    let unclosed = String::from_utf8_lossy(&input[4..]);
+    assert_eq!(check_parse_cost(&unclosed).unwrap_err().sqlstate, "54001");
+    // What fits runs on: the gate decides nothing else.
+    let fits = format!("SELECT {}1{}", "upper(".repeat(16), ")".repeat(16));
+    check_sql(&fits, &QueryLimits::default()).expect("16 levels fit");
+    check_parse_cost("SELEC 1").expect("a syntax error is the parser's to report");
+}
