@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use arrow::array::{Array, ArrowPrimitiveType, AsArray, BooleanArray, PrimitiveArray, StringArray};
 use arrow::compute::{max, min};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
-use base64::Engine as _;
-use datasketches::hll::{HllSketch, HllType, HllUnion};
 
 use super::bins::Bins;
 use super::cheap::{finite_bounds, text_bounds, Repeats};
+use super::distinct::Distinct;
 use super::text_counts::TextCounts;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,7 +18,8 @@ use serde_json::Value;
 use super::MAX_FREQUENT;
 use crate::schema::{DataType, ValidColumn};
 
-/// HyperLogLog precision: 2^12 buckets, about 1.6% error, 4 KiB a column.
+/// DataSketches' HyperLogLog precision of the sketches profiles kept before [`Distinct`]:
+/// 2^12 buckets.
 pub(super) const LG_K: u8 = 12;
 
 pub(super) const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
@@ -34,8 +34,13 @@ pub struct StoredColumn {
     pub nulls: u64,
     pub min: Option<Value>,
     pub max: Option<Value>,
-    /// HyperLogLog sketch of the non-null values (base64).
+    /// DataSketches' HyperLogLog sketch of the non-null values (base64), as profiles kept it
+    /// before [`Distinct`]; empty in later ones, still read when merging (`merged.rs`).
     pub distinct: String,
+    /// HyperLogLog sketch of the non-null values ([`Distinct`]'s base64); absent in profiles kept
+    /// before it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub hll: String,
     /// Each non-null value and its count; `None` past [`MAX_FREQUENT`] distinct values.
     pub frequent: Option<Vec<(Value, u64)>>,
     /// Histogram of numbers and dates (dates as days since 1970-01-01).
@@ -83,7 +88,7 @@ pub struct ColumnProfiler {
     nulls: u64,
     min: Option<Bound>,
     max: Option<Bound>,
-    distinct: HllSketch,
+    distinct: Distinct,
     frequent: Option<Counts>,
     bins: Option<Bins>,
     /// Numbers sketched lately: not hashed into the sketch again.
@@ -91,14 +96,14 @@ pub struct ColumnProfiler {
 }
 
 impl Bound {
-    /// Feeds the value to `sketch` as the per-value path does.
-    fn sketch(&self, sketch: &mut HllSketch) {
+    /// Feeds the value to `sketch` by the key the per-value paths use (`observe`'s `key`).
+    fn sketch(&self, sketch: &mut Distinct) {
         match self {
-            Bound::Int(v) => sketch.update(*v),
-            Bound::Double(v) => sketch.update(v.to_bits()),
-            Bound::Text(v) => sketch.update(v.as_str()),
-            Bound::Bool(v) => sketch.update(*v),
-            Bound::Date(v) => sketch.update(*v),
+            Bound::Int(v) => sketch.add_number(*v as u64),
+            Bound::Double(v) => sketch.add_number(v.to_bits()),
+            Bound::Text(v) => sketch.add_text(v),
+            Bound::Bool(v) => sketch.add_number(*v as u64),
+            Bound::Date(v) => sketch.add_number(*v as i64 as u64),
         }
     }
 }
@@ -149,7 +154,7 @@ impl ColumnProfiler {
             nulls: 0,
             min: None,
             max: None,
-            distinct: HllSketch::new(LG_K, HllType::Hll8).expect("12 is a valid precision"),
+            distinct: Distinct::default(),
             frequent: Some(counts),
             bins: numeric.then(Bins::default),
             repeats: Repeats::default(),
@@ -203,7 +208,7 @@ impl ColumnProfiler {
         uncounted
             .iter()
             .flatten()
-            .for_each(|v| self.distinct.update(v));
+            .for_each(|v| self.distinct.add_text(v));
     }
 
     /// Booleans have two values, so they are counted by Arrow's bit counts, not one by one.
@@ -249,8 +254,9 @@ impl ColumnProfiler {
         }
         let (repeats, distinct) = (&mut self.repeats, &mut self.distinct);
         each_value(a, |v| {
-            if repeats.first_time(key(v)) {
-                bound(v).sketch(distinct);
+            let k = key(v);
+            if repeats.first_time(k) {
+                distinct.add_number(k);
             }
         });
     }
@@ -271,7 +277,7 @@ impl ColumnProfiler {
     fn count_number(&mut self, key: u64, n: u64, bound: impl FnOnce() -> Bound) {
         let Some(Counts::Numbers(counts)) = &mut self.frequent else {
             if self.repeats.first_time(key) {
-                bound().sketch(&mut self.distinct);
+                self.distinct.add_number(key);
             }
             return;
         };
@@ -282,7 +288,7 @@ impl ColumnProfiler {
         } else {
             self.too_many();
             self.repeats.first_time(key);
-            bound().sketch(&mut self.distinct);
+            self.distinct.add_number(key);
         }
     }
 
@@ -320,11 +326,7 @@ impl ColumnProfiler {
         if !both {
             self.too_many();
         }
-        if let Ok(mut union) = HllUnion::new(LG_K) {
-            union.update(&self.distinct);
-            union.update(&other.distinct);
-            self.distinct = union.to_sketch(HllType::Hll8);
-        }
+        self.distinct.union(&other.distinct);
     }
 
     /// Past [`MAX_FREQUENT`] values: the counted ones go to the sketch, the counts are dropped.
@@ -370,7 +372,8 @@ impl ColumnProfiler {
             nulls: self.nulls,
             min: self.min.as_ref().map(Bound::json),
             max: self.max.as_ref().map(Bound::json),
-            distinct: B64.encode(self.distinct.serialize()),
+            distinct: String::new(),
+            hll: self.distinct.encode(),
             frequent,
             bins: self.bins,
         }

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::bins::Bins;
 use super::column::{by_count, StoredColumn, B64, LG_K};
+use super::distinct::Distinct;
 use super::MAX_FREQUENT;
 
 /// Two JSON bounds of a column of type `data_type`, compared in the column's order.
@@ -32,7 +33,9 @@ pub(super) struct MergedColumn {
 /// Merges the same column of several uploads' profiles (at least one).
 pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
     let first = columns.first()?;
-    let mut union = HllUnion::new(LG_K).ok()?;
+    // Profiles kept before `Distinct` hold DataSketches' sketch: those merge among themselves.
+    let mut older = HllUnion::new(LG_K).ok()?;
+    let mut union = Distinct::default();
     let mut frequent: Option<HashMap<String, (Value, u64)>> = Some(HashMap::new());
     let mut out = StoredColumn {
         name: first.name.clone(),
@@ -42,6 +45,7 @@ pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
         min: None,
         max: None,
         distinct: String::new(),
+        hll: String::new(),
         frequent: None,
         bins: None,
     };
@@ -60,9 +64,12 @@ pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
         out.nulls += c.nulls;
         pick(&mut out.min, &c.min, Ordering::Less);
         pick(&mut out.max, &c.max, Ordering::Greater);
+        if let Some(sketch) = Distinct::decode(&c.hll) {
+            union.union(&sketch);
+        }
         let sketch = B64.decode(&c.distinct).ok();
         if let Some(sketch) = sketch.and_then(|b| HllSketch::deserialize(&b).ok()) {
-            union.update(&sketch);
+            older.update(&sketch);
         }
         if let Some(b) = &c.bins {
             out.bins.get_or_insert_with(Bins::default).merge(b);
@@ -84,7 +91,10 @@ pub(super) fn merge(columns: &[&StoredColumn]) -> Option<MergedColumn> {
     // With every value counted, the distinct count is exact.
     let distinct = match &out.frequent {
         Some(list) => list.len() as f64,
-        None => union.estimate(),
+        // Sketches of the two kinds cannot merge: their counts are added, capped at the values
+        // there are. Uploads of a column that has many values mostly bring new ones (ids,
+        // amounts, text), which the sum counts right.
+        None => (union.estimate() + older.estimate()).min((out.rows - out.nulls) as f64),
     };
     Some(MergedColumn {
         distinct,

@@ -4,7 +4,8 @@
 //!
 //! Per column: rows, nulls, smallest and largest value, the exact count of each value while an
 //! upload has at most [`MAX_FREQUENT`] distinct ones (low-cardinality columns), past that a
-//! distinct count estimated by a HyperLogLog sketch (Apache DataSketches', `datasketches`), and
+//! distinct count estimated by a HyperLogLog sketch (`distinct.rs`; profiles kept before it hold
+//! Apache DataSketches' sketch, still read), and
 //! for numbers and dates a histogram of 256 fine bins (`bins.rs`). All of it merges across
 //! uploads and is kept in a few KiB per column whatever the upload's size. Each upload's profile is kept in the catalog beside its raw file (and goes with it);
 //! [`view`] merges them and flags what changed between the last two uploads.
@@ -12,6 +13,7 @@
 pub mod bins;
 mod cheap;
 mod column;
+mod distinct;
 mod merged;
 mod text_counts;
 pub mod view;

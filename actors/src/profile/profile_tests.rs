@@ -308,3 +308,26 @@ fn text_bounds_are_exact_whether_counted_or_not() {
         assert!(name.top_values.is_none(), "63 values are not few");
     }
 }
+
+/// Profiles kept before `distinct.rs` hold DataSketches' sketch (`distinct`, no `hll`): still
+/// read, alone and beside later ones (their counts added, capped at the column's values).
+#[test]
+fn profiles_kept_with_datasketches_sketches_still_count() {
+    use base64::Engine as _;
+    use datasketches::hll::{HllSketch, HllType};
+    let s = schema();
+    let mut older = profile(&s, &[(0, 5000)]);
+    let id = &mut older.columns[0];
+    let mut sketch = HllSketch::new(12, HllType::Hll8).unwrap();
+    (0..5000i64).for_each(|v| sketch.update(v)); // as that release fed ints
+    id.distinct = super::column::B64.encode(sketch.serialize());
+    id.hll = String::new();
+    let newer = profile(&s, &[(5000, 10000)]);
+    let estimate = |uploads: &[StoredProfile]| view::view(1, uploads).columns[0].distinct_estimate;
+    let near = |got: u64, want: f64| (got as f64 - want).abs() <= want * 0.05;
+    assert!(near(estimate(std::slice::from_ref(&older)), 5000.0));
+    let both = estimate(&[older.clone(), newer]);
+    assert!(near(both, 10000.0), "{both}");
+    // Counted twice, the same rows are capped at the rows there are.
+    assert!(estimate(&[older.clone(), older]) <= 10000);
+}
