@@ -10,10 +10,9 @@
 
 use std::hash::{BuildHasher, Hasher};
 
+use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use hyperloglockless::HyperLogLog;
-
-use super::column::B64;
 
 /// 2^12 registers.
 const PRECISION: u8 = 12;
