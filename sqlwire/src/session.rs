@@ -158,10 +158,16 @@ impl Checker {
             .map_err(errors::engine)
     }
 
-    /// The read-only gate, on the statements as the library's parser reads them; then the
-    /// statement as the library should plan it (see [`rewrite`]).
+    /// The parse budget, then [`Self::check_read_only`].
     fn check<'a>(&self, sql: &'a str) -> PgWireResult<Cow<'a, str>> {
         check_parse_cost(sql).map_err(refused)?;
+        self.check_read_only(sql)
+    }
+
+    /// The read-only gate, on the statements as the library's parser reads them; then the
+    /// statement as the library should plan it (see [`rewrite`]). `sql` has passed the parse
+    /// budget.
+    fn check_read_only<'a>(&self, sql: &'a str) -> PgWireResult<Cow<'a, str>> {
         let statements = PostgresCompatibilityParser::new()
             .parse(sql)
             .map_err(|e| pg_error("42601", e.to_string()))?;
@@ -315,7 +321,7 @@ impl SimpleQueryHandler for Statements {
             if let Some(answer) = savepoints::answer(query, status) {
                 return answer;
             }
-            let query = self.checker.check(query)?;
+            let query = self.checker.check_read_only(query)?;
             let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);
             self.checker.limited(work).await
         }
