@@ -224,19 +224,10 @@ pub trait ChangesCatalog {
     ) -> Result<Vec<CommitChanges>>;
 }
 
-/// Column profiles of uploads (`crate::profile`), one per raw file, kept as JSON text. A raw
-/// file's profile goes with it (deleted with the file, replaced files included).
+/// Column profiles of uploads (`crate::profile`), one per raw file, kept as JSON text by the
+/// upload's commit ([`UploadCommit::profile`]). A raw file's profile goes with it (deleted with
+/// the file, replaced files included).
 pub trait ProfileCatalog {
-    /// Keeps the profile of the committed raw file `raw_filename`; nothing when that raw file is
-    /// no longer recorded (deleted since its commit).
-    fn record_profile(
-        &self,
-        dataset_id: i64,
-        version: i64,
-        raw_filename: &str,
-        profile: &str,
-    ) -> Result<()>;
-
     /// The version's kept profiles, in the order they were recorded.
     fn profiles(&self, dataset_id: i64, version: i64) -> Result<Vec<String>>;
 }

@@ -103,6 +103,9 @@ pub struct UploadCommit {
     pub backfill: Option<Vec<StoredKeys>>,
     /// APPEND or OVERWRITE, as the version's history will list it.
     pub operation: CommitOperation,
+    /// The upload's column profile (JSON), kept with the raw file in the commit's transaction:
+    /// a client that reads SUCCESS finds it.
+    pub profile: Option<String>,
 }
 
 /// A raw file the manifest lists, with the dataset it belongs to.

@@ -42,8 +42,8 @@ pub struct StagedUpload {
 /// 3. Staged Parquet files and the raw file (fsynced by the threads that wrote them) are put
 ///    under their keys, durably (on the local folder: renamed into place, folders fsynced).
 /// 4. One durable transaction records them with their unique keys, retires the replaced files
-///    (their keys dropped) from the live manifest, numbers the commit, and marks
-///    the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
+///    (their keys dropped) from the live manifest, numbers the commit, keeps the upload's
+///    profile and marks the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
 /// 5. Replaced files stay for the commits before this one: retention deletes them later
 ///    ([`crate::history::expire`]).
 pub(super) fn commit(
@@ -227,6 +227,7 @@ fn upload_commit(
             UpdateBehaviour::Append => CommitOperation::Append,
             UpdateBehaviour::Overwrite => CommitOperation::Overwrite,
         },
+        profile: upload.output.profile.as_ref().map(|p| p.to_json()),
     }
 }
 

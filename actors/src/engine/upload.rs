@@ -21,7 +21,6 @@ use crate::ingest::{
 };
 use crate::jobs::{JobKind, JobReport, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
-use crate::profile::StoredProfile;
 use crate::schema::ValidSchema;
 use crate::storage::keys::result_key;
 use crate::storage::StagedObject;
@@ -221,7 +220,7 @@ impl UploadTarget {
             .validate(&record, &job_id, kind, &staging, &raw_staged, body)
             .instrument(span.clone())
             .await;
-        let (mut output, raw_bytes, file_keys) = match received {
+        let (output, raw_bytes, file_keys) = match received {
             Ok(done) => done,
             Err(e) => {
                 let e = self.refused(&job_id, e).await?;
@@ -230,7 +229,6 @@ impl UploadTarget {
             }
         };
         let quarantine = self.keep_quarantine(&job_id, &output).await?;
-        let profile = output.profile.take();
         engine.jobs.advance(&job_id, JobStep::Commit)?;
         let upload = StagedUpload {
             job_id: job_id.clone(),
@@ -245,7 +243,7 @@ impl UploadTarget {
             output,
             file_keys,
         };
-        engine.spawn_commit(record, staging, upload, profile, span);
+        engine.spawn_commit(record, staging, upload, span);
         Ok(UploadAccepted {
             original_filename: filename.to_string(),
             raw_filename,
@@ -320,7 +318,6 @@ impl Engine {
         record: DatasetRecord,
         staging: PathBuf,
         upload: StagedUpload,
-        profile: Option<StoredProfile>,
         span: tracing::Span,
     ) {
         let (registry, jobs, compactor) = (
@@ -328,8 +325,6 @@ impl Engine {
             self.jobs.clone(),
             self.compactor.clone(),
         );
-        let catalog = self.catalog.clone();
-        let raw_filename = upload.raw_filename.clone();
         let (key, version) = (record.key.clone(), upload.version);
         // Graceful shutdown waits while commits are pending; metrics count what they stored.
         let (pending, commits) = (self.commits.started(), self.commits.clone());
@@ -347,16 +342,7 @@ impl Engine {
                     Err(e) => Err(e),
                 };
                 if outcome.is_ok() {
-                    // Counted first: the job is SUCCESS already, and the profile's write
-                    // can wait on the catalog.
                     commits.stored(stored.0, stored.1);
-                    if let Some(p) = profile {
-                        // After the commit: a profile lost to a crash leaves the data whole.
-                        let kept = catalog.record_profile(record.id, version, &raw_filename, &p.to_json());
-                        if let Err(e) = kept {
-                            tracing::warn!(error = %e.report(), "could not keep the upload's profile");
-                        }
-                    }
                     compactor.committed(&key, version);
                     // Inside the job's span, itself inside the request's: carries its id.
                     tracing::info!(rows = stored.0, bytes = stored.1, "upload committed");

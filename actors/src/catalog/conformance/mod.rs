@@ -252,6 +252,7 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
         replaced: Vec::new(),
         backfill: None,
         operation: crate::catalog::CommitOperation::Append,
+        profile: None,
     }
 }
 

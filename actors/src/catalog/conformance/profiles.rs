@@ -1,32 +1,48 @@
-//! Upload profiles: kept per committed raw file, in order, and gone with their raw file.
+//! Upload profiles: kept by the upload's commit, in order, and gone with their raw file.
 
 use super::{dataset, upload, upload_job};
 use crate::catalog::Catalog;
+use crate::job_state::JobStatus;
 
 pub(super) fn profiles_go_with_their_raw_files(c: &dyn Catalog) {
     let record = dataset(c, "profiled");
-    for (raw, path) in [("r1.csv", "data/p1.parquet"), ("r2.csv", "data/p2.parquet")] {
+    let uploads = [
+        ("r2.csv", Some("{\"second\":1}")),
+        ("r1.csv", Some("{\"first\":1}")),
+        ("r3.csv", None),
+    ];
+    let mut done_job = String::new();
+    for (raw, profile) in uploads {
         let job = upload_job(c, &record, "s1", raw);
-        let mut commit = upload(&record, &job, raw, &[path]);
+        let mut commit = upload(&record, &job, raw, &[&format!("data/{raw}.parquet")]);
         commit.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
+        commit.profile = profile.map(str::to_string);
         c.commit_upload(&commit).unwrap();
+        // The commit that makes the job SUCCESS has kept the profile already.
+        assert_eq!(c.job(&job).unwrap().unwrap().status, JobStatus::Success);
+        if let Some(profile) = profile {
+            assert!(c
+                .profiles(record.id, 1)
+                .unwrap()
+                .iter()
+                .any(|p| p == profile));
+        }
+        done_job = job;
     }
-    assert!(c.profiles(record.id, 1).unwrap().is_empty());
-    c.record_profile(record.id, 1, "r2.csv", "{\"second\":1}")
-        .unwrap();
-    c.record_profile(record.id, 1, "r1.csv", "{\"first\":1}")
-        .unwrap();
-    // A second profile of a raw file changes nothing; one of an unknown raw file is not kept.
-    c.record_profile(record.id, 1, "r1.csv", "{\"again\":1}")
-        .unwrap();
-    c.record_profile(record.id, 1, "nope.csv", "{}").unwrap();
-    c.record_profile(record.id, 2, "r1.csv", "{}").unwrap();
     assert_eq!(
         c.profiles(record.id, 1).unwrap(),
         ["{\"second\":1}", "{\"first\":1}"],
-        "in the order recorded"
+        "in the order committed, none for an upload without one"
     );
     assert!(c.profiles(record.id, 2).unwrap().is_empty());
+
+    // A refused commit (its job is SUCCESS already) keeps no profile.
+    let mut refused = upload(&record, &done_job, "r4.csv", &["data/r4.csv.parquet"]);
+    refused.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
+    refused.profile = Some("{\"refused\":1}".into());
+    assert!(c.commit_upload(&refused).is_err());
+    assert_eq!(c.profiles(record.id, 1).unwrap().len(), 2);
+
     c.delete_raw_file(record.id, 1, "r2.csv", None)
         .unwrap()
         .expect("found");

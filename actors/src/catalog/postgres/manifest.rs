@@ -66,7 +66,7 @@ pub(super) fn stored_files(db: &Db<'_>) -> Result<StoredFiles> {
 }
 
 /// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
-/// retired, the commit numbered, the job SUCCESS.
+/// retired, the commit numbered, the upload's profile, the job SUCCESS.
 fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
     let now = now_text();
     let number = history::latest_commit(db, commit.dataset_id, commit.version)? + 1;
@@ -86,6 +86,18 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
             &commit.uploaded_by,
         ],
     )?;
+    if let Some(profile) = &commit.profile {
+        db.execute(
+            "INSERT INTO upload_profiles (dataset_id, version, raw_filename, profile)
+             VALUES ($1, $2, $3, $4)",
+            &[
+                &commit.dataset_id,
+                &commit.version,
+                &commit.raw_filename,
+                profile,
+            ],
+        )?;
+    }
     unique_keys::record_backfill(db, commit)?;
     for file in &commit.files {
         db.execute(

@@ -41,6 +41,7 @@ fn commit_of(
         replaced: Vec::new(),
         backfill: None,
         operation: crate::catalog::CommitOperation::Append,
+        profile: None,
     }
 }
 

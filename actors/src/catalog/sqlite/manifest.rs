@@ -61,7 +61,7 @@ pub(super) fn stored_files(conn: &Connection) -> Result<StoredFiles> {
 }
 
 /// The commit's rows, inside its transaction: the raw file, the data files, the replaced files
-/// retired, the commit numbered, the job SUCCESS.
+/// retired, the commit numbered, the upload's profile, the job SUCCESS.
 fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
     let now = now_text();
     let number = history::latest_commit(tx, commit.dataset_id, commit.version)? + 1;
@@ -80,6 +80,18 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
             commit.uploaded_by
         ],
     )?;
+    if let Some(profile) = &commit.profile {
+        tx.execute(
+            "INSERT INTO upload_profiles (dataset_id, version, raw_filename, profile)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![
+                commit.dataset_id,
+                commit.version,
+                commit.raw_filename,
+                profile
+            ],
+        )?;
+    }
     unique_keys::record_backfill(tx, commit)?;
     let mut insert = tx.prepare_cached(
         "INSERT INTO data_files (dataset_id, version, raw_filename, partition_path, path, rows, bytes, created_at, stats, added_commit)
