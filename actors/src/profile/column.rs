@@ -9,7 +9,7 @@ use arrow::compute::{max, min};
 use arrow::datatypes::{Date32Type, Float64Type, Int64Type};
 
 use super::bins::Bins;
-use super::cheap::{finite_bounds, text_bounds, Repeats};
+use super::cheap::{finite_bounds, text_bounds};
 use super::distinct::Distinct;
 use super::text_counts::TextCounts;
 use serde::{Deserialize, Serialize};
@@ -91,8 +91,6 @@ pub struct ColumnProfiler {
     distinct: Distinct,
     frequent: Option<Counts>,
     bins: Option<Bins>,
-    /// Numbers sketched lately: not hashed into the sketch again.
-    repeats: Repeats,
 }
 
 impl Bound {
@@ -157,7 +155,6 @@ impl ColumnProfiler {
             distinct: Distinct::default(),
             frequent: Some(counts),
             bins: numeric.then(Bins::default),
-            repeats: Repeats::default(),
         }
     }
 
@@ -228,9 +225,9 @@ impl ColumnProfiler {
         self.numbers(a, |v| v, f64::to_bits, Bound::Double);
     }
 
-    /// A batch of numbers: the histogram in one tight pass, then each value counted (while
-    /// few) or, past that, sketched unless seen lately. Per value: no closure call through
-    /// `Option`s, no division (the cost issue 37 measured).
+    /// A batch of numbers: the histogram, and each value counted (while few, in a second pass)
+    /// or, past that, sketched in the same pass. Per value: no closure call through `Option`s,
+    /// no division (the cost issue 37 measured).
     fn numbers<T: ArrowPrimitiveType>(
         &mut self,
         a: &PrimitiveArray<T>,
@@ -238,27 +235,31 @@ impl ColumnProfiler {
         key: impl Fn(T::Native) -> u64,
         bound: impl Fn(T::Native) -> Bound,
     ) {
+        let counting = matches!(self.frequent, Some(Counts::Numbers(_)));
         if let Some(bins) = &mut self.bins {
             let (lo, per_unit, counts) = bins.adder();
-            each_value(a, |v| {
-                let x = value(v);
+            let last = counts.len() - 1;
+            let mut bin = |x: f64| {
                 if x.is_finite() {
-                    let i = ((x - lo) * per_unit) as usize;
-                    counts[i.min(counts.len() - 1)] += 1;
+                    counts[(((x - lo) * per_unit) as usize).min(last)] += 1;
                 }
-            });
+            };
+            if !counting {
+                let distinct = &mut self.distinct;
+                each_value(a, |v| {
+                    bin(value(v));
+                    distinct.add_number(key(v));
+                });
+                return;
+            }
+            each_value(a, |v| bin(value(v)));
         }
-        if let Some(Counts::Numbers(_)) = &self.frequent {
+        if counting {
             each_value(a, |v| self.count_number(key(v), 1, || bound(v)));
             return;
         }
-        let (repeats, distinct) = (&mut self.repeats, &mut self.distinct);
-        each_value(a, |v| {
-            let k = key(v);
-            if repeats.first_time(k) {
-                distinct.add_number(k);
-            }
-        });
+        let distinct = &mut self.distinct;
+        each_value(a, |v| distinct.add_number(key(v)));
     }
 
     fn bounds(&mut self, lo: Option<Bound>, hi: Option<Bound>) {
@@ -273,12 +274,10 @@ impl ColumnProfiler {
     }
 
     /// `n` of a number or boolean, counted by `key` while the column has few values; past that
-    /// (also when this value is the one too many) sketched, unless seen lately.
+    /// (also when this value is the one too many) sketched.
     fn count_number(&mut self, key: u64, n: u64, bound: impl FnOnce() -> Bound) {
         let Some(Counts::Numbers(counts)) = &mut self.frequent else {
-            if self.repeats.first_time(key) {
-                self.distinct.add_number(key);
-            }
+            self.distinct.add_number(key);
             return;
         };
         if let Some((_, count)) = counts.get_mut(&key) {
@@ -287,7 +286,6 @@ impl ColumnProfiler {
             counts.insert(key, (bound(), n));
         } else {
             self.too_many();
-            self.repeats.first_time(key);
             self.distinct.add_number(key);
         }
     }

@@ -1,9 +1,16 @@
 //! The distinct count of a column's values past the ones counted exactly: a HyperLogLog sketch
-//! (`hyperloglockless`: 2^12 one-byte registers, about 1.6% error) fed 64-bit hashes computed
-//! here. Numbers are hashed by a multiply-xorshift finaliser of their 64 bits, text by XXH3, both
-//! fixed algorithms, so sketches kept in the catalog merge with later ones whatever the release.
-//! DataSketches' sketch (`datasketches`), kept by profiles before this one, ran Murmur3-128
-//! through `Hash` for every value: two thirds of the profile's cost (benches/README.md).
+//! (2^12 one-byte registers, about 1.6% error, estimated by `hyperloglockless`) fed 64-bit hashes
+//! computed here. Numbers are hashed by a multiply-xorshift finaliser of their 64 bits, text by
+//! XXH3, both fixed algorithms, so sketches kept in the catalog merge with later ones whatever
+//! the release. DataSketches' sketch (`datasketches`), kept by profiles before this one, ran
+//! Murmur3-128 through `Hash` for every value: two thirds of the profile's cost
+//! (benches/README.md).
+//!
+//! A value sets its register here, as `hyperloglockless::HyperLogLog::insert_hash` would (the
+//! hash's top 12 bits pick the register, one plus its trailing zeros is the candidate), but
+//! without the crate's running estimator sum: that `f64` chain, stored and reloaded per value,
+//! was a third of the sketch's time in the upload (`perf`, issue 37). The estimate is the
+//! crate's, over the registers.
 //!
 //! Kept as base64 of a format byte and the registers: [`SPARSE`] (index and value of each
 //! non-zero register) while that is smaller, else [`DENSE`] (all 4,096).
@@ -57,11 +64,15 @@ fn mix(mut k: u64) -> u64 {
     k ^ (k >> 33)
 }
 
-pub(super) struct Distinct(HyperLogLog<Prehashed>);
+pub(super) struct Distinct {
+    registers: Box<[u8; REGISTERS]>,
+}
 
 impl Default for Distinct {
     fn default() -> Distinct {
-        Distinct(HyperLogLog::with_hasher(PRECISION, Prehashed))
+        Distinct {
+            registers: Box::new([0; REGISTERS]),
+        }
     }
 }
 
@@ -69,26 +80,36 @@ impl Distinct {
     /// A number (ints and dates by value, doubles by their bits, booleans as 0 and 1).
     #[inline(always)]
     pub fn add_number(&mut self, key: u64) {
-        self.0.insert_hash(mix(key));
+        self.add_hash(mix(key));
     }
 
     #[inline(always)]
     pub fn add_text(&mut self, value: &str) {
-        self.0
-            .insert_hash(twox_hash::XxHash3_64::oneshot(value.as_bytes()));
+        self.add_hash(twox_hash::XxHash3_64::oneshot(value.as_bytes()));
+    }
+
+    #[inline(always)]
+    fn add_hash(&mut self, hash: u64) {
+        let register = &mut self.registers[(hash >> (64 - PRECISION)) as usize];
+        *register = (*register).max(1 + hash.trailing_zeros() as u8);
     }
 
     pub fn union(&mut self, other: &Distinct) {
-        // Both have 2^12 registers, the one way this fails.
-        let _ = self.0.union(&other.0);
+        for (mine, theirs) in self.registers.iter_mut().zip(other.registers.iter()) {
+            *mine = (*mine).max(*theirs);
+        }
     }
 
+    /// The crate's estimate, its running state computed from the registers.
     pub fn estimate(&self) -> f64 {
-        self.0.raw_count()
+        let registers = &self.registers[..];
+        let zeros = registers.iter().filter(|r| **r == 0).count();
+        let sum = registers.iter().map(|r| 0.5f64.powi(*r as i32)).sum();
+        HyperLogLog::from_parts(registers.into(), Prehashed, zeros, sum).raw_count()
     }
 
     pub fn encode(&self) -> String {
-        let (registers, ..) = self.0.parts();
+        let registers = &self.registers[..];
         let set: Vec<(usize, u8)> = (registers.iter().copied().enumerate())
             .filter(|(_, r)| *r > 0)
             .collect();
@@ -112,7 +133,7 @@ impl Distinct {
     pub fn decode(text: &str) -> Option<Distinct> {
         let bytes = B64.decode(text).ok()?;
         let (&format, body) = bytes.split_first()?;
-        let mut registers = vec![0u8; REGISTERS];
+        let mut registers = Box::new([0u8; REGISTERS]);
         match format {
             DENSE if body.len() == REGISTERS => registers.copy_from_slice(body),
             SPARSE if body.len() % 3 == 0 => {
@@ -126,11 +147,7 @@ impl Distinct {
         if registers.iter().any(|r| *r > MAX_REGISTER) {
             return None;
         }
-        // The estimator's running state, computed from the registers rather than trusted.
-        let zeros = registers.iter().filter(|r| **r == 0).count();
-        let sum = registers.iter().map(|r| 0.5f64.powi(*r as i32)).sum();
-        let sketch = HyperLogLog::from_parts(registers.into(), Prehashed, zeros, sum);
-        Some(Distinct(sketch))
+        Some(Distinct { registers })
     }
 }
 
@@ -165,6 +182,31 @@ mod tests {
         [0u64, 1, 2, 0].into_iter().for_each(|k| few.add_number(k));
         assert!(close(few.estimate(), 3.0, 0.1), "{}", few.estimate());
         assert_eq!(Distinct::default().estimate(), 0.0);
+    }
+
+    /// The registers and the estimate are the crate's own for the same hashes, so sketches kept
+    /// before registers were set here read the same.
+    #[test]
+    fn registers_are_set_as_the_crate_sets_them() {
+        let mut ours = Distinct::default();
+        let mut theirs = HyperLogLog::with_hasher(PRECISION, Prehashed);
+        for n in [0u64, 1, 5, 70, 3_000, 40_000, 250_000] {
+            // Hashes with every trailing-zero count, up to all 64 bits zero.
+            let hash = match n {
+                0 => 0,
+                1 => 1 << 63,
+                _ => mix(n) >> (n % 60),
+            };
+            ours.add_hash(hash);
+            theirs.insert_hash(hash);
+            (0..n).for_each(|k| {
+                ours.add_number(k);
+                theirs.insert_hash(mix(k));
+            });
+            assert_eq!(&ours.registers[..], theirs.parts().0, "{n}");
+            let (a, b) = (ours.estimate(), theirs.raw_count());
+            assert!((a - b).abs() <= b * 1e-9, "{n}: {a} {b}");
+        }
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! one `u128`, read straight from Arrow's value buffer: counting it is a load, a mask and an
 //! integer hash, where a `String` key cost a string hash, a `memcmp` and a call each (half of a
 //! low-cardinality text column's profile time, issue 37). Longer values keep `String` keys.
+//! In front of the map, a small direct-mapped table finds a value seen before without the map's
+//! hash and probe.
 
 use std::collections::HashMap;
 
@@ -14,10 +16,32 @@ type Fast = foldhash::fast::RandomState;
 /// top one, so two different values never share a key.
 const SHORT: usize = 15;
 
-#[derive(Default)]
+/// Slots of the table in front of the map (a power of two): 2 KiB a column.
+const FRONT: usize = 64;
+
 pub struct TextCounts {
-    short: HashMap<u128, (String, u64), Fast>,
+    /// A short value's key and its place in `values`.
+    short: HashMap<u128, usize, Fast>,
+    values: Vec<(String, u64)>,
+    /// Keys found lately, direct-mapped, with their place in `values` plus one (0: free).
+    front: Box<[(u128, u32); FRONT]>,
     long: HashMap<String, u64, Fast>,
+}
+
+impl Default for TextCounts {
+    fn default() -> TextCounts {
+        TextCounts {
+            short: HashMap::default(),
+            values: Vec::new(),
+            front: Box::new([(0, 0); FRONT]),
+            long: HashMap::default(),
+        }
+    }
+}
+
+fn front_slot(key: u128) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64);
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - FRONT.trailing_zeros())) as usize
 }
 
 /// The key of `data[start..end]` when it has at most [`SHORT`] bytes.
@@ -43,7 +67,23 @@ fn short_key(data: &[u8], start: usize, end: usize) -> Option<u128> {
 impl TextCounts {
     /// The number of different values counted.
     pub fn len(&self) -> usize {
-        self.short.len() + self.long.len()
+        self.values.len() + self.long.len()
+    }
+
+    /// The count of the short value `key`, if counted: from its slot in front, else from the
+    /// map (and then put in front).
+    #[inline(always)]
+    fn short_count(&mut self, key: u128) -> Option<&mut u64> {
+        let slot = front_slot(key);
+        let (kept, place) = self.front[slot];
+        let at = if place != 0 && kept == key {
+            place as usize - 1
+        } else {
+            let at = *self.short.get(&key)?;
+            self.front[slot] = (key, at as u32 + 1);
+            at
+        };
+        Some(&mut self.values[at].1)
     }
 
     /// Counts the non-null values of `a` from the first on while at most `max` different ones
@@ -57,7 +97,7 @@ impl TextCounts {
             }
             let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
             let count = match short_key(data, start, end) {
-                Some(key) => self.short.get_mut(&key).map(|(_, n)| n),
+                Some(key) => self.short_count(key),
                 None => self.long.get_mut(a.value(i)),
             };
             if let Some(n) = count {
@@ -75,14 +115,20 @@ impl TextCounts {
     pub fn add(&mut self, value: &str, n: u64) {
         let bytes = value.as_bytes();
         match short_key(bytes, 0, bytes.len()) {
-            Some(key) => self.short.entry(key).or_insert((value.into(), 0)).1 += n,
+            Some(key) => match self.short.get(&key) {
+                Some(&at) => self.values[at].1 += n,
+                None => {
+                    self.short.insert(key, self.values.len());
+                    self.values.push((value.into(), n));
+                }
+            },
             None => *self.long.entry(value.into()).or_insert(0) += n,
         }
     }
 
     /// Each value and its count, in no particular order.
     pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
-        let short = self.short.values().map(|(v, n)| (v.as_str(), *n));
+        let short = self.values.iter().map(|(v, n)| (v.as_str(), *n));
         short.chain(self.long.iter().map(|(v, n)| (v.as_str(), *n)))
     }
 }
@@ -150,5 +196,23 @@ mod tests {
         c.add("x", 5);
         let x = c.entries().find(|(v, _)| *v == "x").unwrap();
         assert_eq!(x.1, 7);
+    }
+
+    #[test]
+    fn values_sharing_a_front_slot_are_counted_apart() {
+        // 200 values in 64 slots: many share one, and they alternate in it.
+        let names: Vec<String> = (0..200).map(|i| format!("v{i}")).collect();
+        let all: Vec<&str> = (0..3)
+            .flat_map(|_| names.iter().map(String::as_str))
+            .collect();
+        let a = StringArray::from(all);
+        let mut c = TextCounts::default();
+        assert_eq!(c.count_batch(&a, 1000), None);
+        assert_eq!(c.len(), 200);
+        assert!(c.entries().all(|(_, n)| n == 3));
+        let slots: std::collections::HashSet<usize> = (names.iter())
+            .map(|v| front_slot(short_key(v.as_bytes(), 0, v.len()).unwrap()))
+            .collect();
+        assert!(slots.len() < names.len());
     }
 }
