@@ -8,6 +8,33 @@ use serde::{Deserialize, Serialize};
 /// Bins kept per column.
 pub const FINE: usize = 256;
 
+/// Histograms a batch is counted into, in turn (a power of two).
+const LANES: usize = 4;
+
+/// A batch's counts, in [`LANES`] histograms taken in turn, so that a run of values in one bin
+/// (sorted ids, one day's dates) does not wait on the store of the count before: that chain
+/// was the largest part of the profile's time for sorted ids (`perf`, issue 37). A multiply
+/// per value instead of a division.
+pub struct BatchCounts {
+    lo: f64,
+    per_unit: f64,
+    /// A batch has far fewer than 2^32 values.
+    lanes: [[u32; FINE]; LANES],
+    next: usize,
+}
+
+impl BatchCounts {
+    /// Counts `x` unless it is NaN or infinite.
+    #[inline(always)]
+    pub fn add(&mut self, x: f64) {
+        if x.is_finite() {
+            let i = (((x - self.lo) * self.per_unit) as usize).min(FINE - 1);
+            self.lanes[self.next & (LANES - 1)][i] += 1;
+            self.next += 1;
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Bins {
     /// The first bin's lower end.
@@ -65,13 +92,30 @@ impl Bins {
         self.width *= 2.0;
     }
 
-    /// Counts `value`, which [`Self::cover`] has made room for.
-    /// What a tight loop adds values with, after [`Bins::cover`]: the range's start, bins per
-    /// unit (a multiply per value instead of a division) and the counts.
-    pub fn adder(&mut self) -> (f64, f64, &mut [u64]) {
-        (self.lo, 1.0 / self.width, &mut self.counts)
+    /// Where a batch's values are counted, after [`Self::cover`] made room for them; its counts
+    /// join these with [`Self::add_batch`].
+    pub fn batch(&self) -> BatchCounts {
+        BatchCounts {
+            lo: self.lo,
+            per_unit: 1.0 / self.width,
+            lanes: [[0; FINE]; LANES],
+            next: 0,
+        }
     }
 
+    pub fn add_batch(&mut self, batch: &BatchCounts) {
+        // No room was made: the batch had no finite value.
+        if self.counts.is_empty() {
+            return;
+        }
+        for lane in &batch.lanes {
+            for (count, n) in self.counts.iter_mut().zip(lane) {
+                *count += u64::from(*n);
+            }
+        }
+    }
+
+    /// Counts `value`, which [`Self::cover`] has made room for.
     pub fn add(&mut self, value: f64) {
         let i = ((value - self.lo) / self.width) as usize;
         self.counts[i.min(FINE - 1)] += 1;
@@ -123,6 +167,32 @@ mod tests {
 
     fn total(b: &Bins) -> u64 {
         b.counts.iter().sum()
+    }
+
+    /// A batch counts as one value at a time would: sorted runs, a spread, NaN and infinities.
+    #[test]
+    fn a_batch_counts_as_values_added_one_by_one() {
+        let mut values: Vec<f64> = (0..10_000).map(f64::from).collect();
+        values.extend((0..5_000).map(|i| ((i * 7919) % 10_000) as f64 + 0.5));
+        values.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 9_999.0]);
+        let (mut one_by_one, mut batched) = (Bins::default(), Bins::default());
+        one_by_one.cover(0.0, 9_999.5);
+        batched.cover(0.0, 9_999.5);
+        values
+            .iter()
+            .filter(|v| v.is_finite())
+            .for_each(|v| one_by_one.add(*v));
+        let mut batch = batched.batch();
+        values.iter().for_each(|v| batch.add(*v));
+        batched.add_batch(&batch);
+        assert_eq!(batched, one_by_one);
+        assert_eq!(total(&batched), 15_001);
+        // A batch with no finite value, before any room was made: nothing counted.
+        let mut empty = Bins::default();
+        let mut batch = empty.batch();
+        batch.add(f64::NAN);
+        empty.add_batch(&batch);
+        assert_eq!(empty, Bins::default());
     }
 
     #[test]

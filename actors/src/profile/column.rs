@@ -237,22 +237,20 @@ impl ColumnProfiler {
     ) {
         let counting = matches!(self.frequent, Some(Counts::Numbers(_)));
         if let Some(bins) = &mut self.bins {
-            let (lo, per_unit, counts) = bins.adder();
-            let last = counts.len() - 1;
-            let mut bin = |x: f64| {
-                if x.is_finite() {
-                    counts[(((x - lo) * per_unit) as usize).min(last)] += 1;
-                }
-            };
-            if !counting {
+            let mut batch = bins.batch();
+            if counting {
+                each_value(a, |v| batch.add(value(v)));
+            } else {
                 let distinct = &mut self.distinct;
                 each_value(a, |v| {
-                    bin(value(v));
+                    batch.add(value(v));
                     distinct.add_number(key(v));
                 });
+            }
+            bins.add_batch(&batch);
+            if !counting {
                 return;
             }
-            each_value(a, |v| bin(value(v)));
         }
         if counting {
             each_value(a, |v| self.count_number(key(v), 1, || bound(v)));
