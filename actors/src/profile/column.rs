@@ -237,13 +237,17 @@ impl ColumnProfiler {
     ) {
         let counting = matches!(self.frequent, Some(Counts::Numbers(_)));
         if let Some(bins) = &mut self.bins {
-            let mut batch = bins.batch();
+            let (mut batch, mut n) = (bins.batch(), 0usize);
             if counting {
-                each_value(a, |v| batch.add(value(v)));
+                each_value(a, |v| {
+                    batch.add(value(v), n);
+                    n += 1;
+                });
             } else {
                 let distinct = &mut self.distinct;
                 each_value(a, |v| {
-                    batch.add(value(v));
+                    batch.add(value(v), n);
+                    n += 1;
                     distinct.add_number(key(v));
                 });
             }
