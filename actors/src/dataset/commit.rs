@@ -43,7 +43,8 @@ pub struct StagedUpload {
 ///    under their keys, durably (on the local folder: renamed into place, folders fsynced).
 /// 4. One durable transaction records them with their unique keys, retires the replaced files
 ///    (their keys dropped) from the live manifest, numbers the commit, keeps the upload's
-///    profile and marks the job SUCCESS; readers see the old set or the new one, never a mix, also after a power cut.
+///    profile and marks the job SUCCESS; readers see the old set or the new one, never a mix,
+///    also after a power cut.
 /// 5. Replaced files stay for the commits before this one: retention deletes them later
 ///    ([`crate::history::expire`]).
 pub(super) fn commit(
