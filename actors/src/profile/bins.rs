@@ -114,7 +114,9 @@ impl Bins {
         }
     }
 
-    /// Counts `value`, which [`Self::cover`] has made room for.
+    /// Counts `value`, which [`Self::cover`] has made room for: the reference a batch's counts
+    /// are tested against (uploads count through [`Self::batch`]).
+    #[cfg(test)]
     pub fn add(&mut self, value: f64) {
         let i = ((value - self.lo) / self.width) as usize;
         self.counts[i.min(FINE - 1)] += 1;
