@@ -8,6 +8,7 @@
 #[cfg(test)]
 pub(crate) mod conformance;
 pub(crate) mod interface;
+mod key_runs;
 pub mod postgres;
 pub mod refusal;
 pub(crate) mod sqlite;

@@ -109,7 +109,9 @@ pub(super) fn find_clashes(
     let mut unindexed = false;
     for column in indexed(&output.unique) {
         let values = keyed(column);
-        let keys: Vec<Vec<u8>> = values.keys().cloned().collect();
+        // In key order: the index merge-joins them against its sorted runs.
+        let mut keys: Vec<Vec<u8>> = values.keys().cloned().collect();
+        keys.sort_unstable();
         let Some(mut hits) =
             catalog.stored_keys(target.dataset_id, target.version, &column.name, &keys)?
         else {

@@ -61,7 +61,8 @@ pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, &UniqueValue> {
     column.values.iter().map(|v| (index_key(v), v)).collect()
 }
 
-/// The keys of each staged file's indexed columns, in the files' order (what the commit records).
+/// The keys of each staged file's indexed columns, in the files' order, each list sorted (what
+/// the commit records).
 /// Reads the staged files' unique columns back: the cost of the upload, not of the dataset.
 pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
     output
@@ -77,6 +78,8 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
                     let mut keys = Vec::with_capacity(file.rows as usize);
                     column_values(handle, column, &mut |_, v| keys.push(index_key(&v)))
                         .map_err(|e| at(&e))?;
+                    // Sorted here, off the catalog's lock: the commit merges the files' lists.
+                    keys.sort_unstable();
                     Ok(ColumnKeys {
                         column: column.name.clone(),
                         keys,

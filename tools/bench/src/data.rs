@@ -11,6 +11,8 @@ pub struct Shape {
     /// Share of rows (0..1) given a bad int; any file holding one is refused whole (422).
     pub invalid_rows: f64,
     pub seed: u64,
+    /// Whether the schema declares `id` unique (its values are unique across files either way).
+    pub unique_id: bool,
 }
 
 const KINDS: [(&str, &str); 5] = [
@@ -22,11 +24,12 @@ const KINDS: [(&str, &str); 5] = [
 ];
 
 impl Shape {
-    /// The schema's columns: `part` (partition), `id` (unique across every file), then values.
+    /// The schema's columns: `part` (partition), `id` (distinct across every file; declared
+    /// `unique` with [`Shape::unique_id`]), then values.
     pub fn columns_json(&self) -> serde_json::Value {
         let mut cols = vec![
             serde_json::json!({"name": "part", "data_type": "string", "allow_null": false, "partition_index": 0}),
-            serde_json::json!({"name": "id", "data_type": "int", "allow_null": false}),
+            serde_json::json!({"name": "id", "data_type": "int", "allow_null": false, "unique": self.unique_id}),
         ];
         for i in 0..self.columns {
             let (kind, format) = KINDS[i % KINDS.len()];
@@ -116,6 +119,7 @@ mod tests {
             partitions: 4,
             invalid_rows,
             seed: 7,
+            unique_id: false,
         }
     }
 
@@ -126,6 +130,20 @@ mod tests {
         let (csv, invalid) = shape(0.0).file(0);
         assert_eq!(invalid, 0);
         assert_eq!(csv.iter().filter(|b| **b == b'\n').count(), 101);
+    }
+
+    #[test]
+    fn the_id_is_declared_unique_on_request() {
+        let id = |unique_id| {
+            Shape {
+                unique_id,
+                ..shape(0.0)
+            }
+            .columns_json()[1]["unique"]
+                .clone()
+        };
+        assert_eq!(id(true), serde_json::json!(true));
+        assert_eq!(id(false), serde_json::json!(false));
     }
 
     #[test]

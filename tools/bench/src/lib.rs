@@ -63,6 +63,10 @@ pub struct BenchArgs {
     /// server for the cores when both run on one machine.
     #[arg(long)]
     pub pregenerate: bool,
+    /// Declare the `id` column `unique` (its values are distinct across files either way), so
+    /// every commit checks and records its keys, as a keyed dataset's uploads do.
+    #[arg(long)]
+    pub unique: bool,
     /// Machine-readable summary on stdout.
     #[arg(long)]
     pub json: bool,
@@ -195,6 +199,7 @@ pub async fn run(args: BenchArgs) -> Result<Report, String> {
         partitions: args.partitions,
         invalid_rows: args.invalid_rows,
         seed: args.seed,
+        unique_id: args.unique,
     };
     let names = create_datasets(&client, &args, &shape).await?;
     let files = Files::prepare(&args, &shape).await?;

@@ -10,6 +10,7 @@ mod datasets;
 mod history;
 mod ids;
 mod jobs;
+mod key_runs;
 mod manifest;
 mod profiles;
 mod subjects;
@@ -142,6 +143,14 @@ const CASES: &[(&str, Case)] = &[
     (
         "unique_keys::backfill_and_refusals",
         unique_keys::backfill_and_refusals,
+    ),
+    (
+        "key_runs::runs_merge_and_forget_dead_keys",
+        key_runs::runs_merge_and_forget_dead_keys,
+    ),
+    (
+        "key_runs::large_runs_span_blocks",
+        key_runs::large_runs_span_blocks,
     ),
     (
         "swaps::merged_files_keep_keys_and_lose_a_raw_file_exactly",

@@ -127,9 +127,7 @@ fn record_commit(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
         let gone = history::retire_where(db, "id = ANY($2)", &[&commit.replaced], number)?;
         rows_removed = gone.iter().map(|(_, rows)| rows).sum();
     }
-    for n in 0..commit.files.len() {
-        unique_keys::record_file_keys(db, commit, n)?;
-    }
+    unique_keys::record_new_keys(db, commit)?;
     history::record_upload(db, commit, number, rows_removed)?;
     let succeeded = db.execute(
         "UPDATE jobs SET status = $1, step = $2, finished_at = $3 WHERE job_id = $4 AND status = $5",

@@ -1,12 +1,11 @@
-//! The unique index in PostgreSQL (as SQLite's `unique_keys`, with `key_origins`), with keys sent as arrays so that
-//! an upload costs a few round trips, not one per value.
+//! The unique index in PostgreSQL: runs of sorted keys (`catalog::key_runs`), as SQLite's.
+
+use std::collections::HashMap;
 
 use super::pool::Db;
-use crate::catalog::{ColumnKeys, KeyHit, UploadCommit};
+use crate::catalog::key_runs::{self, BlockRow, IndexOf, NewBlock, RunRow, RunStore};
+use crate::catalog::{KeyHit, UploadCommit};
 use crate::error::Result;
-
-/// Keys per statement: bounded messages whatever the upload's size.
-const CHUNK: usize = 10_000;
 
 /// See [`crate::catalog::interface::ManifestCatalog::stored_keys`]; inside one snapshot.
 pub(super) fn stored_keys(
@@ -23,85 +22,144 @@ pub(super) fn stored_keys(
     if pending.is_some() {
         return Ok(None);
     }
-    let mut hits = Vec::new();
-    for chunk in keys.chunks(CHUNK) {
-        let chunk = chunk.to_vec();
-        for row in db.query(
-            "SELECT k.key, o.partition_path FROM unique_keys k JOIN key_origins o ON o.id = k.origin
-             WHERE k.dataset_id = $1 AND k.version = $2 AND k.column_name = $3
-               AND k.key = ANY($4)",
-            &[&dataset_id, &version, &column, &chunk],
-        )? {
-            hits.push(KeyHit {
-                key: row.try_get(0)?,
-                partition_path: row.try_get(1)?,
-            });
-        }
+    let index = IndexOf {
+        dataset_id,
+        version,
+        column,
+    };
+    let mut sorted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    if !sorted.is_sorted() {
+        sorted.sort_unstable();
     }
-    Ok(Some(hits))
+    sorted.dedup();
+    key_runs::find(&Store(db), index, &sorted).map(Some)
 }
 
-/// Where keys came from: the version, the raw file and the partition.
-struct Origin<'a> {
-    dataset_id: i64,
-    version: i64,
-    raw_filename: &'a str,
-    partition_path: &'a str,
-}
+/// The index's rows in PostgreSQL.
+struct Store<'d, 'c>(&'d Db<'c>);
 
-/// The number of `origin`, recorded on first use.
-fn origin_id(db: &Db<'_>, origin: &Origin<'_>) -> Result<i64> {
-    // The no-op update makes RETURNING answer for an origin recorded before, too.
-    let row = db.query_one(
-        "INSERT INTO key_origins (dataset_id, version, raw_filename, partition_path)
-         VALUES ($1, $2, $3, $4)
-         ON CONFLICT (dataset_id, version, raw_filename, partition_path)
-         DO UPDATE SET raw_filename = EXCLUDED.raw_filename RETURNING id",
-        &[
-            &origin.dataset_id,
-            &origin.version,
-            &origin.raw_filename,
-            &origin.partition_path,
-        ],
-    )?;
-    Ok(row.try_get(0)?)
-}
+impl RunStore for Store<'_, '_> {
+    fn runs(&self, index: IndexOf<'_>) -> Result<Vec<RunRow>> {
+        let rows = self.0.query(
+            "SELECT id, level, min_key, max_key FROM key_runs
+             WHERE dataset_id = $1 AND version = $2 AND column_name = $3 AND finished",
+            &[&index.dataset_id, &index.version, &index.column],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(RunRow {
+                    id: r.try_get(0)?,
+                    level: r.try_get(1)?,
+                    min_key: r.try_get(2)?,
+                    max_key: r.try_get(3)?,
+                })
+            })
+            .collect()
+    }
 
-/// Records `keys`. A key already stored is an error: the checks before the commit rule that out.
-fn insert(db: &Db<'_>, origin: &Origin<'_>, keys: &ColumnKeys) -> Result<()> {
-    let id = origin_id(db, origin)?;
-    for chunk in keys.keys.chunks(CHUNK) {
-        let chunk = chunk.to_vec();
-        db.execute(
-            "INSERT INTO unique_keys (dataset_id, version, column_name, key, origin)
-             SELECT $1, $2, $3, k, $4 FROM unnest($5::bytea[]) AS k",
+    fn blocks(&self, run: i64) -> Result<Vec<BlockRow>> {
+        let rows = self.0.query(
+            "SELECT block, min_key, max_key FROM key_run_blocks WHERE run_id = $1 ORDER BY block",
+            &[&run],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(BlockRow {
+                    block: r.try_get(0)?,
+                    min_key: r.try_get(1)?,
+                    max_key: r.try_get(2)?,
+                })
+            })
+            .collect()
+    }
+
+    fn bloom(&self, run: i64, block: i64) -> Result<Vec<u8>> {
+        let row = self.0.query_one(
+            "SELECT bloom FROM key_run_blocks WHERE run_id = $1 AND block = $2",
+            &[&run, &block],
+        )?;
+        Ok(row.try_get(0)?)
+    }
+
+    fn entries(&self, run: i64, block: i64) -> Result<Vec<u8>> {
+        let row = self.0.query_one(
+            "SELECT entries FROM key_run_blocks WHERE run_id = $1 AND block = $2",
+            &[&run, &block],
+        )?;
+        Ok(row.try_get(0)?)
+    }
+
+    fn new_run(&self, index: IndexOf<'_>) -> Result<i64> {
+        let row = self.0.query_one(
+            "INSERT INTO key_runs (dataset_id, version, column_name) VALUES ($1, $2, $3)
+             RETURNING id",
+            &[&index.dataset_id, &index.version, &index.column],
+        )?;
+        Ok(row.try_get(0)?)
+    }
+
+    fn add_block(&self, b: &NewBlock<'_>) -> Result<()> {
+        self.0.execute(
+            "INSERT INTO key_run_blocks (run_id, block, min_key, max_key, bloom, entries)
+             VALUES ($1, $2, $3, $4, $5, $6)",
             &[
-                &origin.dataset_id,
-                &origin.version,
-                &keys.column,
-                &id,
-                &chunk,
+                &b.run, &b.block, &b.min_key, &b.max_key, &b.bloom, &b.entries,
             ],
         )?;
+        Ok(())
     }
-    Ok(())
+
+    fn finish_run(&self, run: i64, level: i64, count: i64, min: &[u8], max: &[u8]) -> Result<()> {
+        self.0.execute(
+            "UPDATE key_runs SET finished = true, level = $2, entries = $3, min_key = $4,
+             max_key = $5 WHERE id = $1",
+            &[&run, &level, &count, &min, &max],
+        )?;
+        Ok(())
+    }
+
+    fn drop_run(&self, run: i64) -> Result<()> {
+        self.0
+            .execute("DELETE FROM key_runs WHERE id = $1", &[&run])?;
+        Ok(())
+    }
+
+    fn origin_id(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+        partition_path: &str,
+    ) -> Result<i64> {
+        // The no-op update makes RETURNING answer for an origin recorded before, too.
+        let row = self.0.query_one(
+            "INSERT INTO key_origins (dataset_id, version, raw_filename, partition_path)
+             VALUES ($1, $2, $3, $4)
+             ON CONFLICT (dataset_id, version, raw_filename, partition_path)
+             DO UPDATE SET raw_filename = EXCLUDED.raw_filename RETURNING id",
+            &[&dataset_id, &version, &raw_filename, &partition_path],
+        )?;
+        Ok(row.try_get(0)?)
+    }
+
+    fn origins(&self, dataset_id: i64, version: i64) -> Result<HashMap<i64, String>> {
+        let rows = self.0.query(
+            "SELECT id, partition_path FROM key_origins WHERE dataset_id = $1 AND version = $2",
+            &[&dataset_id, &version],
+        )?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect()
+    }
 }
 
 /// The commit's backfill, inside its transaction and before the replaced partitions' keys are
-/// dropped.
+/// dropped; the version is indexed from then on.
 pub(super) fn record_backfill(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
-    let Some(backfill) = &commit.backfill else {
+    if commit.backfill.is_none() {
         return Ok(());
-    };
-    for stored in backfill {
-        let origin = Origin {
-            dataset_id: commit.dataset_id,
-            version: commit.version,
-            raw_filename: &stored.raw_filename,
-            partition_path: &stored.partition_path,
-        };
-        insert(db, &origin, &stored.keys)?;
     }
+    key_runs::record_backfill(&Store(db), commit)?;
     db.execute(
         "DELETE FROM unique_keys_pending WHERE dataset_id = $1 AND version = $2",
         &[&commit.dataset_id, &commit.version],
@@ -109,17 +167,18 @@ pub(super) fn record_backfill(db: &Db<'_>, commit: &UploadCommit) -> Result<()> 
     Ok(())
 }
 
-/// The keys of the commit's `n`th new data file, after the replaced partitions' keys were dropped.
-pub(super) fn record_file_keys(db: &Db<'_>, commit: &UploadCommit, n: usize) -> Result<()> {
-    let file = &commit.files[n];
-    let origin = Origin {
-        dataset_id: commit.dataset_id,
-        version: commit.version,
-        raw_filename: &commit.raw_filename,
-        partition_path: &file.partition_path,
-    };
-    for keys in &file.unique_keys {
-        insert(db, &origin, keys)?;
+/// The keys of the commit's new data files, after the replaced files' keys were dropped.
+pub(super) fn record_new_keys(db: &Db<'_>, commit: &UploadCommit) -> Result<()> {
+    key_runs::record_new_keys(&Store(db), commit)
+}
+
+/// Drops the whole index of a version (its origins and runs), to be rebuilt from the files.
+pub(super) fn drop_version_keys(db: &Db<'_>, dataset_id: i64, version: i64) -> Result<()> {
+    for sql in [
+        "DELETE FROM key_origins WHERE dataset_id = $1 AND version = $2",
+        "DELETE FROM key_runs WHERE dataset_id = $1 AND version = $2",
+    ] {
+        db.execute(sql, &[&dataset_id, &version])?;
     }
     Ok(())
 }

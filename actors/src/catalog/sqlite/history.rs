@@ -302,10 +302,7 @@ fn rollback(
     }
     // The index no longer matches the live rows: rebuilt from the files by the next commit that
     // checks a unique column (as for a version stored before the index existed).
-    tx.execute(
-        "DELETE FROM key_origins WHERE dataset_id = ?1 AND version = ?2",
-        params![dataset_id, version],
-    )?;
+    super::unique_keys::drop_version_keys(tx, dataset_id, version)?;
     tx.execute(
         "INSERT OR IGNORE INTO unique_keys_pending (dataset_id, version) VALUES (?1, ?2)",
         params![dataset_id, version],

@@ -118,9 +118,7 @@ fn record_commit(tx: &Transaction<'_>, commit: &UploadCommit) -> Result<()> {
         let gone = history::retire_where(tx, "id = ?1", &[id], number)?;
         rows_removed += gone.iter().map(|(_, rows)| rows).sum::<i64>();
     }
-    for n in 0..commit.files.len() {
-        unique_keys::record_file_keys(tx, commit, n)?;
-    }
+    unique_keys::record_new_keys(tx, commit)?;
     history::record_upload(tx, commit, number, rows_removed)?;
     let succeeded = tx.execute(
         "UPDATE jobs SET status = ?1, step = ?2, finished_at = ?3 WHERE job_id = ?4 AND status = ?5",

@@ -347,6 +347,48 @@ pub(super) const MIGRATIONS: &[&str] = &[
     CREATE INDEX data_files_by_commit ON data_files (dataset_id, version, added_commit);
     CREATE INDEX retired_files_by_commit ON retired_files (dataset_id, version, added_commit);
     "#,
+    // 17: the unique index as sorted runs of keys (`catalog::key_runs`) instead of a row per key.
+    // Keys recorded before are dropped and their versions marked pending: the next commit that
+    // checks a unique column there records them again from the files, as one run. Origins are
+    // numbered by AUTOINCREMENT from now on: a run's entry names an origin id, which must never
+    // come back for another origin once dropped.
+    r#"
+    INSERT OR IGNORE INTO unique_keys_pending (dataset_id, version)
+        SELECT DISTINCT dataset_id, version FROM key_origins;
+    DROP TABLE unique_keys;
+    DROP TABLE key_origins;
+    CREATE TABLE key_origins (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset_id     INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version        INTEGER NOT NULL,
+        raw_filename   TEXT NOT NULL,
+        partition_path TEXT NOT NULL,
+        UNIQUE (dataset_id, version, raw_filename, partition_path)
+    );
+    CREATE TABLE key_runs (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        dataset_id  INTEGER NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+        version     INTEGER NOT NULL,
+        column_name TEXT NOT NULL,
+        finished    INTEGER NOT NULL DEFAULT 0,
+        level       INTEGER NOT NULL DEFAULT 0,
+        entries     INTEGER NOT NULL DEFAULT 0,
+        min_key     BLOB NOT NULL DEFAULT x'',
+        max_key     BLOB NOT NULL DEFAULT x''
+    );
+    CREATE INDEX key_runs_by_column ON key_runs (dataset_id, version, column_name);
+    -- The small columns first: listing blocks reads no overflow page of the blobs.
+    CREATE TABLE key_run_blocks (
+        id      INTEGER PRIMARY KEY,
+        run_id  INTEGER NOT NULL REFERENCES key_runs (id) ON DELETE CASCADE,
+        block   INTEGER NOT NULL,
+        min_key BLOB NOT NULL,
+        max_key BLOB NOT NULL,
+        bloom   BLOB NOT NULL,
+        entries BLOB NOT NULL,
+        UNIQUE (run_id, block)
+    );
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -1,9 +1,13 @@
-//! The unique index in SQLite: keys of `unique` columns per version, each with its origin (the
-//! raw file and partition its row came from, numbered in `key_origins`: a key row stays small).
+//! The unique index in SQLite: runs of sorted keys (`catalog::key_runs`) in `key_runs` and
+//! `key_run_blocks`, each key with its origin (the raw file and partition its row came from,
+//! numbered in `key_origins`).
+
+use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use crate::catalog::{ColumnKeys, KeyHit, UploadCommit};
+use crate::catalog::key_runs::{self, BlockRow, IndexOf, NewBlock, RunRow, RunStore};
+use crate::catalog::{KeyHit, UploadCommit};
 use crate::error::Result;
 
 /// Whether the version's files were stored before the index existed (keys not recorded yet).
@@ -26,94 +30,147 @@ pub(super) fn stored_keys(
     if pending(conn, dataset_id, version)? {
         return Ok(None);
     }
-    // One indexed point lookup per key: in-process, so cheaper than building a temporary table.
-    let mut lookup = conn.prepare_cached(
-        "SELECT o.partition_path FROM unique_keys k JOIN key_origins o ON o.id = k.origin
-         WHERE k.dataset_id = ?1 AND k.version = ?2 AND k.column_name = ?3 AND k.key = ?4",
-    )?;
-    let mut hits = Vec::new();
-    for key in keys {
-        let found = lookup
-            .query_row(params![dataset_id, version, column, key], |r| {
-                r.get::<_, String>(0)
+    let index = IndexOf {
+        dataset_id,
+        version,
+        column,
+    };
+    let mut sorted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+    if !sorted.is_sorted() {
+        sorted.sort_unstable();
+    }
+    sorted.dedup();
+    key_runs::find(&Store(conn), index, &sorted).map(Some)
+}
+
+/// The index's rows in SQLite.
+struct Store<'c>(&'c Connection);
+
+impl RunStore for Store<'_> {
+    fn runs(&self, index: IndexOf<'_>) -> Result<Vec<RunRow>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, level, min_key, max_key FROM key_runs
+             WHERE dataset_id = ?1 AND version = ?2 AND column_name = ?3 AND finished = 1",
+        )?;
+        let rows = stmt.query_map(
+            params![index.dataset_id, index.version, index.column],
+            |r| {
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    level: r.get(1)?,
+                    min_key: r.get(2)?,
+                    max_key: r.get(3)?,
+                })
+            },
+        )?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn blocks(&self, run: i64) -> Result<Vec<BlockRow>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT block, min_key, max_key FROM key_run_blocks WHERE run_id = ?1 ORDER BY block",
+        )?;
+        let rows = stmt.query_map([run], |r| {
+            Ok(BlockRow {
+                block: r.get(0)?,
+                min_key: r.get(1)?,
+                max_key: r.get(2)?,
             })
-            .optional()?;
-        if let Some(partition_path) = found {
-            hits.push(KeyHit {
-                key: key.clone(),
-                partition_path,
-            });
-        }
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
-    Ok(Some(hits))
-}
 
-/// Where keys came from: the version, the raw file and the partition.
-struct Origin<'a> {
-    dataset_id: i64,
-    version: i64,
-    raw_filename: &'a str,
-    partition_path: &'a str,
-}
-
-/// The number of `origin`, recorded on first use.
-fn origin_id(conn: &Connection, origin: &Origin<'_>) -> Result<i64> {
-    let values = params![
-        origin.dataset_id,
-        origin.version,
-        origin.raw_filename,
-        origin.partition_path
-    ];
-    conn.prepare_cached(
-        "INSERT OR IGNORE INTO key_origins (dataset_id, version, raw_filename, partition_path)
-         VALUES (?1, ?2, ?3, ?4)",
-    )?
-    .execute(values)?;
-    Ok(conn
-        .prepare_cached(
-            "SELECT id FROM key_origins
-             WHERE dataset_id = ?1 AND version = ?2 AND raw_filename = ?3 AND partition_path = ?4",
-        )?
-        .query_row(values, |r| r.get(0))?)
-}
-
-/// Records `keys`, in key order (the B-tree's order: fewer pages touched). A key already stored
-/// is an error: the checks before the commit rule that out.
-fn insert(conn: &Connection, origin: &Origin<'_>, keys: &ColumnKeys) -> Result<()> {
-    let id = origin_id(conn, origin)?;
-    let mut sorted: Vec<&Vec<u8>> = keys.keys.iter().collect();
-    sorted.sort_unstable();
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO unique_keys (dataset_id, version, column_name, key, origin)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    for key in sorted {
-        insert.execute(params![
-            origin.dataset_id,
-            origin.version,
-            keys.column,
-            key,
-            id
-        ])?;
+    fn bloom(&self, run: i64, block: i64) -> Result<Vec<u8>> {
+        Ok(self
+            .0
+            .prepare_cached("SELECT bloom FROM key_run_blocks WHERE run_id = ?1 AND block = ?2")?
+            .query_row([run, block], |r| r.get(0))?)
     }
-    Ok(())
+
+    fn entries(&self, run: i64, block: i64) -> Result<Vec<u8>> {
+        Ok(self
+            .0
+            .prepare_cached("SELECT entries FROM key_run_blocks WHERE run_id = ?1 AND block = ?2")?
+            .query_row([run, block], |r| r.get(0))?)
+    }
+
+    fn new_run(&self, index: IndexOf<'_>) -> Result<i64> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO key_runs (dataset_id, version, column_name) VALUES (?1, ?2, ?3)",
+            )?
+            .execute(params![index.dataset_id, index.version, index.column])?;
+        Ok(self.0.last_insert_rowid())
+    }
+
+    fn add_block(&self, b: &NewBlock<'_>) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "INSERT INTO key_run_blocks (run_id, block, min_key, max_key, bloom, entries)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                b.run, b.block, b.min_key, b.max_key, b.bloom, b.entries
+            ])?;
+        Ok(())
+    }
+
+    fn finish_run(&self, run: i64, level: i64, count: i64, min: &[u8], max: &[u8]) -> Result<()> {
+        self.0
+            .prepare_cached(
+                "UPDATE key_runs SET finished = 1, level = ?2, entries = ?3, min_key = ?4,
+                 max_key = ?5 WHERE id = ?1",
+            )?
+            .execute(params![run, level, count, min, max])?;
+        Ok(())
+    }
+
+    fn drop_run(&self, run: i64) -> Result<()> {
+        self.0
+            .prepare_cached("DELETE FROM key_runs WHERE id = ?1")?
+            .execute([run])?;
+        Ok(())
+    }
+
+    fn origin_id(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+        partition_path: &str,
+    ) -> Result<i64> {
+        let values = params![dataset_id, version, raw_filename, partition_path];
+        self.0
+            .prepare_cached(
+                "INSERT OR IGNORE INTO key_origins (dataset_id, version, raw_filename, partition_path)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(values)?;
+        Ok(self
+            .0
+            .prepare_cached(
+                "SELECT id FROM key_origins WHERE dataset_id = ?1 AND version = ?2
+                 AND raw_filename = ?3 AND partition_path = ?4",
+            )?
+            .query_row(values, |r| r.get(0))?)
+    }
+
+    fn origins(&self, dataset_id: i64, version: i64) -> Result<HashMap<i64, String>> {
+        let mut stmt = self.0.prepare_cached(
+            "SELECT id, partition_path FROM key_origins WHERE dataset_id = ?1 AND version = ?2",
+        )?;
+        let rows = stmt.query_map([dataset_id, version], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
 }
 
 /// The commit's backfill (keys of rows stored before the index), inside its transaction and
-/// before the replaced partitions' keys are dropped.
+/// before the replaced partitions' keys are dropped; the version is indexed from then on.
 pub(super) fn record_backfill(conn: &Connection, commit: &UploadCommit) -> Result<()> {
-    let Some(backfill) = &commit.backfill else {
+    if commit.backfill.is_none() {
         return Ok(());
-    };
-    for stored in backfill {
-        let origin = Origin {
-            dataset_id: commit.dataset_id,
-            version: commit.version,
-            raw_filename: &stored.raw_filename,
-            partition_path: &stored.partition_path,
-        };
-        insert(conn, &origin, &stored.keys)?;
     }
+    key_runs::record_backfill(&Store(conn), commit)?;
     conn.execute(
         "DELETE FROM unique_keys_pending WHERE dataset_id = ?1 AND version = ?2",
         params![commit.dataset_id, commit.version],
@@ -121,18 +178,18 @@ pub(super) fn record_backfill(conn: &Connection, commit: &UploadCommit) -> Resul
     Ok(())
 }
 
-/// The keys of the commit's `n`th new data file, after the replaced partitions' keys were
-/// dropped: an OVERWRITE may store again the values it replaces.
-pub(super) fn record_file_keys(conn: &Connection, commit: &UploadCommit, n: usize) -> Result<()> {
-    let file = &commit.files[n];
-    let origin = Origin {
-        dataset_id: commit.dataset_id,
-        version: commit.version,
-        raw_filename: &commit.raw_filename,
-        partition_path: &file.partition_path,
-    };
-    for keys in &file.unique_keys {
-        insert(conn, &origin, keys)?;
+/// The keys of the commit's new data files, after the replaced files' keys were dropped.
+pub(super) fn record_new_keys(conn: &Connection, commit: &UploadCommit) -> Result<()> {
+    key_runs::record_new_keys(&Store(conn), commit)
+}
+
+/// Drops the whole index of a version (its origins and runs), to be rebuilt from the files.
+pub(super) fn drop_version_keys(conn: &Connection, dataset_id: i64, version: i64) -> Result<()> {
+    for table in ["key_origins", "key_runs"] {
+        conn.execute(
+            &format!("DELETE FROM {table} WHERE dataset_id = ?1 AND version = ?2"),
+            params![dataset_id, version],
+        )?;
     }
     Ok(())
 }

@@ -1,0 +1,142 @@
+//! A key run's block as stored: its entries (sorted keys, each with the origin of its row) and a
+//! Bloom filter over its keys, so a check loads a block's entries only for the keys the filter
+//! cannot rule out.
+
+use crate::error::{Error, Result};
+
+/// Entries per block: a block is one catalog row (about 600 KiB for `int` keys), loaded whole.
+pub(super) const BLOCK_ENTRIES: usize = 32 * 1024;
+
+/// Filter bits per key, and probes per key: about 1% false positives, as RocksDB's default.
+const BITS_PER_KEY: usize = 10;
+const PROBES: u32 = 7;
+
+/// A key of the index (a type tag and the value's bytes, at most 33 bytes) and the origin
+/// (`key_origins.id`) of the row holding it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Entry {
+    pub key: Vec<u8>,
+    pub origin: i64,
+}
+
+/// The 64-bit hash the filter probes with, computed once per key for every block it meets.
+pub(crate) fn key_hash(key: &[u8]) -> u64 {
+    twox_hash::XxHash3_64::oneshot(key)
+}
+
+/// Bit positions by double hashing (Kirsch and Mitzenmacher): two 32-bit halves of one hash.
+fn positions(hash: u64, bits: u64) -> impl Iterator<Item = u64> {
+    let h1 = hash & 0xffff_ffff;
+    let h2 = (hash >> 32) | 1;
+    (0..PROBES as u64).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+}
+
+/// A Bloom filter as stored: little-endian 64-bit words.
+pub(super) fn bloom(hashes: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
+    let words = (hashes.len() * BITS_PER_KEY).div_ceil(64).max(1);
+    let bits = (words * 64) as u64;
+    let mut set = vec![0u64; words];
+    for hash in hashes {
+        for p in positions(hash, bits) {
+            set[(p / 64) as usize] |= 1 << (p % 64);
+        }
+    }
+    set.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// A stored filter, read to be probed.
+pub(super) struct Bloom(Vec<u64>);
+
+impl Bloom {
+    pub(super) fn read(bytes: &[u8]) -> Result<Bloom> {
+        if bytes.is_empty() || bytes.len() % 8 != 0 {
+            return Err(Error::internal(format!(
+                "a unique index filter of {} bytes is damaged",
+                bytes.len()
+            )));
+        }
+        Ok(Bloom(
+            bytes
+                .chunks_exact(8)
+                // unwrap: chunks of exactly 8 bytes
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect(),
+        ))
+    }
+
+    /// False only when the key is certainly not in the block.
+    pub(super) fn may_hold(&self, hash: u64) -> bool {
+        let bits = (self.0.len() * 64) as u64;
+        positions(hash, bits).all(|p| self.0[(p / 64) as usize] & (1 << (p % 64)) != 0)
+    }
+}
+
+/// Entries as stored: per entry its key's length (one byte), the key, the origin (8 bytes LE).
+pub(super) fn encode(entries: &[Entry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(entries.iter().map(|e| e.key.len() + 9).sum());
+    for e in entries {
+        out.push(e.key.len() as u8);
+        out.extend_from_slice(&e.key);
+        out.extend_from_slice(&e.origin.to_le_bytes());
+    }
+    out
+}
+
+/// The entries of a stored block, in key order.
+pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
+    let damaged = || Error::internal("a unique index block is damaged");
+    let mut entries = Vec::new();
+    let mut at = 0;
+    while at < bytes.len() {
+        let len = bytes[at] as usize;
+        let key = bytes.get(at + 1..at + 1 + len).ok_or_else(damaged)?;
+        let origin = bytes.get(at + 1 + len..at + 9 + len).ok_or_else(damaged)?;
+        // unwrap: a slice of exactly 8 bytes
+        let origin = i64::from_le_bytes(origin.try_into().unwrap());
+        entries.push(Entry {
+            key: key.to_vec(),
+            origin,
+        });
+        at += 9 + len;
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_damage_is_refused() {
+        let entries = vec![
+            Entry {
+                key: vec![],
+                origin: 0,
+            },
+            Entry {
+                key: vec![1, 0, 0, 0, 0, 0, 0, 0, 7],
+                origin: i64::MAX,
+            },
+            Entry {
+                key: vec![5; 33],
+                origin: -1,
+            },
+        ];
+        let bytes = encode(&entries);
+        assert_eq!(decode(&bytes).unwrap(), entries);
+        assert!(decode(&bytes[..bytes.len() - 1]).is_err());
+        assert!(Bloom::read(&[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn the_filter_holds_every_key_and_rules_out_most_others() {
+        let keys: Vec<Vec<u8>> = (0..10_000u64).map(|i| i.to_be_bytes().to_vec()).collect();
+        let filter = Bloom::read(&bloom(keys.iter().map(|k| key_hash(k)))).unwrap();
+        assert!(keys.iter().all(|k| filter.may_hold(key_hash(k))));
+        let false_positives = (10_000..110_000u64)
+            .filter(|i| filter.may_hold(key_hash(&i.to_be_bytes())))
+            .count();
+        // About 1% expected; 2% leaves room for chance.
+        assert!(false_positives < 2_000, "{false_positives} of 100,000");
+    }
+}

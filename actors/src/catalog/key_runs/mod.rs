@@ -1,0 +1,400 @@
+//! The unique index as sorted runs of keys (docs/DESIGN.md, Unique index), the same on both
+//! catalogs: each commit writes one run per `unique` column (its keys sorted, each with the
+//! origin of its row, in blocks of [`block::BLOCK_ENTRIES`] with a Bloom filter each), in the
+//! commit's own transaction. A check is a merge-join of the upload's sorted keys against each run,
+//! skipping runs and blocks by their first and last keys and keys by the filters. Runs of one size
+//! tier are merged once there are [`FANOUT`] of them (size-tiered, as an LSM tree), so a check
+//! meets a few runs per tier however many commits the version had.
+//!
+//! An entry counts only while its origin (`key_origins`) exists: OVERWRITE, a raw file's deletion
+//! and erasure drop origins, and their entries in earlier runs are dead from then on (merges leave
+//! them out). Origin ids are never reused (AUTOINCREMENT, IDENTITY), so a dead entry stays dead.
+//!
+//! The catalogs implement [`RunStore`]: the rows and blobs, nothing of the algorithm.
+
+mod block;
+mod record;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+pub use block::Entry;
+use block::{bloom, decode, encode, key_hash, Bloom, BLOCK_ENTRIES};
+pub(crate) use record::{record_backfill, record_new_keys};
+
+use crate::catalog::KeyHit;
+use crate::error::Result;
+
+/// Runs of one tier merged into one: each key is rewritten about log8(keys / 8192) times.
+const FANOUT: usize = 8;
+
+/// The index of one `unique` column of one version.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct IndexOf<'a> {
+    pub dataset_id: i64,
+    pub version: i64,
+    pub column: &'a str,
+}
+
+/// A run as listed (its blocks are read on demand).
+pub(crate) struct RunRow {
+    pub id: i64,
+    pub level: i64,
+    pub min_key: Vec<u8>,
+    pub max_key: Vec<u8>,
+}
+
+/// A block's place in its run: its first and last keys.
+pub(crate) struct BlockRow {
+    pub block: i64,
+    pub min_key: Vec<u8>,
+    pub max_key: Vec<u8>,
+}
+
+/// A block as written.
+pub(crate) struct NewBlock<'a> {
+    pub run: i64,
+    pub block: i64,
+    pub min_key: &'a [u8],
+    pub max_key: &'a [u8],
+    pub bloom: &'a [u8],
+    pub entries: &'a [u8],
+}
+
+/// The rows of the index, inside the caller's transaction or snapshot.
+pub(crate) trait RunStore {
+    /// The finished runs of the index.
+    fn runs(&self, index: IndexOf<'_>) -> Result<Vec<RunRow>>;
+    /// A run's blocks in key order, without their contents.
+    fn blocks(&self, run: i64) -> Result<Vec<BlockRow>>;
+    fn bloom(&self, run: i64, block: i64) -> Result<Vec<u8>>;
+    fn entries(&self, run: i64, block: i64) -> Result<Vec<u8>>;
+    /// A new, empty run: listed by [`Self::runs`] once finished.
+    fn new_run(&self, index: IndexOf<'_>) -> Result<i64>;
+    fn add_block(&self, block: &NewBlock<'_>) -> Result<()>;
+    fn finish_run(&self, run: i64, level: i64, count: i64, min: &[u8], max: &[u8]) -> Result<()>;
+    fn drop_run(&self, run: i64) -> Result<()>;
+    /// The version's live origins and their partitions.
+    fn origins(&self, dataset_id: i64, version: i64) -> Result<HashMap<i64, String>>;
+    /// The id of an origin, recorded on first use.
+    fn origin_id(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        raw_filename: &str,
+        partition_path: &str,
+    ) -> Result<i64>;
+}
+
+/// The size tier of a run of `count` entries: 0 under 8,192, then each tier 8 times larger.
+fn level_of(count: usize) -> i64 {
+    let mut level = 0;
+    let mut bound = 8 * 1024;
+    while count >= bound {
+        level += 1;
+        bound *= FANOUT;
+    }
+    level
+}
+
+/// The live entries of `index` holding any of `keys` (ascending, no repeats), with the partition
+/// of their row. Holds one block at a time, whatever the index's size.
+pub(crate) fn find(
+    store: &dyn RunStore,
+    index: IndexOf<'_>,
+    keys: &[&[u8]],
+) -> Result<Vec<KeyHit>> {
+    let found = entries_holding(store, index, keys)?;
+    if found.is_empty() {
+        return Ok(Vec::new());
+    }
+    let origins = store.origins(index.dataset_id, index.version)?;
+    Ok(found
+        .into_iter()
+        .filter_map(|e| {
+            origins.get(&e.origin).map(|partition| KeyHit {
+                key: e.key,
+                partition_path: partition.clone(),
+            })
+        })
+        .collect())
+}
+
+/// Every entry, live or dead, whose key is one of `keys`.
+fn entries_holding(store: &dyn RunStore, index: IndexOf<'_>, keys: &[&[u8]]) -> Result<Vec<Entry>> {
+    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+        return Ok(Vec::new());
+    };
+    let mut hashes: Option<Vec<u64>> = None;
+    let mut found = Vec::new();
+    for run in store.runs(index)? {
+        if run.max_key.as_slice() < *first || run.min_key.as_slice() > *last {
+            continue;
+        }
+        for block in store.blocks(run.id)? {
+            let lo = keys.partition_point(|k| *k < block.min_key.as_slice());
+            let hi = keys.partition_point(|k| *k <= block.max_key.as_slice());
+            if lo == hi {
+                continue;
+            }
+            let hashes = hashes.get_or_insert_with(|| keys.iter().map(|k| key_hash(k)).collect());
+            let filter = Bloom::read(&store.bloom(run.id, block.block)?)?;
+            let candidates: Vec<&[u8]> = (lo..hi)
+                .filter(|&i| filter.may_hold(hashes[i]))
+                .map(|i| keys[i])
+                .collect();
+            if candidates.is_empty() {
+                continue;
+            }
+            let entries = decode(&store.entries(run.id, block.block)?)?;
+            join(&candidates, entries, &mut found);
+        }
+    }
+    Ok(found)
+}
+
+/// The entries whose key is among `candidates` (both ascending).
+fn join(candidates: &[&[u8]], entries: Vec<Entry>, found: &mut Vec<Entry>) {
+    let mut c = 0;
+    for entry in entries {
+        while c < candidates.len() && candidates[c] < entry.key.as_slice() {
+            c += 1;
+        }
+        if c == candidates.len() {
+            break;
+        }
+        if candidates[c] == entry.key.as_slice() {
+            found.push(entry);
+        }
+    }
+}
+
+/// Writes `entries` (ascending) as one run of `index`, then merges tiers that are full.
+fn add_run(store: &dyn RunStore, index: IndexOf<'_>, entries: &[Entry]) -> Result<()> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    write_run(store, index, entries.iter().cloned().map(Ok))?;
+    settle(store, index)
+}
+
+/// Writes one run from ascending entries; none when there are no entries.
+fn write_run(
+    store: &dyn RunStore,
+    index: IndexOf<'_>,
+    entries: impl Iterator<Item = Result<Entry>>,
+) -> Result<()> {
+    let mut run = None;
+    let mut block: Vec<Entry> = Vec::with_capacity(BLOCK_ENTRIES);
+    let mut blocks = 0;
+    let mut count = 0;
+    let mut min: Option<Vec<u8>> = None;
+    let mut max = Vec::new();
+    let mut flush = |block: &mut Vec<Entry>, run: &mut Option<i64>| -> Result<()> {
+        let id = match run {
+            Some(id) => *id,
+            None => *run.insert(store.new_run(index)?),
+        };
+        // unwrap (twice): only called with entries
+        let (first, last) = (block.first().unwrap(), block.last().unwrap());
+        let filter = bloom(block.iter().map(|e| key_hash(&e.key)));
+        store.add_block(&NewBlock {
+            run: id,
+            block: blocks,
+            min_key: &first.key,
+            max_key: &last.key,
+            bloom: &filter,
+            entries: &encode(block),
+        })?;
+        blocks += 1;
+        block.clear();
+        Ok(())
+    };
+    for entry in entries {
+        let entry = entry?;
+        min.get_or_insert_with(|| entry.key.clone());
+        count += 1;
+        block.push(entry);
+        if block.len() == BLOCK_ENTRIES {
+            max.clone_from(&block[BLOCK_ENTRIES - 1].key);
+            flush(&mut block, &mut run)?;
+        }
+    }
+    if let Some(last) = block.last() {
+        max.clone_from(&last.key);
+        flush(&mut block, &mut run)?;
+    }
+    if let (Some(id), Some(min)) = (run, min) {
+        store.finish_run(id, level_of(count), count as i64, &min, &max)?;
+    }
+    Ok(())
+}
+
+/// Merges the runs of any tier holding [`FANOUT`] or more, leaving dead entries out.
+fn settle(store: &dyn RunStore, index: IndexOf<'_>) -> Result<()> {
+    loop {
+        let runs = store.runs(index)?;
+        let mut tiers: HashMap<i64, Vec<i64>> = HashMap::new();
+        for run in &runs {
+            tiers.entry(run.level).or_default().push(run.id);
+        }
+        let Some(full) = tiers.into_values().find(|ids| ids.len() >= FANOUT) else {
+            return Ok(());
+        };
+        let origins = store.origins(index.dataset_id, index.version)?;
+        let mut cursors = full
+            .iter()
+            .map(|&run| Cursor::open(store, run))
+            .collect::<Result<Vec<_>>>()?;
+        let merged = MergedEntries::new(&mut cursors)?
+            .filter(|e| e.as_ref().map_or(true, |e| origins.contains_key(&e.origin)));
+        write_run(store, index, merged)?;
+        for run in full {
+            store.drop_run(run)?;
+        }
+    }
+}
+
+/// A run read block by block, in key order.
+struct Cursor<'s> {
+    store: &'s dyn RunStore,
+    run: i64,
+    blocks: std::vec::IntoIter<BlockRow>,
+    current: std::vec::IntoIter<Entry>,
+}
+
+impl<'s> Cursor<'s> {
+    fn open(store: &'s dyn RunStore, run: i64) -> Result<Cursor<'s>> {
+        Ok(Cursor {
+            store,
+            run,
+            blocks: store.blocks(run)?.into_iter(),
+            current: Vec::new().into_iter(),
+        })
+    }
+
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
+        loop {
+            if let Some(e) = self.current.next() {
+                return Ok(Some(e));
+            }
+            let Some(block) = self.blocks.next() else {
+                return Ok(None);
+            };
+            self.current = decode(&self.store.entries(self.run, block.block)?)?.into_iter();
+        }
+    }
+}
+
+/// The entries of several runs, merged in key order (a heap of each run's next entry).
+struct MergedEntries<'c, 's> {
+    cursors: &'c mut [Cursor<'s>],
+    heap: BinaryHeap<Reverse<(Entry, usize)>>,
+}
+
+impl<'c, 's> MergedEntries<'c, 's> {
+    fn new(cursors: &'c mut [Cursor<'s>]) -> Result<MergedEntries<'c, 's>> {
+        let mut heap = BinaryHeap::new();
+        for (n, cursor) in cursors.iter_mut().enumerate() {
+            if let Some(e) = cursor.next_entry()? {
+                heap.push(Reverse((e, n)));
+            }
+        }
+        Ok(MergedEntries { cursors, heap })
+    }
+}
+
+impl Iterator for MergedEntries<'_, '_> {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        let Reverse((entry, n)) = self.heap.pop()?;
+        match self.cursors[n].next_entry() {
+            Ok(Some(e)) => self.heap.push(Reverse((e, n))),
+            Ok(None) => {}
+            Err(e) => return Some(Err(e)),
+        }
+        Some(Ok(entry))
+    }
+}
+
+/// Sorted lists of keys, each with its origin, merged into one ascending list of entries.
+pub(crate) fn merge_sorted(lists: Vec<(i64, &[Vec<u8>])>) -> Vec<Entry> {
+    let total = lists.iter().map(|(_, keys)| keys.len()).sum();
+    let mut out = Vec::with_capacity(total);
+    if let [(origin, keys)] = lists.as_slice() {
+        out.extend(keys.iter().map(|k| Entry {
+            key: k.clone(),
+            origin: *origin,
+        }));
+        return out;
+    }
+    let mut heap: BinaryHeap<Reverse<(&[u8], usize, usize)>> = lists
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, keys))| !keys.is_empty())
+        .map(|(n, (_, keys))| Reverse((keys[0].as_slice(), n, 0)))
+        .collect();
+    while let Some(Reverse((key, n, at))) = heap.pop() {
+        out.push(Entry {
+            key: key.to_vec(),
+            origin: lists[n].0,
+        });
+        if let Some(next) = lists[n].1.get(at + 1) {
+            heap.push(Reverse((next.as_slice(), n, at + 1)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_grow_by_the_fanout() {
+        assert_eq!(level_of(0), 0);
+        assert_eq!(level_of(8_191), 0);
+        assert_eq!(level_of(8_192), 1);
+        assert_eq!(level_of(65_535), 1);
+        assert_eq!(level_of(65_536), 2);
+        assert_eq!(level_of(10_000_000), 4);
+    }
+
+    #[test]
+    fn sorted_lists_merge_in_key_order_with_their_origins() {
+        let a: Vec<Vec<u8>> = vec![vec![1], vec![4], vec![9]];
+        let b: Vec<Vec<u8>> = vec![vec![2], vec![4, 0], vec![8]];
+        let merged = merge_sorted(vec![(10, &a), (20, &b), (30, &[])]);
+        let got: Vec<(Vec<u8>, i64)> = merged.into_iter().map(|e| (e.key, e.origin)).collect();
+        assert_eq!(
+            got,
+            [
+                (vec![1], 10),
+                (vec![2], 20),
+                (vec![4], 10),
+                (vec![4, 0], 20),
+                (vec![8], 20),
+                (vec![9], 10)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_join_finds_every_entry_of_a_candidate() {
+        let entry = |k: u8, origin| Entry {
+            key: vec![k],
+            origin,
+        };
+        let entries = vec![
+            entry(1, 1),
+            entry(3, 1),
+            entry(3, 2),
+            entry(5, 1),
+            entry(7, 1),
+        ];
+        let mut found = Vec::new();
+        join(&[&[0], &[3], &[6], &[7]], entries, &mut found);
+        assert_eq!(found, [entry(3, 1), entry(3, 2), entry(7, 1)]);
+    }
+}

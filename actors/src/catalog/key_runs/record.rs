@@ -1,0 +1,94 @@
+//! What a commit records in the index: the keys of its new files (refused when a live entry
+//! already holds one, whatever the engine checked before) and a backfill's keys, one run per
+//! column.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use super::{add_run, find, merge_sorted, IndexOf, RunStore};
+use crate::catalog::refusal::commit_conflict;
+use crate::catalog::{ColumnKeys, UploadCommit};
+use crate::error::Result;
+
+/// Keys of one column from one origin.
+struct OriginKeys<'a> {
+    raw_filename: &'a str,
+    partition_path: &'a str,
+    keys: &'a ColumnKeys,
+}
+
+/// The commit's backfill (keys of rows stored before the index), recorded as they are: they are
+/// the stored state, checked by nothing.
+pub(crate) fn record_backfill(store: &dyn RunStore, commit: &UploadCommit) -> Result<()> {
+    let Some(backfill) = &commit.backfill else {
+        return Ok(());
+    };
+    let lists = backfill.iter().map(|stored| OriginKeys {
+        raw_filename: &stored.raw_filename,
+        partition_path: &stored.partition_path,
+        keys: &stored.keys,
+    });
+    record_lists(store, commit, lists.collect(), false)
+}
+
+/// The keys of the commit's new files, after the replaced files' origins were dropped (an
+/// OVERWRITE may store again the values it replaces). A key a live entry holds refuses the
+/// commit as a conflict: the engine checks again and names the values.
+pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Result<()> {
+    let lists = commit.files.iter().flat_map(|file| {
+        file.unique_keys.iter().map(|keys| OriginKeys {
+            raw_filename: &commit.raw_filename,
+            partition_path: &file.partition_path,
+            keys,
+        })
+    });
+    record_lists(store, commit, lists.collect(), true)
+}
+
+fn record_lists(
+    store: &dyn RunStore,
+    commit: &UploadCommit,
+    lists: Vec<OriginKeys<'_>>,
+    refuse_stored: bool,
+) -> Result<()> {
+    let mut by_column: BTreeMap<&str, Vec<(i64, Cow<'_, [Vec<u8>]>)>> = BTreeMap::new();
+    for list in lists {
+        if list.keys.keys.is_empty() {
+            continue;
+        }
+        let origin = store.origin_id(
+            commit.dataset_id,
+            commit.version,
+            list.raw_filename,
+            list.partition_path,
+        )?;
+        let keys = if list.keys.keys.is_sorted() {
+            Cow::Borrowed(list.keys.keys.as_slice())
+        } else {
+            let mut sorted = list.keys.keys.clone();
+            sorted.sort_unstable();
+            Cow::Owned(sorted)
+        };
+        by_column
+            .entry(list.keys.column.as_str())
+            .or_default()
+            .push((origin, keys));
+    }
+    for (column, lists) in by_column {
+        let index = IndexOf {
+            dataset_id: commit.dataset_id,
+            version: commit.version,
+            column,
+        };
+        let entries = merge_sorted(lists.iter().map(|(o, k)| (*o, k.as_ref())).collect());
+        if refuse_stored {
+            let keys: Vec<&[u8]> = entries.iter().map(|e| e.key.as_slice()).collect();
+            let repeats = keys.windows(2).any(|w| w[0] == w[1]);
+            if repeats || !find(store, index, &keys)?.is_empty() {
+                return Err(commit_conflict(commit.dataset_id, commit.version));
+            }
+        }
+        add_run(store, index, &entries)?;
+    }
+    Ok(())
+}
