@@ -114,10 +114,13 @@ class Ours:
         address = self.base.split("//", 1)[1].split("/", 1)[0]
         self.lean = http.client.HTTPConnection(address)
 
-    def create(self, dataset):
+    def create(self, dataset, unique=False):
+        """A dataset of the bench's schema; `unique` declares its `id` column unique."""
+        columns = [dict(c, unique=True) if unique and c["name"] == "id" else c
+                   for c in SCHEMA_COLUMNS]
         schema = {"metadata": {"domain": "peers", "dataset": dataset, "sensitivity": "PUBLIC",
                                "owners": [{"name": "Bench", "email": "bench@example.com"}]},
-                  "columns": SCHEMA_COLUMNS}
+                  "columns": columns}
         res = self.http.post(f"{self.base}/schema", json=schema)
         assert res.status_code == 201, res.text
 
@@ -192,8 +195,9 @@ CSV_TYPES = """{'region':'VARCHAR','id':'BIGINT','day':'DATE','amount':'DOUBLE',
     'paid':'BOOLEAN','note':'VARCHAR','category':'VARCHAR','score':'DOUBLE','created':'VARCHAR'}"""
 
 
-def duckdb_upload(source, out):
-    """Read with the schema's types and date formats, check, write partitioned Parquet."""
+def duckdb_upload(source, out, unique=False):
+    """Read with the schema's types and date formats, check (with `unique`, also that no id
+    repeats), write partitioned Parquet."""
     con = duckdb.connect()
     if source.endswith(".csv"):
         con.execute(f"""CREATE TEMP TABLE t AS SELECT * REPLACE
@@ -204,6 +208,9 @@ def duckdb_upload(source, out):
     bad = con.execute("""SELECT count(*) FROM t WHERE region IS NULL OR id IS NULL
         OR qty NOT BETWEEN 0 AND 100 OR category NOT IN ('food','tools','books','toys')""").fetchone()
     assert bad[0] == 0, bad
+    if unique:
+        repeats = con.execute("SELECT count(*) - count(DISTINCT id) FROM t").fetchone()
+        assert repeats[0] == 0, repeats
     con.execute(f"COPY t TO '{out}' (FORMAT parquet, PARTITION_BY (region))")
     con.close()
 
@@ -275,15 +282,16 @@ def parquet_copy(csv, path):
     frame.write_parquet(path)
 
 
-def upload_round(ours, csv, tmp, rows, runs):
-    """Upload to a fresh dataset each time against DuckDB's read-cast-check-write."""
+def upload_round(ours, csv, tmp, rows, runs, unique=False):
+    """Upload to a fresh dataset each time against DuckDB's read-cast-check-write; with `unique`
+    the dataset's id is unique (and DuckDB checks that no id repeats)."""
     mine, peer = [], []
     for r in range(runs + 1):
-        name = f"up{rows}{os.path.splitext(csv)[1][1:]}{r}"
-        ours.create(name)
+        name = f"up{rows}{os.path.splitext(csv)[1][1:]}{'u' if unique else ''}{r}"
+        ours.create(name, unique)
         out = os.path.join(tmp, f"duck{r}")
         t_ours = timed(lambda: ours.upload(name, csv))
-        t_peer = timed(lambda: duckdb_upload(csv, out))
+        t_peer = timed(lambda: duckdb_upload(csv, out, unique))
         shutil.rmtree(out, ignore_errors=True)
         if r:  # the first round warms the page cache
             mine.append(t_ours)
@@ -304,7 +312,7 @@ def main():
     args.add_argument("--runs", type=int, default=5)
     args.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "rapid-peers"))
     args.add_argument("--only", choices=["upload", "csv-upload"],
-                      help="run only the upload rows (both, or the CSV one)")
+                      help="run only the upload rows (all, or the CSV ones)")
     args.add_argument("--buffered-upload", action="store_true",
                       help="upload with requests' files= (whole body built in memory first)")
     args.add_argument("--requests-queries", action="store_true",
@@ -329,6 +337,10 @@ def main():
                 up_ours, up_duck = upload_round(ours, csv, tmp, rows, a.runs)
                 print(f"| {rows:,} | upload CSV ({mb:.0f} MB) | {fmt(up_ours)} | {fmt(up_duck)} |"
                       f" | {up_ours / up_duck:.2f} | {up_ours / up_duck:.2f} |", flush=True)
+                keyed, keyed_duck = upload_round(ours, csv, tmp, rows, a.runs, unique=True)
+                print(f"| {rows:,} | upload CSV, `id` unique (x{keyed / up_ours:.2f} of without) |"
+                      f" {fmt(keyed)} | {fmt(keyed_duck)} | | {keyed / keyed_duck:.2f} |"
+                      f" {keyed / keyed_duck:.2f} |", flush=True)
                 if a.only == "csv-upload":
                     continue
                 up_ours, up_duck = upload_round(ours, parquet, tmp, rows, a.runs)

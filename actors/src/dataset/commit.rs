@@ -115,7 +115,7 @@ fn try_commit(
             catalog,
             storage,
             target,
-            &upload.output,
+            (&upload.output, &upload.file_keys),
             &mut || catalog.data_files(record.id, upload.version),
             &mut problems,
         )?;

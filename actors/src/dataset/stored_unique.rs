@@ -8,7 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::unique_index::{column_values, index_key, indexed, keyed};
+use super::unique_index::{column_values, index_key, indexed, keyed, upload_keys};
 use crate::catalog::{Catalog, ColumnKeys, FilePart, PartsOf, StoredKeys};
 use crate::error::{Error, Result};
 use crate::ingest::{Place, Problems, StagedOutput, UniqueColumn, UniqueValue};
@@ -37,16 +37,18 @@ fn replaced_partitions(target: Target, output: &StagedOutput) -> HashSet<&str> {
     }
 }
 
-/// The upload's `unique` values against the version as stored now (files leased while read):
-/// 422 naming every clashing value. Blocking (catalog, maybe Parquet): call off the async workers.
+/// The upload's `unique` values (`file_keys`: [`super::staged_keys`]) against the version as
+/// stored now (files leased while read): 422 naming every clashing value. Blocking (catalog,
+/// maybe Parquet): call off the async workers.
 pub fn check_before_answer(
     catalog: &dyn Catalog,
     storage: &Storage,
     dataset_id: i64,
     version: i64,
     behaviour: UpdateBehaviour,
-    output: &StagedOutput,
+    staged: (&StagedOutput, &[Vec<ColumnKeys>]),
 ) -> Result<()> {
+    let (output, file_keys) = staged;
     if output.unique.is_empty() {
         return Ok(());
     }
@@ -66,7 +68,7 @@ pub fn check_before_answer(
         catalog,
         storage,
         target,
-        output,
+        (output, file_keys),
         &mut current,
         &mut problems,
     )?;
@@ -85,10 +87,11 @@ pub(super) fn find_clashes(
     catalog: &dyn Catalog,
     storage: &Storage,
     target: Target,
-    output: &StagedOutput,
+    staged: (&StagedOutput, &[Vec<ColumnKeys>]),
     current: &mut dyn FnMut() -> Result<Vec<DataFile>>,
     problems: &mut Problems,
 ) -> Result<Option<Vec<StoredKeys>>> {
+    let (output, file_keys) = staged;
     let replaced = replaced_partitions(target, output);
     let mut listed: Option<Vec<DataFile>> = None;
     let mut kept = |listed: &mut Option<Vec<DataFile>>| -> Result<Vec<DataFile>> {
@@ -108,16 +111,18 @@ pub(super) fn find_clashes(
     }
     let mut unindexed = false;
     for column in indexed(&output.unique) {
-        let values = keyed(column);
-        // In key order: the index merge-joins them against its sorted runs.
-        let mut keys: Vec<Vec<u8>> = values.keys().cloned().collect();
-        keys.sort_unstable();
+        let keys = upload_keys(file_keys, &column.name);
         let Some(mut hits) =
             catalog.stored_keys(target.dataset_id, target.version, &column.name, &keys)?
         else {
             unindexed = true;
             break;
         };
+        if hits.is_empty() {
+            continue;
+        }
+        // Values by key only to name the clashes.
+        let values = keyed(column);
         // In key order, whatever order the catalog found them in: one refusal, one text.
         hits.sort_unstable_by(|a, b| a.key.cmp(&b.key));
         for hit in hits {

@@ -5,7 +5,8 @@
 //! A key is the value's type tag and its bytes; strings longer than [`SHORT`] bytes are keyed by
 //! their SHA-256 instead, so every key is at most 33 bytes.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -88,6 +89,30 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
                 .collect()
         })
         .collect()
+}
+
+/// The upload's keys of `column` in all its files (`file_keys`, each list ascending), ascending.
+pub(super) fn upload_keys<'k>(file_keys: &'k [Vec<ColumnKeys>], column: &str) -> Vec<&'k [u8]> {
+    let lists: Vec<&[Vec<u8>]> = file_keys
+        .iter()
+        .flatten()
+        .filter(|c| c.column == column && !c.keys.is_empty())
+        .map(|c| c.keys.as_slice())
+        .collect();
+    let mut keys = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
+    // A heap of each list's next key: one comparison per level, not a sort of the whole.
+    let mut heap: BinaryHeap<Reverse<(&[u8], usize, usize)>> = lists
+        .iter()
+        .enumerate()
+        .map(|(n, list)| Reverse((list[0].as_slice(), n, 0)))
+        .collect();
+    while let Some(Reverse((key, n, at))) = heap.pop() {
+        keys.push(key);
+        if let Some(next) = lists[n].get(at + 1) {
+            heap.push(Reverse((next.as_slice(), n, at + 1)));
+        }
+    }
+    keys
 }
 
 /// Calls `visit` with the row number and value of every non-null value of `column` in the

@@ -132,7 +132,7 @@ impl Dataset {
             self.record.id,
             upload.version,
             upload.behaviour,
-            &upload.output,
+            (&upload.output, &upload.file_keys),
         )
     }
 
@@ -267,13 +267,16 @@ fn a_version_stored_before_the_index_is_indexed_by_its_next_commit() {
     )];
     assert!(d
         .catalog
-        .stored_keys(d.record.id, 1, "id", &probe)
+        .stored_keys(d.record.id, 1, "id", &[probe[0].as_slice()])
         .unwrap()
         .is_none());
 
     assert_eq!(d.upload("east,1,c"), [clash("id", "1")]);
     assert!(d.upload("east,3,c").is_empty());
-    let hits = d.catalog.stored_keys(d.record.id, 1, "id", &probe).unwrap();
+    let hits = d
+        .catalog
+        .stored_keys(d.record.id, 1, "id", &[probe[0].as_slice()])
+        .unwrap();
     assert_eq!(hits.map(|h| h.len()), Some(1), "indexed now");
     assert_eq!(d.upload("west,2,"), [clash("id", "2")]);
     assert_eq!(d.upload("west,4,c"), [clash("code", "\"c\"")]);

@@ -295,15 +295,15 @@ impl UploadTarget {
         let (dataset_id, version) = (record.id, self.version);
         let behaviour = self.schema.update_behaviour();
         tokio::task::spawn_blocking(move || {
+            let file_keys = staged_keys(&output)?;
             check_before_answer(
                 catalog.as_ref(),
                 &storage,
                 dataset_id,
                 version,
                 behaviour,
-                &output,
+                (&output, &file_keys),
             )?;
-            let file_keys = staged_keys(&output)?;
             Ok((output, raw_bytes, file_keys))
         })
         .await

@@ -227,7 +227,7 @@ impl ManifestCatalog for PostgresCatalog {
         dataset_id: i64,
         version: i64,
         column: &str,
-        keys: &[Vec<u8>],
+        keys: &[&[u8]],
     ) -> Result<Option<Vec<KeyHit>>> {
         self.snapshot(|db| unique_keys::stored_keys(db, dataset_id, version, column, keys))
     }

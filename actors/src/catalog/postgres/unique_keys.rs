@@ -13,7 +13,7 @@ pub(super) fn stored_keys(
     dataset_id: i64,
     version: i64,
     column: &str,
-    keys: &[Vec<u8>],
+    keys: &[&[u8]],
 ) -> Result<Option<Vec<KeyHit>>> {
     let pending = db.query_opt(
         "SELECT 1 FROM unique_keys_pending WHERE dataset_id = $1 AND version = $2",
@@ -27,11 +27,13 @@ pub(super) fn stored_keys(
         version,
         column,
     };
-    let mut sorted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    if !sorted.is_sorted() {
-        sorted.sort_unstable();
+    let mut sorted = std::borrow::Cow::Borrowed(keys);
+    if !keys.is_sorted() {
+        let mut owned = keys.to_vec();
+        owned.sort_unstable();
+        owned.dedup();
+        sorted = std::borrow::Cow::Owned(owned);
     }
-    sorted.dedup();
     key_runs::find(&Store(db), index, &sorted).map(Some)
 }
 
