@@ -57,7 +57,15 @@ pub(super) fn commit(
     let mut placed = false;
     let mut attempt = 1;
     let outcome = loop {
-        match try_commit(catalog, storage, record, &upload, &objects, &mut placed) {
+        match try_commit(
+            catalog,
+            storage,
+            record,
+            &upload,
+            &objects,
+            attempt,
+            &mut placed,
+        ) {
             // Another node committed to the dataset after the checks read its files: check
             // again on the new files (the objects stay where they are).
             Err(e) if is_commit_conflict(&e) && attempt < ATTEMPTS => attempt += 1,
@@ -90,6 +98,7 @@ fn try_commit(
     record: &DatasetRecord,
     upload: &StagedUpload,
     objects: &[StagedObject],
+    attempt: u32,
     placed: &mut bool,
 ) -> Result<Vec<String>> {
     // An APPEND with no unique column depends on no other file: it commits on any state. Read
@@ -104,7 +113,9 @@ fn try_commit(
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
 
     let mut backfill = None;
-    if !upload.output.unique.is_empty() {
+    if !upload.output.unique.is_empty()
+        && (attempt > 1 || !index_decides(catalog, record.id, upload)?)
+    {
         let target = Target {
             dataset_id: record.id,
             version: upload.version,
@@ -136,6 +147,22 @@ fn try_commit(
     commit.backfill = backfill;
     catalog.commit_upload(&commit)?;
     Ok(replaced.iter().map(|f| f.path.clone()).collect())
+}
+
+/// Whether the commit's own refusal of a stored key is check enough for a first attempt: every
+/// `unique` column is kept in the version's index (none is a partition column, the index is
+/// built). The check before the answer ran moments ago; a key stored since refuses the commit as
+/// a conflict, and the next attempt checks here and names the values.
+fn index_decides(catalog: &dyn Catalog, dataset_id: i64, upload: &StagedUpload) -> Result<bool> {
+    for column in &upload.output.unique {
+        let built = catalog
+            .stored_keys(dataset_id, upload.version, &column.name, &[])?
+            .is_some();
+        if column.partition || !built {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Step 1: the current files an upload replaces (OVERWRITE: those of the partitions present).

@@ -32,7 +32,7 @@ fn positions(hash: u64, bits: u64) -> impl Iterator<Item = u64> {
 }
 
 /// A Bloom filter as stored: little-endian 64-bit words.
-pub(super) fn bloom(hashes: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
+fn bloom(hashes: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
     let words = (hashes.len() * BITS_PER_KEY).div_ceil(64).max(1);
     let bits = (words * 64) as u64;
     let mut set = vec![0u64; words];
@@ -71,15 +71,43 @@ impl Bloom {
     }
 }
 
-/// Entries as stored: per entry its key's length (one byte), the key, the origin (8 bytes LE).
-pub(super) fn encode(entries: &[Entry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(entries.iter().map(|e| e.key.len() + 9).sum());
-    for e in entries {
-        out.push(e.key.len() as u8);
-        out.extend_from_slice(&e.key);
-        out.extend_from_slice(&e.origin.to_le_bytes());
+/// A block being written: its entries encoded as they come (per entry its key's length in one
+/// byte, the key, the origin in 8 bytes LE), their hashes for the filter, its first and last key.
+#[derive(Default)]
+pub(super) struct BlockBuilder {
+    pub(super) bytes: Vec<u8>,
+    hashes: Vec<u64>,
+    pub(super) first: Vec<u8>,
+    pub(super) last: Vec<u8>,
+}
+
+impl BlockBuilder {
+    pub(super) fn push(&mut self, key: &[u8], origin: i64) {
+        if self.hashes.is_empty() {
+            self.first.clear();
+            self.first.extend_from_slice(key);
+        }
+        self.last.clear();
+        self.last.extend_from_slice(key);
+        self.bytes.push(key.len() as u8);
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(&origin.to_le_bytes());
+        self.hashes.push(key_hash(key));
     }
-    out
+
+    pub(super) fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// The filter of the entries pushed so far.
+    pub(super) fn bloom(&self) -> Vec<u8> {
+        bloom(self.hashes.iter().copied())
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.bytes.clear();
+        self.hashes.clear();
+    }
 }
 
 /// The entries of a stored block, in key order.
@@ -122,7 +150,15 @@ mod tests {
                 origin: -1,
             },
         ];
-        let bytes = encode(&entries);
+        let mut block = BlockBuilder::default();
+        for e in &entries {
+            block.push(&e.key, e.origin);
+        }
+        assert_eq!(
+            (block.first.as_slice(), block.last.as_slice()),
+            (&[][..], &[5; 33][..])
+        );
+        let bytes = block.bytes;
         assert_eq!(decode(&bytes).unwrap(), entries);
         assert!(decode(&bytes[..bytes.len() - 1]).is_err());
         assert!(Bloom::read(&[1, 2, 3]).is_err());
@@ -131,7 +167,11 @@ mod tests {
     #[test]
     fn the_filter_holds_every_key_and_rules_out_most_others() {
         let keys: Vec<Vec<u8>> = (0..10_000u64).map(|i| i.to_be_bytes().to_vec()).collect();
-        let filter = Bloom::read(&bloom(keys.iter().map(|k| key_hash(k)))).unwrap();
+        let mut block = BlockBuilder::default();
+        for k in &keys {
+            block.push(k, 0);
+        }
+        let filter = Bloom::read(&block.bloom()).unwrap();
         assert!(keys.iter().all(|k| filter.may_hold(key_hash(k))));
         let false_positives = (10_000..110_000u64)
             .filter(|i| filter.may_hold(key_hash(&i.to_be_bytes())))

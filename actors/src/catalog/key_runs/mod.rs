@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 pub use block::Entry;
-use block::{bloom, decode, encode, key_hash, Bloom, BLOCK_ENTRIES};
+use block::{decode, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
 pub(crate) use record::{record_backfill, record_new_keys};
 
 use crate::catalog::KeyHit;
@@ -170,62 +170,57 @@ fn join(candidates: &[&[u8]], entries: Vec<Entry>, found: &mut Vec<Entry>) {
 }
 
 /// Writes `entries` (ascending) as one run of `index`, then merges tiers that are full.
-fn add_run(store: &dyn RunStore, index: IndexOf<'_>, entries: &[Entry]) -> Result<()> {
+fn add_run(store: &dyn RunStore, index: IndexOf<'_>, entries: &[(&[u8], i64)]) -> Result<()> {
     if entries.is_empty() {
         return Ok(());
     }
-    write_run(store, index, entries.iter().cloned().map(Ok))?;
+    write_run(store, index, entries.iter().map(|&(k, o)| Ok((k, o))))?;
     settle(store, index)
 }
 
-/// Writes one run from ascending entries; none when there are no entries.
-fn write_run(
+/// Writes one run from ascending entries (key, origin); none when there are no entries.
+fn write_run<K: AsRef<[u8]>>(
     store: &dyn RunStore,
     index: IndexOf<'_>,
-    entries: impl Iterator<Item = Result<Entry>>,
+    entries: impl Iterator<Item = Result<(K, i64)>>,
 ) -> Result<()> {
     let mut run = None;
-    let mut block: Vec<Entry> = Vec::with_capacity(BLOCK_ENTRIES);
+    let mut block = BlockBuilder::default();
     let mut blocks = 0;
     let mut count = 0;
     let mut min: Option<Vec<u8>> = None;
-    let mut max = Vec::new();
-    let mut flush = |block: &mut Vec<Entry>, run: &mut Option<i64>| -> Result<()> {
+    let mut flush = |block: &mut BlockBuilder, run: &mut Option<i64>| -> Result<()> {
         let id = match run {
             Some(id) => *id,
             None => *run.insert(store.new_run(index)?),
         };
-        // unwrap (twice): only called with entries
-        let (first, last) = (block.first().unwrap(), block.last().unwrap());
-        let filter = bloom(block.iter().map(|e| key_hash(&e.key)));
         store.add_block(&NewBlock {
             run: id,
             block: blocks,
-            min_key: &first.key,
-            max_key: &last.key,
-            bloom: &filter,
-            entries: &encode(block),
+            min_key: &block.first,
+            max_key: &block.last,
+            bloom: &block.bloom(),
+            entries: &block.bytes,
         })?;
         blocks += 1;
         block.clear();
         Ok(())
     };
     for entry in entries {
-        let entry = entry?;
-        min.get_or_insert_with(|| entry.key.clone());
+        let (key, origin) = entry?;
+        let key = key.as_ref();
+        min.get_or_insert_with(|| key.to_vec());
         count += 1;
-        block.push(entry);
+        block.push(key, origin);
         if block.len() == BLOCK_ENTRIES {
-            max.clone_from(&block[BLOCK_ENTRIES - 1].key);
             flush(&mut block, &mut run)?;
         }
     }
-    if let Some(last) = block.last() {
-        max.clone_from(&last.key);
+    if block.len() > 0 {
         flush(&mut block, &mut run)?;
     }
     if let (Some(id), Some(min)) = (run, min) {
-        store.finish_run(id, level_of(count), count as i64, &min, &max)?;
+        store.finish_run(id, level_of(count), count as i64, &min, &block.last)?;
     }
     Ok(())
 }
@@ -247,7 +242,8 @@ fn settle(store: &dyn RunStore, index: IndexOf<'_>) -> Result<()> {
             .map(|&run| Cursor::open(store, run))
             .collect::<Result<Vec<_>>>()?;
         let merged = MergedEntries::new(&mut cursors)?
-            .filter(|e| e.as_ref().map_or(true, |e| origins.contains_key(&e.origin)));
+            .filter(|e| e.as_ref().map_or(true, |e| origins.contains_key(&e.origin)))
+            .map(|e| e.map(|e| (e.key, e.origin)));
         write_run(store, index, merged)?;
         for run in full {
             store.drop_run(run)?;
@@ -318,15 +314,13 @@ impl Iterator for MergedEntries<'_, '_> {
     }
 }
 
-/// Sorted lists of keys, each with its origin, merged into one ascending list of entries.
-pub(crate) fn merge_sorted(lists: Vec<(i64, &[Vec<u8>])>) -> Vec<Entry> {
+/// Sorted lists of keys, each with its origin, merged into one ascending list (a heap of each
+/// list's next key; the keys are borrowed, not copied).
+pub(crate) fn merge_sorted<'k>(lists: &[(i64, &'k [Vec<u8>])]) -> Vec<(&'k [u8], i64)> {
     let total = lists.iter().map(|(_, keys)| keys.len()).sum();
     let mut out = Vec::with_capacity(total);
-    if let [(origin, keys)] = lists.as_slice() {
-        out.extend(keys.iter().map(|k| Entry {
-            key: k.clone(),
-            origin: *origin,
-        }));
+    if let [(origin, keys)] = lists {
+        out.extend(keys.iter().map(|k| (k.as_slice(), *origin)));
         return out;
     }
     let mut heap: BinaryHeap<Reverse<(&[u8], usize, usize)>> = lists
@@ -336,10 +330,7 @@ pub(crate) fn merge_sorted(lists: Vec<(i64, &[Vec<u8>])>) -> Vec<Entry> {
         .map(|(n, (_, keys))| Reverse((keys[0].as_slice(), n, 0)))
         .collect();
     while let Some(Reverse((key, n, at))) = heap.pop() {
-        out.push(Entry {
-            key: key.to_vec(),
-            origin: lists[n].0,
-        });
+        out.push((key, lists[n].0));
         if let Some(next) = lists[n].1.get(at + 1) {
             heap.push(Reverse((next.as_slice(), n, at + 1)));
         }
@@ -365,19 +356,16 @@ mod tests {
     fn sorted_lists_merge_in_key_order_with_their_origins() {
         let a: Vec<Vec<u8>> = vec![vec![1], vec![4], vec![9]];
         let b: Vec<Vec<u8>> = vec![vec![2], vec![4, 0], vec![8]];
-        let merged = merge_sorted(vec![(10, &a), (20, &b), (30, &[])]);
-        let got: Vec<(Vec<u8>, i64)> = merged.into_iter().map(|e| (e.key, e.origin)).collect();
-        assert_eq!(
-            got,
-            [
-                (vec![1], 10),
-                (vec![2], 20),
-                (vec![4], 10),
-                (vec![4, 0], 20),
-                (vec![8], 20),
-                (vec![9], 10)
-            ]
-        );
+        let merged = merge_sorted(&[(10, &a), (20, &b), (30, &[])]);
+        let want: [(&[u8], i64); 6] = [
+            (&[1], 10),
+            (&[2], 20),
+            (&[4], 10),
+            (&[4, 0], 20),
+            (&[8], 20),
+            (&[9], 10),
+        ];
+        assert_eq!(merged, want);
     }
 
     #[test]
