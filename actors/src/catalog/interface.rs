@@ -89,16 +89,16 @@ pub trait ManifestCatalog {
     /// is no longer IN PROGRESS; a raw file name or data path already recorded.
     fn commit_upload(&self, commit: &UploadCommit) -> Result<()>;
 
-    /// Which of `keys` (best ascending: the index merge-joins them) the version's index of
-    /// `unique` column `column` holds, with the partition of the file holding each. `None` when
-    /// the version's index is not built yet (its files were stored before the index existed;
-    /// see [`UploadCommit::backfill`]).
+    /// Which keys of `lists` (each best ascending: the index merge-joins them; the staged files'
+    /// lists as they are, not merged) the version's index of `unique` column `column` holds,
+    /// with the partition of the file holding each. `None` when the version's index is not built
+    /// yet (its files were stored before the index existed; see [`UploadCommit::backfill`]).
     fn stored_keys(
         &self,
         dataset_id: i64,
         version: i64,
         column: &str,
-        keys: &[&[u8]],
+        lists: &[&[Vec<u8>]],
     ) -> Result<Option<Vec<KeyHit>>>;
 
     /// Removes one raw file and every data file it contributed from the version, as one DELETE

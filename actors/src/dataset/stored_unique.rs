@@ -111,9 +111,9 @@ pub(super) fn find_clashes(
     }
     let mut unindexed = false;
     for column in indexed(&output.unique) {
-        let keys = upload_keys(file_keys, &column.name);
+        let lists = upload_keys(file_keys, &column.name);
         let Some(mut hits) =
-            catalog.stored_keys(target.dataset_id, target.version, &column.name, &keys)?
+            catalog.stored_keys(target.dataset_id, target.version, &column.name, &lists)?
         else {
             unindexed = true;
             break;

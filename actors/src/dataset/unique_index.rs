@@ -5,8 +5,7 @@
 //! A key is the value's type tag and its bytes; strings longer than [`SHORT`] bytes are keyed by
 //! their SHA-256 instead, so every key is at most 33 bytes.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 use arrow::array::Array;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -17,6 +16,7 @@ use ring::digest;
 use crate::catalog::ColumnKeys;
 use crate::error::{Error, Result};
 use crate::ingest::{value_at, StagedOutput, UniqueColumn, UniqueValue};
+use crate::schema::DataType;
 
 /// Strings up to this many bytes are their own key.
 const SHORT: usize = 32;
@@ -76,11 +76,9 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
             indexed(&output.unique)
                 .map(|column| {
                     let handle = std::fs::File::open(&file.staged_path).map_err(|e| at(&e))?;
-                    let mut keys = Vec::with_capacity(file.rows as usize);
-                    column_values(handle, column, &mut |_, v| keys.push(index_key(&v)))
-                        .map_err(|e| at(&e))?;
                     // Sorted here, off the catalog's lock: the commit merges the files' lists.
-                    keys.sort_unstable();
+                    let keys =
+                        sorted_keys(handle, column, file.rows as usize).map_err(|e| at(&e))?;
                     Ok(ColumnKeys {
                         column: column.name.clone(),
                         keys,
@@ -91,28 +89,52 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
         .collect()
 }
 
-/// The upload's keys of `column` in all its files (`file_keys`, each list ascending), ascending.
-pub(super) fn upload_keys<'k>(file_keys: &'k [Vec<ColumnKeys>], column: &str) -> Vec<&'k [u8]> {
-    let lists: Vec<&[Vec<u8>]> = file_keys
+/// The upload's keys of `column`: each staged file's list (ascending).
+pub(super) fn upload_keys<'k>(
+    file_keys: &'k [Vec<ColumnKeys>],
+    column: &str,
+) -> Vec<&'k [Vec<u8>]> {
+    file_keys
         .iter()
         .flatten()
-        .filter(|c| c.column == column && !c.keys.is_empty())
+        .filter(|c| c.column == column)
         .map(|c| c.keys.as_slice())
-        .collect();
-    let mut keys = Vec::with_capacity(lists.iter().map(|l| l.len()).sum());
-    // A heap of each list's next key: one comparison per level, not a sort of the whole.
-    let mut heap: BinaryHeap<Reverse<(&[u8], usize, usize)>> = lists
-        .iter()
-        .enumerate()
-        .map(|(n, list)| Reverse((list[0].as_slice(), n, 0)))
-        .collect();
-    while let Some(Reverse((key, n, at))) = heap.pop() {
-        keys.push(key);
-        if let Some(next) = lists[n].get(at + 1) {
-            heap.push(Reverse((next.as_slice(), n, at + 1)));
-        }
+        .collect()
+}
+
+/// The index keys of `column`'s values in the Parquet file `reader`, ascending. Fixed-width
+/// values are sorted as the unsigned numbers whose big-endian bytes their keys hold (the same
+/// order, without comparing byte strings).
+fn sorted_keys<R: ChunkReader + 'static>(
+    reader: R,
+    column: &UniqueColumn,
+    rows: usize,
+) -> std::result::Result<Vec<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
+    let as_number = |v: &UniqueValue| match v {
+        UniqueValue::Int(i) => Some(*i as u64),
+        UniqueValue::Double(bits) => Some(*bits),
+        UniqueValue::Date(d) => Some(u64::from(*d as u32)),
+        UniqueValue::Str(_) | UniqueValue::Bool(_) => None,
+    };
+    let fixed = matches!(
+        column.data_type,
+        DataType::Int | DataType::Double | DataType::Date
+    );
+    if !fixed {
+        let mut keys = Vec::with_capacity(rows);
+        column_values(reader, column, &mut |_, v| keys.push(index_key(&v)))?;
+        keys.sort_unstable();
+        return Ok(keys);
     }
-    keys
+    let mut numbers = Vec::with_capacity(rows);
+    column_values(reader, column, &mut |_, v| numbers.extend(as_number(&v)))?;
+    numbers.sort_unstable();
+    let value = |n: u64| match column.data_type {
+        DataType::Double => UniqueValue::Double(n),
+        DataType::Date => UniqueValue::Date(n as u32 as i32),
+        _ => UniqueValue::Int(n as i64),
+    };
+    Ok(numbers.into_iter().map(|n| index_key(&value(n))).collect())
 }
 
 /// Calls `visit` with the row number and value of every non-null value of `column` in the
@@ -149,6 +171,30 @@ pub(super) fn column_values<R: ChunkReader + 'static>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Numbers sorted as numbers give their keys in byte order: negatives, NaN and dates before
+    /// 1970 included.
+    #[test]
+    fn numbers_sorted_by_their_bits_are_keys_in_byte_order() {
+        let ints = [i64::MIN, -1, 0, 1, 255, 256, i64::MAX];
+        let doubles = [f64::NEG_INFINITY, -2.5, -0.0, 0.0, 1e-300, 3.0, f64::NAN];
+        let dates = [i32::MIN, -365, -1, 0, 1, 19_000];
+        let mut values: Vec<UniqueValue> = ints.iter().map(|&i| UniqueValue::Int(i)).collect();
+        values.extend(doubles.iter().map(|d| UniqueValue::Double(d.to_bits())));
+        values.extend(dates.iter().map(|&d| UniqueValue::Date(d)));
+        for group in values.chunk_by(|a, b| std::mem::discriminant(a) == std::mem::discriminant(b))
+        {
+            let mut by_bits = group.to_vec();
+            by_bits.sort_by_key(|v| match v {
+                UniqueValue::Int(i) => *i as u64,
+                UniqueValue::Double(b) => *b,
+                UniqueValue::Date(d) => u64::from(*d as u32),
+                _ => unreachable!(),
+            });
+            let keys: Vec<Vec<u8>> = by_bits.iter().map(index_key).collect();
+            assert!(keys.is_sorted(), "{by_bits:?}");
+        }
+    }
 
     #[test]
     fn keys_tell_values_apart_and_stay_short() {

@@ -267,7 +267,7 @@ fn a_version_stored_before_the_index_is_indexed_by_its_next_commit() {
     )];
     assert!(d
         .catalog
-        .stored_keys(d.record.id, 1, "id", &[probe[0].as_slice()])
+        .stored_keys(d.record.id, 1, "id", &[&probe[..]])
         .unwrap()
         .is_none());
 
@@ -275,7 +275,7 @@ fn a_version_stored_before_the_index_is_indexed_by_its_next_commit() {
     assert!(d.upload("east,3,c").is_empty());
     let hits = d
         .catalog
-        .stored_keys(d.record.id, 1, "id", &[probe[0].as_slice()])
+        .stored_keys(d.record.id, 1, "id", &[&probe[..]])
         .unwrap();
     assert_eq!(hits.map(|h| h.len()), Some(1), "indexed now");
     assert_eq!(d.upload("west,2,"), [clash("id", "2")]);

@@ -25,7 +25,7 @@ fn count_found(
     record: &DatasetRecord,
     values: impl Iterator<Item = i64>,
 ) -> usize {
-    c.stored_keys(record.id, 1, "id", &super::slices(&int_keys(values).keys))
+    c.stored_keys(record.id, 1, "id", &[&int_keys(values).keys[..]])
         .unwrap()
         .expect("indexed")
         .len()
@@ -119,7 +119,7 @@ pub(super) fn large_runs_span_blocks(c: &dyn Catalog) {
             record.id,
             1,
             "id",
-            &super::slices(&int_keys((0..200_000).step_by(7)).keys),
+            &[&int_keys((0..200_000).step_by(7)).keys[..]],
         )
         .unwrap()
         .unwrap();

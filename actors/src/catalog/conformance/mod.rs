@@ -265,11 +265,6 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
     }
 }
 
-/// Keys as the index is asked for them.
-fn slices(keys: &[Vec<u8>]) -> Vec<&[u8]> {
-    keys.iter().map(Vec::as_slice).collect()
-}
-
 /// The error kind of a result that must have failed.
 fn kind_of<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
     match r {

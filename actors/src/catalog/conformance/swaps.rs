@@ -15,7 +15,7 @@ fn keys(values: &[&str]) -> ColumnKeys {
 
 fn stored(c: &dyn Catalog, record: &DatasetRecord, values: &[&str]) -> Vec<String> {
     let mut hits: Vec<String> = c
-        .stored_keys(record.id, 1, "id", &super::slices(&keys(values).keys))
+        .stored_keys(record.id, 1, "id", &[&keys(values).keys[..]])
         .unwrap()
         .unwrap()
         .into_iter()

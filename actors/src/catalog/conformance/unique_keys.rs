@@ -15,7 +15,7 @@ fn keys(values: &[&str]) -> ColumnKeys {
 fn found(c: &dyn Catalog, record: &DatasetRecord, values: &[&str]) -> Vec<(String, String)> {
     let probe = keys(values).keys;
     let hits: Vec<KeyHit> = c
-        .stored_keys(record.id, 1, "id", &super::slices(&probe))
+        .stored_keys(record.id, 1, "id", &[&probe[..]])
         .unwrap()
         .expect("a version created with the index is indexed");
     let mut hits: Vec<(String, String)> = hits
@@ -47,12 +47,12 @@ pub(super) fn keys_follow_their_files(c: &dyn Catalog) {
         pairs(&[("a", "p=x"), ("c", "p=y")])
     );
     assert!(c
-        .stored_keys(record.id, 1, "other", &super::slices(&keys(&["a"]).keys))
+        .stored_keys(record.id, 1, "other", &[&keys(&["a"]).keys[..]])
         .unwrap()
         .unwrap()
         .is_empty());
     assert!(c
-        .stored_keys(record.id, 2, "id", &super::slices(&keys(&["a"]).keys))
+        .stored_keys(record.id, 2, "id", &[&keys(&["a"]).keys[..]])
         .unwrap()
         .unwrap()
         .is_empty());
@@ -113,7 +113,7 @@ pub(super) fn backfill_and_refusals(c: &dyn Catalog) {
 
     c.delete_dataset(record.id).unwrap();
     assert!(c
-        .stored_keys(record.id, 1, "id", &super::slices(&keys(&["a", "b"]).keys))
+        .stored_keys(record.id, 1, "id", &[&keys(&["a", "b"]).keys[..]])
         .unwrap()
         .unwrap_or_default()
         .is_empty());

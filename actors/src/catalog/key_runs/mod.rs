@@ -97,14 +97,15 @@ fn level_of(count: usize) -> i64 {
     level
 }
 
-/// The live entries of `index` holding any of `keys` (ascending, no repeats), with the partition
-/// of their row. Holds one block at a time, whatever the index's size.
+/// The live entries of `index` holding any of `lists`' keys (each list ascending: the staged
+/// files' own lists, never merged for a check), with the partition of their row. Holds one block
+/// at a time, whatever the index's size.
 pub(crate) fn find(
     store: &dyn RunStore,
     index: IndexOf<'_>,
-    keys: &[&[u8]],
+    lists: &[&[Vec<u8>]],
 ) -> Result<Vec<KeyHit>> {
-    let found = entries_holding(store, index, keys)?;
+    let found = entries_holding(store, index, lists)?;
     if found.is_empty() {
         return Ok(Vec::new());
     }
@@ -120,32 +121,64 @@ pub(crate) fn find(
         .collect())
 }
 
-/// Every entry, live or dead, whose key is one of `keys`.
-fn entries_holding(store: &dyn RunStore, index: IndexOf<'_>, keys: &[&[u8]]) -> Result<Vec<Entry>> {
-    let (Some(first), Some(last)) = (keys.first(), keys.last()) else {
+/// A list of keys to look up, its hashes computed when a block first needs them.
+struct Probe<'k> {
+    keys: &'k [Vec<u8>],
+    hashes: Option<Vec<u64>>,
+}
+
+/// Every entry, live or dead, whose key is in one of `lists`.
+fn entries_holding(
+    store: &dyn RunStore,
+    index: IndexOf<'_>,
+    lists: &[&[Vec<u8>]],
+) -> Result<Vec<Entry>> {
+    let mut probes: Vec<Probe<'_>> = lists
+        .iter()
+        .filter(|keys| !keys.is_empty())
+        .map(|keys| Probe { keys, hashes: None })
+        .collect();
+    let Some(first) = probes.iter().map(|p| p.keys[0].as_slice()).min() else {
         return Ok(Vec::new());
     };
-    let mut hashes: Option<Vec<u64>> = None;
+    // unwrap: the lists are not empty
+    let last = probes
+        .iter()
+        .map(|p| p.keys.last().unwrap().as_slice())
+        .max()
+        .unwrap();
     let mut found = Vec::new();
     for run in store.runs(index)? {
-        if run.max_key.as_slice() < *first || run.min_key.as_slice() > *last {
+        if run.max_key.as_slice() < first || run.min_key.as_slice() > last {
             continue;
         }
         for block in store.blocks(run.id)? {
-            let lo = keys.partition_point(|k| *k < block.min_key.as_slice());
-            let hi = keys.partition_point(|k| *k <= block.max_key.as_slice());
-            if lo == hi {
-                continue;
+            let mut filter = None;
+            let mut candidates: Vec<&[u8]> = Vec::new();
+            for probe in &mut probes {
+                let keys = probe.keys;
+                let lo = keys.partition_point(|k| k.as_slice() < block.min_key.as_slice());
+                let hi = keys.partition_point(|k| k.as_slice() <= block.max_key.as_slice());
+                if lo == hi {
+                    continue;
+                }
+                let filter = match &mut filter {
+                    Some(f) => f,
+                    None => filter.insert(Bloom::read(&store.bloom(run.id, block.block)?)?),
+                };
+                let hashes = probe
+                    .hashes
+                    .get_or_insert_with(|| keys.iter().map(|k| key_hash(k)).collect());
+                candidates.extend(
+                    (lo..hi)
+                        .filter(|&i| filter.may_hold(hashes[i]))
+                        .map(|i| keys[i].as_slice()),
+                );
             }
-            let hashes = hashes.get_or_insert_with(|| keys.iter().map(|k| key_hash(k)).collect());
-            let filter = Bloom::read(&store.bloom(run.id, block.block)?)?;
-            let candidates: Vec<&[u8]> = (lo..hi)
-                .filter(|&i| filter.may_hold(hashes[i]))
-                .map(|i| keys[i])
-                .collect();
             if candidates.is_empty() {
                 continue;
             }
+            candidates.sort_unstable();
             let entries = decode(&store.entries(run.id, block.block)?)?;
             join(&candidates, entries, &mut found);
         }
@@ -323,19 +356,32 @@ pub(crate) fn merge_sorted<'k>(lists: &[(i64, &'k [Vec<u8>])]) -> Vec<(&'k [u8],
         out.extend(keys.iter().map(|k| (k.as_slice(), *origin)));
         return out;
     }
-    let mut heap: BinaryHeap<Reverse<(&[u8], usize, usize)>> = lists
+    let item = |n: usize, at: usize| {
+        let key = lists[n].1[at].as_slice();
+        Reverse((prefix(key), key, n, at))
+    };
+    let mut heap: BinaryHeap<_> = lists
         .iter()
         .enumerate()
         .filter(|(_, (_, keys))| !keys.is_empty())
-        .map(|(n, (_, keys))| Reverse((keys[0].as_slice(), n, 0)))
+        .map(|(n, _)| item(n, 0))
         .collect();
-    while let Some(Reverse((key, n, at))) = heap.pop() {
+    while let Some(Reverse((_, key, n, at))) = heap.pop() {
         out.push((key, lists[n].0));
-        if let Some(next) = lists[n].1.get(at + 1) {
-            heap.push(Reverse((next.as_slice(), n, at + 1)));
+        if at + 1 < lists[n].1.len() {
+            heap.push(item(n, at + 1));
         }
     }
     out
+}
+
+/// A key's first 16 bytes as a number (zero-padded): ordered as the keys are, so the heap
+/// compares one number and falls back to the bytes only on a tie (an `int` key is 9 bytes).
+fn prefix(key: &[u8]) -> u128 {
+    let mut bytes = [0u8; 16];
+    let n = key.len().min(16);
+    bytes[..n].copy_from_slice(&key[..n]);
+    u128::from_be_bytes(bytes)
 }
 
 #[cfg(test)]
@@ -366,6 +412,18 @@ mod tests {
             (&[9], 10),
         ];
         assert_eq!(merged, want);
+    }
+
+    #[test]
+    fn prefixes_order_as_their_keys() {
+        let keys: [&[u8]; 7] = [&[], &[0], &[0, 0], &[1], &[1; 16], &[1; 17], &[2, 0, 0]];
+        for a in keys {
+            for b in keys {
+                if prefix(a) != prefix(b) {
+                    assert_eq!(prefix(a) < prefix(b), a < b, "{a:?} {b:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -83,8 +83,8 @@ fn record_lists(
         let lists: Vec<(i64, &[Vec<u8>])> = lists.iter().map(|(o, k)| (*o, k.as_ref())).collect();
         let entries = merge_sorted(&lists);
         if refuse_stored {
-            let keys: Vec<&[u8]> = entries.iter().map(|e| e.0).collect();
-            let repeats = keys.windows(2).any(|w| w[0] == w[1]);
+            let repeats = entries.windows(2).any(|w| w[0].0 == w[1].0);
+            let keys: Vec<&[Vec<u8>]> = lists.iter().map(|(_, k)| *k).collect();
             if repeats || !find(store, index, &keys)?.is_empty() {
                 return Err(commit_conflict(commit.dataset_id, commit.version));
             }

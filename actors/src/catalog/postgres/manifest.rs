@@ -227,9 +227,9 @@ impl ManifestCatalog for PostgresCatalog {
         dataset_id: i64,
         version: i64,
         column: &str,
-        keys: &[&[u8]],
+        lists: &[&[Vec<u8>]],
     ) -> Result<Option<Vec<KeyHit>>> {
-        self.snapshot(|db| unique_keys::stored_keys(db, dataset_id, version, column, keys))
+        self.snapshot(|db| unique_keys::stored_keys(db, dataset_id, version, column, lists))
     }
 
     fn delete_raw_file(

@@ -218,9 +218,9 @@ impl ManifestCatalog for SqliteCatalog {
         dataset_id: i64,
         version: i64,
         column: &str,
-        keys: &[&[u8]],
+        lists: &[&[Vec<u8>]],
     ) -> Result<Option<Vec<KeyHit>>> {
-        self.transaction(|tx| unique_keys::stored_keys(tx, dataset_id, version, column, keys))
+        self.transaction(|tx| unique_keys::stored_keys(tx, dataset_id, version, column, lists))
     }
 
     fn delete_raw_file(

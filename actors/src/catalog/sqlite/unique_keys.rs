@@ -25,7 +25,7 @@ pub(super) fn stored_keys(
     dataset_id: i64,
     version: i64,
     column: &str,
-    keys: &[&[u8]],
+    lists: &[&[Vec<u8>]],
 ) -> Result<Option<Vec<KeyHit>>> {
     if pending(conn, dataset_id, version)? {
         return Ok(None);
@@ -35,13 +35,20 @@ pub(super) fn stored_keys(
         version,
         column,
     };
-    let mut sorted = std::borrow::Cow::Borrowed(keys);
-    if !keys.is_sorted() {
-        let mut owned = keys.to_vec();
-        owned.sort_unstable();
-        owned.dedup();
-        sorted = std::borrow::Cow::Owned(owned);
-    }
+    // Each list ascending, as the index merge-joins them (a list that is not is sorted here).
+    let sorted: Vec<std::borrow::Cow<'_, [Vec<u8>]>> = lists
+        .iter()
+        .map(|keys| {
+            if keys.is_sorted() {
+                std::borrow::Cow::Borrowed(*keys)
+            } else {
+                let mut owned = keys.to_vec();
+                owned.sort_unstable();
+                std::borrow::Cow::Owned(owned)
+            }
+        })
+        .collect();
+    let sorted: Vec<&[Vec<u8>]> = sorted.iter().map(|k| k.as_ref()).collect();
     key_runs::find(&Store(conn), index, &sorted).map(Some)
 }
 
