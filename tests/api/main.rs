@@ -25,6 +25,7 @@ mod large_queries;
 mod layered_permissions;
 mod links_forwarded;
 mod listing_info;
+mod metadata_in_place;
 mod openapi;
 mod ops_admin;
 mod ops_backup;
