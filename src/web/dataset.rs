@@ -2,6 +2,8 @@
 //! and of uploads over time, raw files with delete (`file_delete`), delete the dataset
 //! (DATA_ADMIN). Reading it needs the API's READ access to the dataset.
 
+use std::collections::BTreeMap;
+
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::auth::pass::DatasetPass;
@@ -140,38 +142,43 @@ fn info_section(info: &Result<DatasetInfo, rapid_actors::Error>) -> Markup {
     }
 }
 
-/// Rows per upload, labelled by when (to the second), oldest first.
-fn uploads_over_time(files: &[RawFile]) -> Vec<(String, i64)> {
+/// Rows per upload in the current commit, labelled by when (to the second), oldest first.
+fn uploads_over_time(files: &[RawFile], live: &BTreeMap<String, i64>) -> Vec<(String, i64)> {
     files
         .iter()
-        .map(|f| {
+        .filter_map(|f| {
+            let rows = *live.get(&f.raw_filename)?;
             let when: String = f.uploaded_at.chars().take(19).collect();
-            (when.replace('T', " "), f.rows)
+            Some((when.replace('T', " "), rows))
         })
         .collect()
 }
 
-/// The version's raw files, each with its delete button for a writer.
+/// The version's raw files whose rows are in the current commit, each with its rows there and
+/// its delete button for a writer; then those a rollback left out (their rows are in the
+/// history, nothing to delete from the current rows).
 fn files_table(
     viewer: &Viewer,
-    url: &str,
-    version: i64,
-    files: &[RawFile],
+    (url, version): (&str, i64),
+    (files, live): (&[RawFile], &BTreeMap<String, i64>),
     can_write: bool,
 ) -> Markup {
+    let (current, left): (Vec<&RawFile>, Vec<&RawFile>) = files
+        .iter()
+        .partition(|f| live.contains_key(&f.raw_filename));
     html! {
-    @if files.is_empty() { p.empty { "No files uploaded to this version." } }
+    @if current.is_empty() { p.empty { "No files in the current rows of this version." } }
     @else {
         div.table-wrap {
             table.files {
                 thead { tr { th scope="col" { "File" } th scope="col" { "Uploaded as" } th scope="col" { "Rows" } th scope="col" { "Bytes" } th scope="col" { "Uploaded" } @if can_write { th scope="col" { span.hidden { "Actions" } } } } }
                 tbody {
-                    @for f in files {
+                    @for f in &current {
                         tr {
                             td { code { (f.raw_filename) } }
                             td { (f.original_filename) }
-                            td { (f.rows) }
-                            td { (f.bytes) }
+                            td.num { (count(live.get(&f.raw_filename).copied().unwrap_or(0).max(0) as u64)) }
+                            td.num { (count(f.bytes.max(0) as u64)) }
                             td { (f.uploaded_at) }
                             @if can_write {
                                 td {
@@ -187,6 +194,13 @@ fn files_table(
             }
         }
     }
+    @if !left.is_empty() {
+        p #files-not-current {
+            "Not in the current rows (a rollback left them out; the history still has them): "
+            @for (i, f) in left.iter().enumerate() { @if i > 0 { ", " } code { (f.raw_filename) } " (" (f.original_filename) ", " (count(f.rows.max(0) as u64)) " rows)" }
+            "."
+        }
+    }
     }
 }
 
@@ -197,6 +211,8 @@ struct Shown {
     schema: Schema,
     info: Result<DatasetInfo, rapid_actors::Error>,
     files: Vec<RawFile>,
+    /// Each raw file's rows in the current commit.
+    live: BTreeMap<String, i64>,
     partitions: Vec<(String, i64)>,
     can_write: bool,
     profile: rapid_actors::profile::ProfileView,
@@ -245,6 +261,7 @@ async fn read_version(
         schema,
         info,
         files: listed.raw,
+        live: listed.live,
         partitions: listed.partitions,
         can_write,
         profile,
@@ -258,13 +275,14 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         schema,
         info,
         files,
+        live,
         partitions,
         can_write,
         profile,
         versions,
     } = shown;
     let (version, can_write) = (*version, *can_write);
-    let uploads = uploads_over_time(files);
+    let uploads = uploads_over_time(files, live);
     let url = base(record);
     html! {
         @if !params.done.is_empty() { (notice(&params.done)) }
@@ -272,7 +290,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" } " · " a #history-link href={ (url) "/history?version=" (version) } { "History" }
             @if backend::is_data_admin(&viewer.subject) {
-                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (starts a new, empty version)" }
+                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema" }
             }
         }
         (versions_nav(&url, version, versions))
@@ -290,7 +308,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         }
         (crate::web::profile::section(profile))
         h2 { "Files" }
-        (files_table(viewer, &url, version, files, can_write))
+        (files_table(viewer, (&url, version), (files, live), can_write))
         @if backend::is_data_admin(&viewer.subject) {
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {

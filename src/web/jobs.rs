@@ -61,6 +61,7 @@ fn outcome(job: &JobView) -> Markup {
             a href={ "/jobs/" (job.job_id) "#problems" } { (listed) @if listed == 1 { " problem" } @else { " problems" } }
         }
         @if let Some(url) = &job.report_url { " · " a.report href=(url) { "report (CSV)" } }
+        @if let Some(url) = &job.quarantine_url { " · " a.quarantined href=(url) { "rows kept apart (CSV)" } }
         @if let Some(url) = &job.result_url { a.download href=(url) { "Download the result (CSV)" } }
     }
 }

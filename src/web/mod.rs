@@ -36,6 +36,7 @@ mod sample_store;
 mod sample_upload;
 mod schema_edit;
 mod schema_editor;
+mod schema_in_place;
 pub mod session;
 mod signin;
 mod sql;

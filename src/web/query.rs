@@ -12,6 +12,7 @@ use maud::{html, Markup};
 
 use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, OutputFormat};
+use rapid_actors::history::AsOf;
 
 use crate::auth::Read;
 use crate::state::AppState;
@@ -40,6 +41,25 @@ struct Asked {
     stem: String,
     /// The SQL page with a statement over this dataset.
     sql: String,
+    /// The commit read (`as_of_commit`; absent: the current rows).
+    at: AsOf,
+}
+
+/// The commit the form asks to read (`as_of_commit`, blank: the current rows).
+fn as_of(f: &FormData) -> Result<AsOf, PageError> {
+    match f
+        .get("as_of_commit")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    {
+        None => Ok(AsOf::Latest),
+        Some(c) => match c.parse::<i64>() {
+            Ok(n) if n > 0 => Ok(AsOf::Commit(n)),
+            _ => Err(PageError::invalid(format!(
+                "The commit [{c}] is not a commit number: the history lists them (1, 2, ...)."
+            ))),
+        },
+    }
 }
 
 /// The columns the answer can be ordered by: stored ones, the expressions' names, and the
@@ -106,6 +126,9 @@ fn builder(asked: &Asked) -> Markup {
                 }
                 div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; }
             }
+            label for="as_of_commit" { "As of commit (blank: the current rows)" }
+            input id="as_of_commit" name="as_of_commit" type="number" min="1" value=(value("as_of_commit")) aria-describedby="as-of-help";
+            small #as-of-help { "The rows as an earlier commit of this version had them: the version's history lists its commits." }
             small #limit-help { "The preview shows up to 1,000 rows a page; downloads and jobs give every row up to the limit." }
             div.check { input type="checkbox" id="index" name="index" value="yes" checked[asked.f.get("index").is_some()]; label for="index" { "CSV download: start each row with its number (as the API's CSV)" } }
             div.buttons {
@@ -184,13 +207,14 @@ async fn preview(
     let profile = backend::profile(state, &pass, asked.version)?;
     let facet_columns = facets::columns(&profile, &asked.f).into_iter();
     let queries = backend_reads::PreviewQueries {
-        page: page_body(&asked.f, &window),
+        page: page_body(&asked.f, &window, &asked.columns),
         count: count_body(&asked.f),
         facets: facet_columns
             .map(|c| (c.clone(), facets::body(&asked.f, &c)))
             .collect(),
     };
-    let answers = backend_reads::preview(state, pass, asked.version, queries).await;
+    let read = (asked.version, &asked.at);
+    let answers = backend_reads::preview(state, pass, read, queries).await;
     let total = total_of(grouped, answers.count, window.limit);
     let (f, shown) = (&asked.f, (asked.url.as_str(), asked.columns.as_slice()));
     Ok(match answers.rows {
@@ -215,7 +239,6 @@ fn read_form(
     let columns: Vec<String> = schema.columns.into_iter().map(|c| c.name).collect();
     let key = record.key();
     Ok(Asked {
-        f,
         version,
         latest: record.latest_version(),
         columns,
@@ -223,6 +246,8 @@ fn read_form(
         title: format!("Query {}", record.name()),
         stem: format!("{}-{}-{}-v{version}", key.layer, key.domain, key.dataset),
         sql: crate::web::sql::sql_link(&key.layer, &key.domain, &key.dataset),
+        at: as_of(&f)?,
+        f,
     })
 }
 
@@ -239,7 +264,8 @@ async fn download(
     let when = crate::web::format::utc_stamp(rapid_actors::auth::now_seconds());
     let name = format!("{}-{when}.{ext}", asked.stem);
     let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
-    match backend_reads::run_query(state, pass, Some(asked.version), body, format).await {
+    let read = (Some(asked.version), &asked.at);
+    match backend_reads::run_query(state, pass, read, body, format).await {
         Ok((content_type, bytes)) => Ok(crate::web::page::secure(
             HttpResponse::Ok()
                 .content_type(content_type)
@@ -262,7 +288,7 @@ async fn download(
 
 fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String>>) -> Markup {
     let body = html! {
-        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(asked.sql) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(asked.sql) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if let AsOf::Commit(n) = asked.at { " as of " strong #as-of { "commit " (n) } " (" a href={ (asked.url) "/query?version=" (asked.version) "&action=preview" } { "the current rows" } ")" } @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
         @if let Err(m) = &shown {
             (errors(m))
             @if m.iter().any(|m| m.contains("as a job")) { div.card.offer {
@@ -289,7 +315,8 @@ pub async fn post_query_job(
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let query = whole_query(&f)?;
     let origin = state.link_origin(&req);
-    let job_id = backend_reads::start_large_query(&state, pass, asked, query, &origin).await?;
+    let read = (asked, as_of(&f)?);
+    let job_id = backend_reads::start_large_query(&state, pass, read, query, &origin).await?;
     sessions(&req).remember_job_query(&job_id, query_string(&f, None));
     Ok(see_other(&format!("/jobs/{job_id}")))
 }

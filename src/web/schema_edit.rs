@@ -1,6 +1,7 @@
 //! New schema from a sample file (DATA_ADMIN): upload a sample, see the generated schema, edit
 //! every field (types, nullability, unique, date formats, checks, partition order, sensitivity,
-//! tags, owners, description) and save; or edit an existing schema into a new version. The
+//! tags, owners, description) and save; or edit an existing schema: its metadata in place, its
+//! columns into a new version ([`schema_in_place`]). The
 //! sample is kept ([`sample_store`]): the editor shows each column's examples and null count, and
 //! once saved the sample can be uploaded as the dataset's first data ([`sample_upload`]). The
 //! editor's page is in [`schema_editor`].
@@ -8,6 +9,7 @@
 //! [`sample_store`]: crate::web::sample_store
 //! [`sample_upload`]: crate::web::sample_upload
 //! [`schema_editor`]: crate::web::schema_editor
+//! [`schema_in_place`]: crate::web::schema_in_place
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,7 @@ use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::posts::Sampled;
 use crate::web::schema_editor::{editor, Edited, Typed};
+use crate::web::schema_in_place::{self, Saved};
 use crate::web::session::Viewer;
 use crate::web::{backend, backend_samples, sample_store};
 
@@ -187,7 +190,8 @@ fn metadata_of(f: &FormData, problems: &mut Vec<String>) -> Metadata {
         dataset: get("m_dataset"),
         sensitivity: get("m_sensitivity"),
         description: Some(get("m_description")),
-        version: None,
+        // The version edited (shown; the service assigns versions itself).
+        version: get("m_version").parse().ok(),
         key_value_tags: tags,
         key_only_tags: key_only.map(String::from).collect(),
         owners: Some(owners),
@@ -233,11 +237,8 @@ fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
         .unzip();
     let schema = Schema { metadata, columns };
     let edited = Edited {
-        schema,
         typed,
-        rules: vec![],
-        asked: false,
-        sample: None,
+        ..Edited::from(schema)
     };
     Ok((edited, problems))
 }
@@ -261,6 +262,27 @@ pub async fn post_save(
             false => StatusCode::BAD_REQUEST,
         };
         return Ok(render(status, editor(&viewer, &edited, update, &problems)));
+    }
+    if update {
+        let confirmed = f.get("confirm") == Some("new_version");
+        return Ok(
+            match schema_in_place::save(&state, &pass, &edited.schema, confirmed).await {
+                Ok(Saved::InPlace(v)) => see_other(&edited_at(&edited.schema.metadata, v)),
+                Ok(Saved::NewVersion(v)) => see_other(&saved(&state, &edited, v)),
+                Ok(Saved::NeedsNewVersion(next)) => {
+                    let edited = Edited {
+                        new_version: Some(next),
+                        ..edited
+                    };
+                    render(StatusCode::OK, editor(&viewer, &edited, update, &[]))
+                }
+                Err(e) => {
+                    let status = crate::error::status_of(e.kind);
+                    let m = PageError::from(e).messages();
+                    render(status, editor(&viewer, &edited, update, &m))
+                }
+            },
+        );
     }
     match backend::save_schema(&state, &pass, &edited.schema, update).await {
         Ok(version) => Ok(see_other(&saved(&state, &edited, version))),
@@ -302,6 +324,19 @@ fn saved(state: &AppState, edited: &Edited, version: i64) -> String {
 fn stored_at(m: &Metadata, version: i64) -> String {
     let done = crate::web::subjects::url_word(&format!(
         "The schema has been stored as version {version}."
+    ));
+    format!(
+        "/datasets/{}/{}/{}?version={version}&done={done}",
+        m.layer.as_deref().unwrap_or_default(),
+        m.domain,
+        m.dataset
+    )
+}
+
+/// The dataset page of a version whose metadata was just edited in place, saying so.
+fn edited_at(m: &Metadata, version: i64) -> String {
+    let done = crate::web::subjects::url_word(&format!(
+        "The metadata of version {version} has been saved; its rows are unchanged."
     ));
     format!(
         "/datasets/{}/{}/{}?version={version}&done={done}",

@@ -65,3 +65,4 @@ mod uploads_recovery;
 mod uploads_unique;
 mod uploads_validation;
 mod web_pages;
+mod web_paging;

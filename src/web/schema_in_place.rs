@@ -1,0 +1,78 @@
+//! The editor's save of an existing dataset. Metadata alone (description, tags, owners, history
+//! retention) is edited in place, as `PATCH /api/schema/...` does, so the version keeps its rows
+//! and every reader keeps seeing them. Only a change to what the rows are (columns, update
+//! behaviour; sensitivity, which is then refused) needs a new version, which starts empty: it is
+//! offered only then, and stored only once the editor confirms it.
+
+use std::collections::BTreeSet;
+
+use rapid_actors::auth::pass::AdminPass;
+use rapid_actors::key::DatasetKey;
+use rapid_actors::schema::{validate, MetadataPatch, Schema, SchemaContext, ValidSchema};
+use rapid_actors::Result;
+
+use crate::state::AppState;
+use crate::web::backend;
+
+/// What a save did, or must ask first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Saved {
+    /// The metadata of this version changed; its rows stay.
+    InPlace(i64),
+    /// Stored as this new (empty) version.
+    NewVersion(i64),
+    /// The columns changed: saving stores this version, empty; not done until confirmed.
+    NeedsNewVersion(i64),
+}
+
+/// Saves `edited` over the dataset's latest version: in place when only metadata changed, as a
+/// new version when the rows' shape changed and `confirmed`, else asks.
+pub async fn save(
+    state: &AppState,
+    pass: &AdminPass,
+    edited: &Schema,
+    confirmed: bool,
+) -> Result<Saved> {
+    let m = &edited.metadata;
+    let key = DatasetKey::new(m.layer(), &m.domain, &m.dataset);
+    let stored = state.engine.latest_schema(pass, &key)?;
+    let version = stored.version().unwrap_or(1);
+    let layers = backend::layers(state);
+    let domains: BTreeSet<String> = backend::protected_domains(state, pass)
+        .into_iter()
+        .collect();
+    let ctx = SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    // Judged whole first: a broken column is refused, never dropped by an in-place save.
+    let valid = validate(edited, &ctx)?;
+    if !same_rows(&stored, &valid) {
+        return match confirmed {
+            true => Ok(Saved::NewVersion(
+                backend::save_schema(state, pass, edited, true).await?,
+            )),
+            false => Ok(Saved::NeedsNewVersion(version + 1)),
+        };
+    }
+    let patch = MetadataPatch {
+        description: m.description.clone(),
+        owners: m.owners.clone(),
+        key_value_tags: Some(m.key_value_tags.clone()),
+        key_only_tags: Some(m.key_only_tags.clone()),
+        history: Some(m.history),
+    };
+    state
+        .engine
+        .patch_metadata(pass, &key, Some(version), &patch)?;
+    Ok(Saved::InPlace(version))
+}
+
+/// Whether both describe the same rows: columns, update behaviour and sensitivity, compared in
+/// their validated (normalised) form so that the editor's round trip changes nothing.
+fn same_rows(stored: &ValidSchema, edited: &ValidSchema) -> bool {
+    let columns = |s: &ValidSchema| serde_json::to_string(&s.schema().columns).ok();
+    columns(stored) == columns(edited)
+        && stored.update_behaviour() == edited.update_behaviour()
+        && stored.sensitivity() == edited.sensitivity()
+}
