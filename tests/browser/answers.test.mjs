@@ -99,7 +99,7 @@ test("a description edit keeps the version and its data on every page; a column 
   assert.match(await page.textContent("[role=status]"), /metadata of version 1 has been saved; its rows are unchanged/);
   assert.equal(await page.textContent("#version-read"), "1");
   assert.equal(await page.textContent("#row-count"), String(ROWS));
-  assert.match(await page.textContent("dl.facts"), /People by city, edited in place/);
+  assert.match(await page.textContent("main"), /descriptionPeople by city, edited in place/);
   // The catalogue, the browse page and SQL all still see the rows.
   await page.goto(`${BASE}/?q=people`);
   const listed = await page.textContent("main");

@@ -329,18 +329,25 @@ test("the query page's SQL link runs a SELECT over the dataset, downloads it who
 });
 
 // Last: it makes version 2, the latest, which the tests above do not expect.
-test("editing the metadata warns that the new version starts empty; the dataset page says where the data is", async () => {
+test("a metadata edit keeps version 1 and its rows; a column change makes an empty version 2 the pages explain", async () => {
   await page.goto(`${BASE}/schema/edit/default/shop/sales`);
-  assert.match(await page.textContent("#new-version-warning"), /new schema version \(2\), with no data.*stays in version 1/s);
+  assert.match(await page.textContent("#new-version-warning"), /saved in place \(version 1\): the rows stay/);
   await shoot(page, "schema-edit-version");
   await page.fill("#m_description", "Sales, described");
-  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
-  assert.match(await page.textContent("[role=status]"), /version 2/);
-  assert.equal(await page.textContent("#version-read"), "2");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  assert.match(await page.textContent("[role=status]"), /metadata of version 1 has been saved/);
+  assert.equal(await page.textContent("#version-read"), "1");
+  assert.equal(await page.textContent("#row-count"), "302");
   // The catalogue's search reads descriptions too.
   await page.goto(`${BASE}/?q=described`);
   assert.equal(await page.locator("table.datasets tbody tr", { hasText: "sales" }).count(), 1);
-  await page.goBack();
+  // A column's type changed: a new version, empty, made once confirmed.
+  await page.goto(`${BASE}/schema/edit/default/shop/sales`);
+  await page.selectOption("[name=c3_data_type]", "double");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  await Promise.all([page.waitForNavigation(), page.click("#confirm-new-version button")]);
+  assert.match(await page.textContent("[role=status]"), /version 2/);
+  assert.equal(await page.textContent("#version-read"), "2");
   assert.match(await page.textContent("#version-empty"), /Version 2 has no data yet.*version 1 \(302 rows\)/s);
   await shoot(page, "dataset-versions");
   await Promise.all([page.waitForNavigation(), page.click("#version-empty a")]);
