@@ -143,7 +143,9 @@ fn datasets_table(
     let rows = matching(search, all);
     html! {
         p.count aria-live="polite" { (rows.len()) " of " (all.len()) " datasets" }
-        @if rows.is_empty() {
+        @if all.is_empty() {
+            p.empty #no-datasets { "No datasets yet." @if backend::is_data_admin(&viewer.subject) { " " a href="/schema/new" { "Create one from a sample file" } "." } }
+        } @else if rows.is_empty() {
             p.empty { "No dataset matches." }
         } @else {
             div.table-wrap {

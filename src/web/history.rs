@@ -67,11 +67,12 @@ fn commit_row(
             td data-label="File" {
                 (c.raw_filename.as_deref().unwrap_or(""))
                 @if let Some(j) = job.filter(|j| j.rows_rejected > 0) {
-                    br; a.problems href={ "/jobs/" (j.job_id) "#problems" } { (count(j.rows_rejected as u64)) " rows with problems" }
+                    br; a.problems href={ "/jobs/" (j.job_id) "#problems" } { (count(j.rows_rejected as u64)) @if j.rows_rejected == 1 { " row with problems" } @else { " rows with problems" } }
                 }
             }
             td.num data-label="Rows added" { (count(c.rows_added.max(0) as u64)) }
             td.num data-label="Rows removed" { (count(c.rows_removed.max(0) as u64)) }
+            td.num data-label="Net change" { (net_change(c)) }
             td data-label="Rows" { a.as-of href=(rows_at) aria-label={ "The rows as of commit " (c.commit) } { "Rows as of this commit" } }
             td data-label="Roll back" {
                 @if newest { "(current)" }
@@ -85,6 +86,20 @@ fn commit_row(
                 }
             }
         }
+    }
+}
+
+/// What the commit did to the number of rows: a rollback that lists 3,000 rows again in place
+/// of 3,483 is "−483"; a compaction rewrites files and changes no row.
+fn net_change(c: &Commit) -> String {
+    if c.operation == "COMPACT" {
+        return "none (files merged)".into();
+    }
+    let net = c.rows_added - c.rows_removed;
+    match net.signum() {
+        1 => format!("+{}", count(net as u64)),
+        -1 => format!("−{}", count(net.unsigned_abs())),
+        _ => "0".into(),
     }
 }
 
@@ -124,7 +139,7 @@ fn history_body(
         (retention_sentence(keep))
         @if commits.is_empty() { p.empty { "No commits yet." } } @else {
             div.table-wrap { table.blocks #commits {
-                thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Rows" } th scope="col" { "Roll back" } } }
+                thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Net change" } th scope="col" { "Rows" } th scope="col" { "Roll back" } } }
                 tbody { @for (i, c) in commits.iter().enumerate() { (commit_row(viewer, (url, version), c, p.page == 1 && i == 0, c.raw_filename.as_ref().and_then(|f| jobs.get(f)))) } }
             } }
         }

@@ -56,7 +56,7 @@ fn outcome(job: &JobView) -> Markup {
     let listed = job.errors.as_ref().map_or(0, Vec::len);
     html! {
         @if job.rows_rejected > 0 {
-            a href={ "/jobs/" (job.job_id) "#problems" } { (count(job.rows_rejected as u64)) " rows with problems" }
+            a href={ "/jobs/" (job.job_id) "#problems" } { (count(job.rows_rejected as u64)) @if job.rows_rejected == 1 { " row with problems" } @else { " rows with problems" } }
         } @else if listed > 0 {
             a href={ "/jobs/" (job.job_id) "#problems" } { (listed) @if listed == 1 { " problem" } @else { " problems" } }
         }

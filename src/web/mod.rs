@@ -42,6 +42,7 @@ mod signin;
 mod sql;
 pub(crate) mod subjects;
 mod upload;
+mod view_sql;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};

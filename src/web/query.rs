@@ -27,6 +27,7 @@ use crate::web::query_form::{
     Window, QUERY_FIELDS,
 };
 use crate::web::session::{sessions, Viewer};
+use crate::web::view_sql::{table_name, view_sql};
 use crate::web::{backend, backend_reads};
 
 /// The builder's form as sent (a GET), and what it is about: the version and its columns.
@@ -39,10 +40,12 @@ struct Asked {
     title: String,
     /// `layer-domain-dataset-vN`, the start of a download's name.
     stem: String,
-    /// The SQL page with a statement over this dataset.
+    /// The view as one SQL statement (the SQL page's link opens it).
     sql: String,
     /// The commit read (`as_of_commit`; absent: the current rows).
     at: AsOf,
+    /// This version has no rows while another has: that one and its rows.
+    rows_elsewhere: Option<(i64, i64)>,
 }
 
 /// The commit the form asks to read (`as_of_commit`, blank: the current rows).
@@ -238,14 +241,30 @@ fn read_form(
     let schema = backend::schema(state, pass, version)?;
     let columns: Vec<String> = schema.columns.into_iter().map(|c| c.name).collect();
     let key = record.key();
+    let table = table_name(
+        [&key.layer, &key.domain, &key.dataset],
+        version,
+        record.latest_version(),
+    );
+    let versions = backend::rows_per_version(state, pass)?;
+    let here = versions
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map_or(0, |x| x.1);
+    let rows_elsewhere = match here {
+        0 => versions.iter().find(|(_, r)| *r > 0).copied(),
+        _ => None,
+    };
+    let sql = view_sql(&f, &table, &columns);
     Ok(Asked {
+        sql,
+        rows_elsewhere,
         version,
         latest: record.latest_version(),
         columns,
         url: base(record),
         title: format!("Query {}", record.name()),
         stem: format!("{}-{}-{}-v{version}", key.layer, key.domain, key.dataset),
-        sql: crate::web::sql::sql_link(&key.layer, &key.domain, &key.dataset),
         at: as_of(&f)?,
         f,
     })
@@ -288,7 +307,13 @@ async fn download(
 
 fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String>>) -> Markup {
     let body = html! {
-        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(asked.sql) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if let AsOf::Commit(n) = asked.at { " as of " strong #as-of { "commit " (n) } " (" a href={ (asked.url) "/query?version=" (asked.version) "&action=preview" } { "the current rows" } ")" } @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(crate::web::sql::sql_link(&asked.sql)) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if let AsOf::Commit(n) = asked.at { " as of " strong #as-of { "commit " (n) } " (" a href={ (asked.url) "/query?version=" (asked.version) "&action=preview" } { "the current rows" } ")" } @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        @if let Some((v, rows)) = asked.rows_elsewhere {
+            div.alert.warn #version-empty role="status" {
+                p { "Version " (asked.version) " has no rows: a new schema version starts empty. The rows are in " a href={ (asked.url) "/query?version=" (v) "&action=preview" } { "version " (v) } " (" (crate::web::format::count(rows.max(0) as u64)) " rows)." }
+            }
+        }
+        details #view-sql-box { summary { "This view in SQL" } pre.query #view-sql { (asked.sql) } }
         @if let Err(m) = &shown {
             (errors(m))
             @if m.iter().any(|m| m.contains("as a job")) { div.card.offer {

@@ -69,7 +69,7 @@ pub fn typed_limit(f: &FormData) -> Result<Option<u64>, PageError> {
 
 /// The select list: the grouped columns first (so each group is labelled), then the ticked
 /// columns and the expressions, each once.
-fn select_list(f: &FormData) -> Vec<String> {
+pub fn select_list(f: &FormData) -> Vec<String> {
     let mut select: Vec<String> = vec![];
     let wanted = f.all("group").into_iter().chain(f.all("columns"));
     for c in wanted.chain(expressions(f)) {

@@ -269,9 +269,9 @@ pub async fn post_save(
             match schema_in_place::save(&state, &pass, &edited.schema, confirmed).await {
                 Ok(Saved::InPlace(v)) => see_other(&edited_at(&edited.schema.metadata, v)),
                 Ok(Saved::NewVersion(v)) => see_other(&saved(&state, &edited, v)),
-                Ok(Saved::NeedsNewVersion(next)) => {
+                Ok(Saved::NeedsNewVersion(next, changes)) => {
                     let edited = Edited {
-                        new_version: Some(next),
+                        new_version: Some((next, changes)),
                         ..edited
                     };
                     render(StatusCode::OK, editor(&viewer, &edited, update, &[]))

@@ -35,8 +35,9 @@ pub struct Edited {
     pub asked: bool,
     /// The kept sample the schema was generated from: its token and record.
     pub sample: Option<(String, Kept)>,
-    /// The columns changed: the new (empty) version a save would store, to confirm.
-    pub new_version: Option<i64>,
+    /// The columns changed: the new (empty) version a save would store, to confirm, and each
+    /// change in words.
+    pub new_version: Option<(i64, Vec<String>)>,
 }
 
 impl From<Schema> for Edited {
@@ -184,13 +185,14 @@ fn new_version_warning(current: Option<i64>) -> Markup {
 }
 
 /// The columns changed: what saving them means, and the button that does it.
-fn confirm_new_version(next: i64) -> Markup {
+fn confirm_new_version(next: i64, changes: &[String]) -> Markup {
     html! {
         div.alert.warn #confirm-new-version role="alert" {
             p {
                 strong { "These changes to the columns need a new version: version " (next) ", which starts with no rows." }
                 " Version " (next - 1) " keeps its rows; pages show them until version " (next) " has rows of its own. Upload the data again into version " (next) " after saving."
             }
+            ul #column-changes { @for c in changes { li { (c) } } }
             button type="submit" name="confirm" value="new_version" form="schema-form" { "Save as version " (next) " (starts empty)" }
         }
     }
@@ -215,7 +217,7 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
         html! {
             (errors(messages))
             @if update { (new_version_warning(m.version)) }
-            @if let Some(next) = edited.new_version { (confirm_new_version(next)) }
+            @if let Some((next, changes)) = &edited.new_version { (confirm_new_version(*next, changes)) }
             (rules_box(edited))
             form.schema #schema-form method="post" action="/schema/save" {
                 (csrf_field(viewer))

@@ -15,14 +15,15 @@ use crate::state::AppState;
 use crate::web::backend;
 
 /// What a save did, or must ask first.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Saved {
     /// The metadata of this version changed; its rows stay.
     InPlace(i64),
     /// Stored as this new (empty) version.
     NewVersion(i64),
-    /// The columns changed: saving stores this version, empty; not done until confirmed.
-    NeedsNewVersion(i64),
+    /// The columns changed (each change in words): saving stores this version, empty; not
+    /// done until confirmed.
+    NeedsNewVersion(i64, Vec<String>),
 }
 
 /// Saves `edited` over the dataset's latest version: in place when only metadata changed, as a
@@ -52,7 +53,10 @@ pub async fn save(
             true => Ok(Saved::NewVersion(
                 backend::save_schema(state, pass, edited, true).await?,
             )),
-            false => Ok(Saved::NeedsNewVersion(version + 1)),
+            false => Ok(Saved::NeedsNewVersion(
+                version + 1,
+                changes(&stored, &valid),
+            )),
         };
     }
     let patch = MetadataPatch {
@@ -75,4 +79,65 @@ fn same_rows(stored: &ValidSchema, edited: &ValidSchema) -> bool {
     columns(stored) == columns(edited)
         && stored.update_behaviour() == edited.update_behaviour()
         && stored.sensitivity() == edited.sensitivity()
+}
+
+/// What differs between the stored version and the edited one, in words: columns added, removed
+/// or changed (each property), the update behaviour, the sensitivity.
+fn changes(stored: &ValidSchema, edited: &ValidSchema) -> Vec<String> {
+    let (old, new) = (&stored.schema().columns, &edited.schema().columns);
+    let mut out = vec![];
+    for c in new {
+        let Some(was) = old.iter().find(|o| o.name == c.name) else {
+            out.push(format!("column {} added ({})", c.name, c.data_type));
+            continue;
+        };
+        let json = |v: serde_json::Value| match v {
+            serde_json::Value::Null => "none".to_string(),
+            serde_json::Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let properties = [
+            (
+                "type",
+                json(was.data_type.clone().into()),
+                json(c.data_type.clone().into()),
+            ),
+            (
+                "allows null",
+                json(was.allow_null.into()),
+                json(c.allow_null.into()),
+            ),
+            (
+                "partition order",
+                json(was.partition_index.into()),
+                json(c.partition_index.into()),
+            ),
+            (
+                "date format",
+                json(was.format.clone().into()),
+                json(c.format.clone().into()),
+            ),
+            ("unique", json(was.unique.into()), json(c.unique.into())),
+        ];
+        for (what, before, after) in properties.iter().filter(|(_, b, a)| b != a) {
+            out.push(format!("column {}: {what} {before} → {after}", c.name));
+        }
+        if was.checks != c.checks {
+            out.push(format!("column {}: checks changed", c.name));
+        }
+    }
+    for c in old.iter().filter(|o| !new.iter().any(|n| n.name == o.name)) {
+        out.push(format!("column {} removed", c.name));
+    }
+    if stored.update_behaviour() != edited.update_behaviour() {
+        out.push(format!(
+            "update behaviour {} → {}",
+            stored.update_behaviour().as_str(),
+            edited.update_behaviour().as_str()
+        ));
+    }
+    if stored.sensitivity() != edited.sensitivity() {
+        out.push("sensitivity (a dataset's sensitivity cannot change)".into());
+    }
+    out
 }

@@ -71,6 +71,14 @@ fn assert_each_once(rows: &[(i64, String)], view: &str) {
 fn paging_a_view_shows_each_row_once_with_no_sort_and_with_ties() {
     let s = TestServer::start();
     let t = s.admin_token();
+    let mut v = Visitor::new(&s);
+    v.sign_in_client(ADMIN_ID, ADMIN_SECRET);
+    let (_, _, fresh) = v.get("/");
+    let fresh = fresh.text().unwrap();
+    assert!(
+        fresh.contains("No datasets yet."),
+        "a fresh catalogue says so"
+    );
     s.create_schema(&schema_json(
         "shop",
         "people",
@@ -91,9 +99,6 @@ fn paging_a_view_shows_each_row_once_with_no_sort_and_with_ties() {
         let (_, job) = s.upload_and_wait(&t, DATASET, &format!("p{part}.csv"), csv.into_bytes());
         assert_eq!(job["status"], "SUCCESS", "{job}");
     }
-    let mut v = Visitor::new(&s);
-    v.sign_in_client(ADMIN_ID, ADMIN_SECRET);
-
     let unsorted = page_through(&mut v, "");
     assert_each_once(&unsorted, "no sort");
     let mut ascending = vec![];

@@ -129,7 +129,7 @@ test("quarantined rows are reached from the jobs list, the job page and the hist
   assert.equal(job.status, "SUCCESS", JSON.stringify(job));
   await page.goto(`${BASE}/jobs`);
   const link = page.locator(`a[href="/jobs/${job.job_id}#problems"]`);
-  assert.match(await link.textContent(), /1 rows with problems/);
+  assert.equal(await link.textContent(), "1 row with problems");
   await Promise.all([page.waitForNavigation(), link.click()]);
   assert.ok(await page.locator("#problems").isVisible(), "the #problems anchor exists on a SUCCESS job");
   const href = await page.getAttribute("#quarantine-link", "href");
@@ -175,5 +175,27 @@ test("after a rollback every figure is the current commit's, and each commit lin
   const asOf = await api(token, "POST", `${PATH}/query?as_of_commit=1`, { select_columns: ["count(*) AS n"] });
   assert.match(await page.textContent("#preview-count"), new RegExp(`of ${asOf.body["0"].n}$`));
   await shoot(page, "query-as-of");
+  assert.deepEqual(page.problems, []);
+});
+
+test("the small things: sort links that look like links, a net change per commit, plural words, the password minimum", async () => {
+  await page.goto(`${DS}/query?action=preview`);
+  const header = page.locator("#preview thead th a").first();
+  assert.match(await header.textContent(), /↕/);
+  assert.match(await header.evaluate((a) => getComputedStyle(a).textDecorationLine), /underline/);
+  await page.goto(`${DS}/history`);
+  const rollback = page.locator("#commits tbody tr", { hasText: "ROLLBACK" });
+  const cells = await rollback.locator("td").allTextContents();
+  assert.equal(cells[7], "−" + String(ROWS + 2 - 115), "the rollback's net change");
+  await page.goto(`${BASE}/jobs`);
+  assert.match(await page.textContent("table.jobs"), /1 row with problems/);
+  await page.goto(`${BASE}/password`);
+  assert.match(await page.textContent("label[for=new_password]"), /at least 12 characters/);
+  assert.equal(await page.getAttribute("#new_password", "minlength"), "12");
+  // The column change's confirmation names what changed.
+  await page.goto(`${BASE}/schema/edit/default/town/people`);
+  await page.selectOption("[name=c1_data_type]", "int");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  assert.equal(await page.textContent("#column-changes"), "column city: type string → int");
   assert.deepEqual(page.problems, []);
 });

@@ -102,7 +102,7 @@ test("grouping adds the grouped columns to the answer, and numbers are written f
   await page.selectOption("#order", "region");
   await preview();
   const headers = await page.locator("#preview thead th").allTextContents();
-  assert.deepEqual(headers.map((h) => h.replace(/[▲▼]/g, "").trim()), ["region", "avg_price", "total"]);
+  assert.deepEqual(headers.map((h) => h.replace(/[▲▼↕]/g, "").trim()), ["region", "avg_price", "total"]);
   assert.equal(await page.textContent("#preview tbody tr:first-child td:first-child"), "England");
   assert.match(await page.textContent("#preview-count"), /^Rows 1 to 4 of 4$/);
   const ireland = page.locator("#preview tbody tr", { hasText: "Ireland" });
@@ -305,6 +305,14 @@ test("an answer too large to download is offered as a one-click job", async () =
 });
 
 test("the query page's SQL link runs a SELECT over the dataset, downloads it whole, and refuses a write in words", async () => {
+  // "Ask in SQL" keeps the view: its filter, order and limit.
+  await page.goto(`${DS}/query?filter=region+%3D+%27Wales%27&order=price&direction=DESC&limit=7&action=preview`);
+  const view = 'SELECT * FROM "default"."shop"."sales" WHERE region = \'Wales\' ORDER BY "price" DESC NULLS LAST LIMIT 7';
+  assert.equal(await page.textContent("#view-sql"), view);
+  await Promise.all([page.waitForNavigation(), page.click("#sql-link")]);
+  assert.equal(await page.inputValue("#sql"), view);
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  assert.equal(await page.textContent("#sql-shown"), "7 rows");
   await page.goto(`${DS}/query`);
   await Promise.all([page.waitForNavigation(), page.click("#sql-link")]);
   assert.equal(await page.inputValue("#sql"), 'SELECT * FROM "default"."shop"."sales" LIMIT 100');
@@ -349,6 +357,11 @@ test("a metadata edit keeps version 1 and its rows; a column change makes an emp
   assert.match(await page.textContent("[role=status]"), /version 2/);
   assert.equal(await page.textContent("#version-read"), "2");
   assert.match(await page.textContent("#version-empty"), /Version 2 has no data yet.*version 1 \(302 rows\)/s);
+  // The query page of the empty version says so, in place of "No rows match.".
+  await page.goto(`${BASE}/datasets/default/shop/sales/query?version=2&action=preview`);
+  assert.equal(await page.textContent("#preview-count"), "No rows: this version holds none (at this commit).");
+  assert.match(await page.textContent("#version-empty"), /Version 2 has no rows.*version 1 \(302 rows\)/s);
+  await page.goBack();
   await shoot(page, "dataset-versions");
   await Promise.all([page.waitForNavigation(), page.click("#version-empty a")]);
   assert.equal(await page.textContent("#version-read"), "1");
