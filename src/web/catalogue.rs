@@ -35,6 +35,8 @@ pub struct Search {
     password: String,
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 /// What `enriched=true` added to an entry (the pages always ask for it).
@@ -74,7 +76,8 @@ pub async fn get_catalogue(
     let layers = backend::layers(&state);
     let body = html! {
         @if search.password == "changed" { (notice("Your password has been changed.")) }
-        @if !search.done.is_empty() { (notice(&search.done)) }
+        @let done = crate::web::done::verified(&viewer, &search.done, &search.done_sig);
+        @if !done.is_empty() { (notice(done)) }
         (search_form(&search, &layers))
         (datasets_table(&state, &viewer, &search, &all))
     };

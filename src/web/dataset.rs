@@ -26,6 +26,8 @@ pub struct Params {
     version: Option<i64>,
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 pub fn base(record: &DatasetRecord) -> String {
@@ -285,7 +287,8 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
     let uploads = uploads_over_time(files, live);
     let url = base(record);
     html! {
-        @if !params.done.is_empty() { (notice(&params.done)) }
+        @let done = crate::web::done::verified(viewer, &params.done, &params.done_sig);
+        @if !done.is_empty() { (notice(done)) }
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" } " · " a #history-link href={ (url) "/history?version=" (version) } { "History" }
@@ -411,6 +414,6 @@ pub async fn post_delete_dataset(
         );
     }
     backend::delete_dataset(&state, &admin, record.key()).await?;
-    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name()));
-    Ok(see_other(&format!("/?done={done}")))
+    let done = crate::web::done::query(&viewer, &format!("{} has been deleted.", record.name()));
+    Ok(see_other(&format!("/?{done}")))
 }

@@ -33,6 +33,8 @@ pub struct HistoryParams {
     page: i64,
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 fn first_page() -> i64 {
@@ -134,7 +136,8 @@ fn history_body(
 ) -> Markup {
     let more = commits.len() as i64 == PER_PAGE;
     html! {
-        @if !p.done.is_empty() { (notice(&p.done)) }
+        @let done = crate::web::done::verified(viewer, &p.done, &p.done_sig);
+        @if !done.is_empty() { (notice(done)) }
         p { a href={ (url) "?version=" (version) } { "Back to the dataset" } " · schema version " strong #history-version { (version) } }
         (retention_sentence(keep))
         @if commits.is_empty() { p.empty { "No commits yet." } } @else {
@@ -203,9 +206,11 @@ pub async fn post_rollback(
         )));
     }
     let commit = backend_reads::rollback(&state, &admin, &key, version, to).await?;
-    let done =
-        crate::web::subjects::url_word(&format!("Commit {commit} has the rows of commit {to}."));
-    Ok(see_other(&format!("{history}&done={done}")))
+    let done = crate::web::done::query(
+        &viewer,
+        &format!("Commit {commit} has the rows of commit {to}."),
+    );
+    Ok(see_other(&format!("{history}&{done}")))
 }
 
 #[cfg(test)]

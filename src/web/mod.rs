@@ -16,6 +16,7 @@ mod chart;
 mod checks_edit;
 mod dataset;
 mod domains;
+mod done;
 mod facets;
 mod file_delete;
 mod format;

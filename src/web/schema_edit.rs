@@ -267,8 +267,13 @@ pub async fn post_save(
         let confirmed = f.get("confirm") == Some("new_version");
         return Ok(
             match schema_in_place::save(&state, &pass, &edited.schema, confirmed).await {
-                Ok(Saved::InPlace(v)) => see_other(&edited_at(&edited.schema.metadata, v)),
-                Ok(Saved::NewVersion(v)) => see_other(&saved(&state, &edited, v)),
+                Ok(Saved::InPlace(v)) => {
+                    let said = format!(
+                        "The metadata of version {v} has been saved; its rows are unchanged."
+                    );
+                    see_other(&dataset_saying(&viewer, &edited.schema.metadata, v, &said))
+                }
+                Ok(Saved::NewVersion(v)) => see_other(&saved(&state, &viewer, &edited, v)),
                 Ok(Saved::NeedsNewVersion(next, changes)) => {
                     let edited = Edited {
                         new_version: Some((next, changes)),
@@ -285,7 +290,7 @@ pub async fn post_save(
         );
     }
     match backend::save_schema(&state, &pass, &edited.schema, update).await {
-        Ok(version) => Ok(see_other(&saved(&state, &edited, version))),
+        Ok(version) => Ok(see_other(&saved(&state, &viewer, &edited, version))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
@@ -307,7 +312,7 @@ fn kept_sample(
 }
 
 /// Where a saved schema leads: the page offering to upload its kept sample, or the dataset page.
-fn saved(state: &AppState, edited: &Edited, version: i64) -> String {
+fn saved(state: &AppState, viewer: &Viewer, edited: &Edited, version: i64) -> String {
     let m = &edited.schema.metadata;
     if let Some((token, mut kept)) = edited.sample.clone() {
         let layer = m.layer.clone().unwrap_or_default();
@@ -317,32 +322,18 @@ fn saved(state: &AppState, edited: &Edited, version: i64) -> String {
             return format!("/schema/saved/{token}");
         }
     }
-    stored_at(m, version)
+    let said = format!("The schema has been stored as version {version}.");
+    dataset_saying(viewer, m, version, &said)
 }
 
-/// The dataset page of a schema just stored, saying so.
-fn stored_at(m: &Metadata, version: i64) -> String {
-    let done = crate::web::subjects::url_word(&format!(
-        "The schema has been stored as version {version}."
-    ));
+/// The dataset page of `version`, saying `message` (a schema just stored or edited).
+fn dataset_saying(viewer: &Viewer, m: &Metadata, version: i64, message: &str) -> String {
     format!(
-        "/datasets/{}/{}/{}?version={version}&done={done}",
+        "/datasets/{}/{}/{}?version={version}&{}",
         m.layer.as_deref().unwrap_or_default(),
         m.domain,
-        m.dataset
-    )
-}
-
-/// The dataset page of a version whose metadata was just edited in place, saying so.
-fn edited_at(m: &Metadata, version: i64) -> String {
-    let done = crate::web::subjects::url_word(&format!(
-        "The metadata of version {version} has been saved; its rows are unchanged."
-    ));
-    format!(
-        "/datasets/{}/{}/{}?version={version}&done={done}",
-        m.layer.as_deref().unwrap_or_default(),
-        m.domain,
-        m.dataset
+        m.dataset,
+        crate::web::done::query(viewer, message)
     )
 }
 

@@ -189,6 +189,11 @@ test("the small things: sort links that look like links, a net change per commit
   assert.equal(cells[7], "−" + String(ROWS + 2 - 115), "the rollback's net change");
   await page.goto(`${BASE}/jobs`);
   assert.match(await page.textContent("table.jobs"), /1 row with problems/);
+  // A link cannot put its own words in the green box: only the service's, for this session.
+  await page.goto(`${BASE}/?done=Your+account+is+locked%3A+call+0800`);
+  assert.doesNotMatch(await page.textContent("main"), /account is locked/);
+  await page.goto(`${DS}/history?done=Forged&done_sig=${"0".repeat(64)}`);
+  assert.doesNotMatch(await page.textContent("main"), /Forged/);
   await page.goto(`${BASE}/password`);
   assert.match(await page.textContent("label[for=new_password]"), /at least 12 characters/);
   assert.equal(await page.getAttribute("#new_password", "minlength"), "12");
