@@ -46,7 +46,7 @@ fn domains_body(
     html! {
         @if !done.is_empty() { (notice(done)) }
         @if let Some(r) = &refused { (errors(&r.messages)) }
-        p { "Datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission." }
+        p #protection-rule { "PROTECTED datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission. A PUBLIC or PRIVATE dataset in the same domain is not protected by it: READ_PUBLIC or READ_PRIVATE (and READ_ALL) read it, as in rAPId." }
         @if domains.is_empty() { p.empty { "No protected domains." } }
         ul.plain {
             @for d in domains {

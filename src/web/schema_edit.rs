@@ -253,6 +253,23 @@ pub async fn post_save(
 ) -> PageResult {
     let update = f.get("mode") == Some("update");
     let (mut edited, problems) = schema_of(&f)?;
+    if f.get("action") == Some("add_column") {
+        // One more row to fill in; nothing saved (a new column then needs a new version).
+        edited.schema.columns.push(Column {
+            name: String::new(),
+            data_type: "string".into(),
+            allow_null: true,
+            partition_index: None,
+            format: None,
+            unique: false,
+            checks: BTreeMap::new(),
+        });
+        let edited = edited.checked(&state, &pass);
+        return Ok(render(
+            StatusCode::OK,
+            editor(&viewer, &edited, update, &problems),
+        ));
+    }
     edited.asked = f.get("action") == Some("check");
     edited.sample = kept_sample(&state, &viewer, &f);
     let edited = edited.checked(&state, &pass);

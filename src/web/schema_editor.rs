@@ -38,6 +38,8 @@ pub struct Edited {
     /// The columns changed: the new (empty) version a save would store, to confirm, and each
     /// change in words.
     pub new_version: Option<(i64, Vec<String>)>,
+    /// What saving allows but the editor should know (a PUBLIC dataset in a protected domain).
+    pub warnings: Vec<String>,
 }
 
 impl From<Schema> for Edited {
@@ -49,6 +51,7 @@ impl From<Schema> for Edited {
             asked: false,
             sample: None,
             new_version: None,
+            warnings: vec![],
         }
     }
 }
@@ -65,6 +68,21 @@ impl Edited {
     /// With the rules it breaks, checked now by the API's own validation.
     pub fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
         self.rules = backend::schema_problems(state, pass, &self.schema);
+        let m = &self.schema.metadata;
+        let domain = m.domain.to_ascii_lowercase();
+        let protected = backend::protected_domains(state, pass).contains(&domain);
+        if protected && !m.sensitivity.eq_ignore_ascii_case("PROTECTED") {
+            self.warnings.push(format!(
+                "The domain {domain} is protected, but its protection covers PROTECTED datasets \
+                 only: this {} dataset is readable with {}, without {domain}'s permission. \
+                 Choose PROTECTED to need it.",
+                m.sensitivity,
+                match m.sensitivity.eq_ignore_ascii_case("PUBLIC") {
+                    true => "READ_PUBLIC",
+                    false => "READ_PRIVATE",
+                }
+            ));
+        }
         self
     }
 }
@@ -218,6 +236,7 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
             (errors(messages))
             @if update { (new_version_warning(m.version)) }
             @if let Some((next, changes)) = &edited.new_version { (confirm_new_version(*next, changes)) }
+            @for w in &edited.warnings { div.alert.warn.protection-warning role="note" { p { (w) } } }
             (rules_box(edited))
             form.schema #schema-form method="post" action="/schema/save" {
                 (csrf_field(viewer))
@@ -260,6 +279,7 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
                 div.buttons {
                     button type="submit" { @if update { "Save" } @else { "Save the schema" } }
                     button.secondary type="submit" name="action" value="check" { "Check the rules (without saving)" }
+                    button.secondary #add-column type="submit" name="action" value="add_column" { "Add a column" }
                 }
             }
         },

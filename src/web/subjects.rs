@@ -316,4 +316,3 @@ pub async fn post_delete(
         crate::web::done::query(&viewer, &format!("{name} has been deleted"))
     )))
 }
-

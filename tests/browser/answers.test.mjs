@@ -204,3 +204,35 @@ test("the small things: sort links that look like links, a net change per commit
   assert.equal(await page.textContent("#column-changes"), "column city: type string → int");
   assert.deepEqual(page.problems, []);
 });
+
+test("a column is added from the pages: a new version, the changes listed first", async () => {
+  await page.goto(`${BASE}/schema/edit/default/town/people`);
+  await Promise.all([page.waitForNavigation(), page.click("#add-column")]);
+  assert.equal(await page.locator("table.editor tbody tr").count(), 3);
+  await page.fill("[name=c2_name]", "street");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  assert.equal(await page.textContent("#column-changes"), "column street added (string)");
+  await Promise.all([page.waitForNavigation(), page.click("#confirm-new-version button")]);
+  assert.match(await page.textContent("[role=status]"), /stored as version 2/);
+  assert.match(await page.textContent("table.columns"), /street/);
+  // The new version is empty, and the pages say where the rows are.
+  assert.match(await page.textContent("#version-empty"), /Version 2 has no data yet.*version 1/s);
+  assert.deepEqual(page.problems, []);
+});
+
+test("a PUBLIC dataset in a protected domain: the editor warns, the domains page says the rule", async () => {
+  assert.equal((await api(token, "POST", "/api/protected_domains/vault")).status, 201);
+  await page.goto(`${BASE}/schema/edit/default/town/people`);
+  assert.equal(await page.locator(".protection-warning").count(), 0, "town is not protected");
+  await page.goto(`${BASE}/protected-domains`);
+  assert.match(await page.textContent("#protection-rule"), /PUBLIC or PRIVATE dataset in the same domain is not protected/);
+  // A draft for the protected domain, PUBLIC: the editor says who can read it.
+  await page.goto(`${BASE}/schema/new`);
+  await page.fill("#domain", "vault");
+  await page.fill("#dataset", "open_box");
+  const sample = new Blob(["a,b\n1,2\n"]);
+  await page.setInputFiles("#file", { name: "box.csv", mimeType: "text/csv", buffer: Buffer.from(await sample.arrayBuffer()) });
+  await Promise.all([page.waitForNavigation(), page.click("text=Generate the schema")]);
+  assert.match(await page.textContent(".protection-warning"), /vault is protected.*PUBLIC dataset is readable with READ_PUBLIC/s);
+  assert.deepEqual(page.problems, []);
+});
