@@ -236,3 +236,25 @@ test("a PUBLIC dataset in a protected domain: the editor warns, the domains page
   assert.match(await page.textContent(".protection-warning"), /vault is protected.*PUBLIC dataset is readable with READ_PUBLIC/s);
   assert.deepEqual(page.problems, []);
 });
+
+test("histogram labels are numbers for people, not float noise", async () => {
+  const created = await api(token, "POST", "/api/schema", {
+    metadata: { layer: "default", domain: "town", dataset: "levels", sensitivity: "PUBLIC",
+      owners: [{ name: "Owner", email: "owner@example.com" }] },
+    columns: [{ name: "level", data_type: "double", allow_null: false }],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  let csv = "level\n";
+  for (let i = 0; i < 300; i++) csv += `${(0.1 * i + 0.03).toFixed(2)}\n`;
+  const body = new FormData();
+  body.append("file", new Blob([csv], { type: "text/csv" }), "levels.csv");
+  const r = await fetch(`${BASE}/api/datasets/default/town/levels`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body });
+  const job = (await r.json()).details.job_id;
+  for (let i = 0; i < 100 && (await api(token, "GET", `/api/jobs/${job}`)).body.status === "IN PROGRESS"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.goto(`${BASE}/datasets/default/town/levels`);
+  const labels = await page.locator("svg.chart text").allTextContents();
+  assert.ok(labels.some((l) => / – /.test(l)), labels.join(" | "));
+  assert.ok(labels.every((l) => !/\d\.\d{13,}/.test(l)), labels.join(" | "));
+});
