@@ -194,6 +194,13 @@ test("the small things: sort links that look like links, a net change per commit
   assert.doesNotMatch(await page.textContent("main"), /account is locked/);
   await page.goto(`${DS}/history?done=Forged&done_sig=${"0".repeat(64)}`);
   assert.doesNotMatch(await page.textContent("main"), /Forged/);
+  // A statement the parser cannot read is explained in words, not as ParserError(...).
+  await page.goto(`${BASE}/sql`);
+  await page.fill("#sql", "SELEC 1");
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  const unread = await page.textContent("[role=alert]");
+  assert.match(unread, /The statement could not be read: expected .* but found SELEC \(line 1, column 1\)/);
+  assert.doesNotMatch(unread, /ParserError/);
   await page.goto(`${BASE}/password`);
   assert.match(await page.textContent("label[for=new_password]"), /at least 12 characters/);
   assert.equal(await page.getAttribute("#new_password", "minlength"), "12");
