@@ -218,8 +218,16 @@ fn created_body(c: &Created) -> Markup {
         (notice(&format!("The {kind} {name} has been created.")))
         p.warning { "Copy the " (secret_label.to_lowercase()) " now: it is shown only once." }
         dl.facts.secret {
-            dt { @if *kind == "client" { "Client id" } @else { "User id" } }
-            dd { code id="new-id" { (id) } }
+            @if *kind == "client" {
+                dt { "Client id (signs in with the secret)" }
+                dd { code id="new-id" { (id) } }
+            } @else {
+                // A user signs in with its name; the id names it in the API only.
+                dt { "User name (signs in with the password)" }
+                dd { code id="new-name" { (name) } }
+                dt { "User id (for the API's permission routes; not for signing in)" }
+                dd { code id="new-id" { (id) } }
+            }
             dt { (secret_label) }
             dd { code id="new-secret" { (secret) } }
         }
