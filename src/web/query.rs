@@ -95,6 +95,15 @@ fn columns_fieldset(legend: &str, prefix: &str, name: &str, asked: &Asked) -> Ma
     }
 }
 
+/// An example filter over this dataset's own columns (a hint must name columns it has).
+fn filter_hint(columns: &[String]) -> String {
+    match columns {
+        [] => String::new(),
+        [one] => format!("{one} IS NOT NULL"),
+        [a, b, ..] => format!("{a} IS NOT NULL AND {b} IS NOT NULL"),
+    }
+}
+
 fn builder(asked: &Asked) -> Markup {
     let value = |k: &str| asked.f.get(k).unwrap_or("").to_string();
     html! {
@@ -106,12 +115,12 @@ fn builder(asked: &Asked) -> Markup {
             small #version-help { "Each schema version holds its own data; a new version starts empty." }
             (columns_fieldset("Columns (none ticked: all)", "col-", "columns", asked))
             label for="expressions" { "Also select (expressions, separated by ;)" }
-            input id="expressions" name="expressions" value=(value("expressions")) placeholder="sum(visits) AS total";
+            input id="expressions" name="expressions" value=(value("expressions")) placeholder="count(*) AS n";
             label for="filter" { "Filter (SQL condition)" }
-            input id="filter" name="filter" value=(value("filter")) placeholder="city = 'Leeds' AND visits > 10";
+            input id="filter" name="filter" value=(value("filter")) placeholder=(filter_hint(&asked.columns));
             (columns_fieldset("Group by (the grouped columns are shown beside the results)", "grp-", "group", asked))
             label for="having" { "Aggregation condition" }
-            input id="having" name="having" value=(value("having")) placeholder="sum(visits) > 100";
+            input id="having" name="having" value=(value("having")) placeholder="count(*) > 1";
             div.row {
                 div {
                     label for="order" { "Order by" }

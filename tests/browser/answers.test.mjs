@@ -201,6 +201,12 @@ test("the small things: sort links that look like links, a net change per commit
   const unread = await page.textContent("[role=alert]");
   assert.match(unread, /The statement could not be read: expected .* but found SELEC \(line 1, column 1\)/);
   assert.doesNotMatch(unread, /ParserError/);
+  // Hints name this dataset's columns; facets say what they count; a favicon is served.
+  await page.goto(`${DS}/query?action=preview`);
+  assert.equal(await page.getAttribute("#filter", "placeholder"), "id IS NOT NULL AND city IS NOT NULL");
+  assert.match(await page.textContent("#facets-note"), /every row the filter keeps, whatever the limit/);
+  const icon = await page.getAttribute("link[rel=icon]", "href");
+  assert.equal((await page.request.get(BASE + icon)).status(), 200);
   await page.goto(`${BASE}/password`);
   assert.match(await page.textContent("label[for=new_password]"), /at least 12 characters/);
   assert.equal(await page.getAttribute("#new_password", "minlength"), "12");
@@ -214,6 +220,8 @@ test("the small things: sort links that look like links, a net change per commit
 
 test("a column is added from the pages: a new version, the changes listed first", async () => {
   await page.goto(`${BASE}/schema/edit/default/town/people`);
+  // greater_than and less_than are strict, and the editor says so.
+  assert.match(await page.textContent("main"), /greater_than: more than the threshold \(0 refuses 0\)/);
   await Promise.all([page.waitForNavigation(), page.click("#add-column")]);
   assert.equal(await page.locator("table.editor tbody tr").count(), 3);
   await page.fill("[name=c2_name]", "street");
