@@ -19,6 +19,7 @@ mod domains;
 mod done;
 mod facets;
 mod file_delete;
+mod files;
 mod format;
 pub mod guard;
 mod history;
