@@ -207,6 +207,12 @@ test("the small things: sort links that look like links, a net change per commit
   assert.match(await page.textContent("#facets-note"), /every row the filter keeps, whatever the limit/);
   const icon = await page.getAttribute("link[rel=icon]", "href");
   assert.equal((await page.request.get(BASE + icon)).status(), 200);
+  // The catalogue: a domain found by part of its name; "N of M" counts every dataset seen.
+  const every = (await api(token, "POST", "/api/datasets", {})).body.length;
+  await page.goto(`${BASE}/?domain=TOW`);
+  assert.equal(await page.locator("table.datasets tbody tr", { hasText: "people" }).count(), 1);
+  await page.goto(`${BASE}/?sensitivity=PRIVATE`);
+  assert.equal(await page.textContent("#catalogue-count"), `0 of ${every} datasets`);
   await page.goto(`${BASE}/password`);
   assert.match(await page.textContent("label[for=new_password]"), /at least 12 characters/);
   assert.equal(await page.getAttribute("#new_password", "minlength"), "12");
