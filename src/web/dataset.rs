@@ -15,7 +15,7 @@ use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
-use crate::web::files::{files_table, uploads_over_time};
+use crate::web::files::{files_table, partition_labels, uploads_over_time};
 use crate::web::format::{count, words};
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
@@ -244,7 +244,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         @if !partitions.is_empty() {
             h2 { "Charts" }
             div #charts {
-                (bars("Rows per partition", partitions))
+                (bars("Rows per partition", &partition_labels(partitions)))
                 (bars("Rows per upload, oldest first", &uploads))
             }
         }

@@ -72,3 +72,16 @@ pub fn files_table(
     }
     }
 }
+
+/// Rows per partition labelled as people read them: `region=North%20East/year=2024` is
+/// `region=North East/year=2024` (each value decoded as the store encoded it).
+pub fn partition_labels(parts: &[(String, i64)]) -> Vec<(String, i64)> {
+    let label = |path: &str| {
+        let segments = path.split('/').map(|s| match s.split_once('=') {
+            Some((k, v)) => format!("{k}={}", rapid_actors::storage::decode_partition_value(v)),
+            None => s.to_string(),
+        });
+        segments.collect::<Vec<_>>().join("/")
+    };
+    parts.iter().map(|(p, n)| (label(p), *n)).collect()
+}

@@ -258,6 +258,30 @@ test("a PUBLIC dataset in a protected domain: the editor warns, the domains page
   assert.deepEqual(page.problems, []);
 });
 
+test("partition labels read as their values, not URL-encoded", async () => {
+  const created = await api(token, "POST", "/api/schema", {
+    metadata: { layer: "default", domain: "town", dataset: "areas", sensitivity: "PUBLIC",
+      owners: [{ name: "Owner", email: "owner@example.com" }] },
+    columns: [
+      { name: "area", data_type: "string", allow_null: false, partition_index: 0 },
+      { name: "n", data_type: "int", allow_null: false },
+    ],
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const body = new FormData();
+  body.append("file", new Blob(["area,n\nNorth East,1\nSouth/West,2\n"], { type: "text/csv" }), "areas.csv");
+  const r = await fetch(`${BASE}/api/datasets/default/town/areas`, { method: "POST", headers: { Authorization: `Bearer ${token}` }, body });
+  const job = (await r.json()).details.job_id;
+  for (let i = 0; i < 100 && (await api(token, "GET", `/api/jobs/${job}`)).body.status === "IN PROGRESS"; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.goto(`${BASE}/datasets/default/town/areas`);
+  const labels = (await page.locator("svg.chart text").allTextContents()).join(" | ");
+  assert.match(labels, /area=North East/);
+  assert.match(labels, /area=South\/West/);
+  assert.doesNotMatch(labels, /%2[0F]/i);
+});
+
 test("histogram labels are numbers for people, not float noise", async () => {
   const created = await api(token, "POST", "/api/schema", {
     metadata: { layer: "default", domain: "town", dataset: "levels", sensitivity: "PUBLIC",
