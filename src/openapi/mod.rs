@@ -47,6 +47,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         schema_routes::update_schema,
         schema_routes::generate_schema,
         schema_routes::generate_schema_short,
+        schema_routes::patch_metadata,
         datasets::upload_dataset,
         datasets::delete_dataset,
         queries::list_datasets,

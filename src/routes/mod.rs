@@ -79,6 +79,8 @@ route_table! {
         post: schemas::generate_schema
     },
     "/schema/{domain}/{dataset}/generate" => { post: schemas::generate_schema_short },
+    // After the generate routes, which a three-segment path could also be.
+    "/schema/{layer}/{domain}/{dataset}" => { patch: schemas::patch_metadata },
     "/datasets/{layer}/{domain}/{dataset}" => {
         post: datasets::upload_dataset,
         delete: datasets::delete_dataset,

@@ -60,6 +60,35 @@ pub async fn update_schema(
     }))
 }
 
+/// Metadata in place (docs/API.md, metadata in place): no new version, so the version's data
+/// stays what every default read shows.
+#[utoipa::path(patch, path = "/api/schema/{layer}/{domain}/{dataset}", tag = "schemas",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"),
+        ("dataset" = String, Path, example = "visits"),
+        ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest")),
+    request_body(content = rapid_actors::schema::MetadataPatch,
+        description = "Any of description, owners, key_value_tags, key_only_tags, history (null: the service's retention)"),
+    responses(
+        (status = 200, description = "The version's schema with the metadata changed, same version (DATA_ADMIN)", body = doc::Schema),
+        (status = 400, description = "Sensitivity, columns or an unknown key, or metadata that fails validation", body = doc::ErrorBody),
+        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+    ))]
+pub async fn patch_metadata(
+    admin: Authorized<DataAdmin>,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String, String)>,
+    query: web::Query<crate::params::VersionQuery>,
+    body: web::Json<serde_json::Value>,
+) -> ApiResult<HttpResponse> {
+    let (layer, domain, dataset) = path.into_inner();
+    let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
+    let patch = rapid_actors::schema::MetadataPatch::from_json(&body)?;
+    let schema = state
+        .engine
+        .patch_metadata(&admin.pass, &key, query.version, &patch)?;
+    Ok(HttpResponse::Ok().json(schema))
+}
+
 #[derive(Debug, Deserialize)]
 pub struct GenerateFullPath {
     layer: String,

@@ -335,7 +335,7 @@ pub async fn save_schema(
     }
 }
 
-/// Each version's stored rows (from its raw files), newest first: which versions hold data.
+/// Each version's rows in its current commit, newest first: which versions hold data.
 pub fn rows_per_version<A: AccessKind>(
     state: &AppState,
     pass: &DatasetPass<A>,
@@ -344,7 +344,7 @@ pub fn rows_per_version<A: AccessKind>(
     let mut out = vec![];
     for v in (1..=latest).rev().take(50) {
         let files = state.engine.version_files(pass, v)?;
-        out.push((v, files.raw.iter().map(|f| f.rows).sum()));
+        out.push((v, files.live.values().sum()));
     }
     Ok(out)
 }

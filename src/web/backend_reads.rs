@@ -4,6 +4,7 @@
 
 use rapid_actors::auth::pass::{AdminPass, DatasetPass, Read, SubjectPass};
 use rapid_actors::engine::OutputFormat;
+use rapid_actors::history::AsOf;
 use rapid_actors::key::DatasetKey;
 use rapid_actors::Result;
 use serde_json::Value;
@@ -11,18 +12,19 @@ use serde_json::Value;
 use crate::state::AppState;
 use crate::web::backend;
 
-/// A synchronous query as the API runs it, in `format`.
+/// A synchronous query as the API runs it, in `format`, over commit `at` of the version.
 pub(crate) async fn run_query(
     state: &AppState,
     pass: DatasetPass<Read>,
-    version: Option<i64>,
+    (version, at): (Option<i64>, &AsOf),
     body: Value,
     format: OutputFormat,
 ) -> Result<(&'static str, Vec<u8>)> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
-    let at = rapid_actors::history::AsOf::Latest;
-    let (content_type, bytes, _commit) =
-        state.engine.query(pass, version, at, bytes, format).await?;
+    let (content_type, bytes, _commit) = state
+        .engine
+        .query(pass, version, at.clone(), bytes, format)
+        .await?;
     Ok((content_type, bytes))
 }
 
@@ -65,12 +67,11 @@ pub(crate) async fn run_sql(
 pub async fn start_large_query(
     state: &AppState,
     pass: DatasetPass<Read>,
-    version: Option<i64>,
+    (version, at): (Option<i64>, AsOf),
     body: Value,
     base: &str,
 ) -> Result<String> {
     let bytes = actix_web::web::Bytes::from(body.to_string());
-    let at = rapid_actors::history::AsOf::Latest;
     let (job_id, _commit) = state
         .engine
         .start_large_query(pass, version, at, bytes, base)
@@ -98,12 +99,13 @@ pub(crate) struct PreviewAnswers {
 pub(crate) async fn preview(
     state: &AppState,
     pass: DatasetPass<Read>,
-    version: i64,
+    (version, at): (i64, &AsOf),
     queries: PreviewQueries,
 ) -> PreviewAnswers {
+    let read = (Some(version), at);
     let (subject, key) = (pass.subject().clone(), pass.record().key().clone());
     let again = || backend::dataset_access_to::<Read>(state, &subject, &key);
-    let rows = run_query(state, pass, Some(version), queries.page, OutputFormat::Json).await;
+    let rows = run_query(state, pass, read, queries.page, OutputFormat::Json).await;
     let mut answers = PreviewAnswers {
         rows: rows.map(|(_, bytes)| bytes),
         count: Err(()),
@@ -113,12 +115,12 @@ pub(crate) async fn preview(
         return answers;
     }
     if let Ok(p) = again() {
-        let counted = run_query(state, p, Some(version), queries.count, OutputFormat::Json).await;
+        let counted = run_query(state, p, read, queries.count, OutputFormat::Json).await;
         answers.count = counted.map(|(_, bytes)| bytes).map_err(|_| ());
     }
     for (column, body) in queries.facets {
         let Ok(p) = again() else { break };
-        if let Ok((_, bytes)) = run_query(state, p, Some(version), body, OutputFormat::Json).await {
+        if let Ok((_, bytes)) = run_query(state, p, read, body, OutputFormat::Json).await {
             answers.facets.push((column, bytes));
         }
     }

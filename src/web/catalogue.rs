@@ -35,6 +35,8 @@ pub struct Search {
     password: String,
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 /// What `enriched=true` added to an entry (the pages always ask for it).
@@ -71,12 +73,21 @@ pub async fn get_catalogue(
     Page { viewer, .. }: Page<AnySubject>,
 ) -> PageResult {
     let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
+    // "N of M": M every dataset the viewer may see, whatever the filters (the engine's too).
+    let filtered = !search.sensitivity.is_empty() || !search.tags.trim().is_empty();
+    let every = match filtered {
+        true => {
+            backend::list_datasets(&state, &viewer.subject, &filter_of(&Search::default())?)?.len()
+        }
+        false => all.len(),
+    };
     let layers = backend::layers(&state);
     let body = html! {
         @if search.password == "changed" { (notice("Your password has been changed.")) }
-        @if !search.done.is_empty() { (notice(&search.done)) }
+        @let done = crate::web::done::verified(&viewer, &search.done, &search.done_sig);
+        @if !done.is_empty() { (notice(done)) }
         (search_form(&search, &layers))
-        (datasets_table(&state, &viewer, &search, &all))
+        (datasets_table(&state, &viewer, (&search, every), &all))
     };
     Ok(ok(page(&viewer, "Catalogue", body)))
 }
@@ -93,7 +104,11 @@ fn matching<'a>(search: &Search, all: &'a [DatasetEntry]) -> Vec<&'a DatasetEntr
     all.iter()
         .filter(|d| q.is_empty() || words_of(d).contains(&q))
         .filter(|d| search.layer.is_empty() || d.layer == search.layer)
-        .filter(|d| search.domain.is_empty() || d.domain.eq_ignore_ascii_case(&search.domain))
+        // Part of a domain's name finds it, in any case (as the name box does).
+        .filter(|d| {
+            let domain = search.domain.trim().to_ascii_lowercase();
+            domain.is_empty() || d.domain.to_ascii_lowercase().contains(&domain)
+        })
         .collect()
 }
 
@@ -137,13 +152,15 @@ fn readable(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> bool {
 fn datasets_table(
     state: &AppState,
     viewer: &Viewer,
-    search: &Search,
+    (search, every): (&Search, usize),
     all: &[DatasetEntry],
 ) -> Markup {
     let rows = matching(search, all);
     html! {
-        p.count aria-live="polite" { (rows.len()) " of " (all.len()) " datasets" }
-        @if rows.is_empty() {
+        p.count #catalogue-count aria-live="polite" { (rows.len()) " of " (every) " datasets" }
+        @if all.is_empty() {
+            p.empty #no-datasets { "No datasets yet." @if backend::is_data_admin(&viewer.subject) { " " a href="/schema/new" { "Create one from a sample file" } "." } }
+        } @else if rows.is_empty() {
             p.empty { "No dataset matches." }
         } @else {
             div.table-wrap {

@@ -15,8 +15,14 @@ use crate::web::page::FormData;
 pub const CHECK_TYPES: [(&str, &str); 6] = [
     ("in_range", "min to max, e.g. 0 to 100"),
     ("str_length", "shortest to longest, e.g. 1 to 20"),
-    ("greater_than", "the threshold, e.g. 0"),
-    ("less_than", "the threshold, e.g. 1000"),
+    (
+        "greater_than",
+        "more than the threshold (0 refuses 0), e.g. 0",
+    ),
+    (
+        "less_than",
+        "less than the threshold (9 refuses 9), e.g. 1000",
+    ),
     ("isin", "the allowed values, comma separated"),
     ("str_matches", "a regular expression, e.g. ^[A-Z]{2}$"),
 ];

@@ -2,6 +2,8 @@
 //! and of uploads over time, raw files with delete (`file_delete`), delete the dataset
 //! (DATA_ADMIN). Reading it needs the API's READ access to the dataset.
 
+use std::collections::BTreeMap;
+
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::auth::pass::DatasetPass;
@@ -13,6 +15,7 @@ use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
 use crate::web::backend;
 use crate::web::chart::bars;
+use crate::web::files::{files_table, partition_labels, uploads_over_time};
 use crate::web::format::{count, words};
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
@@ -24,6 +27,8 @@ pub struct Params {
     version: Option<i64>,
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 pub fn base(record: &DatasetRecord) -> String {
@@ -140,56 +145,6 @@ fn info_section(info: &Result<DatasetInfo, rapid_actors::Error>) -> Markup {
     }
 }
 
-/// Rows per upload, labelled by when (to the second), oldest first.
-fn uploads_over_time(files: &[RawFile]) -> Vec<(String, i64)> {
-    files
-        .iter()
-        .map(|f| {
-            let when: String = f.uploaded_at.chars().take(19).collect();
-            (when.replace('T', " "), f.rows)
-        })
-        .collect()
-}
-
-/// The version's raw files, each with its delete button for a writer.
-fn files_table(
-    viewer: &Viewer,
-    url: &str,
-    version: i64,
-    files: &[RawFile],
-    can_write: bool,
-) -> Markup {
-    html! {
-    @if files.is_empty() { p.empty { "No files uploaded to this version." } }
-    @else {
-        div.table-wrap {
-            table.files {
-                thead { tr { th scope="col" { "File" } th scope="col" { "Uploaded as" } th scope="col" { "Rows" } th scope="col" { "Bytes" } th scope="col" { "Uploaded" } @if can_write { th scope="col" { span.hidden { "Actions" } } } } }
-                tbody {
-                    @for f in files {
-                        tr {
-                            td { code { (f.raw_filename) } }
-                            td { (f.original_filename) }
-                            td { (f.rows) }
-                            td { (f.bytes) }
-                            td { (f.uploaded_at) }
-                            @if can_write {
-                                td {
-                                    form.inline method="post" action={ (url) "/files/" (version) "/" (f.raw_filename) "/delete" } {
-                                        (csrf_field(viewer))
-                                        button.danger type="submit" aria-label={ "Delete " (f.raw_filename) } { "Delete…" }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    }
-}
-
 /// What the dataset page shows of one version.
 struct Shown {
     record: DatasetRecord,
@@ -197,6 +152,8 @@ struct Shown {
     schema: Schema,
     info: Result<DatasetInfo, rapid_actors::Error>,
     files: Vec<RawFile>,
+    /// Each raw file's rows in the current commit.
+    live: BTreeMap<String, i64>,
     partitions: Vec<(String, i64)>,
     can_write: bool,
     profile: rapid_actors::profile::ProfileView,
@@ -245,6 +202,7 @@ async fn read_version(
         schema,
         info,
         files: listed.raw,
+        live: listed.live,
         partitions: listed.partitions,
         can_write,
         profile,
@@ -258,21 +216,23 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         schema,
         info,
         files,
+        live,
         partitions,
         can_write,
         profile,
         versions,
     } = shown;
     let (version, can_write) = (*version, *can_write);
-    let uploads = uploads_over_time(files);
+    let uploads = uploads_over_time(files, live);
     let url = base(record);
     html! {
-        @if !params.done.is_empty() { (notice(&params.done)) }
+        @let done = crate::web::done::verified(viewer, &params.done, &params.done_sig);
+        @if !done.is_empty() { (notice(done)) }
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" } " · " a #history-link href={ (url) "/history?version=" (version) } { "History" }
             @if backend::is_data_admin(&viewer.subject) {
-                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema (starts a new, empty version)" }
+                " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema" }
             }
         }
         (versions_nav(&url, version, versions))
@@ -284,13 +244,13 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         @if !partitions.is_empty() {
             h2 { "Charts" }
             div #charts {
-                (bars("Rows per partition", partitions))
+                (bars("Rows per partition", &partition_labels(partitions)))
                 (bars("Rows per upload, oldest first", &uploads))
             }
         }
         (crate::web::profile::section(profile))
         h2 { "Files" }
-        (files_table(viewer, &url, version, files, can_write))
+        (files_table(viewer, (&url, version), (files, live), can_write))
         @if backend::is_data_admin(&viewer.subject) {
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {
@@ -393,6 +353,6 @@ pub async fn post_delete_dataset(
         );
     }
     backend::delete_dataset(&state, &admin, record.key()).await?;
-    let done = crate::web::subjects::url_word(&format!("{} has been deleted.", record.name()));
-    Ok(see_other(&format!("/?done={done}")))
+    let done = crate::web::done::query(&viewer, &format!("{} has been deleted.", record.name()));
+    Ok(see_other(&format!("/?{done}")))
 }

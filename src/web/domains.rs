@@ -15,6 +15,8 @@ use crate::web::session::Viewer;
 pub struct Done {
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 pub async fn get_domains(
@@ -23,7 +25,8 @@ pub async fn get_domains(
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
     let domains = backend::protected_domains(&state, &pass);
-    let body = domains_body(&viewer, &done.done, &domains, None);
+    let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
+    let body = domains_body(&viewer, said, &domains, None);
     Ok(ok(page(&viewer, "Protected domains", body)))
 }
 
@@ -43,7 +46,7 @@ fn domains_body(
     html! {
         @if !done.is_empty() { (notice(done)) }
         @if let Some(r) = &refused { (errors(&r.messages)) }
-        p { "Datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission." }
+        p #protection-rule { "PROTECTED datasets in a protected domain are readable only with that domain's READ_*_PROTECTED_* permission. A PUBLIC or PRIVATE dataset in the same domain is not protected by it: READ_PUBLIC or READ_PRIVATE (and READ_ALL) read it, as in rAPId." }
         @if domains.is_empty() { p.empty { "No protected domains." } }
         ul.plain {
             @for d in domains {
@@ -73,7 +76,8 @@ pub async fn post_domain(
     let domain = form.required("domain", "the domain")?;
     match backend::create_protected_domain(&state, &pass, &domain).await {
         Ok(d) => Ok(see_other(&format!(
-            "/protected-domains?done=Protected+domain+{d}+created"
+            "/protected-domains?{}",
+            crate::web::done::query(&viewer, &format!("Protected domain {d} created"))
         ))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
@@ -108,6 +112,7 @@ pub async fn post_delete(
     }
     let d = backend::delete_protected_domain(&state, &pass, &path).await?;
     Ok(see_other(&format!(
-        "/protected-domains?done=Protected+domain+{d}+deleted"
+        "/protected-domains?{}",
+        crate::web::done::query(&viewer, &format!("Protected domain {d} deleted"))
     )))
 }

@@ -70,6 +70,7 @@ pub fn section(f: &FormData, url: &str, answers: &[(String, Vec<u8>)]) -> Markup
         @if !facets.is_empty() {
             section #facets aria-labelledby="facets-heading" {
                 h2 #facets-heading { "Values" }
+                p.count #facets-note { "Counted over every row the filter keeps, whatever the limit or the page." }
                 div.facets {
                     @for (column, values) in &facets {
                         div.facet {

@@ -46,6 +46,6 @@ pub async fn post_delete_file(
     } else {
         "deleted"
     };
-    let done = crate::web::subjects::url_word(&format!("{filename} has been {what}."));
-    Ok(see_other(&format!("{url}?version={version}&done={done}")))
+    let done = crate::web::done::query(&viewer, &format!("{filename} has been {what}."));
+    Ok(see_other(&format!("{url}?version={version}&{done}")))
 }

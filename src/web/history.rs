@@ -1,11 +1,16 @@
 //! A dataset version's history: its commits, newest first, 50 a page (`GET .../history`), and
 //! for DATA_ADMIN a rollback to any of them behind a confirmation (`POST .../rollback`): a new
 //! commit whose rows are the chosen one's, itself undone by rolling back to the commit before.
+//! Each commit links to the rows as of it (the query page's `as_of_commit`) and, for an upload
+//! with rows kept apart or refused, to its job's problems.
+
+use std::collections::HashMap;
 
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::engine::{pick_version, Commit};
 use rapid_actors::history::HistorySettings;
+use rapid_actors::jobs::JobView;
 use rapid_actors::key::DatasetKey;
 
 use crate::auth::{DataAdmin, Read};
@@ -28,22 +33,49 @@ pub struct HistoryParams {
     page: i64,
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 fn first_page() -> i64 {
     1
 }
 
-fn commit_row(viewer: &Viewer, url: &str, version: i64, c: &Commit, newest: bool) -> Markup {
+/// The upload job of each raw file the viewer may see (its own, or every one for DATA_ADMIN),
+/// by raw file name: where a commit's rows with problems can be found again.
+fn jobs_by_file(jobs: Vec<JobView>) -> HashMap<String, JobView> {
+    jobs.into_iter()
+        .filter_map(|j| j.raw_filename.clone().map(|f| (f, j)))
+        .collect()
+}
+
+fn commit_row(
+    viewer: &Viewer,
+    (url, version): (&str, i64),
+    c: &Commit,
+    newest: bool,
+    job: Option<&JobView>,
+) -> Markup {
+    let rows_at = format!(
+        "{url}/query?version={version}&as_of_commit={}&action=preview",
+        c.commit
+    );
     html! {
         tr {
             td data-label="Commit" { (c.commit) }
             td data-label="When" { (c.committed_at) }
             td data-label="Operation" { (c.operation) }
             td data-label="By" { (c.subject.as_deref().unwrap_or("the service")) }
-            td data-label="File" { (c.raw_filename.as_deref().unwrap_or("")) }
+            td data-label="File" {
+                (c.raw_filename.as_deref().unwrap_or(""))
+                @if let Some(j) = job.filter(|j| j.rows_rejected > 0) {
+                    br; a.problems href={ "/jobs/" (j.job_id) "#problems" } { (count(j.rows_rejected as u64)) @if j.rows_rejected == 1 { " row with problems" } @else { " rows with problems" } }
+                }
+            }
             td.num data-label="Rows added" { (count(c.rows_added.max(0) as u64)) }
             td.num data-label="Rows removed" { (count(c.rows_removed.max(0) as u64)) }
+            td.num data-label="Net change" { (net_change(c)) }
+            td data-label="Rows" { a.as-of href=(rows_at) aria-label={ "The rows as of commit " (c.commit) } { "Rows as of this commit" } }
             td data-label="Roll back" {
                 @if newest { "(current)" }
                 @else if backend::is_data_admin(&viewer.subject) {
@@ -56,6 +88,20 @@ fn commit_row(viewer: &Viewer, url: &str, version: i64, c: &Commit, newest: bool
                 }
             }
         }
+    }
+}
+
+/// What the commit did to the number of rows: a rollback that lists 3,000 rows again in place
+/// of 3,483 is "−483"; a compaction rewrites files and changes no row.
+fn net_change(c: &Commit) -> String {
+    if c.operation == "COMPACT" {
+        return "none (files merged)".into();
+    }
+    let net = c.rows_added - c.rows_removed;
+    match net.signum() {
+        1 => format!("+{}", count(net as u64)),
+        -1 => format!("−{}", count(net.unsigned_abs())),
+        _ => "0".into(),
     }
 }
 
@@ -86,17 +132,18 @@ fn history_body(
     url: &str,
     (version, keep): (i64, &HistorySettings),
     p: &HistoryParams,
-    commits: &[Commit],
+    (commits, jobs): (&[Commit], &HashMap<String, JobView>),
 ) -> Markup {
     let more = commits.len() as i64 == PER_PAGE;
     html! {
-        @if !p.done.is_empty() { (notice(&p.done)) }
+        @let done = crate::web::done::verified(viewer, &p.done, &p.done_sig);
+        @if !done.is_empty() { (notice(done)) }
         p { a href={ (url) "?version=" (version) } { "Back to the dataset" } " · schema version " strong #history-version { (version) } }
         (retention_sentence(keep))
         @if commits.is_empty() { p.empty { "No commits yet." } } @else {
             div.table-wrap { table.blocks #commits {
-                thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Roll back" } } }
-                tbody { @for (i, c) in commits.iter().enumerate() { (commit_row(viewer, url, version, c, p.page == 1 && i == 0)) } }
+                thead { tr { th scope="col" { "Commit" } th scope="col" { "When" } th scope="col" { "Operation" } th scope="col" { "By" } th scope="col" { "File" } th scope="col" { "Rows added" } th scope="col" { "Rows removed" } th scope="col" { "Net change" } th scope="col" { "Rows" } th scope="col" { "Roll back" } } }
+                tbody { @for (i, c) in commits.iter().enumerate() { (commit_row(viewer, (url, version), c, p.page == 1 && i == 0, c.raw_filename.as_ref().and_then(|f| jobs.get(f)))) } }
             } }
         }
         nav.pager aria-label="History pages" {
@@ -117,7 +164,10 @@ pub async fn get_history(
     let keep = state.engine.retention(&pass, Some(version))?;
     let url = base(pass.record());
     let title = format!("History of {}", pass.record().name());
-    let body = history_body(&viewer, &url, (version, &keep), &params, &commits);
+    // Jobs the viewer cannot list leave their commits without a problems link, nothing more.
+    let jobs = jobs_by_file(backend::list_jobs(&state, &viewer.subject).unwrap_or_default());
+    let shown = (commits.as_slice(), &jobs);
+    let body = history_body(&viewer, &url, (version, &keep), &params, shown);
     Ok(ok(page(&viewer, &title, body)))
 }
 
@@ -156,9 +206,11 @@ pub async fn post_rollback(
         )));
     }
     let commit = backend_reads::rollback(&state, &admin, &key, version, to).await?;
-    let done =
-        crate::web::subjects::url_word(&format!("Commit {commit} has the rows of commit {to}."));
-    Ok(see_other(&format!("{history}&done={done}")))
+    let done = crate::web::done::query(
+        &viewer,
+        &format!("Commit {commit} has the rows of commit {to}."),
+    );
+    Ok(see_other(&format!("{history}&{done}")))
 }
 
 #[cfg(test)]

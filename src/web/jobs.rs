@@ -56,11 +56,12 @@ fn outcome(job: &JobView) -> Markup {
     let listed = job.errors.as_ref().map_or(0, Vec::len);
     html! {
         @if job.rows_rejected > 0 {
-            a href={ "/jobs/" (job.job_id) "#problems" } { (count(job.rows_rejected as u64)) " rows with problems" }
+            a href={ "/jobs/" (job.job_id) "#problems" } { (count(job.rows_rejected as u64)) @if job.rows_rejected == 1 { " row with problems" } @else { " rows with problems" } }
         } @else if listed > 0 {
             a href={ "/jobs/" (job.job_id) "#problems" } { (listed) @if listed == 1 { " problem" } @else { " problems" } }
         }
         @if let Some(url) = &job.report_url { " · " a.report href=(url) { "report (CSV)" } }
+        @if let Some(url) = &job.quarantine_url { " · " a.quarantined href=(url) { "rows kept apart (CSV)" } }
         @if let Some(url) = &job.result_url { a.download href=(url) { "Download the result (CSV)" } }
     }
 }

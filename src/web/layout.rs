@@ -17,6 +17,7 @@ fn head(title: &str) -> Markup {
             meta charset="utf-8";
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) " · rapid-rs" }
+            link rel="icon" type="image/svg+xml" href="/static/favicon.svg";
             link rel="stylesheet" href="/static/app.css";
             script src="/static/app.js" defer {}
         }

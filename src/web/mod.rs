@@ -16,8 +16,10 @@ mod chart;
 mod checks_edit;
 mod dataset;
 mod domains;
+mod done;
 mod facets;
 mod file_delete;
+mod files;
 mod format;
 pub mod guard;
 mod history;
@@ -36,11 +38,13 @@ mod sample_store;
 mod sample_upload;
 mod schema_edit;
 mod schema_editor;
+mod schema_in_place;
 pub mod session;
 mod signin;
 mod sql;
 pub(crate) mod subjects;
 mod upload;
+mod view_sql;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
@@ -56,6 +60,7 @@ pub fn is_page(path: &str) -> bool {
 
 const APP_CSS: &str = include_str!("assets/app.css");
 const APP_JS: &str = include_str!("assets/app.js");
+const FAVICON: &str = include_str!("assets/favicon.svg");
 
 fn asset(content_type: &'static str, body: &'static str) -> HttpResponse {
     page::secure(
@@ -85,6 +90,15 @@ async fn app_js() -> HttpResponse {
     res
 }
 
+async fn favicon() -> HttpResponse {
+    let mut res = asset("image/svg+xml", FAVICON);
+    res.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("public, max-age=86400"),
+    );
+    res
+}
+
 /// The pages, with their sessions (one store for every worker) as app data.
 pub fn configure(sessions: web::Data<WebState>) -> impl FnOnce(&mut web::ServiceConfig) {
     move |cfg| {
@@ -98,6 +112,7 @@ fn routes(cfg: &mut web::ServiceConfig) {
     cfg.route("/", web::get().to(catalogue::get_catalogue))
         .route("/static/app.css", web::get().to(app_css))
         .route("/static/app.js", web::get().to(app_js))
+        .route("/static/favicon.svg", web::get().to(favicon))
         .route("/signin", web::get().to(signin::get_signin))
         .route("/signin", web::post().to(signin::post_signin))
         .route("/signout", web::post().to(signin::post_signout))

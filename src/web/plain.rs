@@ -99,8 +99,32 @@ fn checked(m: &str) -> Option<String> {
     ))
 }
 
+/// A SQL statement the parser could not read, in words: `SQL error: ParserError("Expected: an SQL
+/// statement, found: SELEC at Line: 1, Column: 1")` becomes "expected an SQL statement but found
+/// SELEC (line 1, column 1)".
+fn unparsed(m: &str) -> Option<String> {
+    let rest = m.strip_prefix("The statement does not parse: ")?;
+    let inner = match rest.find("ParserError(\"") {
+        Some(at) => rest[at + 13..].trim_end_matches(')').trim_end_matches('"'),
+        None => rest.trim_start_matches("SQL error: "),
+    };
+    let words = inner
+        .replace("Expected: ", "expected ")
+        .replace(", found: ", " but found ")
+        .replace(" at Line: ", " (line ")
+        .replace(", Column: ", ", column ");
+    let close = if words.contains(" (line ") { ")" } else { "" };
+    Some(format!(
+        "The statement could not be read: {words}{close}. Write one SELECT, e.g. \
+         SELECT * FROM \"default\".\"shop\".\"sales\" LIMIT 10."
+    ))
+}
+
 /// The message `m` as the pages show it.
 pub fn plain(m: &str) -> String {
+    if let Some(sentence) = unparsed(m) {
+        return sentence;
+    }
     if m.contains("/query/large") && m.contains("rows") {
         let limit = m.split_whitespace().find_map(|w| w.parse::<u64>().ok());
         let limit = limit.map_or("100,000".into(), crate::web::format::count);
@@ -151,6 +175,11 @@ mod tests {
             plain("Invalid client credentials"),
             "Invalid client credentials"
         );
+        let unread = "The statement does not parse: SQL error: ParserError(\"Expected: an SQL statement, found: SELEC at Line: 1, Column: 1\")";
+        assert!(plain(unread).starts_with(
+            "The statement could not be read: expected an SQL statement but found SELEC (line 1, column 1)."
+        ));
+        assert!(!plain(unread).contains("ParserError"));
         let other = "Query failed to execute: Arrow error: something new";
         assert_eq!(plain(other), "The query could not be run: something new. Check the filter, the expressions and the types of the columns they use.");
     }

@@ -59,14 +59,14 @@ fn header(f: &FormData, url: &str, name: &str) -> Markup {
         th scope="col" aria-sort=(sort) {
             a href={ (url) "/query?" (sorted_by(f, name, next)) } aria-label=(label) {
                 (name)
-                @match sort { "ascending" => " ▲", "descending" => " ▼", _ => "" }
+                span.sort aria-hidden="true" { @match sort { "ascending" => " ▲", "descending" => " ▼", _ => " ↕" } }
             }
         }
     }
 }
 
-/// "Rows 51 to 100 of 1,120,000".
-fn shown_line(window: &Window, shown: usize, total: Total) -> String {
+/// "Rows 51 to 100 of 1,120,000"; with no row, whether a condition left none or there is none.
+fn shown_line(window: &Window, shown: usize, total: Total, filtered: bool) -> String {
     let first = window.offset + 1;
     let last = window.offset + shown as u64;
     let of = match total {
@@ -75,10 +75,17 @@ fn shown_line(window: &Window, shown: usize, total: Total) -> String {
         Total::Unknown => String::new(),
     };
     match shown {
-        0 if window.offset == 0 => "No rows match.".to_string(),
+        0 if window.offset == 0 && filtered => "No rows match.".to_string(),
+        0 if window.offset == 0 => "No rows: this version holds none (at this commit).".to_string(),
         0 => format!("No rows on page {}{of}.", window.page),
         _ => format!("Rows {} to {}{of}", count(first), count(last)),
     }
+}
+
+/// Whether the form has a condition that can leave rows out.
+fn filtered(f: &FormData) -> bool {
+    let typed = |k: &str| f.get(k).is_some_and(|v| !v.trim().is_empty());
+    typed("filter") || typed("having")
 }
 
 /// Previous and next pages, as links keeping the whole query.
@@ -132,7 +139,7 @@ pub fn table(
     };
     html! {
         h2 #preview-heading { "Preview" }
-        p.count #preview-count aria-live="polite" { (shown_line(window, page.len(), total)) }
+        p.count #preview-count aria-live="polite" { (shown_line(window, page.len(), total, filtered(f))) }
         @if !page.is_empty() {
             div.table-wrap {
                 table #preview aria-labelledby="preview-heading" {

@@ -142,16 +142,25 @@ fn from_report(bytes: &[u8], cut: bool) -> Vec<Group> {
     grouped(messages.iter().map(String::as_str)).0
 }
 
-/// The totals above the groups: rows with problems, problems listed and left out.
+/// The totals above the groups: rows with problems, problems listed and left out, and the
+/// files that hold them all (the report, and in quarantine mode the rows kept apart).
 fn totals(job: &JobView, listed: usize, unlisted: u64) -> Markup {
     html! {
         p #problem-totals {
             @if job.rows_rejected > 0 { strong { (count(job.rows_rejected as u64)) } " rows have problems. " }
-            (count(listed as u64)) " problems are listed below"
-            @if unlisted > 0 { ", and " strong { (count(unlisted)) " more" } " are not" }
-            "."
+            @if listed > 0 || job.report_url.is_none() {
+                (count(listed as u64)) " problems are listed below"
+                @if unlisted > 0 { ", and " strong { (count(unlisted)) " more" } " are not" }
+                "."
+            }
             @if let Some(url) = &job.report_url { " " a #job-report href=(url) download { "Download the report of every problem (CSV)" } }
-            @if let Some(url) = &job.quarantine_url { " · " a href=(url) download { "the rows kept apart (CSV)" } }
+        }
+        @if let Some(url) = &job.quarantine_url {
+            p #quarantine {
+                "The upload stored the rows without problems; the rows with problems were kept apart, unchanged: "
+                a #quarantine-link href=(url) download { "download the rows kept apart (CSV)" }
+                ", correct them and upload that file again."
+            }
         }
     }
 }
@@ -178,19 +187,25 @@ pub fn groups_table(id: &str, errors: &[String], report: Option<&(Vec<u8>, bool)
 
 /// The job's problems by column and rule, with every listed message behind a disclosure; the
 /// counts are the report's (every problem) when the job has one, `report` its first bytes.
+/// A job that stored its good rows and kept the others apart (quarantine) has no listed errors
+/// but a report: the section is there for it too (the jobs list links to `#problems`).
 pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
-    let Some(errors) = job.errors.as_ref().filter(|e| !e.is_empty()) else {
+    let errors: &[String] = job.errors.as_deref().unwrap_or_default();
+    let reported = job.rows_rejected > 0 || job.report_url.is_some();
+    if errors.is_empty() && !reported {
         return html! {};
-    };
+    }
     let unlisted = grouped(errors.iter().map(String::as_str)).1;
     let listed = errors.len() - usize::from(unlisted > 0);
     html! {
         h2 #problems { "Problems" }
         (totals(job, listed, unlisted))
         (groups_table("problem-groups", errors, report.as_ref()))
-        details {
-            summary { "Every listed problem (" (count(listed as u64)) ")" }
-            ul.errors { @for e in errors { li { (e) } } }
+        @if !errors.is_empty() {
+            details {
+                summary { "Every listed problem (" (count(listed as u64)) ")" }
+                ul.errors { @for e in errors { li { (e) } } }
+            }
         }
     }
 }

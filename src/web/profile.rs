@@ -8,9 +8,11 @@ use serde_json::Value;
 
 use crate::web::chart::bars;
 
-/// A bound as a reader writes it: text unquoted, numbers as they are.
+/// A bound as a reader writes it: text unquoted, numbers at most 12 significant digits (a bin
+/// edge of 499.46500000000003 is 499.465).
 fn shown(v: &Option<Value>) -> String {
     match v {
+        Some(Value::Number(n)) => crate::web::format::number(n),
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
         None => "–".into(),

@@ -12,6 +12,7 @@ use maud::{html, Markup};
 
 use rapid_actors::auth::pass::DatasetPass;
 use rapid_actors::engine::{pick_version, OutputFormat};
+use rapid_actors::history::AsOf;
 
 use crate::auth::Read;
 use crate::state::AppState;
@@ -26,6 +27,7 @@ use crate::web::query_form::{
     Window, QUERY_FIELDS,
 };
 use crate::web::session::{sessions, Viewer};
+use crate::web::view_sql::{table_name, view_sql};
 use crate::web::{backend, backend_reads};
 
 /// The builder's form as sent (a GET), and what it is about: the version and its columns.
@@ -38,8 +40,29 @@ struct Asked {
     title: String,
     /// `layer-domain-dataset-vN`, the start of a download's name.
     stem: String,
-    /// The SQL page with a statement over this dataset.
+    /// The view as one SQL statement (the SQL page's link opens it).
     sql: String,
+    /// The commit read (`as_of_commit`; absent: the current rows).
+    at: AsOf,
+    /// This version has no rows while another has: that one and its rows.
+    rows_elsewhere: Option<(i64, i64)>,
+}
+
+/// The commit the form asks to read (`as_of_commit`, blank: the current rows).
+fn as_of(f: &FormData) -> Result<AsOf, PageError> {
+    match f
+        .get("as_of_commit")
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+    {
+        None => Ok(AsOf::Latest),
+        Some(c) => match c.parse::<i64>() {
+            Ok(n) if n > 0 => Ok(AsOf::Commit(n)),
+            _ => Err(PageError::invalid(format!(
+                "The commit [{c}] is not a commit number: the history lists them (1, 2, ...)."
+            ))),
+        },
+    }
 }
 
 /// The columns the answer can be ordered by: stored ones, the expressions' names, and the
@@ -72,6 +95,15 @@ fn columns_fieldset(legend: &str, prefix: &str, name: &str, asked: &Asked) -> Ma
     }
 }
 
+/// An example filter over this dataset's own columns (a hint must name columns it has).
+fn filter_hint(columns: &[String]) -> String {
+    match columns {
+        [] => String::new(),
+        [one] => format!("{one} IS NOT NULL"),
+        [a, b, ..] => format!("{a} IS NOT NULL AND {b} IS NOT NULL"),
+    }
+}
+
 fn builder(asked: &Asked) -> Markup {
     let value = |k: &str| asked.f.get(k).unwrap_or("").to_string();
     html! {
@@ -83,12 +115,12 @@ fn builder(asked: &Asked) -> Markup {
             small #version-help { "Each schema version holds its own data; a new version starts empty." }
             (columns_fieldset("Columns (none ticked: all)", "col-", "columns", asked))
             label for="expressions" { "Also select (expressions, separated by ;)" }
-            input id="expressions" name="expressions" value=(value("expressions")) placeholder="sum(visits) AS total";
+            input id="expressions" name="expressions" value=(value("expressions")) placeholder="count(*) AS n";
             label for="filter" { "Filter (SQL condition)" }
-            input id="filter" name="filter" value=(value("filter")) placeholder="city = 'Leeds' AND visits > 10";
+            input id="filter" name="filter" value=(value("filter")) placeholder=(filter_hint(&asked.columns));
             (columns_fieldset("Group by (the grouped columns are shown beside the results)", "grp-", "group", asked))
             label for="having" { "Aggregation condition" }
-            input id="having" name="having" value=(value("having")) placeholder="sum(visits) > 100";
+            input id="having" name="having" value=(value("having")) placeholder="count(*) > 1";
             div.row {
                 div {
                     label for="order" { "Order by" }
@@ -106,6 +138,9 @@ fn builder(asked: &Asked) -> Markup {
                 }
                 div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; }
             }
+            label for="as_of_commit" { "As of commit (blank: the current rows)" }
+            input id="as_of_commit" name="as_of_commit" type="number" min="1" value=(value("as_of_commit")) aria-describedby="as-of-help";
+            small #as-of-help { "The rows as an earlier commit of this version had them: the version's history lists its commits." }
             small #limit-help { "The preview shows up to 1,000 rows a page; downloads and jobs give every row up to the limit." }
             div.check { input type="checkbox" id="index" name="index" value="yes" checked[asked.f.get("index").is_some()]; label for="index" { "CSV download: start each row with its number (as the API's CSV)" } }
             div.buttons {
@@ -184,13 +219,14 @@ async fn preview(
     let profile = backend::profile(state, &pass, asked.version)?;
     let facet_columns = facets::columns(&profile, &asked.f).into_iter();
     let queries = backend_reads::PreviewQueries {
-        page: page_body(&asked.f, &window),
+        page: page_body(&asked.f, &window, &asked.columns),
         count: count_body(&asked.f),
         facets: facet_columns
             .map(|c| (c.clone(), facets::body(&asked.f, &c)))
             .collect(),
     };
-    let answers = backend_reads::preview(state, pass, asked.version, queries).await;
+    let read = (asked.version, &asked.at);
+    let answers = backend_reads::preview(state, pass, read, queries).await;
     let total = total_of(grouped, answers.count, window.limit);
     let (f, shown) = (&asked.f, (asked.url.as_str(), asked.columns.as_slice()));
     Ok(match answers.rows {
@@ -214,15 +250,32 @@ fn read_form(
     let schema = backend::schema(state, pass, version)?;
     let columns: Vec<String> = schema.columns.into_iter().map(|c| c.name).collect();
     let key = record.key();
+    let table = table_name(
+        [&key.layer, &key.domain, &key.dataset],
+        version,
+        record.latest_version(),
+    );
+    let versions = backend::rows_per_version(state, pass)?;
+    let here = versions
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map_or(0, |x| x.1);
+    let rows_elsewhere = match here {
+        0 => versions.iter().find(|(_, r)| *r > 0).copied(),
+        _ => None,
+    };
+    let sql = view_sql(&f, &table, &columns);
     Ok(Asked {
-        f,
+        sql,
+        rows_elsewhere,
         version,
         latest: record.latest_version(),
         columns,
         url: base(record),
         title: format!("Query {}", record.name()),
         stem: format!("{}-{}-{}-v{version}", key.layer, key.domain, key.dataset),
-        sql: crate::web::sql::sql_link(&key.layer, &key.domain, &key.dataset),
+        at: as_of(&f)?,
+        f,
     })
 }
 
@@ -239,7 +292,8 @@ async fn download(
     let when = crate::web::format::utc_stamp(rapid_actors::auth::now_seconds());
     let name = format!("{}-{when}.{ext}", asked.stem);
     let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
-    match backend_reads::run_query(state, pass, Some(asked.version), body, format).await {
+    let read = (Some(asked.version), &asked.at);
+    match backend_reads::run_query(state, pass, read, body, format).await {
         Ok((content_type, bytes)) => Ok(crate::web::page::secure(
             HttpResponse::Ok()
                 .content_type(content_type)
@@ -262,7 +316,13 @@ async fn download(
 
 fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String>>) -> Markup {
     let body = html! {
-        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(asked.sql) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        p { a href={ (asked.url) "?version=" (asked.version) } { "Back to the dataset" } " · " a #sql-link href=(crate::web::sql::sql_link(&asked.sql)) { "Ask in SQL" } " · reading schema version " strong { (asked.version) } " of " (asked.latest) @if let AsOf::Commit(n) = asked.at { " as of " strong #as-of { "commit " (n) } " (" a href={ (asked.url) "/query?version=" (asked.version) "&action=preview" } { "the current rows" } ")" } @if shown.is_ok() { " · " a href="#preview-heading" { "Skip to the rows" } } }
+        @if let Some((v, rows)) = asked.rows_elsewhere {
+            div.alert.warn #version-empty role="status" {
+                p { "Version " (asked.version) " has no rows: a new schema version starts empty. The rows are in " a href={ (asked.url) "/query?version=" (v) "&action=preview" } { "version " (v) } " (" (crate::web::format::count(rows.max(0) as u64)) " rows)." }
+            }
+        }
+        details #view-sql-box { summary { "This view in SQL" } pre.query #view-sql { (asked.sql) } }
         @if let Err(m) = &shown {
             (errors(m))
             @if m.iter().any(|m| m.contains("as a job")) { div.card.offer {
@@ -289,7 +349,8 @@ pub async fn post_query_job(
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
     let query = whole_query(&f)?;
     let origin = state.link_origin(&req);
-    let job_id = backend_reads::start_large_query(&state, pass, asked, query, &origin).await?;
+    let read = (asked, as_of(&f)?);
+    let job_id = backend_reads::start_large_query(&state, pass, read, query, &origin).await?;
     sessions(&req).remember_job_query(&job_id, query_string(&f, None));
     Ok(see_other(&format!("/jobs/{job_id}")))
 }

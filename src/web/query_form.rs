@@ -14,8 +14,9 @@ pub const PAGE_CAP: u64 = 1000;
 pub const PREVIEW_REACH: u64 = 100_000;
 
 /// The fields of the builder that make the query (not the action, page or token).
-pub const QUERY_FIELDS: [&str; 11] = [
+pub const QUERY_FIELDS: [&str; 12] = [
     "version",
+    "as_of_commit",
     "columns",
     "expressions",
     "filter",
@@ -68,7 +69,7 @@ pub fn typed_limit(f: &FormData) -> Result<Option<u64>, PageError> {
 
 /// The select list: the grouped columns first (so each group is labelled), then the ticked
 /// columns and the expressions, each once.
-fn select_list(f: &FormData) -> Vec<String> {
+pub fn select_list(f: &FormData) -> Vec<String> {
     let mut select: Vec<String> = vec![];
     let wanted = f.all("group").into_iter().chain(f.all("columns"));
     for c in wanted.chain(expressions(f)) {
@@ -117,6 +118,54 @@ pub fn whole_query(f: &FormData) -> Result<Value, PageError> {
     Ok(query_body(f, typed_limit(f)?))
 }
 
+/// The answer's columns as `order_by_columns` can name them: the group's columns (unique per
+/// group), else every output column (the ticked ones and the expressions, or every stored
+/// column), an expression by its alias or its text.
+fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
+    let group = f.all("group");
+    if !group.is_empty() {
+        return group;
+    }
+    let select = select_list(f);
+    if select.is_empty() {
+        return stored.to_vec();
+    }
+    let ticked = f.all("columns");
+    let key = |item: &String| match ticked.contains(item) {
+        true => Some(item.clone()),
+        false => {
+            let name = answer_name(item);
+            let plain = name != *item || !item.to_ascii_lowercase().contains(" as ");
+            plain.then_some(name)
+        }
+    };
+    select.iter().filter_map(key).collect()
+}
+
+/// `body` ordered by its own sort, then by every output column: one total order over the
+/// answer's rows (rows equal in every column are alike wherever they fall), so the preview's
+/// pages, each a slice of that order, show each row once whatever the sort or its ties.
+fn with_tiebreak(f: &FormData, body: Value, stored: &[String]) -> Value {
+    let Value::Object(mut q) = body else {
+        return body;
+    };
+    let mut order: Vec<Value> = match q.remove("order_by_columns") {
+        Some(Value::Array(o)) => o,
+        _ => vec![],
+    };
+    let sorted = f.get("order").unwrap_or("").to_string();
+    for key in tiebreak_keys(f, stored)
+        .into_iter()
+        .filter(|k| *k != sorted)
+    {
+        order.push(json!({ "column": key, "direction": "ASC" }));
+    }
+    if !order.is_empty() {
+        q.insert("order_by_columns".into(), Value::Array(order));
+    }
+    Value::Object(q)
+}
+
 /// One page of the preview: rows `offset..offset + size` of the query.
 #[derive(Debug, Clone, Copy)]
 pub struct Window {
@@ -154,9 +203,9 @@ impl Window {
     }
 }
 
-/// The query object of one preview page.
-pub fn page_body(f: &FormData, window: &Window) -> Value {
-    query_body(f, Some(window.fetch()))
+/// The query object of one preview page: the rows up to its end in the view's total order.
+pub fn page_body(f: &FormData, window: &Window, stored: &[String]) -> Value {
+    with_tiebreak(f, query_body(f, Some(window.fetch())), stored)
 }
 
 /// A query counting the rows of the whole answer: `count(*)` under the filter, or, grouped,
@@ -300,6 +349,35 @@ mod tests {
         assert_eq!(back.get("page"), None);
         assert_eq!(answer_name("sum(x) AS total"), "total");
         assert_eq!(answer_name("upper(city)"), "upper(city)");
+    }
+
+    #[test]
+    fn every_page_is_a_slice_of_one_total_order() {
+        let stored = ["id".to_string(), "city".to_string()];
+        let w = Window::of(&form(&[("page", "2")])).unwrap();
+        let sorted = form(&[("order", "city"), ("direction", "DESC")]);
+        let q = page_body(&sorted, &w, &stored);
+        assert_eq!(
+            q["order_by_columns"],
+            json!([{"column": "city", "direction": "DESC"}, {"column": "id", "direction": "ASC"}])
+        );
+        let picked = form(&[
+            ("columns", "city"),
+            ("expressions", "upper(city); id * 2 AS d"),
+        ]);
+        let keys: Vec<Value> = page_body(&picked, &w, &stored)["order_by_columns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["column"].clone())
+            .collect();
+        assert_eq!(keys, vec![json!("city"), json!("upper(city)"), json!("d")]);
+        let grouped = form(&[("group", "city"), ("expressions", "count(*) AS n")]);
+        let q = page_body(&grouped, &w, &stored);
+        assert_eq!(
+            q["order_by_columns"],
+            json!([{"column": "city", "direction": "ASC"}])
+        );
     }
 
     #[test]

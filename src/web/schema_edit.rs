@@ -1,6 +1,7 @@
 //! New schema from a sample file (DATA_ADMIN): upload a sample, see the generated schema, edit
 //! every field (types, nullability, unique, date formats, checks, partition order, sensitivity,
-//! tags, owners, description) and save; or edit an existing schema into a new version. The
+//! tags, owners, description) and save; or edit an existing schema: its metadata in place, its
+//! columns into a new version ([`schema_in_place`]). The
 //! sample is kept ([`sample_store`]): the editor shows each column's examples and null count, and
 //! once saved the sample can be uploaded as the dataset's first data ([`sample_upload`]). The
 //! editor's page is in [`schema_editor`].
@@ -8,6 +9,7 @@
 //! [`sample_store`]: crate::web::sample_store
 //! [`sample_upload`]: crate::web::sample_upload
 //! [`schema_editor`]: crate::web::schema_editor
+//! [`schema_in_place`]: crate::web::schema_in_place
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,7 @@ use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
 use crate::web::posts::Sampled;
 use crate::web::schema_editor::{editor, Edited, Typed};
+use crate::web::schema_in_place::{self, Saved};
 use crate::web::session::Viewer;
 use crate::web::{backend, backend_samples, sample_store};
 
@@ -187,7 +190,8 @@ fn metadata_of(f: &FormData, problems: &mut Vec<String>) -> Metadata {
         dataset: get("m_dataset"),
         sensitivity: get("m_sensitivity"),
         description: Some(get("m_description")),
-        version: None,
+        // The version edited (shown; the service assigns versions itself).
+        version: get("m_version").parse().ok(),
         key_value_tags: tags,
         key_only_tags: key_only.map(String::from).collect(),
         owners: Some(owners),
@@ -233,11 +237,8 @@ fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
         .unzip();
     let schema = Schema { metadata, columns };
     let edited = Edited {
-        schema,
         typed,
-        rules: vec![],
-        asked: false,
-        sample: None,
+        ..Edited::from(schema)
     };
     Ok((edited, problems))
 }
@@ -252,6 +253,23 @@ pub async fn post_save(
 ) -> PageResult {
     let update = f.get("mode") == Some("update");
     let (mut edited, problems) = schema_of(&f)?;
+    if f.get("action") == Some("add_column") {
+        // One more row to fill in; nothing saved (a new column then needs a new version).
+        edited.schema.columns.push(Column {
+            name: String::new(),
+            data_type: "string".into(),
+            allow_null: true,
+            partition_index: None,
+            format: None,
+            unique: false,
+            checks: BTreeMap::new(),
+        });
+        let edited = edited.checked(&state, &pass);
+        return Ok(render(
+            StatusCode::OK,
+            editor(&viewer, &edited, update, &problems),
+        ));
+    }
     edited.asked = f.get("action") == Some("check");
     edited.sample = kept_sample(&state, &viewer, &f);
     let edited = edited.checked(&state, &pass);
@@ -262,8 +280,34 @@ pub async fn post_save(
         };
         return Ok(render(status, editor(&viewer, &edited, update, &problems)));
     }
+    if update {
+        let confirmed = f.get("confirm") == Some("new_version");
+        return Ok(
+            match schema_in_place::save(&state, &pass, &edited.schema, confirmed).await {
+                Ok(Saved::InPlace(v)) => {
+                    let said = format!(
+                        "The metadata of version {v} has been saved; its rows are unchanged."
+                    );
+                    see_other(&dataset_saying(&viewer, &edited.schema.metadata, v, &said))
+                }
+                Ok(Saved::NewVersion(v)) => see_other(&saved(&state, &viewer, &edited, v)),
+                Ok(Saved::NeedsNewVersion(next, changes)) => {
+                    let edited = Edited {
+                        new_version: Some((next, changes)),
+                        ..edited
+                    };
+                    render(StatusCode::OK, editor(&viewer, &edited, update, &[]))
+                }
+                Err(e) => {
+                    let status = crate::error::status_of(e.kind);
+                    let m = PageError::from(e).messages();
+                    render(status, editor(&viewer, &edited, update, &m))
+                }
+            },
+        );
+    }
     match backend::save_schema(&state, &pass, &edited.schema, update).await {
-        Ok(version) => Ok(see_other(&saved(&state, &edited, version))),
+        Ok(version) => Ok(see_other(&saved(&state, &viewer, &edited, version))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let m = PageError::from(e).messages();
@@ -285,7 +329,7 @@ fn kept_sample(
 }
 
 /// Where a saved schema leads: the page offering to upload its kept sample, or the dataset page.
-fn saved(state: &AppState, edited: &Edited, version: i64) -> String {
+fn saved(state: &AppState, viewer: &Viewer, edited: &Edited, version: i64) -> String {
     let m = &edited.schema.metadata;
     if let Some((token, mut kept)) = edited.sample.clone() {
         let layer = m.layer.clone().unwrap_or_default();
@@ -295,19 +339,18 @@ fn saved(state: &AppState, edited: &Edited, version: i64) -> String {
             return format!("/schema/saved/{token}");
         }
     }
-    stored_at(m, version)
+    let said = format!("The schema has been stored as version {version}.");
+    dataset_saying(viewer, m, version, &said)
 }
 
-/// The dataset page of a schema just stored, saying so.
-fn stored_at(m: &Metadata, version: i64) -> String {
-    let done = crate::web::subjects::url_word(&format!(
-        "The schema has been stored as version {version}."
-    ));
+/// The dataset page of `version`, saying `message` (a schema just stored or edited).
+fn dataset_saying(viewer: &Viewer, m: &Metadata, version: i64, message: &str) -> String {
     format!(
-        "/datasets/{}/{}/{}?version={version}&done={done}",
+        "/datasets/{}/{}/{}?version={version}&{}",
         m.layer.as_deref().unwrap_or_default(),
         m.domain,
-        m.dataset
+        m.dataset,
+        crate::web::done::query(viewer, message)
     )
 }
 

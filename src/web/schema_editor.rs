@@ -35,6 +35,11 @@ pub struct Edited {
     pub asked: bool,
     /// The kept sample the schema was generated from: its token and record.
     pub sample: Option<(String, Kept)>,
+    /// The columns changed: the new (empty) version a save would store, to confirm, and each
+    /// change in words.
+    pub new_version: Option<(i64, Vec<String>)>,
+    /// What saving allows but the editor should know (a PUBLIC dataset in a protected domain).
+    pub warnings: Vec<String>,
 }
 
 impl From<Schema> for Edited {
@@ -45,6 +50,8 @@ impl From<Schema> for Edited {
             rules: vec![],
             asked: false,
             sample: None,
+            new_version: None,
+            warnings: vec![],
         }
     }
 }
@@ -61,6 +68,21 @@ impl Edited {
     /// With the rules it breaks, checked now by the API's own validation.
     pub fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
         self.rules = backend::schema_problems(state, pass, &self.schema);
+        let m = &self.schema.metadata;
+        let domain = m.domain.to_ascii_lowercase();
+        let protected = backend::protected_domains(state, pass).contains(&domain);
+        if protected && !m.sensitivity.eq_ignore_ascii_case("PROTECTED") {
+            self.warnings.push(format!(
+                "The domain {domain} is protected, but its protection covers PROTECTED datasets \
+                 only: this {} dataset is readable with {}, without {domain}'s permission. \
+                 Choose PROTECTED to need it.",
+                m.sensitivity,
+                match m.sensitivity.eq_ignore_ascii_case("PUBLIC") {
+                    true => "READ_PUBLIC",
+                    false => "READ_PRIVATE",
+                }
+            ));
+        }
         self
     }
 }
@@ -169,20 +191,33 @@ fn metadata_text(m: &Metadata) -> [String; 3] {
 /// What saving an edit does: the service keeps no in-place edit of a schema (each `PUT /schema`
 /// is a new version), so the new version, its data apart, starts empty.
 fn new_version_warning(current: Option<i64>) -> Markup {
-    let next = current.map(|v| v + 1);
     html! {
         div.alert.warn #new-version-warning role="note" {
             p {
-                strong { "Saving starts a new schema version" @if let Some(n) = next { " (" (n) ")" } ", with no data. " }
-                "Every change, even to the description, tags or owners, is stored as a new version. Pages and uploads then use the new version; the data already stored stays in "
-                @if let Some(v) = current { "version " (v) } @else { "the earlier versions" }
-                ", where the dataset page can still show and query it."
+                strong { "The description, tags, owners and history retention are saved in place" }
+                @if let Some(v) = current { " (version " (v) ")" }
+                ": the rows stay, and every page keeps showing them. A change to the columns or the update behaviour needs a new version, which starts empty; you are asked before it is made."
             }
         }
     }
 }
 
-/// The editor of every field of the schema; `update` stores it as a new version.
+/// The columns changed: what saving them means, and the button that does it.
+fn confirm_new_version(next: i64, changes: &[String]) -> Markup {
+    html! {
+        div.alert.warn #confirm-new-version role="alert" {
+            p {
+                strong { "These changes to the columns need a new version: version " (next) ", which starts with no rows." }
+                " Version " (next - 1) " keeps its rows; pages show them until version " (next) " has rows of its own. Upload the data again into version " (next) " after saving."
+            }
+            ul #column-changes { @for c in changes { li { (c) } } }
+            button type="submit" name="confirm" value="new_version" form="schema-form" { "Save as version " (next) " (starts empty)" }
+        }
+    }
+}
+
+/// The editor of every field of the schema; `update` edits an existing dataset's (in place, or
+/// a new version when its columns change).
 pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -> Markup {
     let m = &edited.schema.metadata;
     let [tags, key_only, owners] = metadata_text(m);
@@ -190,7 +225,7 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
     let h = m.history.unwrap_or_default();
     let keep = |v: Option<i64>| v.map(|n| n.to_string()).unwrap_or_default();
     let title = if update {
-        "Edit the schema (new version)"
+        "Edit the schema"
     } else {
         "Edit and save the schema"
     };
@@ -200,9 +235,12 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
         html! {
             (errors(messages))
             @if update { (new_version_warning(m.version)) }
+            @if let Some((next, changes)) = &edited.new_version { (confirm_new_version(*next, changes)) }
+            @for w in &edited.warnings { div.alert.warn.protection-warning role="note" { p { (w) } } }
             (rules_box(edited))
-            form.schema method="post" action="/schema/save" {
+            form.schema #schema-form method="post" action="/schema/save" {
                 (csrf_field(viewer))
+                @if let Some(v) = m.version { input type="hidden" name="m_version" value=(v); }
                 input type="hidden" name="mode" value=(if update { "update" } else { "create" });
                 input type="hidden" name="columns" value=(edited.schema.columns.len());
                 div.row {
@@ -239,8 +277,9 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
                 (columns_editor(edited))
                 (help())
                 div.buttons {
-                    button type="submit" { @if update { "Save as a new version (it starts empty)" } @else { "Save the schema" } }
+                    button type="submit" { @if update { "Save" } @else { "Save the schema" } }
                     button.secondary type="submit" name="action" value="check" { "Check the rules (without saving)" }
+                    button.secondary #add-column type="submit" name="action" value="add_column" { "Add a column" }
                 }
             }
         },

@@ -4,6 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
+use rapid_actors::auth::names::MIN_PASSWORD_CHARS;
 
 use crate::state::AppState;
 use crate::web::backend;
@@ -168,8 +169,8 @@ fn password_form(viewer: &session::Viewer, forced: bool, messages: &[String]) ->
                 (crate::web::layout::csrf_field(viewer))
                 label for="current_password" { @if forced { "Temporary password" } @else { "Current password" } }
                 input id="current_password" name="current_password" type="password" autocomplete="current-password" required;
-                label for="new_password" { "New password" }
-                input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="8";
+                label for="new_password" { "New password (at least " (MIN_PASSWORD_CHARS) " characters)" }
+                input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength=(MIN_PASSWORD_CHARS);
                 label for="confirm_password" { "New password again" }
                 input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required;
                 button type="submit" { "Save password" }

@@ -20,15 +20,8 @@ use crate::web::page::{ok, secure, FormData, PageError, PageResult};
 /// Rows of an answer shown on the page; the CSV download has them all.
 const SHOWN_ROWS: usize = 500;
 
-/// The link to this page with a first statement over one dataset's latest version.
-pub fn sql_link(layer: &str, domain: &str, dataset: &str) -> String {
-    let quote = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
-    let sql = format!(
-        "SELECT * FROM {}.{}.{} LIMIT 100",
-        quote(layer),
-        quote(domain),
-        quote(dataset)
-    );
+/// The link to this page with `sql` filled in.
+pub fn sql_link(sql: &str) -> String {
     format!(
         "/sql?{}",
         serde_urlencoded::to_string([("sql", sql)]).unwrap_or_default()

@@ -55,6 +55,8 @@ fn permission_boxes(
 pub struct Done {
     #[serde(default)]
     done: String,
+    #[serde(default)]
+    done_sig: String,
 }
 
 fn subjects_page(
@@ -135,7 +137,7 @@ pub async fn get_subjects(
         &pass,
         &viewer,
         &[],
-        &done.done,
+        crate::web::done::verified(&viewer, &done.done, &done.done_sig),
         None,
     )))
 }
@@ -216,8 +218,16 @@ fn created_body(c: &Created) -> Markup {
         (notice(&format!("The {kind} {name} has been created.")))
         p.warning { "Copy the " (secret_label.to_lowercase()) " now: it is shown only once." }
         dl.facts.secret {
-            dt { @if *kind == "client" { "Client id" } @else { "User id" } }
-            dd { code id="new-id" { (id) } }
+            @if *kind == "client" {
+                dt { "Client id (signs in with the secret)" }
+                dd { code id="new-id" { (id) } }
+            } @else {
+                // A user signs in with its name; the id names it in the API only.
+                dt { "User name (signs in with the password)" }
+                dd { code id="new-name" { (name) } }
+                dt { "User id (for the API's permission routes; not for signing in)" }
+                dd { code id="new-id" { (id) } }
+            }
             dt { (secret_label) }
             dd { code id="new-secret" { (secret) } }
         }
@@ -237,7 +247,8 @@ pub async fn get_subject(
             vec![format!("Subject with ID {path} does not exist")],
         )
     })?;
-    let body = subject_body(&state, &pass, &viewer, &subject, &done.done);
+    let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
+    let body = subject_body(&state, &pass, &viewer, &subject, said);
     Ok(ok(page(&viewer, &subject.name, body)))
 }
 
@@ -273,7 +284,7 @@ fn subject_body(
 pub async fn post_permissions(
     state: web::Data<AppState>,
     path: web::Path<String>,
-    Posted { pass, form, .. }: Posted<UserAdmin>,
+    Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
     let saved = backend::set_permissions(&state, &pass, &path, form.all("permissions")).await?;
     let list = if saved.is_empty() {
@@ -282,8 +293,8 @@ pub async fn post_permissions(
         saved.join(", ")
     };
     Ok(see_other(&format!(
-        "/subjects/{path}?done={}",
-        url_word(&format!("Permissions saved: {list}"))
+        "/subjects/{path}?{}",
+        crate::web::done::query(&viewer, &format!("Permissions saved: {list}"))
     )))
 }
 
@@ -309,14 +320,7 @@ pub async fn post_delete(
     }
     let name = backend::delete_subject(&state, &pass, &path).await?;
     Ok(see_other(&format!(
-        "/subjects?done={}",
-        url_word(&format!("{name} has been deleted"))
+        "/subjects?{}",
+        crate::web::done::query(&viewer, &format!("{name} has been deleted"))
     )))
-}
-
-/// A query-string value.
-pub fn url_word(s: &str) -> String {
-    serde_urlencoded::to_string([("", s)])
-        .map(|e| e.trim_start_matches('=').to_string())
-        .unwrap_or_default()
 }

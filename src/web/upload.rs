@@ -78,7 +78,7 @@ fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Mark
                 button #upload-button type="submit" { "Upload" }
             }
             div #upload-status.hidden aria-live="polite" {
-                label for="upload-progress" { "Sending the file" }
+                label #upload-stage for="upload-progress" { "Sending the file" }
                 progress #upload-progress max="100" value="0" {}
                 p #upload-message {}
                 p #job-link {}

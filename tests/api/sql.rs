@@ -176,3 +176,22 @@ fn a_large_sql_statement_runs_as_a_query_job() {
     );
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
+
+#[test]
+fn explain_answers_its_plan_and_a_write_is_refused_in_http_words() {
+    let s = TestServer::start();
+    let t = s.admin_token();
+    let explain = json!({"sql": "EXPLAIN SELECT 1 AS one"});
+    let (status, body) = s.call("POST", "/api/sql", Some(&t), Some(&explain));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["0"]["plan_type"].is_string(), "{body}");
+    let write = json!({"sql": "DELETE FROM \"default\".shop.sales"});
+    let (status, body) = s.call("POST", "/api/sql", Some(&t), Some(&write));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let details = body["details"].as_str().unwrap_or_default();
+    assert!(
+        details.starts_with("Only one SELECT (or EXPLAIN of one) runs here: DELETE"),
+        "{details}"
+    );
+    assert!(!details.contains("SHOW"), "{details}");
+}

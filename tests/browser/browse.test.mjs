@@ -102,7 +102,7 @@ test("grouping adds the grouped columns to the answer, and numbers are written f
   await page.selectOption("#order", "region");
   await preview();
   const headers = await page.locator("#preview thead th").allTextContents();
-  assert.deepEqual(headers.map((h) => h.replace(/[▲▼]/g, "").trim()), ["region", "avg_price", "total"]);
+  assert.deepEqual(headers.map((h) => h.replace(/[▲▼↕]/g, "").trim()), ["region", "avg_price", "total"]);
   assert.equal(await page.textContent("#preview tbody tr:first-child td:first-child"), "England");
   assert.match(await page.textContent("#preview-count"), /^Rows 1 to 4 of 4$/);
   const ireland = page.locator("#preview tbody tr", { hasText: "Ireland" });
@@ -305,6 +305,14 @@ test("an answer too large to download is offered as a one-click job", async () =
 });
 
 test("the query page's SQL link runs a SELECT over the dataset, downloads it whole, and refuses a write in words", async () => {
+  // "Ask in SQL" keeps the view: its filter, order and limit.
+  await page.goto(`${DS}/query?filter=region+%3D+%27Wales%27&order=price&direction=DESC&limit=7&action=preview`);
+  const view = 'SELECT * FROM "default"."shop"."sales" WHERE region = \'Wales\' ORDER BY "price" DESC NULLS LAST LIMIT 7';
+  assert.equal(await page.textContent("#view-sql"), view);
+  await Promise.all([page.waitForNavigation(), page.click("#sql-link")]);
+  assert.equal(await page.inputValue("#sql"), view);
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  assert.equal(await page.textContent("#sql-shown"), "7 rows");
   await page.goto(`${DS}/query`);
   await Promise.all([page.waitForNavigation(), page.click("#sql-link")]);
   assert.equal(await page.inputValue("#sql"), 'SELECT * FROM "default"."shop"."sales" LIMIT 100');
@@ -323,25 +331,42 @@ test("the query page's SQL link runs a SELECT over the dataset, downloads it who
   assert.deepEqual(lines, ["region,n", "England,100", "Ireland,2", "Scotland,100", "Wales,100"]);
   await page.fill("#sql", 'DELETE FROM "default".shop.sales');
   await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
-  assert.match(await page.textContent("[role=alert]"), /Only reading statements run here/);
+  // The refusal names what runs here: not SHOW or SET, which this page refuses too.
+  assert.match(await page.textContent("[role=alert]"), /Only one SELECT \(or EXPLAIN of one\) runs here: DELETE is refused/);
   assert.equal(await page.inputValue("#sql"), 'DELETE FROM "default".shop.sales');
+  // An EXPLAIN answers its plan.
+  await page.fill("#sql", 'EXPLAIN SELECT count(*) FROM "default".shop.sales');
+  await Promise.all([page.waitForNavigation(), page.click("#sql-run")]);
+  assert.match(await page.textContent("#sql-rows"), /plan_type/);
   assert.deepEqual(page.problems, []);
 });
 
 // Last: it makes version 2, the latest, which the tests above do not expect.
-test("editing the metadata warns that the new version starts empty; the dataset page says where the data is", async () => {
+test("a metadata edit keeps version 1 and its rows; a column change makes an empty version 2 the pages explain", async () => {
   await page.goto(`${BASE}/schema/edit/default/shop/sales`);
-  assert.match(await page.textContent("#new-version-warning"), /new schema version \(2\), with no data.*stays in version 1/s);
+  assert.match(await page.textContent("#new-version-warning"), /saved in place \(version 1\): the rows stay/);
   await shoot(page, "schema-edit-version");
   await page.fill("#m_description", "Sales, described");
-  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]")]);
-  assert.match(await page.textContent("[role=status]"), /version 2/);
-  assert.equal(await page.textContent("#version-read"), "2");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  assert.match(await page.textContent("[role=status]"), /metadata of version 1 has been saved/);
+  assert.equal(await page.textContent("#version-read"), "1");
+  assert.equal(await page.textContent("#row-count"), "302");
   // The catalogue's search reads descriptions too.
   await page.goto(`${BASE}/?q=described`);
   assert.equal(await page.locator("table.datasets tbody tr", { hasText: "sales" }).count(), 1);
-  await page.goBack();
+  // A column's type changed: a new version, empty, made once confirmed.
+  await page.goto(`${BASE}/schema/edit/default/shop/sales`);
+  await page.selectOption("[name=c3_data_type]", "double");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  await Promise.all([page.waitForNavigation(), page.click("#confirm-new-version button")]);
+  assert.match(await page.textContent("[role=status]"), /version 2/);
+  assert.equal(await page.textContent("#version-read"), "2");
   assert.match(await page.textContent("#version-empty"), /Version 2 has no data yet.*version 1 \(302 rows\)/s);
+  // The query page of the empty version says so, in place of "No rows match.".
+  await page.goto(`${BASE}/datasets/default/shop/sales/query?version=2&action=preview`);
+  assert.equal(await page.textContent("#preview-count"), "No rows: this version holds none (at this commit).");
+  assert.match(await page.textContent("#version-empty"), /Version 2 has no rows.*version 1 \(302 rows\)/s);
+  await page.goBack();
   await shoot(page, "dataset-versions");
   await Promise.all([page.waitForNavigation(), page.click("#version-empty a")]);
   assert.equal(await page.textContent("#version-read"), "1");

@@ -54,7 +54,9 @@ test("the history lists the commits newest first and a rollback, confirmed, brin
   const newest = await rows.nth(0).locator("td").allTextContents();
   assert.deepEqual([newest[0], newest[2], newest[5], newest[6]], ["2", "APPEND", "3", "0"]);
   assert.match(newest[4], /-second\.csv$/); // the stored raw file's name
-  assert.match(newest[7], /current/);
+  assert.equal(newest[7], "+3");
+  assert.equal(newest[8], "Rows as of this commit");
+  assert.match(newest[9], /current/);
   await shoot(page, "history");
   // Roll back to commit 1: a confirmation first, which says nothing is deleted.
   await Promise.all([page.waitForNavigation(), page.click("button[aria-label='Roll back to commit 1']")]);

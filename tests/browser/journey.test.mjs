@@ -58,6 +58,9 @@ test("the admin creates a READ-only user and a client, and changes the client's 
   assert.equal(await page.textContent("h1"), "Subject created");
   shared.readerPassword = (await page.textContent("#new-secret")).trim();
   assert.equal(shared.readerPassword.length, 24);
+  // The page names what signs in: the user's name, not its id.
+  assert.equal((await page.textContent("#new-name")).trim(), "reader.one");
+  assert.match(await page.textContent("dl.secret"), /User id \(for the API's permission routes; not for signing in\)/);
   await shoot(page, "subject-created");
 
   await page.goto(`${BASE}/subjects`);

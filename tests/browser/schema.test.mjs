@@ -87,7 +87,7 @@ test("a schema is generated from a sample, edited and saved, then edited into ve
   assert.match(columns, /in_range=check_type=in_range, parameters=min_value=0, max_value=1000/);
   assert.match(columns, /isin=check_type=isin, parameters=allowed_values=north, south/);
 
-  await page.click("text=Edit the schema (starts a new, empty version)");
+  await page.click("text=Edit the schema");
   assert.equal(await page.inputValue("#m_description"), "Orders by region");
   // The stored checks come back in the builder's words.
   assert.equal(await page.inputValue("[name=c2_k0_type]"), "in_range");
@@ -103,8 +103,19 @@ test("a schema is generated from a sample, edited and saved, then edited into ve
   assert.ok(await page.locator("[name=c2_k0_values]").isVisible());
   await shoot(page, "schema-edit-checks");
   await page.setViewportSize({ width: 1280, height: 800 });
-  await page.fill("#m_description", "Orders by region, version 2");
-  await Promise.all([page.waitForNavigation(), page.click("text=Save as a new version")]);
+  // Metadata alone is saved in place: still version 1.
+  await page.fill("#m_description", "Orders by region, edited");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  assert.match(await page.textContent("[role=status]"), /metadata of version 1 has been saved/);
+  assert.equal(await page.textContent("nav[aria-label=Versions] strong"), "1");
+  // A column change is a new version, made once confirmed.
+  await page.click("text=Edit the schema");
+  assert.equal(await page.inputValue("#m_description"), "Orders by region, edited");
+  await page.selectOption("[name=c2_data_type]", "int");
+  await page.fill("[name=c2_k0_values]", "0 to 1000");
+  await Promise.all([page.waitForNavigation(), page.click("form.schema button[type=submit]:not([value])")]);
+  assert.match(await page.textContent("#confirm-new-version"), /version 2, which starts with no rows/);
+  await Promise.all([page.waitForNavigation(), page.click("#confirm-new-version button")]);
   assert.match(await page.textContent("[role=status]"), /version 2/);
   assert.equal(await page.textContent("nav[aria-label=Versions] strong"), "2");
   assert.deepEqual(page.problems, []);

@@ -41,10 +41,21 @@ pub trait DatasetCatalog {
     /// The stored JSON of one schema version.
     fn schema_json(&self, dataset_id: i64, version: i64) -> Result<Option<String>>;
 
+    /// Replaces one schema version's JSON in place (its metadata edited), only if it is still
+    /// `was`: false when it changed meanwhile (the caller reads it again) or is gone.
+    fn replace_schema_json(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        was: &str,
+        json: &str,
+    ) -> Result<bool>;
+
     /// Removes the dataset with every version, schema and manifest row.
     fn delete_dataset(&self, dataset_id: i64) -> Result<()>;
 
-    /// When the version last received an upload (RFC 3339 text), if ever.
+    /// When the version's rows last changed (RFC 3339 text), if ever: its newest upload, or a
+    /// later rollback or raw file deletion.
     fn last_updated(&self, dataset_id: i64, version: i64) -> Result<Option<String>>;
 
     /// Who sent the newest upload of the version (for rows from before uploaders were recorded:
@@ -229,8 +240,8 @@ pub trait ChangesCatalog {
 /// upload's commit ([`UploadCommit::profile`]). A raw file's profile goes with it (deleted with
 /// the file, replaced files included).
 pub trait ProfileCatalog {
-    /// The version's kept profiles, in the order they were recorded.
-    fn profiles(&self, dataset_id: i64, version: i64) -> Result<Vec<String>>;
+    /// The version's kept profiles with their raw file's name, in the order they were recorded.
+    fn profiles(&self, dataset_id: i64, version: i64) -> Result<Vec<(String, String)>>;
 }
 
 /// Called by [`JobCatalog::fail_in_progress_jobs`] with the number failed and a way to read

@@ -2,8 +2,11 @@
 //! raw files with their figures and its rows per partition, and (for a DATA_ADMIN) any dataset's
 //! record and latest schema, readable by it or not, as the API's admin routes reach any dataset.
 
+use std::collections::BTreeMap;
+
 use super::{pick_version, Engine};
 use crate::auth::pass::{AccessKind, AdminPass, DatasetPass};
+use crate::catalog::{Catalog, DataFile, PartsOf};
 use crate::error::Result;
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::schema::ValidSchema;
@@ -14,6 +17,31 @@ pub use crate::manifest::RawFile;
 pub struct VersionFiles {
     pub raw: Vec<RawFile>,
     pub partitions: Vec<(String, i64)>,
+    /// The rows each raw file has in the current commit (the live manifest), by raw file name:
+    /// after a rollback, a file whose rows were rolled back away is not in it.
+    pub live: BTreeMap<String, i64>,
+}
+
+/// The rows of each raw file among `files` (a version's live data files): a merged file's by
+/// its parts.
+pub(super) fn live_rows(
+    catalog: &dyn Catalog,
+    files: &[DataFile],
+) -> Result<BTreeMap<String, i64>> {
+    let mut live: BTreeMap<String, i64> = BTreeMap::new();
+    let mut merged = vec![];
+    for f in files {
+        match f.raw_filename.is_empty() {
+            true => merged.push(f.id),
+            false => *live.entry(f.raw_filename.clone()).or_default() += f.rows,
+        }
+    }
+    if !merged.is_empty() {
+        for (_, part) in catalog.file_parts(PartsOf::Files(&merged))? {
+            *live.entry(part.raw_filename).or_default() += part.rows;
+        }
+    }
+    Ok(live)
 }
 
 impl Engine {
@@ -36,13 +64,16 @@ impl Engine {
     ) -> Result<VersionFiles> {
         let id = pass.record().id;
         let raw = self.catalog.raw_files(id, version)?;
-        let mut parts: std::collections::BTreeMap<String, i64> = Default::default();
-        for f in self.catalog.data_files(id, version)? {
+        let files = self.catalog.data_files(id, version)?;
+        let live = live_rows(self.catalog.as_ref(), &files)?;
+        let mut parts: BTreeMap<String, i64> = Default::default();
+        for f in files {
             *parts.entry(f.partition_path).or_default() += f.rows;
         }
         Ok(VersionFiles {
             raw,
             partitions: parts.into_iter().collect(),
+            live,
         })
     }
 

@@ -44,7 +44,7 @@ use crate::key::{DatasetKey, DatasetRecord};
 use crate::manifest::remove_unlisted_files;
 use crate::query::QuerySettings;
 use crate::registry::Registry;
-use crate::schema::{Schema, ValidSchema};
+use crate::schema::{MetadataPatch, Schema, ValidSchema};
 use crate::storage::{safe_segment, Storage};
 use crate::traced::Traced;
 
@@ -213,6 +213,19 @@ impl Engine {
     pub async fn update_schema(&self, _: &AdminPass, schema: &Schema) -> Result<ValidSchema> {
         let protected = self.auth.snapshot().protected_domains.clone();
         self.registry.update_schema(schema, &protected).await
+    }
+
+    /// `PATCH /schema/{layer}/{domain}/{dataset}`: edits a version's metadata in place.
+    pub fn patch_metadata(
+        &self,
+        _: &AdminPass,
+        key: &DatasetKey,
+        version: Option<i64>,
+        patch: &MetadataPatch,
+    ) -> Result<ValidSchema> {
+        let protected = self.auth.snapshot().protected_domains.clone();
+        self.registry
+            .patch_metadata(key, version, patch, &protected)
     }
 
     /// Where a schema-generation sample of `kind` is received (in staging, wiped at start-up).

@@ -15,9 +15,14 @@ impl Engine {
         let version = pick_version(version, record.latest_version);
         self.registry.schema(&record.key, Some(version))?;
         let kept = self.catalog.profiles(record.id, version)?;
+        // Only the uploads with rows in the current commit: after a rollback, those rolled
+        // back away describe no row a query reads.
+        let files = self.catalog.data_files(record.id, version)?;
+        let live = super::browse::live_rows(self.catalog.as_ref(), &files)?;
         let uploads: Vec<StoredProfile> = kept
             .iter()
-            .filter_map(|text| StoredProfile::from_json(text))
+            .filter(|(raw, _)| live.contains_key(raw))
+            .filter_map(|(_, text)| StoredProfile::from_json(text))
             .collect();
         Ok(view(version, &uploads))
     }

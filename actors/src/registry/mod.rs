@@ -19,7 +19,7 @@ use crate::catalog::SharedCatalog;
 use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
 use crate::error::Result;
 use crate::history::HistorySettings;
-use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
+use crate::schema::{validate, MetadataPatch, Schema, SchemaContext, ValidSchema};
 use crate::storage::Storage;
 use crate::traced::Traced;
 
@@ -96,6 +96,41 @@ impl Registry {
         actor.send(Traced::new(BumpSchema(valid))).await?
     }
 
+    /// Edits the metadata of `version` (latest when `None`, 0 or less) in place, validated as a whole
+    /// schema; no new version. Stored only over the JSON it was made from: a concurrent edit
+    /// makes it start again from that edit, so neither is lost.
+    pub fn patch_metadata(
+        &self,
+        key: &DatasetKey,
+        version: Option<i64>,
+        patch: &MetadataPatch,
+        protected_domains: &BTreeSet<String>,
+    ) -> Result<ValidSchema> {
+        let record = self.find(key)?;
+        let version = version.filter(|v| *v > 0).unwrap_or(record.latest_version);
+        for _ in 0..8 {
+            let was_json = self
+                .catalog
+                .schema_json(record.id, version)?
+                .ok_or_else(|| no_version(&record, version))?;
+            let was: Schema = serde_json::from_str(&was_json).map_err(|e| {
+                crate::error::Error::internal(format!("stored schema of {}: {e}", record.id))
+            })?;
+            let mut valid = self.validate(&patch.apply(was), protected_domains)?;
+            valid.set_version(version);
+            let json = stored_version(&valid)?.json;
+            if self
+                .catalog
+                .replace_schema_json(record.id, version, &was_json, &json)?
+            {
+                return Ok(valid);
+            }
+        }
+        Err(crate::error::Error::conflict(
+            "The metadata kept changing while this edit was saved: try again",
+        ))
+    }
+
     fn validate(
         &self,
         schema: &Schema,
@@ -127,6 +162,14 @@ impl Registry {
             .send(Traced::new(OpenDataset(key.clone())))
             .await?
     }
+}
+
+/// The 404 of a version the dataset does not have (as a read of it says).
+fn no_version(record: &DatasetRecord, version: i64) -> crate::error::Error {
+    crate::error::Error::not_found(format!(
+        "Could not find the schema for dataset layer [{}], domain [{}], dataset [{}] and version [{version}]",
+        record.key.layer, record.key.domain, record.key.dataset
+    ))
 }
 
 struct RegistryActor {

@@ -22,6 +22,7 @@ pub mod date_format;
 mod metadata;
 pub mod model;
 pub mod names;
+pub mod patch;
 mod tags;
 pub mod valid;
 pub mod validate;
@@ -38,6 +39,7 @@ pub use model::{
     DEFAULT_LAYER,
 };
 pub use names::{column_names_from_headers, is_valid_column_name, sanitise_column_name};
+pub use patch::MetadataPatch;
 pub use tags::Tags;
 pub use valid::{NamedCheck, ValidColumn, ValidSchema};
 pub use validate::{validate, validate_generated, validate_stored};

@@ -48,6 +48,9 @@ function setupUpload() {
   var errorRows = document.getElementById("upload-error-rows");
   var summary = document.getElementById("upload-error-summary");
   var button = document.getElementById("upload-button");
+  var stage = document.getElementById("upload-stage");
+  // The last upload's quarantine figures: said in the future until its job ends.
+  var quarantined = null;
 
   function showErrors(httpStatus, errors, report, groupsHtml) {
     errorRows.textContent = "";
@@ -85,6 +88,7 @@ function setupUpload() {
   function showQuarantine(q) {
     var box = document.getElementById("upload-quarantine");
     box.classList.add("hidden");
+    quarantined = q;
     if (!q) return;
     document.getElementById("quarantine-summary").textContent =
       q.rows_accepted.toLocaleString() + (q.rows_accepted === 1 ? " row is" : " rows are") +
@@ -99,12 +103,26 @@ function setupUpload() {
     box.classList.remove("hidden");
   }
 
+  // Once the job has ended, the page says what happened, in the past.
+  function ended(job) {
+    stage.textContent = job.status === "SUCCESS" ? "Stored" : "The upload failed";
+    if (!quarantined) return;
+    var q = quarantined;
+    document.getElementById("quarantine-summary").textContent = job.status === "SUCCESS"
+      ? q.rows_accepted.toLocaleString() + (q.rows_accepted === 1 ? " row was" : " rows were") +
+        " stored; " + q.rows_rejected.toLocaleString() +
+        (q.rows_rejected === 1 ? " row was" : " rows were") + " kept apart."
+      : "Nothing was stored: the job failed (its page says why).";
+  }
+
   function followJob(jobId) {
+    stage.textContent = "Sent: the job is storing the rows";
     var tick = function () {
       fetch("/jobs/" + encodeURIComponent(jobId) + "/status", { credentials: "same-origin" })
         .then(function (r) { return r.json(); })
         .then(function (job) {
           message.textContent = "Job " + job.status + " (" + job.step + ", " + job.rows_processed + " rows)";
+          if (job.done) ended(job);
           message.setAttribute("data-status", job.status);
           if (job.done) {
             button.disabled = false;
@@ -135,6 +153,7 @@ function setupUpload() {
     status.classList.remove("hidden");
     bar.value = 0;
     message.textContent = "Sending " + file.name + "…";
+    stage.textContent = "Sending the file";
     message.removeAttribute("data-status");
     jobLink.textContent = "";
     showQuarantine(null);

@@ -46,6 +46,26 @@ pub(super) fn create_find_and_list(c: &dyn Catalog) {
         Some("{\"version\":1}")
     );
     assert_eq!(c.schema_json(created.id, 2).unwrap(), None);
+    // Metadata edited in place: only over the JSON it was read from, and only that version.
+    let edited = "{\"version\":1,\"e\":1}";
+    assert!(!c.replace_schema_json(created.id, 1, "{}", edited).unwrap());
+    assert!(!c
+        .replace_schema_json(created.id, 2, "{\"version\":1}", edited)
+        .unwrap());
+    assert!(c
+        .replace_schema_json(created.id, 1, "{\"version\":1}", edited)
+        .unwrap());
+    assert_eq!(
+        c.schema_json(created.id, 1).unwrap().as_deref(),
+        Some(edited)
+    );
+    assert_eq!(
+        c.find_dataset(&key("zeta"))
+            .unwrap()
+            .unwrap()
+            .latest_version,
+        1
+    );
 }
 
 pub(super) fn protected_schema_needs_its_domain(c: &dyn Catalog) {

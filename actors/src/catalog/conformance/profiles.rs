@@ -25,12 +25,12 @@ pub(super) fn profiles_go_with_their_raw_files(c: &dyn Catalog) {
                 .profiles(record.id, 1)
                 .unwrap()
                 .iter()
-                .any(|p| p == profile));
+                .any(|(r, p)| p == profile && r == raw));
         }
         done_job = job;
     }
     assert_eq!(
-        c.profiles(record.id, 1).unwrap(),
+        texts(c, record.id),
         ["{\"second\":1}", "{\"first\":1}"],
         "in the order committed, none for an upload without one"
     );
@@ -46,5 +46,16 @@ pub(super) fn profiles_go_with_their_raw_files(c: &dyn Catalog) {
     c.delete_raw_file(record.id, 1, "r2.csv", None)
         .unwrap()
         .expect("found");
-    assert_eq!(c.profiles(record.id, 1).unwrap(), ["{\"first\":1}"]);
+    assert_eq!(
+        c.profiles(record.id, 1).unwrap(),
+        [("r1.csv".to_string(), "{\"first\":1}".to_string())]
+    );
+}
+
+fn texts(c: &dyn Catalog, id: i64) -> Vec<String> {
+    c.profiles(id, 1)
+        .unwrap()
+        .into_iter()
+        .map(|(_, p)| p)
+        .collect()
 }

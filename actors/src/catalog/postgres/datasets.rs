@@ -144,6 +144,23 @@ impl DatasetCatalog for PostgresCatalog {
         })
     }
 
+    fn replace_schema_json(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        was: &str,
+        json: &str,
+    ) -> Result<bool> {
+        self.with(|db| {
+            let changed = db.execute(
+                "UPDATE schema_versions SET schema_json = $4 \
+                 WHERE dataset_id = $1 AND version = $2 AND schema_json = $3",
+                &[&dataset_id, &version, &was, &json],
+            )?;
+            Ok(changed == 1)
+        })
+    }
+
     fn delete_dataset(&self, dataset_id: i64) -> Result<()> {
         self.transaction(|db| {
             lock_dataset_id(db, dataset_id, false)?;
@@ -153,9 +170,15 @@ impl DatasetCatalog for PostgresCatalog {
     }
 
     fn last_updated(&self, dataset_id: i64, version: i64) -> Result<Option<String>> {
+        // As SQLite's: the newest upload or later rollback or deletion.
         self.with(|db| {
             let row = db.query_one(
-                "SELECT max(uploaded_at) FROM raw_files WHERE dataset_id = $1 AND version = $2",
+                "SELECT max(t) FROM (
+                    SELECT max(uploaded_at) AS t FROM raw_files
+                    WHERE dataset_id = $1 AND version = $2
+                    UNION ALL
+                    SELECT max(committed_at) FROM commits WHERE dataset_id = $1 AND version = $2
+                        AND operation IN ('ROLLBACK', 'DELETE', 'ERASE')) AS changes",
                 &[&dataset_id, &version],
             )?;
             Ok(row.try_get(0)?)

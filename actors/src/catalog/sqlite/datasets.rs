@@ -159,6 +159,23 @@ impl DatasetCatalog for SqliteCatalog {
         })
     }
 
+    fn replace_schema_json(
+        &self,
+        dataset_id: i64,
+        version: i64,
+        was: &str,
+        json: &str,
+    ) -> Result<bool> {
+        self.with(|c| {
+            let changed = c.execute(
+                "UPDATE schema_versions SET schema_json = ?4 \
+                 WHERE dataset_id = ?1 AND version = ?2 AND schema_json = ?3",
+                params![dataset_id, version, was, json],
+            )?;
+            Ok(changed == 1)
+        })
+    }
+
     fn delete_dataset(&self, dataset_id: i64) -> Result<()> {
         self.with(|c| {
             c.execute("DELETE FROM datasets WHERE id = ?1", [dataset_id])?;
@@ -167,12 +184,19 @@ impl DatasetCatalog for SqliteCatalog {
     }
 
     fn last_updated(&self, dataset_id: i64, version: i64) -> Result<Option<String>> {
+        // The newest upload, or a later commit that changed the rows otherwise (a rollback, a
+        // raw file deleted); compaction changes no row.
+        const LAST_UPDATED: &str = "SELECT max(t) FROM (
+            SELECT max(uploaded_at) AS t FROM raw_files WHERE dataset_id = ?1 AND version = ?2
+            UNION ALL
+            SELECT max(committed_at) FROM commits WHERE dataset_id = ?1 AND version = ?2
+                AND operation IN ('ROLLBACK', 'DELETE', 'ERASE'))";
         self.with(|c| {
-            Ok(c.query_row(
-                "SELECT max(uploaded_at) FROM raw_files WHERE dataset_id = ?1 AND version = ?2",
-                params![dataset_id, version],
-                |r| r.get::<_, Option<String>>(0),
-            )?)
+            Ok(
+                c.query_row(LAST_UPDATED, params![dataset_id, version], |r| {
+                    r.get::<_, Option<String>>(0)
+                })?,
+            )
         })
     }
 

@@ -7,14 +7,14 @@ use crate::catalog::interface::ProfileCatalog;
 use crate::error::Result;
 
 impl ProfileCatalog for SqliteCatalog {
-    fn profiles(&self, dataset_id: i64, version: i64) -> Result<Vec<String>> {
+    fn profiles(&self, dataset_id: i64, version: i64) -> Result<Vec<(String, String)>> {
         self.with(|c| {
             let mut stmt = c.prepare_cached(
-                "SELECT profile FROM upload_profiles WHERE dataset_id = ?1 AND version = ?2
+                "SELECT raw_filename, profile FROM upload_profiles WHERE dataset_id = ?1 AND version = ?2
                  ORDER BY seq",
             )?;
-            let rows = stmt.query_map(params![dataset_id, version], |r| r.get(0))?;
-            Ok(rows.collect::<rusqlite::Result<Vec<String>>>()?)
+            let rows = stmt.query_map(params![dataset_id, version], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<Vec<(String, String)>>>()?)
         })
     }
 }

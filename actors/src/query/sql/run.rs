@@ -26,10 +26,15 @@ pub async fn collect_capped(
         .statement_to_plan(statement)
         .await
         .map_err(engine_error)?;
-    let plan = LogicalPlanBuilder::from(plan)
-        .limit(0, Some(cap))
-        .and_then(|b| b.build())
-        .map_err(engine_error)?;
+    // An EXPLAIN must stay the plan's root (a limit above it fails planning); its answer is
+    // a few rows anyway.
+    let plan = match plan {
+        LogicalPlan::Explain(_) | LogicalPlan::Analyze(_) => plan,
+        plan => LogicalPlanBuilder::from(plan)
+            .limit(0, Some(cap))
+            .and_then(|b| b.build())
+            .map_err(engine_error)?,
+    };
     let physical = state
         .create_physical_plan(&plan)
         .await

@@ -123,7 +123,15 @@ pub fn check_parsed(statements: &[Statement], limits: &QueryLimits) -> Result<()
 
 /// `sql` when it is exactly one SELECT (or EXPLAIN of one), checked (`POST /api/sql`).
 pub fn one_select(sql: &str, limits: &QueryLimits) -> crate::error::Result<DfStatement> {
-    let mut statements = check_sql(sql, limits)?;
+    // Over HTTP only a SELECT runs: a write's refusal says so (the wire's message also names
+    // SHOW, SET and transactions, which run there only).
+    let mut statements = check_sql(sql, limits).map_err(|r| match r.sqlstate {
+        "25006" => Error::invalid(r.message.replace(
+            "Only reading statements run here (SELECT, EXPLAIN, SHOW, SET, transactions)",
+            "Only one SELECT (or EXPLAIN of one) runs here",
+        )),
+        _ => Error::from(r),
+    })?;
     let select = |s: &DfStatement| match s {
         DfStatement::Statement(s) => matches!(**s, Statement::Query(_)),
         DfStatement::Explain(_) => true,
