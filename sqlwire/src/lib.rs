@@ -16,6 +16,7 @@
 
 mod bodies;
 mod catalog_rewrites;
+mod copy_out;
 pub mod errors;
 pub mod figures;
 pub mod framing;

@@ -34,7 +34,7 @@ use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
 
 use crate::figures::FIGURES;
-use crate::{functions, rewrite, savepoints};
+use crate::{copy_out, functions, rewrite, savepoints};
 use rapid_actors::query::sql::{check_parse_cost, check_parsed};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 use tokio::io::Interest;
@@ -186,6 +186,14 @@ impl Checker {
         Ok(rewritten.map_or(Cow::Borrowed(sql), Cow::Owned))
     }
 
+    /// `COPY (query) TO STDOUT`: the query through the gate and the rewrites, run as any
+    /// statement (slot, time limit, row guard), its rows written in the copy's format.
+    async fn copy_out(&self, copy: copy_out::CopyOut) -> PgWireResult<Vec<Response>> {
+        let query = self.check_read_only(&copy.query)?.into_owned();
+        let work = copy_out::run(self.session.context.clone(), query, copy);
+        self.limited(work).await
+    }
+
     /// Every table `plan` scans still exists for the subject (a prepared statement outlives the
     /// refresh it was planned after).
     fn still_readable(&self, plan: &LogicalPlan) -> PgWireResult<()> {
@@ -328,6 +336,9 @@ impl SimpleQueryHandler for Statements {
             check_parse_cost(query).map_err(refused)?;
             if let Some(answer) = savepoints::answer(query, status) {
                 return answer;
+            }
+            if let Some(copy) = copy_out::parse(query) {
+                return self.checker.copy_out(copy).await;
             }
             let query = self.checker.check_read_only(query)?;
             let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);

@@ -207,3 +207,74 @@ fn sqlalchemys_inspector_lists_schemas_tables_and_no_views() {
     );
     assert_eq!(answer["tables"]["secret"], json!(["payroll"]), "{answer}");
 }
+
+#[test]
+fn copy_to_stdout_writes_text_csv_and_binary_and_nothing_else() {
+    let Some(_) = psql_binary() else {
+        eprintln!("skipped: psql is not installed (scripts/pg.sh installs it)");
+        return;
+    };
+    let s = server_with_data(pg_options());
+    let (id, secret) = s.create_client("copy-public", &["READ_PUBLIC"]);
+    let rows = "SELECT region, price FROM travel.trips ORDER BY region, price";
+    let csv = format!("COPY ({rows}) TO STDOUT (FORMAT csv, HEADER)");
+    let (ok, out) = psql(&s, &id, &secret, &[&csv]);
+    assert!(ok, "{out}");
+    assert_eq!(
+        out,
+        "region,price\nnorth,10.5\nnorth,20.0\nsouth,5.0\nwest,\n"
+    );
+    let text = format!("COPY ({rows}) TO STDOUT");
+    let (ok, out) = psql(&s, &id, &secret, &[&text]);
+    assert!(ok, "{out}");
+    assert_eq!(out, "north\t10.5\nnorth\t20.0\nsouth\t5.0\nwest\t\\N\n");
+    let (ok, out) = psql(&s, &id, &secret, &["COPY travel.trips (year) TO STDOUT"]);
+    assert!(ok && out.lines().count() == 4, "{out}");
+    // The same permissions: the PROTECTED table does not exist for this subject.
+    let (ok, out) = psql(
+        &s,
+        &id,
+        &secret,
+        &["COPY (SELECT * FROM secret.payroll) TO STDOUT"],
+    );
+    assert!(!ok && out.contains("42P01"), "{out}");
+    // Files and writes stay refused.
+    for refused in [
+        "COPY (SELECT 1) TO '/tmp/rapid-copy'",
+        "COPY travel.trips FROM STDIN",
+    ] {
+        let (ok, out) = psql(&s, &id, &secret, &[refused]);
+        assert!(!ok && out.contains("25006"), "{refused}: {out}");
+    }
+    // Binary, as psycopg reads it.
+    let addr = s.pg_addr().unwrap();
+    let out = std::process::Command::new(crate::pyarrow_readback::python())
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/python/pg_copy.py"
+        ))
+        .args([
+            &addr.ip().to_string(),
+            &addr.port().to_string(),
+            &id,
+            &secret,
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(
+        read,
+        json!([
+            ["north", 10.5],
+            ["north", 20.0],
+            ["south", 5.0],
+            ["west", null]
+        ])
+    );
+}
