@@ -15,12 +15,18 @@
 //! happens on the query threads, as for HTTP queries.
 
 mod bodies;
+mod catalog_rewrites;
+mod copy_out;
 pub mod errors;
 pub mod figures;
 pub mod framing;
 mod functions;
+mod like_escape;
+mod meta_functions;
 mod one_message;
+mod pg_types;
 mod rewrite;
+mod roles;
 mod savepoints;
 pub mod session;
 pub mod signin;

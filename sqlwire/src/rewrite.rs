@@ -6,17 +6,45 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, AccessExpr, Expr, Ident, Query, SelectItem, SetExpr, Statement,
-    Subscript, Value, VisitMut, VisitorMut,
+    visit_expressions_mut, AccessExpr, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, Ident, ObjectName, Query, SelectItem, SetExpr,
+    Statement, Subscript, Value, VisitMut, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
+use rapid_actors::query::sql::name_as_written;
+
+use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
+
+use crate::{catalog_rewrites, like_escape, pg_types};
+
 /// The statements of `sql` rewritten, or None when none of the rewrites applies (or the text does
 /// not parse, which the library then reports).
-pub(crate) fn for_datafusion(sql: &str) -> Option<String> {
+///
+/// `library` and its reading of `sql` (`by_library`): a statement it replaces whole (its
+/// stand-ins for client queries it knows DataFusion cannot plan) is left to it, as written.
+pub(crate) fn for_datafusion(
+    sql: &str,
+    library: &PostgresCompatibilityParser,
+    by_library: &[Statement],
+) -> Option<String> {
     let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?;
+    let ruled: Vec<Statement> = statements
+        .iter()
+        .map(|s| library.rewrite(s.clone()))
+        .collect();
+    if ruled != by_library {
+        return None;
+    }
     let mut changed = composite_fields(&mut statements);
+    changed |= catalog_rewrites::array_subqueries(&mut statements);
+    changed |= catalog_rewrites::storage_options(&mut statements);
+    changed |= like_escapes(&mut statements);
+    changed |= pg_types::columns_view(&mut statements);
+    changed |= name_as_written(&mut statements);
+    changed |= catalog_rewrites::empty_catalogue_selects(&mut statements);
+    changed |= catalog_rewrites::catalogue_lookups(&mut statements);
     let mut names = UniqueNames::default();
     let _ = statements.visit(&mut names);
     changed |= names.changed;
@@ -54,9 +82,83 @@ fn composite_fields(statements: &mut Vec<Statement>) -> bool {
     changed
 }
 
+/// `LIKE p ESCAPE 'c'` with `c` other than the backslash (which DataFusion refuses) becomes the
+/// same pattern with the backslash as its escape (see [`like_escape`]).
+fn like_escapes(statements: &mut Vec<Statement>) -> bool {
+    let mut changed = false;
+    let _ = visit_expressions_mut(statements, |expr| {
+        let (Expr::Like {
+            pattern,
+            escape_char,
+            ..
+        }
+        | Expr::ILike {
+            pattern,
+            escape_char,
+            ..
+        }) = expr
+        else {
+            return ControlFlow::<()>::Continue(());
+        };
+        let Some(Value::SingleQuotedString(text)) = escape_char.as_ref().map(|v| v.value.clone())
+        else {
+            return ControlFlow::Continue(());
+        };
+        if text == "\\" {
+            return ControlFlow::Continue(());
+        }
+        let escape = like_escape::escape_char(&text);
+        let written = match &**pattern {
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(p) => Some(p.clone()),
+                _ => None,
+            },
+            _ => None,
+        };
+        **pattern = match written {
+            Some(p) => Expr::value(Value::SingleQuotedString(like_escape::to_backslash(
+                &p, escape,
+            ))),
+            None => call(
+                like_escape::NAME,
+                vec![
+                    std::mem::replace(&mut **pattern, Expr::value(Value::Null)),
+                    Expr::value(Value::SingleQuotedString(text.clone())),
+                ],
+            ),
+        };
+        *escape_char = Some(Value::SingleQuotedString("\\".into()).into());
+        changed = true;
+        ControlFlow::Continue(())
+    });
+    changed
+}
+
+/// `name(args)`.
+fn call(name: &str, args: Vec<Expr>) -> Expr {
+    Expr::Function(Function {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: args
+                .into_iter()
+                .map(|a| FunctionArg::Unnamed(FunctionArgExpr::Expr(a)))
+                .collect(),
+            clauses: vec![],
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: vec![],
+    })
+}
+
 /// PostgreSQL lets a select list repeat an output name (`SELECT NULL, NULL LIMIT 0`, which
-/// DuckDB's `postgres` extension sends); DataFusion refuses it. A repeated unaliased expression
-/// gets an alias of its own (`NULL_2`); aliased and named columns keep their names.
+/// DuckDB's `postgres` extension sends); DataFusion refuses it. The answer's own names come from
+/// [`name_as_written`]; in a subquery a repeated unaliased expression gets an alias of its own
+/// (`NULL_2`); aliased and named columns keep their names.
 #[derive(Default)]
 struct UniqueNames {
     changed: bool,
@@ -120,7 +222,13 @@ fn unique_names(body: &mut SetExpr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::for_datafusion;
+    use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
+
+    fn for_datafusion(sql: &str) -> Option<String> {
+        let library = PostgresCompatibilityParser::new();
+        let by_library = library.parse(sql).unwrap_or_default();
+        super::for_datafusion(sql, &library, &by_library)
+    }
 
     #[test]
     fn a_field_of_a_computed_value_becomes_a_subscript() {
@@ -135,15 +243,49 @@ mod tests {
         let out = for_datafusion("SELECT NULL, NULL, NULL LIMIT 0; SELECT 1").unwrap();
         assert_eq!(
             out,
-            "SELECT NULL, NULL AS \"NULL_2\", NULL AS \"NULL_3\" LIMIT 0; SELECT 1"
+            "SELECT NULL AS \"NULL\", NULL AS \"NULL_2\", NULL AS \"NULL_3\" LIMIT 0; \
+             SELECT 1 AS \"1\""
+        );
+        // In a subquery too, where the answer's names are not decided.
+        let out = for_datafusion("SELECT * FROM (SELECT NULL, NULL) AS s").unwrap();
+        assert_eq!(out, "SELECT * FROM (SELECT NULL, NULL AS \"NULL_2\") AS s");
+    }
+
+    #[test]
+    fn a_like_escape_other_than_the_backslash_becomes_the_backslash() {
+        let sql = "SELECT n FROM t WHERE n NOT LIKE 'pg/_%' ESCAPE '/' AND n LIKE $1 ESCAPE '/'";
+        let out = for_datafusion(sql).unwrap();
+        assert_eq!(
+            out,
+            "SELECT n FROM t WHERE n NOT LIKE 'pg\\_%' ESCAPE '\\' \
+             AND n LIKE rapid_like_backslash($1, '/') ESCAPE '\\'"
+        );
+        assert_eq!(
+            for_datafusion("SELECT 1 AS one WHERE 'a' LIKE 'a' ESCAPE '\\'"),
+            None
         );
     }
 
     #[test]
     fn other_statements_are_left_as_written() {
         assert_eq!(for_datafusion("SELECT t.a, s.t.b FROM s.t"), None);
-        assert_eq!(for_datafusion("SELECT a['n'] FROM t"), None);
-        assert_eq!(for_datafusion("SELECT a, a, 1 AS x, 2 FROM t"), None);
+        assert_eq!(for_datafusion("SELECT a['n'] AS n FROM t"), None);
+        assert_eq!(for_datafusion("SELECT a, a, 1 AS x FROM t"), None);
         assert_eq!(for_datafusion("not sql at all"), None);
+        // psql's \d footer of row policies, which the library replaces whole.
+        let policies = "SELECT pol.polname, pol.polpermissive,
+  CASE WHEN pol.polroles = '{0}' THEN NULL ELSE pg_catalog.array_to_string(array(select rolname \
+            from pg_catalog.pg_roles where oid = any (pol.polroles) order by 1),',') END,
+  pg_catalog.pg_get_expr(pol.polqual, pol.polrelid),
+  pg_catalog.pg_get_expr(pol.polwithcheck, pol.polrelid),
+  CASE pol.polcmd
+    WHEN 'r' THEN 'SELECT'
+    WHEN 'a' THEN 'INSERT'
+    WHEN 'w' THEN 'UPDATE'
+    WHEN 'd' THEN 'DELETE'
+    END AS cmd
+FROM pg_catalog.pg_policy pol
+WHERE pol.polrelid = '16386' ORDER BY 1;";
+        assert_eq!(for_datafusion(policies), None);
     }
 }

@@ -15,7 +15,6 @@ use async_trait::async_trait;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::sqlparser::ast::Statement;
-use datafusion_postgres::datafusion_pg_catalog::pg_catalog::context::EmptyContextProvider;
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
 use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
 use datafusion_postgres::pgwire::api::cancel::DefaultCancelHandler;
@@ -35,7 +34,7 @@ use futures_util::StreamExt;
 use rapid_actors::engine::{Engine, SqlSession};
 
 use crate::figures::FIGURES;
-use crate::{functions, rewrite, savepoints};
+use crate::{copy_out, functions, rewrite, savepoints};
 use rapid_actors::query::sql::{check_parse_cost, check_parsed};
 use rapid_actors::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 use tokio::io::Interest;
@@ -128,7 +127,8 @@ pub struct Checker {
 impl Checker {
     /// After sign-in: `database` becomes the default catalog, holding `pg_catalog` and an empty
     /// `public` schema beside the domains of the layer of that name, if any.
-    pub(crate) fn start(&self, subject: String, database: &str) -> Result<(), String> {
+    /// `user` is the name it signed in with, its role in `pg_roles`.
+    pub(crate) fn start(&self, subject: String, user: &str, database: &str) -> Result<(), String> {
         self.session.tables.set_home(database);
         let ctx = &self.session.context;
         ctx.state_ref()
@@ -137,10 +137,16 @@ impl Checker {
             .options_mut()
             .catalog
             .default_catalog = database.to_string();
-        setup_pg_catalog(ctx, database, EmptyContextProvider).map_err(|e| e.to_string())?;
+        let role = crate::roles::SubjectRole(user.to_string());
+        setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())?;
         ctx.register_udf(functions::version());
         ctx.register_udf(functions::expand_array());
         ctx.register_udf(functions::to_regtype());
+        ctx.register_udf(crate::like_escape::udf());
+        ctx.register_udf(crate::pg_types::udf());
+        for udf in crate::meta_functions::all() {
+            ctx.register_udf(udf);
+        }
         self.subject
             .set(subject)
             .map_err(|_| "signed in twice".to_string())
@@ -168,14 +174,24 @@ impl Checker {
     /// statement as the library should plan it (see [`rewrite`]). `sql` has passed the parse
     /// budget.
     fn check_read_only<'a>(&self, sql: &'a str) -> PgWireResult<Cow<'a, str>> {
-        let statements = PostgresCompatibilityParser::new()
+        let library = PostgresCompatibilityParser::new();
+        let statements = library
             .parse(sql)
             .map_err(|e| pg_error("42601", e.to_string()))?;
         check_parsed(&statements, &pools().settings().limits).map_err(refused)?;
         if statements.iter().any(nameless_show) {
             return Err(pg_error("42601", "SHOW needs the name of a setting"));
         }
-        Ok(rewrite::for_datafusion(sql).map_or(Cow::Borrowed(sql), Cow::Owned))
+        let rewritten = rewrite::for_datafusion(sql, &library, &statements);
+        Ok(rewritten.map_or(Cow::Borrowed(sql), Cow::Owned))
+    }
+
+    /// `COPY (query) TO STDOUT`: the query through the gate and the rewrites, run as any
+    /// statement (slot, time limit, row guard), its rows written in the copy's format.
+    async fn copy_out(&self, copy: copy_out::CopyOut) -> PgWireResult<Vec<Response>> {
+        let query = self.check_read_only(&copy.query)?.into_owned();
+        let work = copy_out::run(self.session.context.clone(), query, copy);
+        self.limited(work).await
     }
 
     /// Every table `plan` scans still exists for the subject (a prepared statement outlives the
@@ -320,6 +336,9 @@ impl SimpleQueryHandler for Statements {
             check_parse_cost(query).map_err(refused)?;
             if let Some(answer) = savepoints::answer(query, status) {
                 return answer;
+            }
+            if let Some(copy) = copy_out::parse(query) {
+                return self.checker.copy_out(copy).await;
             }
             let query = self.checker.check_read_only(query)?;
             let work = SimpleQueryHandler::do_query(self.service.as_ref(), client, &query);

@@ -2,7 +2,8 @@
 //! checked by the engine's own sign-in (`Auth::sign_in`: a client's id and secret, or a user's
 //! name and password, behind the token endpoint's throttle and hash pool). A refusal is a FATAL
 //! error with SQLSTATE 28P01 (wrong credentials), 28000 (throttled, or a password sent without
-//! TLS from another host than this one) or 53300 (hash pool full).
+//! TLS from another host than this one), 53300 (hash pool full) or 3D000 (the database is not
+//! a layer).
 
 use std::fmt::Debug;
 use std::net::IpAddr;
@@ -45,6 +46,19 @@ pub fn server_parameters() -> DefaultServerParameterProvider {
     p.is_superuser = false;
     p.default_transaction_read_only = true;
     p
+}
+
+/// Why a database is refused: the databases are the layers, so the message names the ones the
+/// subject may read (a typo in a connection string then shows at once).
+fn unknown_database(database: &str, readable: &[String]) -> String {
+    let layers = match readable {
+        [] => "none".to_string(),
+        _ => readable.join(", "),
+    };
+    format!(
+        "database \"{database}\" does not exist: the databases are the layers, and this subject \
+         may read these: {layers}"
+    )
 }
 
 #[async_trait]
@@ -97,8 +111,12 @@ impl StartupHandler for SignIn {
                         ErrorKind::Busy => fatal("53300", e.to_string()),
                         _ => fatal("XX000", "sign-in failed (logged by the service)"),
                     })?;
+                if !self.engine.layers().contains(&database) {
+                    let readable = self.engine.sql_layers(&signed_in);
+                    return Err(fatal("3D000", unknown_database(&database, &readable)));
+                }
                 self.checker
-                    .start(signed_in, &database)
+                    .start(signed_in, &user, &database)
                     .map_err(|e| fatal("XX000", e))?;
                 let (pid, secret) = self.keys.generate(client);
                 client.set_pid_and_secret_key(pid, secret.clone());

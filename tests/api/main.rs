@@ -51,6 +51,7 @@ mod secrets;
 mod signin_flood;
 mod signin_throttle;
 mod sql;
+mod sql_catalogues;
 mod sql_clients;
 mod sql_floods;
 mod sql_wire;

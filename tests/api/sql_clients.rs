@@ -145,6 +145,10 @@ fn duckdbs_postgres_extension_attaches_and_lists_only_readable_datasets() {
     let answer = duckdb_attach(&s, &python, &public_id, &public_secret);
     assert_eq!(answer["tables"], json!(["travel.trips"]), "{answer}");
     assert_eq!(answer["counts"], counts, "{answer}");
+    // information_schema names PostgreSQL's types, so numbers arrive as numbers.
+    assert_eq!(answer["sum"], json!(35.5), "{answer}");
+    let types = json!(["price:DOUBLE", "region:VARCHAR", "year:BIGINT"]);
+    assert_eq!(answer["types"], types, "{answer}");
     let (reader, reader_secret) =
         s.create_client("duck-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
     let answer = duckdb_attach(&s, &python, &reader, &reader_secret);

@@ -22,14 +22,24 @@ pub(crate) fn psql_binary() -> Option<String> {
 }
 
 /// psql's output of `commands` (one `-c` each) as `user`/`password` on database `default`.
-fn psql(s: &TestServer, user: &str, password: &str, commands: &[&str]) -> (bool, String) {
+pub(crate) fn psql(
+    s: &TestServer,
+    user: &str,
+    password: &str,
+    commands: &[&str],
+) -> (bool, String) {
     let out = psql_command(s, user, password, commands).output().unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)
 }
 
-fn psql_command(s: &TestServer, user: &str, password: &str, commands: &[&str]) -> Command {
+pub(crate) fn psql_command(
+    s: &TestServer,
+    user: &str,
+    password: &str,
+    commands: &[&str],
+) -> Command {
     let addr = s
         .pg_addr()
         .expect("the server printed its PostgreSQL address");

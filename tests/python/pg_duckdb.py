@@ -27,7 +27,13 @@ def main():
                          "WHERE database_name = 'rapid' ORDER BY 1").fetchall()
     counts = con.execute("SELECT region, count(*) FROM rapid.travel.trips "
                          "GROUP BY region ORDER BY region").fetchall()
-    print(json.dumps({"tables": [t for (t,) in tables], "counts": {r: n for r, n in counts}}))
+    # Numbers arrive as numbers: DuckDB sums a double column and reads its type as DOUBLE.
+    (total,) = con.execute("SELECT sum(price) FROM rapid.travel.trips").fetchone()
+    types = con.execute("SELECT column_name || ':' || data_type FROM duckdb_columns() "
+                        "WHERE database_name = 'rapid' AND table_name = 'trips' "
+                        "ORDER BY column_name").fetchall()
+    print(json.dumps({"tables": [t for (t,) in tables], "counts": {r: n for r, n in counts},
+                      "sum": total, "types": [t for (t,) in types]}))
 
 
 if __name__ == "__main__":

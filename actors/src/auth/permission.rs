@@ -180,6 +180,19 @@ impl Permission {
         }
     }
 
+    /// Whether this permission lets its holder read some dataset of `layer`.
+    pub fn reads_layer(&self, layer: &str) -> bool {
+        match self {
+            Permission::All(a) => *a == Access::Read,
+            Permission::Data {
+                access,
+                layer: scope,
+                ..
+            } => *access == Access::Read && scope.covers(layer),
+            Permission::DataAdmin | Permission::UserAdmin => false,
+        }
+    }
+
     /// Whether this permission gives any kind of `access` at all (used where no dataset is named yet).
     pub fn is_access(&self, access: Access) -> bool {
         match self {

@@ -37,6 +37,20 @@ impl Engine {
         SqlSession { context, tables }
     }
 
+    /// The layers `subject_id` may read datasets of (over the PostgreSQL protocol, the
+    /// databases it may sign in to), as configured.
+    pub fn sql_layers(&self, subject_id: &str) -> Vec<String> {
+        let snapshot = self.auth.snapshot();
+        let Some(subject) = snapshot.subjects.get(subject_id) else {
+            return Vec::new();
+        };
+        self.layers()
+            .iter()
+            .filter(|l| subject.permissions.iter().any(|p| p.reads_layer(l)))
+            .cloned()
+            .collect()
+    }
+
     /// The subject `subject_id` as it is now, with `tables` read again for its permissions: a
     /// deleted subject is refused (401) and a permission change applies at once. Call before
     /// every statement.

@@ -5,5 +5,5 @@ pub(super) mod check;
 pub(super) mod filter_group;
 pub mod limits;
 pub(super) mod limits_json;
-pub(super) mod naming;
+pub(crate) mod naming;
 pub mod request;

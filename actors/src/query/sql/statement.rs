@@ -121,7 +121,8 @@ pub fn check_parsed(statements: &[Statement], limits: &QueryLimits) -> Result<()
         .try_for_each(|s| check_sql_statement(s, limits))
 }
 
-/// `sql` when it is exactly one SELECT (or EXPLAIN of one), checked (`POST /api/sql`).
+/// `sql` when it is exactly one SELECT (or EXPLAIN of one), checked, its unaliased expressions
+/// named as written (`POST /api/sql`).
 pub fn one_select(sql: &str, limits: &QueryLimits) -> crate::error::Result<DfStatement> {
     // Over HTTP only a SELECT runs: a write's refusal says so (the wire's message also names
     // SHOW, SET and transactions, which run there only).
@@ -142,7 +143,11 @@ pub fn one_select(sql: &str, limits: &QueryLimits) -> crate::error::Result<DfSta
             "The body's sql must be exactly one SELECT (or EXPLAIN) statement",
         ));
     }
-    Ok(statements.remove(0))
+    let mut statement = statements.remove(0);
+    if let DfStatement::Statement(s) = &mut statement {
+        super::naming::name_as_written(std::slice::from_mut(&mut **s));
+    }
+    Ok(statement)
 }
 
 fn check_statement(statement: &DfStatement, limits: &QueryLimits) -> Result<(), Refused> {
