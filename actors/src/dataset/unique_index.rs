@@ -58,8 +58,8 @@ pub(super) fn indexed(unique: &[UniqueColumn]) -> impl Iterator<Item = &UniqueCo
 }
 
 /// The upload's values of `column` by key, to look up and to name in a refusal.
-pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, &UniqueValue> {
-    column.values.iter().map(|v| (index_key(v), v)).collect()
+pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
+    column.values.iter().map(|v| (index_key(&v), v)).collect()
 }
 
 /// The keys of each staged file's indexed columns, in the files' order, each list sorted (what

@@ -133,11 +133,24 @@ impl BlockBuilder {
 
 /// The entries of a stored block, in key order.
 pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    each_entry(bytes, |key, origin| {
+        entries.push(Entry {
+            key: key.to_vec(),
+            origin,
+        })
+    })?;
+    Ok(entries)
+}
+
+/// Calls `visit` with each entry of a stored block, in key order, the key in a buffer reused
+/// from entry to entry (a check reads whole blocks: no allocation per entry).
+pub(super) fn each_entry(bytes: &[u8], mut visit: impl FnMut(&[u8], i64)) -> Result<()> {
     let damaged = || Error::internal("a unique index block is damaged");
     if bytes.first() != Some(&FORMAT) {
         return Err(damaged());
     }
-    let mut entries: Vec<Entry> = Vec::new();
+    let mut key: Vec<u8> = Vec::with_capacity(64);
     let mut at = 1;
     while at < bytes.len() {
         let (shared, len) = match bytes.get(at..at + 2) {
@@ -145,8 +158,10 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
             _ => return Err(damaged()),
         };
         let rest = bytes.get(at + 2..at + 2 + len).ok_or_else(damaged)?;
-        let before = entries.last().map_or(&[][..], |e| e.key.as_slice());
-        let mut key = before.get(..shared).ok_or_else(damaged)?.to_vec();
+        if shared > key.len() {
+            return Err(damaged());
+        }
+        key.truncate(shared);
         key.extend_from_slice(rest);
         at += 2 + len;
         let mut origin = 0u64;
@@ -158,12 +173,9 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
                 break;
             }
         }
-        entries.push(Entry {
-            key,
-            origin: origin as i64,
-        });
+        visit(&key, origin as i64);
     }
-    Ok(entries)
+    Ok(())
 }
 
 #[cfg(test)]

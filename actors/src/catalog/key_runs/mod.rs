@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 pub use block::Entry;
-use block::{decode, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
+use block::{decode, each_entry, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
 pub(crate) use record::{record_backfill, record_new_keys};
 
 use crate::catalog::KeyHit;
@@ -179,27 +179,30 @@ fn entries_holding(
                 continue;
             }
             candidates.sort_unstable();
-            let entries = decode(&store.entries(run.id, block.block)?)?;
-            join(&candidates, entries, &mut found);
+            join(
+                &candidates,
+                &store.entries(run.id, block.block)?,
+                &mut found,
+            )?;
         }
     }
     Ok(found)
 }
 
-/// The entries whose key is among `candidates` (both ascending).
-fn join(candidates: &[&[u8]], entries: Vec<Entry>, found: &mut Vec<Entry>) {
+/// The entries of a stored block whose key is among `candidates` (ascending).
+fn join(candidates: &[&[u8]], block: &[u8], found: &mut Vec<Entry>) -> Result<()> {
     let mut c = 0;
-    for entry in entries {
-        while c < candidates.len() && candidates[c] < entry.key.as_slice() {
+    each_entry(block, |key, origin| {
+        while c < candidates.len() && candidates[c] < key {
             c += 1;
         }
-        if c == candidates.len() {
-            break;
+        if c < candidates.len() && candidates[c] == key {
+            found.push(Entry {
+                key: key.to_vec(),
+                origin,
+            });
         }
-        if candidates[c] == entry.key.as_slice() {
-            found.push(entry);
-        }
-    }
+    })
 }
 
 /// Writes `entries` (ascending) as one run of `index`, then merges tiers that are full.
@@ -439,8 +442,12 @@ mod tests {
             entry(5, 1),
             entry(7, 1),
         ];
+        let mut block = BlockBuilder::default();
+        for e in &entries {
+            block.push(&e.key, e.origin);
+        }
         let mut found = Vec::new();
-        join(&[&[0], &[3], &[6], &[7]], entries, &mut found);
+        join(&[&[0], &[3], &[6], &[7]], &block.bytes, &mut found).unwrap();
         assert_eq!(found, [entry(3, 1), entry(3, 2), entry(7, 1)]);
     }
 }
