@@ -49,7 +49,7 @@ pub(super) struct Bloom(Vec<u64>);
 
 impl Bloom {
     pub(super) fn read(bytes: &[u8]) -> Result<Bloom> {
-        if bytes.is_empty() || bytes.len() % 8 != 0 {
+        if bytes.is_empty() || !bytes.len().is_multiple_of(8) {
             return Err(Error::internal(format!(
                 "a unique index filter of {} bytes is damaged",
                 bytes.len()

@@ -45,13 +45,16 @@ pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Re
     record_lists(store, commit, lists.collect(), true)
 }
 
+/// An origin's id and its keys, sorted.
+type OriginList<'a> = (i64, Cow<'a, [Vec<u8>]>);
+
 fn record_lists(
     store: &dyn RunStore,
     commit: &UploadCommit,
     lists: Vec<OriginKeys<'_>>,
     refuse_stored: bool,
 ) -> Result<()> {
-    let mut by_column: BTreeMap<&str, Vec<(i64, Cow<'_, [Vec<u8>]>)>> = BTreeMap::new();
+    let mut by_column: BTreeMap<&str, Vec<OriginList<'_>>> = BTreeMap::new();
     for list in lists {
         if list.keys.keys.is_empty() {
             continue;
