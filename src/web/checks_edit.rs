@@ -265,6 +265,6 @@ mod tests {
         });
         let specs = specs_of("s", "string", &[row("greater_than", "lots")], &mut problems);
         assert!(specs.is_empty());
-        assert_eq!(problems, ["Column s: the check greater_than needs its values as the threshold, e.g. 0; [lots] is not that."]);
+        assert_eq!(problems, ["Column s: the check greater_than needs its values as more than the threshold (0 refuses 0), e.g. 0; [lots] is not that."]);
     }
 }
