@@ -135,6 +135,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             DataAdmin,
         ),
         (
+            "PATCH",
+            "/schema/{layer}/{domain}/{dataset}",
+            "/api/schema/default/matrix/draft?version=1".into(),
+            Some(json!({"description": "edited"})),
+            DataAdmin,
+        ),
+        (
             "POST",
             "/schema/{layer}/{sensitivity}/{domain}/{dataset}/generate",
             "/api/schema/default/PUBLIC/matrix/draft/generate".into(),
