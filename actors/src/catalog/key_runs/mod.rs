@@ -15,6 +15,7 @@
 mod block;
 mod record;
 
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -105,7 +106,21 @@ pub(crate) fn find(
     index: IndexOf<'_>,
     lists: &[&[Vec<u8>]],
 ) -> Result<Vec<KeyHit>> {
-    let found = entries_holding(store, index, lists)?;
+    // Each list ascending, as the join needs them (a list that is not is sorted here).
+    let sorted: Vec<Cow<'_, [Vec<u8>]>> = lists
+        .iter()
+        .map(|keys| {
+            if keys.is_sorted() {
+                Cow::Borrowed(*keys)
+            } else {
+                let mut owned = keys.to_vec();
+                owned.sort_unstable();
+                Cow::Owned(owned)
+            }
+        })
+        .collect();
+    let lists: Vec<&[Vec<u8>]> = sorted.iter().map(|k| k.as_ref()).collect();
+    let found = entries_holding(store, index, &lists)?;
     if found.is_empty() {
         return Ok(Vec::new());
     }

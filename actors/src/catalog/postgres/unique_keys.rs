@@ -27,21 +27,7 @@ pub(super) fn stored_keys(
         version,
         column,
     };
-    // Each list ascending, as the index merge-joins them (a list that is not is sorted here).
-    let sorted: Vec<std::borrow::Cow<'_, [Vec<u8>]>> = lists
-        .iter()
-        .map(|keys| {
-            if keys.is_sorted() {
-                std::borrow::Cow::Borrowed(*keys)
-            } else {
-                let mut owned = keys.to_vec();
-                owned.sort_unstable();
-                std::borrow::Cow::Owned(owned)
-            }
-        })
-        .collect();
-    let sorted: Vec<&[Vec<u8>]> = sorted.iter().map(|k| k.as_ref()).collect();
-    key_runs::find(&Store(db), index, &sorted).map(Some)
+    key_runs::find(&Store(db), index, lists).map(Some)
 }
 
 /// The index's rows in PostgreSQL.
