@@ -212,8 +212,8 @@ fn report(column: &UniqueColumn, value: &UniqueValue, problems: &mut Problems) {
 /// A partition column's stored values are in the folder names of the kept files.
 fn partition_duplicates(column: &UniqueColumn, kept: &[DataFile], problems: &mut Problems) {
     let prefix = format!("{}=", column.name);
-    for value in &column.values.iter().collect::<Vec<_>>() {
-        let text = match value {
+    for value in column.values.iter() {
+        let text = match &value {
             UniqueValue::Date(d) => crate::ingest::date32_to_string(*d),
             UniqueValue::Str(s) => s.clone(),
             other => other.display(),
@@ -223,7 +223,7 @@ fn partition_duplicates(column: &UniqueColumn, kept: &[DataFile], problems: &mut
             .iter()
             .any(|f| f.partition_path.split('/').any(|s| s == segment))
         {
-            report(column, value, problems);
+            report(column, &value, problems);
         }
     }
 }

@@ -110,12 +110,6 @@ fn sorted_keys<R: ChunkReader + 'static>(
     column: &UniqueColumn,
     rows: usize,
 ) -> std::result::Result<Vec<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
-    let as_number = |v: &UniqueValue| match v {
-        UniqueValue::Int(i) => Some(*i as u64),
-        UniqueValue::Double(bits) => Some(*bits),
-        UniqueValue::Date(d) => Some(u64::from(*d as u32)),
-        UniqueValue::Str(_) | UniqueValue::Bool(_) => None,
-    };
     let fixed = matches!(
         column.data_type,
         DataType::Int | DataType::Double | DataType::Date
@@ -127,13 +121,9 @@ fn sorted_keys<R: ChunkReader + 'static>(
         return Ok(keys);
     }
     let mut numbers = Vec::with_capacity(rows);
-    column_values(reader, column, &mut |_, v| numbers.extend(as_number(&v)))?;
+    column_values(reader, column, &mut |_, v| numbers.extend(v.bits()))?;
     numbers.sort_unstable();
-    let value = |n: u64| match column.data_type {
-        DataType::Double => UniqueValue::Double(n),
-        DataType::Date => UniqueValue::Date(n as u32 as i32),
-        _ => UniqueValue::Int(n as i64),
-    };
+    let value = |n| UniqueValue::from_bits(column.data_type, n);
     Ok(numbers.into_iter().map(|n| index_key(&value(n))).collect())
 }
 
@@ -185,12 +175,7 @@ mod tests {
         for group in values.chunk_by(|a, b| std::mem::discriminant(a) == std::mem::discriminant(b))
         {
             let mut by_bits = group.to_vec();
-            by_bits.sort_by_key(|v| match v {
-                UniqueValue::Int(i) => *i as u64,
-                UniqueValue::Double(b) => *b,
-                UniqueValue::Date(d) => u64::from(*d as u32),
-                _ => unreachable!(),
-            });
+            by_bits.sort_by_key(UniqueValue::bits);
             let keys: Vec<Vec<u8>> = by_bits.iter().map(index_key).collect();
             assert!(keys.is_sorted(), "{by_bits:?}");
         }

@@ -20,6 +20,27 @@ pub enum UniqueValue {
 }
 
 impl UniqueValue {
+    /// An `int`, `double` or `date` value as the unsigned number whose big-endian bytes its
+    /// index key holds: numbers in this order are keys in byte order, and 8 bytes stand for the
+    /// value in the upload's set.
+    pub fn bits(&self) -> Option<u64> {
+        match self {
+            UniqueValue::Int(i) => Some(*i as u64),
+            UniqueValue::Double(bits) => Some(*bits),
+            UniqueValue::Date(d) => Some(u64::from(*d as u32)),
+            UniqueValue::Str(_) | UniqueValue::Bool(_) => None,
+        }
+    }
+
+    /// The value of `data_type` (`int`, `double` or `date`) whose [`Self::bits`] are `bits`.
+    pub fn from_bits(data_type: DataType, bits: u64) -> UniqueValue {
+        match data_type {
+            DataType::Double => UniqueValue::Double(bits),
+            DataType::Date => UniqueValue::Date(bits as u32 as i32),
+            _ => UniqueValue::Int(bits as i64),
+        }
+    }
+
     pub fn display(&self) -> String {
         match self {
             UniqueValue::Int(v) => v.to_string(),
@@ -67,45 +88,19 @@ impl ValueSet {
         }
     }
 
-    fn number(value: &UniqueValue) -> Option<u64> {
-        match value {
-            UniqueValue::Int(i) => Some(*i as u64),
-            UniqueValue::Double(bits) => Some(*bits),
-            UniqueValue::Date(d) => Some(u64::from(*d as u32)),
-            UniqueValue::Str(_) | UniqueValue::Bool(_) => None,
-        }
-    }
-
-    fn value(data_type: DataType, n: u64) -> UniqueValue {
-        match data_type {
-            DataType::Double => UniqueValue::Double(n),
-            DataType::Date => UniqueValue::Date(n as u32 as i32),
-            _ => UniqueValue::Int(n as i64),
-        }
-    }
-
     pub fn contains(&self, value: &UniqueValue) -> bool {
         match self {
-            ValueSet::Numbers(_, set) => Self::number(value).is_some_and(|n| set.contains(&n)),
+            ValueSet::Numbers(_, set) => value.bits().is_some_and(|n| set.contains(&n)),
             ValueSet::Other(set) => set.contains(value),
         }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            ValueSet::Numbers(_, set) => set.len(),
-            ValueSet::Other(set) => set.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// Every value, in no order.
     pub fn iter(&self) -> Box<dyn Iterator<Item = UniqueValue> + '_> {
         match self {
-            ValueSet::Numbers(t, set) => Box::new(set.iter().map(|&n| Self::value(*t, n))),
+            ValueSet::Numbers(t, set) => {
+                Box::new(set.iter().map(|&n| UniqueValue::from_bits(*t, n)))
+            }
             ValueSet::Other(set) => Box::new(set.iter().cloned()),
         }
     }
@@ -151,7 +146,7 @@ impl UniqueColumn {
             }
             let v = value_at(self.data_type, array.as_ref(), i);
             let repeated = match &mut self.values {
-                ValueSet::Numbers(_, set) => ValueSet::number(&v).is_some_and(|n| !set.insert(n)),
+                ValueSet::Numbers(_, set) => v.bits().is_some_and(|n| !set.insert(n)),
                 // Looked up before it is moved in: a clone per value would cost an allocation
                 // per text value.
                 ValueSet::Other(set) => set.contains(&v),

@@ -106,21 +106,29 @@ pub(crate) fn find(
     index: IndexOf<'_>,
     lists: &[&[Vec<u8>]],
 ) -> Result<Vec<KeyHit>> {
-    // Each list ascending, as the join needs them (a list that is not is sorted here).
-    let sorted: Vec<Cow<'_, [Vec<u8>]>> = lists
-        .iter()
-        .map(|keys| {
-            if keys.is_sorted() {
-                Cow::Borrowed(*keys)
-            } else {
-                let mut owned = keys.to_vec();
-                owned.sort_unstable();
-                Cow::Owned(owned)
-            }
-        })
-        .collect();
+    let sorted: Vec<Cow<'_, [Vec<u8>]>> = lists.iter().map(|keys| ascending(keys)).collect();
     let lists: Vec<&[Vec<u8>]> = sorted.iter().map(|k| k.as_ref()).collect();
-    let found = entries_holding(store, index, &lists)?;
+    find_sorted(store, index, &lists)
+}
+
+/// A list of keys in ascending order, as the join needs it (sorted here only if it is not).
+fn ascending(keys: &[Vec<u8>]) -> Cow<'_, [Vec<u8>]> {
+    if keys.is_sorted() {
+        Cow::Borrowed(keys)
+    } else {
+        let mut owned = keys.to_vec();
+        owned.sort_unstable();
+        Cow::Owned(owned)
+    }
+}
+
+/// [`find`] over lists already ascending.
+fn find_sorted(
+    store: &dyn RunStore,
+    index: IndexOf<'_>,
+    lists: &[&[Vec<u8>]],
+) -> Result<Vec<KeyHit>> {
+    let found = entries_holding(store, index, lists)?;
     if found.is_empty() {
         return Ok(Vec::new());
     }

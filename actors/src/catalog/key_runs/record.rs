@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{add_run, find, merge_sorted, IndexOf, RunStore};
+use super::{add_run, ascending, find_sorted, merge_sorted, IndexOf, RunStore};
 use crate::catalog::refusal::commit_conflict;
 use crate::catalog::{ColumnKeys, UploadCommit};
 use crate::error::Result;
@@ -65,13 +65,7 @@ fn record_lists(
             list.raw_filename,
             list.partition_path,
         )?;
-        let keys = if list.keys.keys.is_sorted() {
-            Cow::Borrowed(list.keys.keys.as_slice())
-        } else {
-            let mut sorted = list.keys.keys.clone();
-            sorted.sort_unstable();
-            Cow::Owned(sorted)
-        };
+        let keys = ascending(&list.keys.keys);
         by_column
             .entry(list.keys.column.as_str())
             .or_default()
@@ -88,7 +82,7 @@ fn record_lists(
         if refuse_stored {
             let repeats = entries.windows(2).any(|w| w[0].0 == w[1].0);
             let keys: Vec<&[Vec<u8>]> = lists.iter().map(|(_, k)| *k).collect();
-            if repeats || !find(store, index, &keys)?.is_empty() {
+            if repeats || !find_sorted(store, index, &keys)?.is_empty() {
                 return Err(commit_conflict(commit.dataset_id, commit.version));
             }
         }
