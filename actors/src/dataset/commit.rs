@@ -136,8 +136,11 @@ fn try_commit(
     }
 
     if !*placed {
+        let started = std::time::Instant::now();
         storage.objects().put(objects)?;
         *placed = true;
+        let micros = started.elapsed().as_micros();
+        tracing::debug!(files = objects.len(), micros, "staged files placed");
     }
     let rels: Vec<String> = objects[..upload.output.files.len()]
         .iter()
@@ -145,7 +148,10 @@ fn try_commit(
         .collect();
     let mut commit = upload_commit(record, upload, based_on, &rels, &replaced_ids);
     commit.backfill = backfill;
+    let started = std::time::Instant::now();
     catalog.commit_upload(&commit)?;
+    let micros = started.elapsed().as_micros();
+    tracing::debug!(attempt, micros, "commit recorded in the catalog");
     Ok(replaced.iter().map(|f| f.path.clone()).collect())
 }
 

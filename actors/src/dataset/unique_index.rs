@@ -15,7 +15,7 @@ use ring::digest;
 
 use crate::catalog::ColumnKeys;
 use crate::error::{Error, Result};
-use crate::ingest::{value_at, StagedOutput, UniqueColumn, UniqueValue};
+use crate::ingest::{each_number, value_at, StagedOutput, UniqueColumn, UniqueValue};
 use crate::schema::DataType;
 
 /// Strings up to this many bytes are their own key.
@@ -63,31 +63,63 @@ pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
 }
 
 /// The keys of each staged file's indexed columns, in the files' order, each list sorted (what
-/// the commit records).
-/// Reads the staged files' unique columns back: the cost of the upload, not of the dataset.
+/// the commit records). Reads the staged files' unique columns back: the cost of the upload, not
+/// of the dataset. Files are read and sorted on up to [`KEY_THREADS`] threads: this runs between
+/// the end of validation and the answer, when the upload has the cores to itself.
 pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
-    output
-        .files
-        .iter()
-        .map(|file| {
-            let at = |e: &dyn std::fmt::Display| {
-                Error::internal(format!("reading {}: {e}", file.staged_path.display()))
-            };
-            indexed(&output.unique)
-                .map(|column| {
-                    let handle = std::fs::File::open(&file.staged_path).map_err(|e| at(&e))?;
-                    // Sorted here, off the catalog's lock: the commit merges the files' lists.
-                    let keys =
-                        sorted_keys(handle, column, file.rows as usize).map_err(|e| at(&e))?;
-                    Ok(ColumnKeys {
-                        column: column.name.clone(),
-                        keys,
-                    })
+    let one_file = |file: &crate::ingest::StagedDataFile| -> Result<Vec<ColumnKeys>> {
+        let at = |e: &dyn std::fmt::Display| {
+            Error::internal(format!("reading {}: {e}", file.staged_path.display()))
+        };
+        indexed(&output.unique)
+            .map(|column| {
+                let handle = std::fs::File::open(&file.staged_path).map_err(|e| at(&e))?;
+                // Sorted here, off the catalog's lock: the commit merges the files' lists.
+                let keys = sorted_keys(handle, column, file.rows as usize).map_err(|e| at(&e))?;
+                Ok(ColumnKeys {
+                    column: column.name.clone(),
+                    keys,
                 })
-                .collect()
-        })
+            })
+            .collect()
+    };
+    let files = &output.files;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, KEY_THREADS)
+        .min(files.len());
+    if threads <= 1 || output.unique.is_empty() {
+        return files.iter().map(one_file).collect();
+    }
+    let mut lists: Vec<Option<Result<Vec<ColumnKeys>>>> = files.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..files.len())
+                        .step_by(threads)
+                        .map(|i| (i, one_file(&files[i])))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for worker in workers {
+            let done = worker
+                .join()
+                .unwrap_or_else(|_| vec![(0, Err(Error::internal("reading staged keys panicked")))]);
+            for (i, keys) in done {
+                lists[i] = Some(keys);
+            }
+        }
+    });
+    lists
+        .into_iter()
+        .map(|keys| keys.unwrap_or_else(|| Err(Error::internal("staged keys not read"))))
         .collect()
 }
+
+/// Threads reading the staged files' keys at most.
+const KEY_THREADS: usize = 4;
 
 /// The upload's keys of `column`: each staged file's list (ascending).
 pub(super) fn upload_keys<'k>(
@@ -121,7 +153,9 @@ fn sorted_keys<R: ChunkReader + 'static>(
         return Ok(keys);
     }
     let mut numbers = Vec::with_capacity(rows);
-    column_values(reader, column, &mut |_, v| numbers.extend(v.bits()))?;
+    column_arrays(reader, column, &mut |_, array| {
+        each_number(column.data_type, array, |_, n| numbers.push(n))
+    })?;
     numbers.sort_unstable();
     let value = |n| UniqueValue::from_bits(column.data_type, n);
     Ok(numbers.into_iter().map(|n| index_key(&value(n))).collect())
@@ -133,6 +167,22 @@ pub(super) fn column_values<R: ChunkReader + 'static>(
     reader: R,
     column: &UniqueColumn,
     visit: &mut dyn FnMut(usize, UniqueValue),
+) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    column_arrays(reader, column, &mut |first_row, array| {
+        for i in 0..array.len() {
+            if array.is_valid(i) {
+                visit(first_row + i, value_at(column.data_type, array, i));
+            }
+        }
+    })
+}
+
+/// Calls `visit` with the first row number and the values of each batch of `column` in the
+/// Parquet file `reader` (none when the file has no such column).
+fn column_arrays<R: ChunkReader + 'static>(
+    reader: R,
+    column: &UniqueColumn,
+    visit: &mut dyn FnMut(usize, &dyn Array),
 ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(reader)?;
     let Some(index) = builder
@@ -148,11 +198,7 @@ pub(super) fn column_values<R: ChunkReader + 'static>(
     for batch in builder.with_projection(mask).build()? {
         let batch = batch?;
         let array = batch.column(0);
-        for i in 0..array.len() {
-            if array.is_valid(i) {
-                visit(row + i, value_at(column.data_type, array.as_ref(), i));
-            }
-        }
+        visit(row, array.as_ref());
         row += array.len();
     }
     Ok(())

@@ -295,7 +295,9 @@ impl UploadTarget {
         let (dataset_id, version) = (record.id, self.version);
         let behaviour = self.schema.update_behaviour();
         tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
             let file_keys = staged_keys(&output)?;
+            let read = started.elapsed().as_micros();
             check_before_answer(
                 catalog.as_ref(),
                 &storage,
@@ -304,6 +306,10 @@ impl UploadTarget {
                 behaviour,
                 (&output, &file_keys),
             )?;
+            if !output.unique.is_empty() {
+                let micros = started.elapsed().as_micros();
+                tracing::debug!(read, micros, "unique keys read and checked");
+            }
             Ok((output, raw_bytes, file_keys))
         })
         .await

@@ -39,7 +39,7 @@ pub use problems::{Place, Problems, Record};
 pub use quarantine::{quarantine_path, PROBLEMS_COLUMN, ROW_COLUMN};
 pub use report::{parquet_path, report_path, MAX_REPORT_ROWS};
 pub use stream::{ingest_stream, Chunk, ChunkReader};
-pub use unique::{value_at, UniqueColumn, UniqueValue};
+pub use unique::{each_number, value_at, UniqueColumn, UniqueValue};
 pub(crate) use writer::stored_file_properties;
 pub use writer::StagedDataFile;
 

@@ -17,6 +17,7 @@ mod record;
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
 pub use block::Entry;
@@ -392,10 +393,14 @@ pub(crate) fn merge_sorted<'k>(lists: &[(i64, &'k [Vec<u8>])]) -> Vec<(&'k [u8],
         .filter(|(_, (_, keys))| !keys.is_empty())
         .map(|(n, _)| item(n, 0))
         .collect();
-    while let Some(Reverse((_, key, n, at))) = heap.pop() {
+    // The top is replaced in place by its list's next key (one sift), not popped and pushed.
+    while let Some(mut top) = heap.peek_mut() {
+        let Reverse((_, key, n, at)) = *top;
         out.push((key, lists[n].0));
         if at + 1 < lists[n].1.len() {
-            heap.push(item(n, at + 1));
+            *top = item(n, at + 1);
+        } else {
+            PeekMut::pop(top);
         }
     }
     out
