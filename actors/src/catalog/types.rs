@@ -101,6 +101,10 @@ pub struct UploadCommit {
     /// index existed): the keys of every file of generation `based_on`, recorded before the commit's own;
     /// the version's index is complete from then on. Needs `based_on`.
     pub backfill: Option<Vec<StoredKeys>>,
+    /// The upload's keys were checked against the version's unique index as of generation
+    /// `based_on` (so nothing was stored since): the commit records them without probing the
+    /// stored keys again, still refusing a key repeated inside the upload. False when unsure.
+    pub keys_checked: bool,
     /// APPEND or OVERWRITE, as the version's history will list it.
     pub operation: CommitOperation,
     /// The upload's column profile (JSON), kept with the raw file in the commit's transaction:

@@ -34,6 +34,9 @@ pub struct StagedUpload {
     /// The unique index keys of each staged file, in `output.files`' order
     /// ([`super::unique_index::staged_keys`]).
     pub file_keys: Vec<Vec<ColumnKeys>>,
+    /// The version's manifest generation the keys were checked against before the answer
+    /// ([`super::check_before_answer`]); `None` when they were not.
+    pub checked_at: Option<i64>,
 }
 
 /// 1. For OVERWRITE, the files of the partitions present in the upload (every file when
@@ -148,6 +151,7 @@ fn try_commit(
         .collect();
     let mut commit = upload_commit(record, upload, based_on, &rels, &replaced_ids);
     commit.backfill = backfill;
+    commit.keys_checked = upload.checked_at.is_some() && upload.checked_at == based_on;
     let started = std::time::Instant::now();
     catalog.commit_upload(&commit)?;
     let micros = started.elapsed().as_micros();
@@ -257,6 +261,7 @@ fn upload_commit(
         based_on,
         replaced: replaced_ids.iter().copied().collect(),
         backfill: None,
+        keys_checked: false,
         operation: match upload.behaviour {
             UpdateBehaviour::Append => CommitOperation::Append,
             UpdateBehaviour::Overwrite => CommitOperation::Overwrite,

@@ -38,8 +38,10 @@ fn replaced_partitions(target: Target, output: &StagedOutput) -> HashSet<&str> {
 }
 
 /// The upload's `unique` values (`file_keys`: [`super::staged_keys`]) against the version as
-/// stored now (files leased while read): 422 naming every clashing value. Blocking (catalog,
-/// maybe Parquet): call off the async workers.
+/// stored now (files leased while read): 422 naming every clashing value. Returns the version's
+/// manifest generation read before checking (none without `unique` columns): a commit based on
+/// the same generation lands on the state checked here. Blocking (catalog, maybe Parquet): call
+/// off the async workers.
 pub fn check_before_answer(
     catalog: &dyn Catalog,
     storage: &Storage,
@@ -47,11 +49,12 @@ pub fn check_before_answer(
     version: i64,
     behaviour: UpdateBehaviour,
     staged: (&StagedOutput, &[Vec<ColumnKeys>]),
-) -> Result<()> {
+) -> Result<Option<i64>> {
     let (output, file_keys) = staged;
     if output.unique.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
+    let generation = catalog.manifest_generation(dataset_id, version)?;
     let target = Target {
         dataset_id,
         version,
@@ -73,7 +76,7 @@ pub fn check_before_answer(
         &mut problems,
     )?;
     if problems.is_empty() {
-        Ok(())
+        Ok(Some(generation))
     } else {
         Err(problems.into_error())
     }

@@ -104,9 +104,9 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
             })
             .collect();
         for worker in workers {
-            let done = worker
-                .join()
-                .unwrap_or_else(|_| vec![(0, Err(Error::internal("reading staged keys panicked")))]);
+            let done = worker.join().unwrap_or_else(|_| {
+                vec![(0, Err(Error::internal("reading staged keys panicked")))]
+            });
             for (i, keys) in done {
                 lists[i] = Some(keys);
             }

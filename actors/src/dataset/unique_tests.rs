@@ -122,18 +122,21 @@ impl Dataset {
             raw_bytes: csv.len() as u64,
             output,
             file_keys,
+            checked_at: None,
         }
     }
 
-    fn precheck(&self, upload: &StagedUpload) -> Result<()> {
-        check_before_answer(
+    /// The check before the answer, noting on `upload` the state it checked (as the engine does).
+    fn precheck(&self, upload: &mut StagedUpload) -> Result<()> {
+        upload.checked_at = check_before_answer(
             self.catalog.as_ref(),
             &self.storage,
             self.record.id,
             upload.version,
             upload.behaviour,
             (&upload.output, &upload.file_keys),
-        )
+        )?;
+        Ok(())
     }
 
     fn commit(&self, upload: StagedUpload) -> Result<()> {
@@ -142,8 +145,8 @@ impl Dataset {
 
     /// Stages, checks and commits `rows` to version 1; the refusal's messages, if any.
     fn upload(&mut self, rows: &str) -> Vec<String> {
-        let upload = self.stage(1, rows, true);
-        let pre = self.precheck(&upload).err();
+        let mut upload = self.stage(1, rows, true);
+        let pre = self.precheck(&mut upload).err();
         let at_commit = self.commit(upload).err();
         assert_eq!(
             pre.as_ref().map(messages),
@@ -222,10 +225,10 @@ fn deleting_a_raw_file_frees_exactly_its_values() {
 #[test]
 fn a_commit_in_between_is_caught_at_commit() {
     let mut d = Dataset::new("APPEND");
-    let first = d.stage(1, "north,1,a", true);
-    let second = d.stage(1, "south,1,b", true);
-    d.precheck(&first).unwrap();
-    d.precheck(&second).unwrap();
+    let mut first = d.stage(1, "north,1,a", true);
+    let mut second = d.stage(1, "south,1,b", true);
+    d.precheck(&mut first).unwrap();
+    d.precheck(&mut second).unwrap();
     d.commit(first).unwrap();
     let e = d.commit(second).unwrap_err();
     assert_eq!(refused(&e), [clash("id", "1")]);
@@ -241,8 +244,8 @@ fn each_schema_version_has_its_own_values() {
         .add_schema_version(&d.record.key, &mut |_| stored_version(&next))
         .unwrap();
     d.schema = next;
-    let upload = d.stage(2, "north,1,a", true);
-    d.precheck(&upload).unwrap();
+    let mut upload = d.stage(2, "north,1,a", true);
+    d.precheck(&mut upload).unwrap();
     d.commit(upload).unwrap();
     assert_eq!(d.upload("south,1,"), [clash("id", "1")], "version 1 still");
 }

@@ -220,7 +220,7 @@ impl UploadTarget {
             .validate(&record, &job_id, kind, &staging, &raw_staged, body)
             .instrument(span.clone())
             .await;
-        let (output, raw_bytes, file_keys) = match received {
+        let (output, raw_bytes, file_keys, checked_at) = match received {
             Ok(done) => done,
             Err(e) => {
                 let e = self.refused(&job_id, e).await?;
@@ -242,6 +242,7 @@ impl UploadTarget {
             raw_bytes,
             output,
             file_keys,
+            checked_at,
         };
         engine.spawn_commit(record, staging, upload, span);
         Ok(UploadAccepted {
@@ -254,8 +255,8 @@ impl UploadTarget {
         })
     }
 
-    /// Steps 3 and 4: the staged, valid output, the raw file's size and the staged files' unique
-    /// index keys.
+    /// Steps 3 and 4: the staged, valid output, the raw file's size, the staged files' unique
+    /// index keys and the manifest generation they were checked against.
     async fn validate<S>(
         &self,
         record: &DatasetRecord,
@@ -264,7 +265,7 @@ impl UploadTarget {
         staging: &std::path::Path,
         raw_staged: &std::path::Path,
         body: S,
-    ) -> Result<(StagedOutput, u64, Vec<Vec<ColumnKeys>>)>
+    ) -> Result<(StagedOutput, u64, Vec<Vec<ColumnKeys>>, Option<i64>)>
     where
         S: Stream<Item = Result<Bytes>> + Unpin,
     {
@@ -298,7 +299,7 @@ impl UploadTarget {
             let started = std::time::Instant::now();
             let file_keys = staged_keys(&output)?;
             let read = started.elapsed().as_micros();
-            check_before_answer(
+            let checked_at = check_before_answer(
                 catalog.as_ref(),
                 &storage,
                 dataset_id,
@@ -310,7 +311,7 @@ impl UploadTarget {
                 let micros = started.elapsed().as_micros();
                 tracing::debug!(read, micros, "unique keys read and checked");
             }
-            Ok((output, raw_bytes, file_keys))
+            Ok((output, raw_bytes, file_keys, checked_at))
         })
         .await
         .map_err(|e| Error::internal(format!("unique check task: {e}")))?

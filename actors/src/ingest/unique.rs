@@ -133,7 +133,9 @@ impl ValueSet {
     /// Every value, in no order.
     pub fn iter(&self) -> Box<dyn Iterator<Item = UniqueValue> + '_> {
         match self {
-            ValueSet::Numbers(t, set) => Box::new(set.iter().map(|n| UniqueValue::from_bits(*t, n))),
+            ValueSet::Numbers(t, set) => {
+                Box::new(set.iter().map(|n| UniqueValue::from_bits(*t, n)))
+            }
             ValueSet::Other(set) => Box::new(set.iter().cloned()),
         }
     }

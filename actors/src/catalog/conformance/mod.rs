@@ -260,6 +260,7 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
         based_on: Some(0),
         replaced: Vec::new(),
         backfill: None,
+        keys_checked: false,
         operation: crate::catalog::CommitOperation::Append,
         profile: None,
     }

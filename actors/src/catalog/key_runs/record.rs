@@ -28,12 +28,13 @@ pub(crate) fn record_backfill(store: &dyn RunStore, commit: &UploadCommit) -> Re
         partition_path: &stored.partition_path,
         keys: &stored.keys,
     });
-    record_lists(store, commit, lists.collect(), false)
+    record_lists(store, commit, lists.collect(), Refuse::Nothing)
 }
 
 /// The keys of the commit's new files, after the replaced files' origins were dropped (an
 /// OVERWRITE may store again the values it replaces). A key a live entry holds refuses the
-/// commit as a conflict: the engine checks again and names the values.
+/// commit as a conflict: the engine checks again and names the values. Not probed when the
+/// engine checked the keys against this very state ([`UploadCommit::keys_checked`]).
 pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Result<()> {
     let lists = commit.files.iter().flat_map(|file| {
         file.unique_keys.iter().map(|keys| OriginKeys {
@@ -42,7 +43,23 @@ pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Re
             keys,
         })
     });
-    record_lists(store, commit, lists.collect(), true)
+    let refuse = if commit.keys_checked {
+        Refuse::Repeats
+    } else {
+        Refuse::RepeatsAndStored
+    };
+    record_lists(store, commit, lists.collect(), refuse)
+}
+
+/// What refuses a list of keys as a conflict.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Refuse {
+    /// Nothing: a backfill records the stored state as it is.
+    Nothing,
+    /// A key repeated inside the commit.
+    Repeats,
+    /// That, or a key a live entry holds.
+    RepeatsAndStored,
 }
 
 /// An origin's id and its keys, sorted.
@@ -52,7 +69,7 @@ fn record_lists(
     store: &dyn RunStore,
     commit: &UploadCommit,
     lists: Vec<OriginKeys<'_>>,
-    refuse_stored: bool,
+    refuse: Refuse,
 ) -> Result<()> {
     let mut by_column: BTreeMap<&str, Vec<OriginList<'_>>> = BTreeMap::new();
     for list in lists {
@@ -79,10 +96,11 @@ fn record_lists(
         };
         let lists: Vec<(i64, &[Vec<u8>])> = lists.iter().map(|(o, k)| (*o, k.as_ref())).collect();
         let entries = merge_sorted(&lists);
-        if refuse_stored {
+        if refuse != Refuse::Nothing {
             let repeats = entries.windows(2).any(|w| w[0].0 == w[1].0);
             let keys: Vec<&[Vec<u8>]> = lists.iter().map(|(_, k)| *k).collect();
-            if repeats || !find_sorted(store, index, &keys)?.is_empty() {
+            let probe = refuse == Refuse::RepeatsAndStored;
+            if repeats || (probe && !find_sorted(store, index, &keys)?.is_empty()) {
                 return Err(commit_conflict(commit.dataset_id, commit.version));
             }
         }

@@ -40,6 +40,7 @@ fn commit_of(
         based_on: Some(based_on),
         replaced: Vec::new(),
         backfill: None,
+        keys_checked: false,
         operation: crate::catalog::CommitOperation::Append,
         profile: None,
     }
