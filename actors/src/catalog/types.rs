@@ -51,11 +51,13 @@ pub struct NewDataFile {
     pub unique_keys: Vec<ColumnKeys>,
 }
 
-/// Index keys of one `unique` column (see `dataset::unique_index` for their encoding).
+/// Index keys of one `unique` column (see `dataset::unique_index` for their encoding). Shared,
+/// not copied, between a staged upload and each attempt of its commit (a million keys are a
+/// million small buffers).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ColumnKeys {
     pub column: String,
-    pub keys: Vec<Vec<u8>>,
+    pub keys: std::sync::Arc<Vec<Vec<u8>>>,
 }
 
 /// A key of an upload found in a version's unique index: the partition of the file holding it

@@ -192,7 +192,7 @@ fn read_kept_files(
                     partition_path: file.partition_path.clone(),
                     keys: ColumnKeys {
                         column: column.name.clone(),
-                        keys,
+                        keys: keys.into(),
                     },
                 });
             }

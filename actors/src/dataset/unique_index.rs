@@ -78,7 +78,7 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
                 let keys = sorted_keys(handle, column, file.rows as usize).map_err(|e| at(&e))?;
                 Ok(ColumnKeys {
                     column: column.name.clone(),
-                    keys,
+                    keys: keys.into(),
                 })
             })
             .collect()

@@ -15,7 +15,8 @@ fn int_keys(values: impl Iterator<Item = i64>) -> ColumnKeys {
                 key.extend_from_slice(&v.to_be_bytes());
                 key
             })
-            .collect(),
+            .collect::<Vec<_>>()
+            .into(),
     }
 }
 
@@ -45,7 +46,7 @@ fn commit(
         let mine = keys.keys.iter().skip(n).step_by(paths.len()).cloned();
         file.unique_keys = vec![ColumnKeys {
             column: keys.column.clone(),
-            keys: mine.collect(),
+            keys: mine.collect::<Vec<_>>().into(),
         }];
     }
     commit.based_on = Some(c.manifest_generation(record.id, 1).unwrap());

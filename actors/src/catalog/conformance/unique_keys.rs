@@ -7,7 +7,11 @@ use crate::key::DatasetRecord;
 fn keys(values: &[&str]) -> ColumnKeys {
     ColumnKeys {
         column: "id".into(),
-        keys: values.iter().map(|v| v.as_bytes().to_vec()).collect(),
+        keys: values
+            .iter()
+            .map(|v| v.as_bytes().to_vec())
+            .collect::<Vec<_>>()
+            .into(),
     }
 }
 
