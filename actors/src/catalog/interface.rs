@@ -109,7 +109,7 @@ pub trait ManifestCatalog {
         dataset_id: i64,
         version: i64,
         column: &str,
-        lists: &[&[Vec<u8>]],
+        lists: &[&crate::catalog::KeyList],
     ) -> Result<Option<Vec<KeyHit>>>;
 
     /// Removes one raw file and every data file it contributed from the version, as one DELETE

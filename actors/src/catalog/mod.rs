@@ -8,6 +8,7 @@
 #[cfg(test)]
 pub(crate) mod conformance;
 pub(crate) mod interface;
+mod key_list;
 mod key_runs;
 pub mod postgres;
 pub mod refusal;
@@ -18,6 +19,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use interface::Catalog;
+pub use key_list::KeyList;
 pub use types::*;
 
 use crate::error::Result;

@@ -57,7 +57,7 @@ pub struct NewDataFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ColumnKeys {
     pub column: String,
-    pub keys: std::sync::Arc<Vec<Vec<u8>>>,
+    pub keys: std::sync::Arc<super::KeyList>,
 }
 
 /// A key of an upload found in a version's unique index: the partition of the file holding it

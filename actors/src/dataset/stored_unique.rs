@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::unique_index::{column_values, index_key, indexed, keyed, upload_keys};
-use crate::catalog::{Catalog, ColumnKeys, FilePart, PartsOf, StoredKeys};
+use crate::catalog::{Catalog, ColumnKeys, FilePart, KeyList, PartsOf, StoredKeys};
 use crate::error::{Error, Result};
 use crate::ingest::{Place, Problems, StagedOutput, UniqueColumn, UniqueValue};
 use crate::manifest::{snapshot, DataFile};
@@ -176,14 +176,14 @@ fn read_kept_files(
                 rows: file.rows,
             }];
             let file_parts = parts.get(&file.id).map_or(&whole[..], |p| p.as_slice());
-            let mut keys: Vec<Vec<Vec<u8>>> = vec![Vec::new(); file_parts.len()];
+            let mut keys: Vec<KeyList> = vec![KeyList::default(); file_parts.len()];
             column_values(handle, column, &mut |row, v| {
                 if column.values.contains(&v) {
                     report(column, &v, problems);
                 }
                 // Parts are in row order: the last one starting at or before the row holds it.
                 let at = file_parts.partition_point(|p| p.first_row <= row as i64);
-                keys[at.saturating_sub(1)].push(index_key(&v));
+                keys[at.saturating_sub(1)].push(&index_key(&v));
             })
             .map_err(|e| read_error(&e))?;
             for (part, keys) in file_parts.iter().zip(keys) {

@@ -13,7 +13,7 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use ring::digest;
 
-use crate::catalog::ColumnKeys;
+use crate::catalog::{ColumnKeys, KeyList};
 use crate::error::{Error, Result};
 use crate::ingest::{each_number, value_at, StagedOutput, UniqueColumn, UniqueValue};
 use crate::schema::DataType;
@@ -122,15 +122,12 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
 const KEY_THREADS: usize = 4;
 
 /// The upload's keys of `column`: each staged file's list (ascending).
-pub(super) fn upload_keys<'k>(
-    file_keys: &'k [Vec<ColumnKeys>],
-    column: &str,
-) -> Vec<&'k [Vec<u8>]> {
+pub(super) fn upload_keys<'k>(file_keys: &'k [Vec<ColumnKeys>], column: &str) -> Vec<&'k KeyList> {
     file_keys
         .iter()
         .flatten()
         .filter(|c| c.column == column)
-        .map(|c| c.keys.as_slice())
+        .map(|c| c.keys.as_ref())
         .collect()
 }
 
@@ -141,7 +138,7 @@ fn sorted_keys<R: ChunkReader + 'static>(
     reader: R,
     column: &UniqueColumn,
     rows: usize,
-) -> std::result::Result<Vec<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
+) -> std::result::Result<KeyList, Box<dyn std::error::Error + Send + Sync>> {
     let fixed = matches!(
         column.data_type,
         DataType::Int | DataType::Double | DataType::Date
@@ -150,15 +147,37 @@ fn sorted_keys<R: ChunkReader + 'static>(
         let mut keys = Vec::with_capacity(rows);
         column_values(reader, column, &mut |_, v| keys.push(index_key(&v)))?;
         keys.sort_unstable();
-        return Ok(keys);
+        return Ok(keys.into_iter().collect());
     }
     let mut numbers = Vec::with_capacity(rows);
     column_arrays(reader, column, &mut |_, array| {
         each_number(column.data_type, array, |_, n| numbers.push(n))
     })?;
     numbers.sort_unstable();
-    let value = |n| UniqueValue::from_bits(column.data_type, n);
-    Ok(numbers.into_iter().map(|n| index_key(&value(n))).collect())
+    let mut keys = KeyList::with_capacity(numbers.len(), numbers.len() * 9);
+    for n in numbers {
+        let (key, len) = number_key(column.data_type, n);
+        keys.push(&key[..len]);
+    }
+    Ok(keys)
+}
+
+/// [`index_key`] of the `int`, `double` or `date` value whose [`UniqueValue::bits`] are `n`,
+/// without allocating: the key's bytes and its length.
+fn number_key(data_type: DataType, n: u64) -> ([u8; 9], usize) {
+    let mut key = [0u8; 9];
+    match data_type {
+        DataType::Date => {
+            key[0] = 4;
+            key[1..5].copy_from_slice(&(n as u32).to_be_bytes());
+            (key, 5)
+        }
+        _ => {
+            key[0] = if data_type == DataType::Double { 2 } else { 1 };
+            key[1..].copy_from_slice(&n.to_be_bytes());
+            (key, 9)
+        }
+    }
 }
 
 /// Calls `visit` with the row number and value of every non-null value of `column` in the
@@ -224,6 +243,30 @@ mod tests {
             by_bits.sort_by_key(UniqueValue::bits);
             let keys: Vec<Vec<u8>> = by_bits.iter().map(index_key).collect();
             assert!(keys.is_sorted(), "{by_bits:?}");
+        }
+    }
+
+    #[test]
+    fn number_keys_are_index_keys() {
+        let values = [
+            UniqueValue::Int(i64::MIN),
+            UniqueValue::Int(-1),
+            UniqueValue::Int(0),
+            UniqueValue::Int(258),
+            UniqueValue::Double((-2.5f64).to_bits()),
+            UniqueValue::Double(f64::NAN.to_bits()),
+            UniqueValue::Date(-365),
+            UniqueValue::Date(19_000),
+        ];
+        for v in values {
+            let data_type = match v {
+                UniqueValue::Int(_) => DataType::Int,
+                UniqueValue::Double(_) => DataType::Double,
+                _ => DataType::Date,
+            };
+            // unwrap: numbers have bits
+            let (key, len) = number_key(data_type, v.bits().unwrap());
+            assert_eq!(key[..len], index_key(&v)[..], "{v:?}");
         }
     }
 

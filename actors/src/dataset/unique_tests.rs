@@ -265,12 +265,14 @@ fn a_version_stored_before_the_index_is_indexed_by_its_next_commit() {
         [d.record.id],
     )
     .unwrap();
-    let probe = [super::unique_index::index_key(
+    let probe: crate::catalog::KeyList = [super::unique_index::index_key(
         &crate::ingest::UniqueValue::Int(1),
-    )];
+    )]
+    .into_iter()
+    .collect();
     assert!(d
         .catalog
-        .stored_keys(d.record.id, 1, "id", &[&probe[..]])
+        .stored_keys(d.record.id, 1, "id", &[&probe])
         .unwrap()
         .is_none());
 
@@ -278,7 +280,7 @@ fn a_version_stored_before_the_index_is_indexed_by_its_next_commit() {
     assert!(d.upload("east,3,c").is_empty());
     let hits = d
         .catalog
-        .stored_keys(d.record.id, 1, "id", &[&probe[..]])
+        .stored_keys(d.record.id, 1, "id", &[&probe])
         .unwrap();
     assert_eq!(hits.map(|h| h.len()), Some(1), "indexed now");
     assert_eq!(d.upload("west,2,"), [clash("id", "2")]);

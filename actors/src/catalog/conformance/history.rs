@@ -301,7 +301,7 @@ pub(super) fn rollback_relists_files_and_is_undone(c: &dyn Catalog) {
     );
     assert_eq!((newest.rows_added, newest.rows_removed), (2, 2));
     assert_eq!(
-        c.stored_keys(record.id, 1, "id", &[&[b"x".to_vec()][..]])
+        c.stored_keys(record.id, 1, "id", &[&[b"x"].into_iter().collect()])
             .unwrap(),
         None,
         "the index is rebuilt by the next checked commit"

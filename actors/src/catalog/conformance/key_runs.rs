@@ -15,7 +15,7 @@ fn int_keys(values: impl Iterator<Item = i64>) -> ColumnKeys {
                 key.extend_from_slice(&v.to_be_bytes());
                 key
             })
-            .collect::<Vec<_>>()
+            .collect::<crate::catalog::KeyList>()
             .into(),
     }
 }
@@ -26,7 +26,7 @@ fn count_found(
     record: &DatasetRecord,
     values: impl Iterator<Item = i64>,
 ) -> usize {
-    c.stored_keys(record.id, 1, "id", &[&int_keys(values).keys[..]])
+    c.stored_keys(record.id, 1, "id", &[int_keys(values).keys.as_ref()])
         .unwrap()
         .expect("indexed")
         .len()
@@ -43,10 +43,10 @@ fn commit(
     let job = upload_job(c, record, "s1", raw);
     let mut commit = upload(record, &job, raw, paths);
     for (n, file) in commit.files.iter_mut().enumerate() {
-        let mine = keys.keys.iter().skip(n).step_by(paths.len()).cloned();
+        let mine = keys.keys.iter().skip(n).step_by(paths.len());
         file.unique_keys = vec![ColumnKeys {
             column: keys.column.clone(),
-            keys: mine.collect::<Vec<_>>().into(),
+            keys: mine.collect::<crate::catalog::KeyList>().into(),
         }];
     }
     commit.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
@@ -120,7 +120,7 @@ pub(super) fn large_runs_span_blocks(c: &dyn Catalog) {
             record.id,
             1,
             "id",
-            &[&int_keys((0..200_000).step_by(7)).keys[..]],
+            &[int_keys((0..200_000).step_by(7)).keys.as_ref()],
         )
         .unwrap()
         .unwrap();

@@ -12,14 +12,14 @@ fn keys(values: &[&str]) -> ColumnKeys {
         keys: values
             .iter()
             .map(|v| v.as_bytes().to_vec())
-            .collect::<Vec<_>>()
+            .collect::<crate::catalog::KeyList>()
             .into(),
     }
 }
 
 fn stored(c: &dyn Catalog, record: &DatasetRecord, values: &[&str]) -> Vec<String> {
     let mut hits: Vec<String> = c
-        .stored_keys(record.id, 1, "id", &[&keys(values).keys[..]])
+        .stored_keys(record.id, 1, "id", &[keys(values).keys.as_ref()])
         .unwrap()
         .unwrap()
         .into_iter()

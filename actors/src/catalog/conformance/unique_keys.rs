@@ -10,7 +10,7 @@ fn keys(values: &[&str]) -> ColumnKeys {
         keys: values
             .iter()
             .map(|v| v.as_bytes().to_vec())
-            .collect::<Vec<_>>()
+            .collect::<crate::catalog::KeyList>()
             .into(),
     }
 }
@@ -19,7 +19,7 @@ fn keys(values: &[&str]) -> ColumnKeys {
 fn found(c: &dyn Catalog, record: &DatasetRecord, values: &[&str]) -> Vec<(String, String)> {
     let probe = keys(values).keys;
     let hits: Vec<KeyHit> = c
-        .stored_keys(record.id, 1, "id", &[&probe[..]])
+        .stored_keys(record.id, 1, "id", &[probe.as_ref()])
         .unwrap()
         .expect("a version created with the index is indexed");
     let mut hits: Vec<(String, String)> = hits
@@ -51,12 +51,12 @@ pub(super) fn keys_follow_their_files(c: &dyn Catalog) {
         pairs(&[("a", "p=x"), ("c", "p=y")])
     );
     assert!(c
-        .stored_keys(record.id, 1, "other", &[&keys(&["a"]).keys[..]])
+        .stored_keys(record.id, 1, "other", &[keys(&["a"]).keys.as_ref()])
         .unwrap()
         .unwrap()
         .is_empty());
     assert!(c
-        .stored_keys(record.id, 2, "id", &[&keys(&["a"]).keys[..]])
+        .stored_keys(record.id, 2, "id", &[keys(&["a"]).keys.as_ref()])
         .unwrap()
         .unwrap()
         .is_empty());
@@ -117,7 +117,7 @@ pub(super) fn backfill_and_refusals(c: &dyn Catalog) {
 
     c.delete_dataset(record.id).unwrap();
     assert!(c
-        .stored_keys(record.id, 1, "id", &[&keys(&["a", "b"]).keys[..]])
+        .stored_keys(record.id, 1, "id", &[keys(&["a", "b"]).keys.as_ref()])
         .unwrap()
         .unwrap_or_default()
         .is_empty());

@@ -24,7 +24,7 @@ pub use block::Entry;
 use block::{decode, each_entry, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
 pub(crate) use record::{record_backfill, record_new_keys};
 
-use crate::catalog::KeyHit;
+use crate::catalog::{KeyHit, KeyList};
 use crate::error::Result;
 
 /// Runs of one tier merged into one: each key is rewritten about log8(keys / 8192) times.
@@ -105,29 +105,18 @@ fn level_of(count: usize) -> i64 {
 pub(crate) fn find(
     store: &dyn RunStore,
     index: IndexOf<'_>,
-    lists: &[&[Vec<u8>]],
+    lists: &[&KeyList],
 ) -> Result<Vec<KeyHit>> {
-    let sorted: Vec<Cow<'_, [Vec<u8>]>> = lists.iter().map(|keys| ascending(keys)).collect();
-    let lists: Vec<&[Vec<u8>]> = sorted.iter().map(|k| k.as_ref()).collect();
+    let sorted: Vec<Cow<'_, KeyList>> = lists.iter().map(|keys| keys.ascending()).collect();
+    let lists: Vec<&KeyList> = sorted.iter().map(|k| k.as_ref()).collect();
     find_sorted(store, index, &lists)
-}
-
-/// A list of keys in ascending order, as the join needs it (sorted here only if it is not).
-fn ascending(keys: &[Vec<u8>]) -> Cow<'_, [Vec<u8>]> {
-    if keys.is_sorted() {
-        Cow::Borrowed(keys)
-    } else {
-        let mut owned = keys.to_vec();
-        owned.sort_unstable();
-        Cow::Owned(owned)
-    }
 }
 
 /// [`find`] over lists already ascending.
 fn find_sorted(
     store: &dyn RunStore,
     index: IndexOf<'_>,
-    lists: &[&[Vec<u8>]],
+    lists: &[&KeyList],
 ) -> Result<Vec<KeyHit>> {
     let found = entries_holding(store, index, lists)?;
     if found.is_empty() {
@@ -147,7 +136,7 @@ fn find_sorted(
 
 /// A list of keys to look up, its hashes computed when a block first needs them.
 struct Probe<'k> {
-    keys: &'k [Vec<u8>],
+    keys: &'k KeyList,
     hashes: Option<Vec<u64>>,
 }
 
@@ -155,22 +144,18 @@ struct Probe<'k> {
 fn entries_holding(
     store: &dyn RunStore,
     index: IndexOf<'_>,
-    lists: &[&[Vec<u8>]],
+    lists: &[&KeyList],
 ) -> Result<Vec<Entry>> {
     let mut probes: Vec<Probe<'_>> = lists
         .iter()
         .filter(|keys| !keys.is_empty())
         .map(|keys| Probe { keys, hashes: None })
         .collect();
-    let Some(first) = probes.iter().map(|p| p.keys[0].as_slice()).min() else {
+    let Some(first) = probes.iter().filter_map(|p| p.keys.first()).min() else {
         return Ok(Vec::new());
     };
     // unwrap: the lists are not empty
-    let last = probes
-        .iter()
-        .map(|p| p.keys.last().unwrap().as_slice())
-        .max()
-        .unwrap();
+    let last = probes.iter().filter_map(|p| p.keys.last()).max().unwrap();
     let mut found = Vec::new();
     for run in store.runs(index)? {
         if run.max_key.as_slice() < first || run.min_key.as_slice() > last {
@@ -181,8 +166,8 @@ fn entries_holding(
             let mut candidates: Vec<&[u8]> = Vec::new();
             for probe in &mut probes {
                 let keys = probe.keys;
-                let lo = keys.partition_point(|k| k.as_slice() < block.min_key.as_slice());
-                let hi = keys.partition_point(|k| k.as_slice() <= block.max_key.as_slice());
+                let lo = keys.partition_point(|k| k < block.min_key.as_slice());
+                let hi = keys.partition_point(|k| k <= block.max_key.as_slice());
                 if lo == hi {
                     continue;
                 }
@@ -192,11 +177,11 @@ fn entries_holding(
                 };
                 let hashes = probe
                     .hashes
-                    .get_or_insert_with(|| keys.iter().map(|k| key_hash(k)).collect());
+                    .get_or_insert_with(|| keys.iter().map(key_hash).collect());
                 candidates.extend(
                     (lo..hi)
                         .filter(|&i| filter.may_hold(hashes[i]))
-                        .map(|i| keys[i].as_slice()),
+                        .map(|i| keys.get(i)),
                 );
             }
             if candidates.is_empty() {
@@ -376,15 +361,15 @@ impl Iterator for MergedEntries<'_, '_> {
 
 /// Sorted lists of keys, each with its origin, merged into one ascending list (a heap of each
 /// list's next key; the keys are borrowed, not copied).
-pub(crate) fn merge_sorted<'k>(lists: &[(i64, &'k [Vec<u8>])]) -> Vec<(&'k [u8], i64)> {
+pub(crate) fn merge_sorted<'k>(lists: &[(i64, &'k KeyList)]) -> Vec<(&'k [u8], i64)> {
     let total = lists.iter().map(|(_, keys)| keys.len()).sum();
     let mut out = Vec::with_capacity(total);
     if let [(origin, keys)] = lists {
-        out.extend(keys.iter().map(|k| (k.as_slice(), *origin)));
+        out.extend(keys.iter().map(|k| (k, *origin)));
         return out;
     }
     let item = |n: usize, at: usize| {
-        let key = lists[n].1[at].as_slice();
+        let key = lists[n].1.get(at);
         Reverse((prefix(key), key, n, at))
     };
     let mut heap: BinaryHeap<_> = lists
@@ -431,9 +416,10 @@ mod tests {
 
     #[test]
     fn sorted_lists_merge_in_key_order_with_their_origins() {
-        let a: Vec<Vec<u8>> = vec![vec![1], vec![4], vec![9]];
-        let b: Vec<Vec<u8>> = vec![vec![2], vec![4, 0], vec![8]];
-        let merged = merge_sorted(&[(10, &a), (20, &b), (30, &[])]);
+        let a: KeyList = [&[1][..], &[4], &[9]].into_iter().collect();
+        let b: KeyList = [&[2][..], &[4, 0], &[8]].into_iter().collect();
+        let none = KeyList::default();
+        let merged = merge_sorted(&[(10, &a), (20, &b), (30, &none)]);
         let want: [(&[u8], i64); 6] = [
             (&[1], 10),
             (&[2], 20),

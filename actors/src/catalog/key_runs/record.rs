@@ -5,9 +5,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{add_run, ascending, find_sorted, merge_sorted, IndexOf, RunStore};
+use super::{add_run, find_sorted, merge_sorted, IndexOf, RunStore};
 use crate::catalog::refusal::commit_conflict;
-use crate::catalog::{ColumnKeys, UploadCommit};
+use crate::catalog::{ColumnKeys, KeyList, UploadCommit};
 use crate::error::Result;
 
 /// Keys of one column from one origin.
@@ -63,7 +63,7 @@ enum Refuse {
 }
 
 /// An origin's id and its keys, sorted.
-type OriginList<'a> = (i64, Cow<'a, [Vec<u8>]>);
+type OriginList<'a> = (i64, Cow<'a, KeyList>);
 
 fn record_lists(
     store: &dyn RunStore,
@@ -82,7 +82,7 @@ fn record_lists(
             list.raw_filename,
             list.partition_path,
         )?;
-        let keys = ascending(&list.keys.keys);
+        let keys = list.keys.keys.ascending();
         by_column
             .entry(list.keys.column.as_str())
             .or_default()
@@ -94,11 +94,11 @@ fn record_lists(
             version: commit.version,
             column,
         };
-        let lists: Vec<(i64, &[Vec<u8>])> = lists.iter().map(|(o, k)| (*o, k.as_ref())).collect();
+        let lists: Vec<(i64, &KeyList)> = lists.iter().map(|(o, k)| (*o, k.as_ref())).collect();
         let entries = merge_sorted(&lists);
         if refuse != Refuse::Nothing {
             let repeats = entries.windows(2).any(|w| w[0].0 == w[1].0);
-            let keys: Vec<&[Vec<u8>]> = lists.iter().map(|(_, k)| *k).collect();
+            let keys: Vec<&KeyList> = lists.iter().map(|(_, k)| *k).collect();
             let probe = refuse == Refuse::RepeatsAndStored;
             if repeats || (probe && !find_sorted(store, index, &keys)?.is_empty()) {
                 return Err(commit_conflict(commit.dataset_id, commit.version));

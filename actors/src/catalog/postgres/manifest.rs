@@ -227,7 +227,7 @@ impl ManifestCatalog for PostgresCatalog {
         dataset_id: i64,
         version: i64,
         column: &str,
-        lists: &[&[Vec<u8>]],
+        lists: &[&crate::catalog::KeyList],
     ) -> Result<Option<Vec<KeyHit>>> {
         self.snapshot(|db| unique_keys::stored_keys(db, dataset_id, version, column, lists))
     }

@@ -13,7 +13,7 @@ pub(super) fn stored_keys(
     dataset_id: i64,
     version: i64,
     column: &str,
-    lists: &[&[Vec<u8>]],
+    lists: &[&crate::catalog::KeyList],
 ) -> Result<Option<Vec<KeyHit>>> {
     let pending = db.query_opt(
         "SELECT 1 FROM unique_keys_pending WHERE dataset_id = $1 AND version = $2",

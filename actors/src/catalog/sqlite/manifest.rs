@@ -218,7 +218,7 @@ impl ManifestCatalog for SqliteCatalog {
         dataset_id: i64,
         version: i64,
         column: &str,
-        lists: &[&[Vec<u8>]],
+        lists: &[&crate::catalog::KeyList],
     ) -> Result<Option<Vec<KeyHit>>> {
         self.transaction(|tx| unique_keys::stored_keys(tx, dataset_id, version, column, lists))
     }

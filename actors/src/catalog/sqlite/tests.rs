@@ -103,12 +103,12 @@ fn a_catalog_from_before_compaction_is_migrated_and_indexed_again() {
     // Keys of rows are kept as sorted runs since migration 17: the rows of a catalog before it
     // are dropped and the version marked pending, so the next checked commit reads the files.
     assert!(cat
-        .stored_keys(7, 1, "id", &[&[vec![1u8]][..]])
+        .stored_keys(7, 1, "id", &[&[[1u8]].into_iter().collect()])
         .unwrap()
         .is_none());
     assert!(cat.delete_raw_file(7, 1, "r1.csv", None).unwrap().is_some());
     assert!(cat
-        .stored_keys(7, 1, "id", &[&[vec![3u8]][..]])
+        .stored_keys(7, 1, "id", &[&[[3u8]].into_iter().collect()])
         .unwrap()
         .is_none());
     baseline_then_history(&cat);

@@ -25,7 +25,7 @@ pub(super) fn stored_keys(
     dataset_id: i64,
     version: i64,
     column: &str,
-    lists: &[&[Vec<u8>]],
+    lists: &[&crate::catalog::KeyList],
 ) -> Result<Option<Vec<KeyHit>>> {
     if pending(conn, dataset_id, version)? {
         return Ok(None);
