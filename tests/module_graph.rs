@@ -1,6 +1,7 @@
-//! The HTTP crate's floors (written at the top of `src/lib.rs`) and the tools' module graphs, read
-//! by the same checker as the engine's (`rapid_testkit::module_graph`): no import cycle between
-//! files, and no module of `src/` importing from a floor above its own. A new top-level module
+//! The HTTP crate's floors (written at the top of `src/lib.rs`), the PostgreSQL front's
+//! (`sqlwire/`) and the tools' module graphs, read by the same checker as the engine's
+//! (`rapid_testkit::module_graph`): no import cycle between files, and no module of `src/`
+//! importing from a floor above its own. A new top-level module
 //! must be placed on a floor before this test passes.
 
 use std::path::{Path, PathBuf};
@@ -77,6 +78,13 @@ fn the_fronts_do_not_import_each_other() {
         .map(|(from, to)| format!("{from} imports {to}"))
         .collect();
     assert!(crossing.is_empty(), "{}", crossing.join("\n"));
+}
+
+/// The PostgreSQL front is a protocol adapter over the engine's SQL session: its files form no
+/// circle (the sign-in opens the session, the statements use it, the connection holds both).
+#[test]
+fn the_pg_front_imports_without_cycles() {
+    assert_no_tangles(&dir("sqlwire/src"), 15);
 }
 
 #[test]

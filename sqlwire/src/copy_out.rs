@@ -22,9 +22,9 @@ use datafusion_postgres::pgwire::api::results::{
     CopyCsvOptions, CopyEncoder, CopyResponse, CopyTextOptions, Response,
 };
 use datafusion_postgres::pgwire::error::{PgWireError, PgWireResult};
-use rapid_actors::query::SYNC_ROW_LIMIT;
+use rapid_actors::engine::sql::within_row_cap;
 
-use crate::errors::pg_error;
+use crate::errors::too_many_rows;
 use datafusion_postgres::pgwire::messages::copy::CopyData;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,12 +136,7 @@ pub(crate) async fn run(
     let schema = frame.schema().as_arrow().clone();
     let batches = frame.collect().await.map_err(api)?;
     let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    if rows as u64 > SYNC_ROW_LIMIT {
-        return Err(pg_error(
-            "54000",
-            format!("The result has more than {SYNC_ROW_LIMIT} rows: add a LIMIT or a filter"),
-        ));
-    }
+    within_row_cap(rows as u64).map_err(too_many_rows)?;
     response(&copy, &schema, &batches).map(|r| vec![r])
 }
 

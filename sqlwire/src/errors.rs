@@ -2,7 +2,7 @@
 
 use datafusion::error::DataFusionError;
 use datafusion_postgres::pgwire::error::{ErrorInfo, PgWireError};
-use rapid_actors::query::sql::Refused;
+use rapid_actors::engine::sql::{Refused, TooManyRows};
 use rapid_actors::{Error, ErrorKind};
 
 /// An ERROR (the statement fails, the session goes on) with `code`.
@@ -25,6 +25,23 @@ pub fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
 
 pub fn refused(r: Refused) -> PgWireError {
     pg_error(r.sqlstate, r.message)
+}
+
+/// The engine's time limit, as PostgreSQL words a statement timeout.
+pub fn timed_out(limit: std::time::Duration) -> PgWireError {
+    pg_error(
+        "57014",
+        format!(
+            "canceling statement due to statement timeout: the limit is {} seconds \
+             (RAPID_QUERY_TIMEOUT_SECONDS)",
+            limit.as_secs()
+        ),
+    )
+}
+
+/// The engine's row cap: a program limit exceeded.
+pub fn too_many_rows(e: TooManyRows) -> PgWireError {
+    pg_error("54000", e.to_string())
 }
 
 /// The SQLSTATE of an engine error's kind.

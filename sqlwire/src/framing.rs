@@ -26,15 +26,15 @@ use futures_util::StreamExt;
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
 
-use rapid_actors::query::SYNC_ROW_LIMIT;
+use rapid_actors::engine::sql::ROWS_ASKED;
 
 use crate::errors::{fatal, pg_error};
 pub use crate::one_message::OneMessage;
 
 /// The most rows an Execute fetches at once: one more than a statement may return
-/// ([`SYNC_ROW_LIMIT`]; more is an error before any row is sent), so a portal's rows always come
+/// ([`ROWS_ASKED`]; more is an error before any row is sent), so a portal's rows always come
 /// in one fetch, as asked.
-const MAX_FETCH: i32 = SYNC_ROW_LIMIT as i32 + 1;
+const MAX_FETCH: i32 = ROWS_ASKED as i32;
 
 /// pgwire's `process_socket` (TLS negotiation, then each message to its handler, errors answered)
 /// over [`OneMessage`], with malformed messages (refused before decoding, or with bytes their

@@ -6,8 +6,10 @@
 //! leaves to its user (docs/DESIGN.md, "SQL and the PostgreSQL protocol"):
 //! - [`signin`]: the user and password are a client's id and secret or a user's name and
 //!   password, checked by the engine's sign-in (its throttle and hash pool);
-//! - [`session`]: each statement re-reads the subject and its readable datasets, passes the
-//!   read-only gate, takes a query slot and runs within the time limit on the query threads;
+//! - [`session`]: the engine's SQL session for the pass the sign-in gave; each statement
+//!   ([`statements`]) asks it to re-read the subject and its readable datasets and to apply the
+//!   statement rules (the read-only gate, a query slot, the time limit, the row cap), which
+//!   live in the engine, not here;
 //! - [`errors`]: every refusal is a PostgreSQL error with its SQLSTATE, never a dropped
 //!   connection.
 //!
@@ -16,6 +18,7 @@
 
 mod bodies;
 mod catalog_rewrites;
+mod connection;
 mod copy_out;
 pub mod errors;
 pub mod figures;
@@ -28,8 +31,9 @@ mod pg_types;
 mod rewrite;
 mod roles;
 mod savepoints;
-pub mod session;
-pub mod signin;
+mod session;
+mod signin;
+mod statements;
 pub mod tls;
 
 use std::collections::HashMap;
@@ -184,7 +188,7 @@ async fn accept(
                 continue;
             }
         };
-        let handlers = Arc::new(session::Connection::new(
+        let handlers = Arc::new(connection::Connection::new(
             engine.clone(),
             peer.ip(),
             manager.clone(),

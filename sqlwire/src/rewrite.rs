@@ -13,7 +13,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
-use rapid_actors::query::sql::name_as_written;
+use rapid_actors::engine::sql::name_as_written;
 
 use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
 

@@ -1,6 +1,7 @@
 //! The startup of a connection: PostgreSQL's cleartext password exchange, with the password
-//! checked by the engine's own sign-in (`Auth::sign_in`: a client's id and secret, or a user's
-//! name and password, behind the token endpoint's throttle and hash pool). A refusal is a FATAL
+//! checked by the engine's own sign-in (`Engine::sign_in`: a client's id and secret, or a
+//! user's name and password, behind the token endpoint's throttle and hash pool), whose pass
+//! opens the connection's session. A refusal is a FATAL
 //! error with SQLSTATE 28P01 (wrong credentials), 28000 (throttled, or a password sent without
 //! TLS from another host than this one), 53300 (hash pool full) or 3D000 (the database is not
 //! a layer).
@@ -97,9 +98,8 @@ impl StartupHandler for SignIn {
                 let user = login.user().unwrap_or_default().to_string();
                 // As PostgreSQL: the database defaults to the user's name.
                 let database = login.database().unwrap_or(&user).to_string();
-                let signed_in = self
+                let pass = self
                     .engine
-                    .auth()
                     .sign_in(&user, &password.password, self.peer)
                     .await
                     .map_err(|e| match e.kind {
@@ -112,11 +112,11 @@ impl StartupHandler for SignIn {
                         _ => fatal("XX000", "sign-in failed (logged by the service)"),
                     })?;
                 if !self.engine.layers().contains(&database) {
-                    let readable = self.engine.sql_layers(&signed_in);
+                    let readable = self.engine.sql_layers(&pass);
                     return Err(fatal("3D000", unknown_database(&database, &readable)));
                 }
                 self.checker
-                    .start(signed_in, &user, &database)
+                    .start(&pass, &user, &database)
                     .map_err(|e| fatal("XX000", e))?;
                 let (pid, secret) = self.keys.generate(client);
                 client.set_pid_and_secret_key(pid, secret.clone());

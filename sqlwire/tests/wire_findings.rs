@@ -20,7 +20,7 @@
 
 use std::time::{Duration, Instant};
 
-use rapid_actors::query::sql::tables::live_sessions;
+use rapid_actors::engine::sql::live_sessions;
 use tokio::io::AsyncWriteExt;
 
 #[path = "support/engine.rs"]

@@ -12,7 +12,7 @@ mod history;
 mod ops;
 mod profile;
 mod query;
-mod sql;
+pub mod sql;
 mod upload;
 
 use std::collections::BTreeSet;
@@ -29,7 +29,6 @@ pub use compactor::CompactionFigures;
 pub use history::MAX_HISTORY_PAGE;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
 pub use query::OutputFormat;
-pub use sql::SqlSession;
 pub use upload::{UploadAccepted, UploadTarget};
 
 use crate::auth::pass::{self, AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};

@@ -24,7 +24,7 @@ pub mod answers;
 pub mod language;
 pub mod reading;
 pub mod rewrites;
-pub mod sql;
+pub(crate) mod sql;
 #[cfg(test)]
 mod test_plans;
 

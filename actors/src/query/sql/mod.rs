@@ -7,19 +7,23 @@
 //!   latest schema version and `"{dataset}@v{n}"` for an older one, only for datasets the
 //!   subject may read, read again before every statement.
 //! - [`naming`]: unaliased expressions named as written, on both fronts.
+//! - [`rules`]: what every synchronous statement runs under, on both fronts: admission, the
+//!   time limit, the row cap, a prepared plan's tables still readable.
 //! - [`run`]: one statement planned over a session's tables and run to the end.
 //! - [`lazy_table`]: one such table, reading the manifest's files of one moment when scanned.
 
 pub mod lazy_table;
 pub mod naming;
 pub mod parse_budget;
+pub mod rules;
 pub mod run;
 pub mod statement;
 pub mod tables;
 
 pub use naming::name_as_written;
-pub use run::{collect_capped, partition_streams, plan};
-pub use statement::{
-    check_parse_cost, check_parsed, check_size, check_sql, one_select, Refused, MAX_SQL_BYTES,
+pub use rules::{
+    admit, still_readable, within_row_cap, Admitted, TimedOut, TooManyRows, ROWS_ASKED,
 };
-pub use tables::{version_table_name, SqlTables};
+pub use run::{collect_capped, partition_streams, plan};
+pub use statement::{check_parse_cost, check_parsed, one_select, Refused};
+pub use tables::SqlTables;

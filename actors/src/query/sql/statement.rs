@@ -33,7 +33,7 @@ pub struct Refused {
 }
 
 impl Refused {
-    fn new(sqlstate: &'static str, message: impl Into<String>) -> Refused {
+    pub(crate) fn new(sqlstate: &'static str, message: impl Into<String>) -> Refused {
         Refused {
             sqlstate,
             message: message.into(),

@@ -70,21 +70,11 @@ pub fn graph(root: &Path) -> Graph {
     let mut files = Vec::new();
     collect(root, root, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
-    let mod_files: BTreeSet<String> = {
-        let mut set = BTreeSet::new();
-        for m in &modules {
-            if !m.is_empty() && modules.iter().any(|o| o.starts_with(&format!("{m}::"))) {
-                set.insert(m.clone());
-            }
-        }
-        set.insert(String::new());
-        set
-    };
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (module, code) in &files {
         let targets = edges.entry(module.clone()).or_default();
         for path in paths_in(code) {
-            let Some(target) = resolve(module, mod_files.contains(module), &path, &modules) else {
+            let Some(target) = resolve(module, &path, &modules) else {
                 continue;
             };
             // A module re-exporting its own children is their facade, not a dependency.
@@ -247,18 +237,29 @@ mod tests {
                 "crate::x"
             ]
         );
-        let modules: BTreeSet<String> = ["", "query", "query::check", "query::filter_group"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let r = |m: &str, mod_file, p: &str| resolve(m, mod_file, p, &modules);
+        let modules: BTreeSet<String> = [
+            "",
+            "query",
+            "query::check",
+            "query::filter_group",
+            "query::sql",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let r = |m: &str, p: &str| resolve(m, p, &modules);
         assert_eq!(
-            r("query::check", false, "super::filter_group::X"),
+            r("query::check", "super::filter_group::X"),
             Some("query::filter_group".into())
         );
-        assert_eq!(r("query", true, "check::Y"), Some("query::check".into()));
-        assert_eq!(r("query", true, "super::Z"), Some("".into()));
-        assert_eq!(r("query::check", false, "std::fmt"), None);
+        assert_eq!(r("query", "check::Y"), Some("query::check".into()));
+        assert_eq!(r("query", "super::Z"), Some("".into()));
+        // `query/sql/mod.rs`: its `super` is `query`, not the crate root.
+        assert_eq!(
+            r("query::sql", "super::check::Z"),
+            Some("query::check".into())
+        );
+        assert_eq!(r("query::check", "std::fmt"), None);
         let mut cyclic = BTreeMap::new();
         cyclic.insert("a".to_string(), BTreeSet::from(["b".to_string()]));
         cyclic.insert("b".to_string(), BTreeSet::from(["a".to_string()]));

@@ -112,12 +112,7 @@ pub(super) fn paths_in(code: &str) -> Vec<String> {
 }
 
 /// The file module a path lands in, seen from `module`; None for other crates.
-pub(super) fn resolve(
-    module: &str,
-    is_mod_file: bool,
-    path: &str,
-    modules: &BTreeSet<String>,
-) -> Option<String> {
+pub(super) fn resolve(module: &str, path: &str, modules: &BTreeSet<String>) -> Option<String> {
     let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
     let mut base: Vec<&str> = if module.is_empty() {
         vec![]
@@ -132,10 +127,9 @@ pub(super) fn resolve(
         }
         Some("self") => i = 1,
         Some("super") => {
-            // `super` of `query/check.rs` is `query`; of `query/mod.rs` it is the crate root.
-            if is_mod_file {
-                base.pop();
-            }
+            // A file's module path already names its folder's module for `mod.rs` (`query/mod.rs`
+            // is `query`), so `super` is one level up from any file: of `query/check.rs` it is
+            // `query`, of `query/mod.rs` the crate root, of `engine/sql/mod.rs` `engine`.
             while segs.get(i) == Some(&"super") {
                 base.pop();
                 i += 1;

@@ -1,110 +1,58 @@
-//! SQL use cases: one statement over HTTP (`POST /api/sql`), and the sessions of the
-//! PostgreSQL front. Both see only the datasets their subject may read, read again before
-//! every statement (`query::sql::tables`), and run under the query pools' limits.
+//! SQL use cases: one statement over HTTP (`POST /api/sql`, `POST /api/sql/large`), and the
+//! sessions of the PostgreSQL front ([`SqlSession`], made from a pass). Both see only the
+//! datasets their subject may read, read again before every statement, and run under the same
+//! statement rules (`query::sql::rules`, `query::sql::statement`), which the session applies.
 
-use std::sync::Arc;
+mod session;
 
 use tracing::Instrument;
-
-use datafusion::prelude::SessionContext;
 
 use super::query::{render, OutputFormat};
 use super::Engine;
 use crate::auth::pass::SubjectPass;
-use crate::auth::Subject;
 use crate::error::{Error, Result};
 use crate::jobs::{JobKind, NewJob};
 use crate::key::DatasetKey;
 use crate::query::answers::large::write_csv_streams;
-use crate::query::sql::{collect_capped, one_select, partition_streams, plan, SqlTables};
-use crate::query::{pools, QueryKind, SYNC_ROW_LIMIT};
+use crate::query::sql::{collect_capped, partition_streams, plan};
+use crate::query::{pools, QueryKind};
+
+pub use crate::query::sql::tables::live_sessions;
+pub use crate::query::sql::{
+    name_as_written, within_row_cap, Admitted, Refused, TimedOut, TooManyRows, ROWS_ASKED,
+};
+pub use session::SqlSession;
 
 /// The catalog unqualified names resolve in over HTTP (tables are named in full there).
 const HTTP_DEFAULT_CATALOG: &str = "datafusion";
 
-/// A DataFusion session over a subject's tables, on the query engine's memory pool.
-pub struct SqlSession {
-    pub context: SessionContext,
-    pub tables: SqlTables,
-}
-
 impl Engine {
-    /// A session with no dataset yet (see [`Self::sql_refresh`]); unqualified names resolve in
-    /// `default_catalog`'s `public` schema (over the PostgreSQL protocol: the database asked for).
-    pub fn sql_session(&self, default_catalog: &str) -> SqlSession {
-        let tables = SqlTables::new(self.catalog.clone(), self.storage.clone(), default_catalog);
-        let context = pools().sql_session(Arc::new(tables.clone()), default_catalog);
-        SqlSession { context, tables }
-    }
-
-    /// The layers `subject_id` may read datasets of (over the PostgreSQL protocol, the
-    /// databases it may sign in to), as configured.
-    pub fn sql_layers(&self, subject_id: &str) -> Vec<String> {
-        let snapshot = self.auth.snapshot();
-        let Some(subject) = snapshot.subjects.get(subject_id) else {
-            return Vec::new();
-        };
-        self.layers()
-            .iter()
-            .filter(|l| subject.permissions.iter().any(|p| p.reads_layer(l)))
-            .cloned()
-            .collect()
-    }
-
-    /// The subject `subject_id` as it is now, with `tables` read again for its permissions: a
-    /// deleted subject is refused (401) and a permission change applies at once. Call before
-    /// every statement.
-    pub fn sql_refresh(&self, subject_id: &str, tables: &SqlTables) -> Result<Arc<Subject>> {
-        let subject = self
-            .auth
-            .snapshot()
-            .subjects
-            .get(subject_id)
-            .cloned()
-            .ok_or_else(|| {
-                Error::unauthenticated("The subject of this session no longer exists")
-            })?;
-        tables.refresh(&subject.permissions)?;
-        Ok(subject)
-    }
-
     /// `POST /api/sql`: one SELECT (or EXPLAIN) over the datasets the subject may read, answered
     /// as the query endpoint answers: admitted to the sync pool (503 when full), bounded by
-    /// the sync time limit, refused past [`SYNC_ROW_LIMIT`] rows.
+    /// the sync time limit, refused past the synchronous row cap.
     pub async fn sql(
         &self,
         pass: &SubjectPass,
         sql: String,
         format: OutputFormat,
     ) -> Result<(&'static str, Vec<u8>)> {
-        let pools = pools();
-        let slot = pools.admit(QueryKind::Sync).await?;
-        let limit = pools.settings().timeout;
-        let (this, subject_id) = (self.clone(), pass.subject().id.clone());
-        let cap = SYNC_ROW_LIMIT as usize + 1;
-        let work = async move {
-            let session = this.sql_session(HTTP_DEFAULT_CATALOG);
-            this.sql_refresh(&subject_id, &session.tables)?;
-            let answer = match one_select(&sql, &crate::query::pools().settings().limits) {
-                Ok(statement) => collect_capped(&session.context, statement, cap).await,
-                Err(e) => Err(e),
-            };
-            session.tables.end_statement();
-            let (schema, batches) = answer?;
-            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-            if rows as u64 > SYNC_ROW_LIMIT {
-                return Err(Error::invalid(format!(
-                    "The result has more than {SYNC_ROW_LIMIT} rows: add a LIMIT or a filter"
-                )));
-            }
-            render(format, schema, &batches)
-        };
+        let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
+        let admitted = session.admit().await?;
         let timed_out = Error::invalid(format!(
             "The statement ran longer than the limit of {} seconds for synchronous queries \
              (RAPID_QUERY_TIMEOUT_SECONDS) and was stopped: narrow it (filter, limit)",
-            limit.as_secs()
+            admitted.limit().as_secs()
         ));
-        pools.run(Some(slot), limit, work, timed_out).await
+        let work = async move {
+            session.refresh()?;
+            let statement = session.one_select(&sql)?;
+            let (schema, batches) =
+                collect_capped(session.context(), statement, ROWS_ASKED).await?;
+            let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            within_row_cap(rows as u64)?;
+            render(format, schema, &batches)
+        };
+        admitted.run(work, timed_out).await
     }
 }
 
@@ -121,12 +69,11 @@ impl Engine {
         let pools = pools();
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
-        let (this, subject_id) = (self.clone(), pass.subject().id.clone());
+        let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
         let check = async move {
-            let session = this.sql_session(HTTP_DEFAULT_CATALOG);
-            this.sql_refresh(&subject_id, &session.tables)?;
-            let statement = one_select(&sql, &crate::query::pools().settings().limits)?;
-            let logical = plan(&session.context, statement).await?;
+            session.refresh()?;
+            let statement = session.one_select(&sql)?;
+            let logical = plan(session.context(), statement).await?;
             Ok((session, logical))
         };
         let timed_out = Error::invalid(format!(
@@ -163,10 +110,10 @@ impl Engine {
                 let (id, jobs_for_run) = (job.id.clone(), jobs.clone());
                 let work = async move {
                     let (names, streams) =
-                        partition_streams(&job.session.context, &job.plan).await?;
+                        partition_streams(job.session.context(), &job.plan).await?;
                     let written =
                         write_csv_streams(names, streams, &jobs_for_run, &job.id, &storage).await;
-                    job.session.tables.end_statement();
+                    job.session.end_statement();
                     written
                 };
                 let timed_out = Error::invalid(format!(
