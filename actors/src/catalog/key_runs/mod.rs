@@ -214,17 +214,8 @@ fn join(candidates: &[&[u8]], block: &[u8], found: &mut Vec<Entry>) -> Result<()
     })
 }
 
-/// Writes `entries` (ascending) as one run of `index`, then merges tiers that are full.
-fn add_run(store: &dyn RunStore, index: IndexOf<'_>, entries: &[(&[u8], i64)]) -> Result<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    write_run(store, index, entries.iter().map(|&(k, o)| Ok((k, o))))?;
-    settle(store, index)
-}
-
 /// Writes one run from ascending entries (key, origin); none when there are no entries.
-fn write_run<K: AsRef<[u8]>>(
+pub(super) fn write_run<K: AsRef<[u8]>>(
     store: &dyn RunStore,
     index: IndexOf<'_>,
     entries: impl Iterator<Item = Result<(K, i64)>>,
@@ -271,7 +262,7 @@ fn write_run<K: AsRef<[u8]>>(
 }
 
 /// Merges the runs of any tier holding [`FANOUT`] or more, leaving dead entries out.
-fn settle(store: &dyn RunStore, index: IndexOf<'_>) -> Result<()> {
+pub(super) fn settle(store: &dyn RunStore, index: IndexOf<'_>) -> Result<()> {
     loop {
         let runs = store.runs(index)?;
         let mut tiers: HashMap<i64, Vec<i64>> = HashMap::new();
@@ -359,36 +350,48 @@ impl Iterator for MergedEntries<'_, '_> {
     }
 }
 
-/// Sorted lists of keys, each with its origin, merged into one ascending list (a heap of each
-/// list's next key; the keys are borrowed, not copied).
-pub(crate) fn merge_sorted<'k>(lists: &[(i64, &'k KeyList)]) -> Vec<(&'k [u8], i64)> {
-    let total = lists.iter().map(|(_, keys)| keys.len()).sum();
-    let mut out = Vec::with_capacity(total);
-    if let [(origin, keys)] = lists {
-        out.extend(keys.iter().map(|k| (k, *origin)));
-        return out;
+/// Sorted lists of keys, each with its origin, merged into one ascending sequence (a heap of each
+/// list's next key; the keys are borrowed, not copied, and the merged sequence is never held
+/// whole: a commit writes it into blocks as it comes).
+pub(crate) struct MergeSorted<'k> {
+    lists: Vec<(i64, &'k KeyList)>,
+    heap: BinaryHeap<Reverse<Head<'k>>>,
+}
+
+/// A list's next key in the merge: its [`prefix`], the key, the list and the key's place in it.
+type Head<'k> = (u128, &'k [u8], usize, usize);
+
+impl<'k> MergeSorted<'k> {
+    pub(crate) fn new(lists: &[(i64, &'k KeyList)]) -> MergeSorted<'k> {
+        let heap = lists
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, keys))| !keys.is_empty())
+            .map(|(n, (_, keys))| Reverse((prefix(keys.get(0)), keys.get(0), n, 0)))
+            .collect();
+        MergeSorted {
+            lists: lists.to_vec(),
+            heap,
+        }
     }
-    let item = |n: usize, at: usize| {
-        let key = lists[n].1.get(at);
-        Reverse((prefix(key), key, n, at))
-    };
-    let mut heap: BinaryHeap<_> = lists
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, keys))| !keys.is_empty())
-        .map(|(n, _)| item(n, 0))
-        .collect();
-    // The top is replaced in place by its list's next key (one sift), not popped and pushed.
-    while let Some(mut top) = heap.peek_mut() {
+}
+
+impl<'k> Iterator for MergeSorted<'k> {
+    type Item = (&'k [u8], i64);
+
+    fn next(&mut self) -> Option<(&'k [u8], i64)> {
+        // The top is replaced in place by its list's next key (one sift), not popped and pushed.
+        let mut top = self.heap.peek_mut()?;
         let Reverse((_, key, n, at)) = *top;
-        out.push((key, lists[n].0));
-        if at + 1 < lists[n].1.len() {
-            *top = item(n, at + 1);
+        let (origin, keys) = self.lists[n];
+        if at + 1 < keys.len() {
+            let next = keys.get(at + 1);
+            *top = Reverse((prefix(next), next, n, at + 1));
         } else {
             PeekMut::pop(top);
         }
+        Some((key, origin))
     }
-    out
 }
 
 /// A key's first 16 bytes as a number (zero-padded): ordered as the keys are, so the heap
@@ -419,7 +422,7 @@ mod tests {
         let a: KeyList = [&[1][..], &[4], &[9]].into_iter().collect();
         let b: KeyList = [&[2][..], &[4, 0], &[8]].into_iter().collect();
         let none = KeyList::default();
-        let merged = merge_sorted(&[(10, &a), (20, &b), (30, &none)]);
+        let merged: Vec<_> = MergeSorted::new(&[(10, &a), (20, &b), (30, &none)]).collect();
         let want: [(&[u8], i64); 6] = [
             (&[1], 10),
             (&[2], 20),

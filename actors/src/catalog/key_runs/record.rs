@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{add_run, find_sorted, merge_sorted, IndexOf, RunStore};
+use super::{find_sorted, settle, write_run, IndexOf, MergeSorted, RunStore};
 use crate::catalog::refusal::commit_conflict;
 use crate::catalog::{ColumnKeys, KeyList, UploadCommit};
 use crate::error::Result;
@@ -95,16 +95,26 @@ fn record_lists(
             column,
         };
         let lists: Vec<(i64, &KeyList)> = lists.iter().map(|(o, k)| (*o, k.as_ref())).collect();
-        let entries = merge_sorted(&lists);
-        if refuse != Refuse::Nothing {
-            let repeats = entries.windows(2).any(|w| w[0].0 == w[1].0);
+        if refuse == Refuse::RepeatsAndStored {
             let keys: Vec<&KeyList> = lists.iter().map(|(_, k)| *k).collect();
-            let probe = refuse == Refuse::RepeatsAndStored;
-            if repeats || (probe && !find_sorted(store, index, &keys)?.is_empty()) {
+            if !find_sorted(store, index, &keys)?.is_empty() {
                 return Err(commit_conflict(commit.dataset_id, commit.version));
             }
         }
-        add_run(store, index, &entries)?;
+        // Written as merged; a key repeated inside the commit is noticed on the way and refuses
+        // it (the transaction, and so the run, is rolled back).
+        let mut previous: Option<&[u8]> = None;
+        let mut repeated = false;
+        let entries = MergeSorted::new(&lists).map(|(key, origin)| {
+            repeated |= previous == Some(key);
+            previous = Some(key);
+            Ok((key, origin))
+        });
+        write_run(store, index, entries)?;
+        if repeated && refuse != Refuse::Nothing {
+            return Err(commit_conflict(commit.dataset_id, commit.version));
+        }
+        settle(store, index)?;
     }
     Ok(())
 }
