@@ -24,11 +24,22 @@ pub(crate) fn key_hash(key: &[u8]) -> u64 {
     twox_hash::XxHash3_64::oneshot(key)
 }
 
-/// Bit positions by double hashing (Kirsch and Mitzenmacher): two 32-bit halves of one hash.
+/// Bit positions by double hashing (Kirsch and Mitzenmacher): two 32-bit halves of one hash,
+/// position `i` being `(h1 + i * h2) % bits`. Computed by stepping (two divisions a key instead of
+/// one a probe: the filters are built for every key a commit writes); the same positions, since
+/// `h1 + i * h2` stays far below 2^64.
 fn positions(hash: u64, bits: u64) -> impl Iterator<Item = u64> {
     let h1 = hash & 0xffff_ffff;
-    let h2 = (hash >> 32) | 1;
-    (0..PROBES as u64).map(move |i| h1.wrapping_add(i.wrapping_mul(h2)) % bits)
+    let step = ((hash >> 32) | 1) % bits;
+    let mut at = h1 % bits;
+    (0..PROBES).map(move |_| {
+        let p = at;
+        at += step;
+        if at >= bits {
+            at -= bits;
+        }
+        p
+    })
 }
 
 /// A Bloom filter as stored: little-endian 64-bit words.
@@ -237,6 +248,20 @@ mod tests {
             .map(|e| e.key)
             .collect();
         assert_eq!(back, texts.map(|t| t.to_vec()));
+    }
+
+    /// The stepped positions are the stored filters' positions, `(h1 + i * h2) % bits`.
+    #[test]
+    fn positions_are_the_double_hashing_formula() {
+        let mut hash = 0x9e37_79b9_7f4a_7c15u64;
+        for bits in [64u64, 320, 327_680, 1 << 33, u32::MAX as u64 + 7] {
+            for _ in 0..1000 {
+                hash = hash.rotate_left(17).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ bits;
+                let (h1, h2) = (hash & 0xffff_ffff, (hash >> 32) | 1);
+                let want: Vec<u64> = (0..PROBES as u64).map(|i| (h1 + i * h2) % bits).collect();
+                assert_eq!(positions(hash, bits).collect::<Vec<_>>(), want);
+            }
+        }
     }
 
     #[test]
