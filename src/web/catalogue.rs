@@ -5,14 +5,13 @@ use std::collections::BTreeMap;
 
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::engine::{DatasetEntry, DatasetFilter};
+use rapid_actors::engine::{DatasetEntry, DatasetFilter, OneOrMany};
 use serde::Deserialize;
 
 use rapid_actors::key::DatasetKey;
 
 use crate::auth::{AnySubject, Read};
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::guard::Page;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
@@ -46,7 +45,7 @@ fn enriched(d: &DatasetEntry) -> (&str, &str) {
     })
 }
 
-/// The API's own filter, built as its JSON body would be.
+/// The API's own filter (its sensitivity checked by the engine, as the API's).
 fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
     let mut kv = BTreeMap::new();
     for tag in search
@@ -60,28 +59,30 @@ fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
             None => kv.insert(tag.to_string(), None),
         };
     }
-    let mut body = serde_json::json!({ "key_value_tags": kv });
-    if !search.sensitivity.is_empty() {
-        body["sensitivity"] = serde_json::json!(search.sensitivity);
-    }
-    serde_json::from_value(body).map_err(|e| PageError::invalid(format!("Invalid filter: {e}")))
+    let sensitivity = (!search.sensitivity.is_empty()).then(|| search.sensitivity.clone());
+    Ok(DatasetFilter {
+        sensitivity: sensitivity.map(OneOrMany::One),
+        key_value_tags: kv,
+        key_only_tags: vec![],
+    })
 }
 
 pub async fn get_catalogue(
     state: web::Data<AppState>,
     search: web::Query<Search>,
-    Page { viewer, .. }: Page<AnySubject>,
+    Page { viewer, pass }: Page<AnySubject>,
 ) -> PageResult {
-    let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
+    let all = state.engine.list(&pass, &filter_of(&search)?, true)?;
     // "N of M": M every dataset the viewer may see, whatever the filters (the engine's too).
     let filtered = !search.sensitivity.is_empty() || !search.tags.trim().is_empty();
     let every = match filtered {
-        true => {
-            backend::list_datasets(&state, &viewer.subject, &filter_of(&Search::default())?)?.len()
-        }
+        true => state
+            .engine
+            .list(&pass, &DatasetFilter::default(), true)?
+            .len(),
         false => all.len(),
     };
-    let layers = backend::layers(&state);
+    let layers = state.engine.layers().to_vec();
     let body = html! {
         @if search.password == "changed" { (notice("Your password has been changed.")) }
         @let done = crate::web::done::verified(&viewer, &search.done, &search.done_sig);
@@ -146,7 +147,10 @@ fn search_form(search: &Search, layers: &[String]) -> Markup {
 /// Whether the viewer may read the entry's data (a lock is shown where it may not).
 fn readable(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> bool {
     let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
-    backend::may::<Read>(state, &viewer.subject, &key)
+    state
+        .engine
+        .dataset_pass::<Read>(viewer.subject.clone(), &key)
+        .is_ok()
 }
 
 fn datasets_table(
@@ -159,7 +163,7 @@ fn datasets_table(
     html! {
         p.count #catalogue-count aria-live="polite" { (rows.len()) " of " (every) " datasets" }
         @if all.is_empty() {
-            p.empty #no-datasets { "No datasets yet." @if backend::is_data_admin(&viewer.subject) { " " a href="/schema/new" { "Create one from a sample file" } "." } }
+            p.empty #no-datasets { "No datasets yet." @if viewer.is_data_admin() { " " a href="/schema/new" { "Create one from a sample file" } "." } }
         } @else if rows.is_empty() {
             p.empty { "No dataset matches." }
         } @else {

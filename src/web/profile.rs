@@ -3,18 +3,16 @@
 //! histogram of numbers and dates).
 
 use maud::{html, Markup};
+use rapid_actors::engine::Cell;
 use rapid_actors::profile::{ColumnView, ProfileView};
-use serde_json::Value;
 
 use crate::web::chart::bars;
 
 /// A bound as a reader writes it: text unquoted, numbers at most 12 significant digits (a bin
 /// edge of 499.46500000000003 is 499.465).
-fn shown(v: &Option<Value>) -> String {
+fn shown(v: Option<Cell>) -> String {
     match v {
-        Some(Value::Number(n)) => crate::web::format::number(n),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+        Some(v) => crate::web::format::words(&v),
         None => "–".into(),
     }
 }
@@ -24,7 +22,7 @@ fn figures(c: &ColumnView) -> Markup {
         p.figures {
             (format!("{:.1}% null", c.null_share * 100.0))
             " · about " (c.distinct_estimate) " distinct"
-            " · from " (shown(&c.min)) " to " (shown(&c.max))
+            " · from " (shown(c.min.as_ref().map(Cell::of_json))) " to " (shown(c.max.as_ref().map(Cell::of_json)))
         }
     }
 }
@@ -33,7 +31,7 @@ fn chart(c: &ColumnView) -> Option<Markup> {
     if let Some(top) = &c.top_values {
         let values: Vec<(String, i64)> = top
             .iter()
-            .map(|v| (shown(&Some(v.value.clone())), v.count as i64))
+            .map(|v| (shown(Some(Cell::of_json(&v.value))), v.count as i64))
             .collect();
         return Some(bars(&format!("Values of {}", c.name), &values));
     }
@@ -43,8 +41,8 @@ fn chart(c: &ColumnView) -> Option<Markup> {
         .map(|b| {
             let label = format!(
                 "{} – {}",
-                shown(&Some(b.from.clone())),
-                shown(&Some(b.to.clone()))
+                shown(Some(Cell::of_json(&b.from))),
+                shown(Some(Cell::of_json(&b.to)))
             );
             (label, b.count as i64)
         })

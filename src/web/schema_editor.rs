@@ -9,7 +9,6 @@ use rapid_actors::infer::ColumnSample;
 use rapid_actors::schema::{Metadata, Schema};
 
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::checks_edit::{cell, help, rows_of, CheckRow};
 use crate::web::format::count;
 use crate::web::layout::{csrf_field, errors, page};
@@ -67,10 +66,10 @@ impl Edited {
 
     /// With the rules it breaks, checked now by the API's own validation.
     pub fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
-        self.rules = backend::schema_problems(state, pass, &self.schema);
+        self.rules = schema_problems(state, pass, &self.schema);
         let m = &self.schema.metadata;
         let domain = m.domain.to_ascii_lowercase();
-        let protected = backend::protected_domains(state, pass).contains(&domain);
+        let protected = state.auth().protected_domains(pass).contains(&domain);
         if protected && !m.sensitivity.eq_ignore_ascii_case("PROTECTED") {
             self.warnings.push(format!(
                 "The domain {domain} is protected, but its protection covers PROTECTED datasets \
@@ -284,4 +283,20 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
             }
         },
     )
+}
+
+/// Every rule the schema breaks, as storing it would say, without storing it (the API's own
+/// validation, with this instance's layers and protected domains).
+pub fn schema_problems(state: &AppState, pass: &AdminPass, schema: &Schema) -> Vec<String> {
+    let layers = state.engine.layers().to_vec();
+    let domains: std::collections::BTreeSet<String> =
+        state.auth().protected_domains(pass).into_iter().collect();
+    let ctx = rapid_actors::schema::SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    match rapid_actors::schema::validate::validate(schema, &ctx) {
+        Ok(_) => vec![],
+        Err(e) => rapid_actors::ingest::messages(&e),
+    }
 }

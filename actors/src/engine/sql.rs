@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use tracing::Instrument;
 
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 
 use super::query::{render, OutputFormat};
@@ -16,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::jobs::{JobKind, NewJob};
 use crate::key::DatasetKey;
 use crate::query::answers::large::write_csv_streams;
+use crate::query::answers::Table;
 use crate::query::sql::{collect_capped, one_select, partition_streams, plan, SqlTables};
 use crate::query::{pools, QueryKind, SYNC_ROW_LIMIT};
 
@@ -77,6 +80,22 @@ impl Engine {
         sql: String,
         format: OutputFormat,
     ) -> Result<(&'static str, Vec<u8>)> {
+        let render = move |schema, batches: &[RecordBatch]| render(format, schema, batches);
+        self.run_sql(pass, sql, render).await
+    }
+
+    /// One SELECT as [`Engine::sql`] runs it, its answer as a typed [`Table`] (for the pages).
+    pub async fn sql_table(&self, pass: &SubjectPass, sql: String) -> Result<Table> {
+        let table = |schema: SchemaRef, batches: &[RecordBatch]| Ok(Table::of(&schema, batches));
+        self.run_sql(pass, sql, table).await
+    }
+
+    async fn run_sql<T: Send + 'static>(
+        &self,
+        pass: &SubjectPass,
+        sql: String,
+        shape: impl FnOnce(SchemaRef, &[RecordBatch]) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let pools = pools();
         let slot = pools.admit(QueryKind::Sync).await?;
         let limit = pools.settings().timeout;
@@ -97,7 +116,7 @@ impl Engine {
                     "The result has more than {SYNC_ROW_LIMIT} rows: add a LIMIT or a filter"
                 )));
             }
-            render(format, schema, &batches)
+            shape(schema, &batches)
         };
         let timed_out = Error::invalid(format!(
             "The statement ran longer than the limit of {} seconds for synchronous queries \
