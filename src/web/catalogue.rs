@@ -184,7 +184,7 @@ fn datasets_table(
                                 td { (layer) " / " (domain) }
                                 td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
                                 td { (d.version) }
-                                td { (last_update) }
+                                td { (crate::web::format::when(last_update)) }
                                 td { (description) }
                             }
                         }

@@ -120,9 +120,9 @@ fn info_section(info: &Result<DatasetInfo, rapid_actors::Error>) -> Markup {
                 .filter_map(|c| Some((&c.column.name, c.statistics.as_ref()?)));
             html! {
                 dl.facts {
-                    dt { "Rows" } dd id="row-count" { (m.number_of_rows) }
+                    dt { "Rows" } dd id="row-count" { (count(m.number_of_rows.max(0) as u64)) }
                     dt { "Columns" } dd { (m.number_of_columns) }
-                    dt { "Last updated" } dd { (m.last_updated) }
+                    dt { "Last updated" } dd { (crate::web::format::when(&m.last_updated)) }
                     @if let Some(by) = &m.last_uploaded_by { dt { "Last uploaded by" } dd { (by) } }
                     @for (name, s) in ranges {
                         dt { (name) " range" } dd { (or_dash(&s.min)) " to " (or_dash(&s.max)) }

@@ -69,6 +69,19 @@ pub fn number(n: &Cell) -> String {
     }
 }
 
+/// A time the engine wrote (`2026-11-29T02:06:53.636Z`, `2026-11-29 02:06:53+00:00`) as every
+/// page shows times: `2026-11-29 02:06:53 UTC`. Text that is no such time is kept as it is.
+pub fn when(text: &str) -> String {
+    let head: String = text.chars().take(19).collect();
+    let b = head.as_bytes();
+    let is_time = b.len() == 19 && b[4] == b'-' && (b[10] == b'T' || b[10] == b' ');
+    let utc = text.ends_with('Z') || text.ends_with("+00:00") || text.len() == 19;
+    match is_time && utc {
+        true => format!("{} UTC", head.replacen('T', " ", 1)),
+        false => text.to_string(),
+    }
+}
+
 /// `seconds` since 1970 as `YYYYMMDDTHHMMSSZ` (UTC), for file names.
 pub fn utc_stamp(seconds: i64) -> String {
     let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
@@ -110,5 +123,8 @@ mod tests {
         assert_eq!(shown(1e20), "100,000,000,000,000,000,000");
         assert_eq!(count(1_120_000), "1,120,000");
         assert_eq!(count(999), "999");
+        assert_eq!(when("2026-11-29T02:06:53.636Z"), "2026-11-29 02:06:53 UTC");
+        assert_eq!(when("2026-11-29 02:06:53+00:00"), "2026-11-29 02:06:53 UTC");
+        assert_eq!(when("Never updated"), "Never updated");
     }
 }

@@ -62,7 +62,7 @@ fn commit_row(
     html! {
         tr {
             td data-label="Commit" { (c.commit) }
-            td data-label="When" { (c.committed_at) }
+            td data-label="When" { (crate::web::format::when(&c.committed_at)) }
             td data-label="Operation" { (c.operation) }
             td data-label="By" { (c.subject.as_deref().unwrap_or("the service")) }
             td data-label="File" {
@@ -131,7 +131,7 @@ fn versions_switch(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
     html! {
         @if versions.len() > 1 {
             nav.versions #history-versions aria-label="Versions" {
-                "History of schema version " strong { (version) } ". Versions: "
+                "Versions: "
                 @for (v, rows) in versions {
                     @if *v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "/history?version=" (v) } { (v) } }
                     " (" @if *rows == 0 { "no data" } @else { (count(*rows as u64)) " rows" } ") "

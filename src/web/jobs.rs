@@ -43,8 +43,8 @@ pub fn job_row(job: &JobView) -> Markup {
             }
             td data-field="status" data-label="Status" { span.status data-status=(job.status.as_str()) { (job.status.as_str()) } }
             td data-field="step" data-label="Step" { (job.step.as_str()) }
-            td data-field="rows" data-label="Rows" { (job.rows_processed) }
-            td data-label="Started" { (job.created_at) }
+            td data-field="rows" data-label="Rows" { (count(job.rows_processed.max(0) as u64)) }
+            td data-label="Started" { (crate::web::format::when(&job.created_at)) }
             td data-field="errors" data-label="Outcome" { (outcome(job)) }
         }
     }
@@ -127,9 +127,9 @@ pub async fn get_job(
         }
         dl.facts {
             dt { "Job id" } dd { code { (job.job_id) } }
-            @if let Some(f) = &job.filename { dt { "File" } dd { (f) } }
-            @if let Some(f) = &job.raw_filename { dt { "Stored as" } dd { (f) } }
-            @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (f) } }
+            @if let Some(f) = &job.filename { dt { "File" } dd { (crate::web::format::when(f)) } }
+            @if let Some(f) = &job.raw_filename { dt { "Stored as" } dd { (crate::web::format::when(f)) } }
+            @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (crate::web::format::when(f)) } }
         }
         (query_section(&job, remembered))
         @if job.kind == JobKind::Query {

@@ -21,7 +21,7 @@ fn figures(c: &ColumnView) -> Markup {
     html! {
         p.figures {
             (format!("{:.1}% null", c.null_share * 100.0))
-            " · about " (c.distinct_estimate) " distinct"
+            " · about " (crate::web::format::count(c.distinct_estimate)) " distinct"
             " · from " (shown(c.min.as_ref().map(Cell::of_json))) " to " (shown(c.max.as_ref().map(Cell::of_json)))
         }
     }
@@ -57,7 +57,7 @@ pub fn section(p: &ProfileView) -> Markup {
         @if p.uploads == 0 {
             p.empty { "No profiled upload in this version yet: profiles are taken as data is uploaded." }
         } @else {
-            p { "Over " (p.rows) " rows of " (p.uploads) (if p.uploads == 1 { " upload" } else { " uploads" }) "." }
+            p { "Over " (crate::web::format::count(p.rows)) " rows of " (p.uploads) (if p.uploads == 1 { " upload" } else { " uploads" }) "." }
             @if !p.changes.is_empty() {
                 div #profile-changes role="status" {
                     p.warning { "Changed in the last upload:" }

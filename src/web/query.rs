@@ -136,12 +136,11 @@ fn builder(asked: &Asked) -> Markup {
                         option value="DESC" selected[value("direction") == "DESC"] { "Descending" }
                     }
                 }
-                div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; }
+                div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; small #limit-help { "A preview page shows up to 1,000 rows; downloads and jobs give every row up to the limit." } }
             }
             label for="as_of_commit" { "As of commit (blank: the current rows)" }
             input id="as_of_commit" name="as_of_commit" type="number" min="1" value=(value("as_of_commit")) aria-describedby="as-of-help";
             small #as-of-help { "The rows as an earlier commit of this version had them: the version's history lists its commits." }
-            small #limit-help { "The preview shows up to 1,000 rows a page; downloads and jobs give every row up to the limit." }
             div.check { input type="checkbox" id="index" name="index" value="yes" checked[asked.f.get("index").is_some()]; label for="index" { "CSV download: start each row with its number (as the API's CSV)" } }
             div.buttons {
                 button type="submit" name="action" value="preview" { "Preview" }

@@ -130,7 +130,7 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   await page.goto(`${BASE}/`);
   await page.click("text=visits");
   assert.equal(await page.textContent("h1"), "default / web / visits");
-  assert.equal(await page.textContent("#row-count"), "3000");
+  assert.equal(await page.textContent("#row-count"), "3,000");
   assert.match(await page.textContent("table.columns"), /city.*string/s);
   assert.equal(await page.locator("#charts svg.chart").count(), 2);
   assert.equal(await page.locator("#charts svg.chart rect.bar").count() >= 3, true);
