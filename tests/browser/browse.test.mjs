@@ -307,7 +307,7 @@ test("an answer too large to download is offered as a one-click job", async () =
   await shoot(page, "query-too-large");
   await Promise.all([page.waitForNavigation(), page.click(".offer form.job button")]);
   await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 120000 });
-  assert.match(await page.textContent("table.jobs"), /100001/);
+  assert.match(await page.textContent("table.jobs"), /100,001/);
 });
 
 test("the query page's SQL link runs a SELECT over the dataset, downloads it whole, and refuses a write in words", async () => {

@@ -132,14 +132,15 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   assert.equal(await page.textContent("h1"), "default / web / visits");
   assert.equal(await page.textContent("#row-count"), "3,000");
   assert.match(await page.textContent("table.columns"), /city.*string/s);
-  assert.equal(await page.locator("#charts svg.chart").count(), 2);
+  assert.equal(await page.locator("#charts svg.chart.wide").count(), 2);
+  assert.equal(await page.locator("#charts svg.chart.narrow").count(), 2, "a phone layout of each");
   assert.equal(await page.locator("#charts svg.chart rect.bar").count() >= 3, true);
   // Column profiles: one per column, the city's three values counted exactly.
   assert.equal(await page.locator("#profiles section.profile").count(), 3);
   const city = page.locator("#profiles section.profile", { hasText: "city" });
   assert.match(await city.locator("p.figures").textContent(), /0\.0% null · about 3 distinct · from Hull to York/);
-  assert.equal(await city.locator("rect.bar").count(), 3);
-  assert.match(await city.locator("svg").textContent(), /Leeds.*1000/s);
+  assert.equal(await city.locator("svg.wide rect.bar").count(), 3);
+  assert.match(await city.locator("svg.wide").textContent(), /Leeds.*1,000/s);
   assert.equal(await page.locator("table.files tbody tr").count(), 1);
   await shoot(page, "dataset");
   await page.click("table.files button.danger");

@@ -103,11 +103,25 @@ test("as of a commit, the view's SQL and 'Ask in SQL' read that commit", async (
   assert.deepEqual(page.problems, []);
 });
 
-test("checks read in words on the dataset page", async () => {
+test("checks read in words on the dataset page; numbers and times in one format; charts readable on a phone", async () => {
   await page.goto(DS);
   const columns = await page.textContent("table.columns");
   assert.match(columns, /more than 0 \(0 itself fails\)/);
   assert.doesNotMatch(columns, /check_type=/);
+  const when = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
+  assert.match((await page.locator("dl.facts dd").nth(2).textContent()).trim(), when, "last updated");
+  const uploaded = await page.locator("table.files tbody td[data-label=Uploaded]").allTextContents();
+  assert.ok(uploaded.length > 0 && uploaded.every((t) => when.test(t.trim())), uploaded.join(" | "));
+  await page.setViewportSize({ width: 390, height: 844 });
+  assert.equal(await page.locator("svg.chart.wide").first().isVisible(), false);
+  const shown = await page.evaluate(() => {
+    const svg = document.querySelector("svg.chart.narrow");
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const size = parseFloat(getComputedStyle(svg.querySelector("text")).fontSize);
+    return { px: size * scale, display: getComputedStyle(svg).display, width: svg.getBoundingClientRect().width };
+  });
+  assert.ok(shown.px >= 11, `a chart label of ${JSON.stringify(shown)} on a phone`);
+  await page.setViewportSize({ width: 1280, height: 800 });
 });
 
 test("keyboard: a focus ring of at least 3:1, and a preview page's tab stops are few", async () => {
