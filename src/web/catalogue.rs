@@ -144,6 +144,27 @@ fn search_form(search: &Search, layers: &[String]) -> Markup {
     }
 }
 
+/// Where the rows are when the latest version is new and empty (a column change): that version
+/// and its rows, for a reader of the dataset.
+fn rows_elsewhere(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> Option<(i64, i64)> {
+    let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
+    let pass = state
+        .engine
+        .dataset_pass::<Read>(viewer.subject.clone(), &key);
+    state.engine.rows_elsewhere(&pass.ok()?, d.version).ok()?
+}
+
+/// The entry's own tags (`key=value`, or `key`), without the listing's sensitivity and count.
+fn own_tags(d: &DatasetEntry) -> Vec<String> {
+    let own = d.tags.iter();
+    let own = own.filter(|(k, _)| !matches!(*k, "sensitivity" | "no_of_versions"));
+    own.map(|(k, v)| match v.is_empty() {
+        true => k.to_string(),
+        false => format!("{k}={v}"),
+    })
+    .collect()
+}
+
 /// Whether the viewer may read the entry's data (a lock is shown where it may not).
 fn readable(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> bool {
     let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
@@ -175,6 +196,8 @@ fn datasets_table(
                             @let (layer, domain, name) = (&d.layer, &d.domain, &d.dataset);
                             @let (last_update, description) = enriched(d);
                             @let open = readable(state, viewer, d);
+                            @let never = last_update == "Never updated" && d.version > 1 && open;
+                            @let elsewhere = never.then(|| rows_elsewhere(state, viewer, d)).flatten();
                             tr {
                                 td {
                                     a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
@@ -184,8 +207,16 @@ fn datasets_table(
                                 td { (layer) " / " (domain) }
                                 td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
                                 td { (d.version) }
-                                td { (crate::web::format::when(last_update)) }
-                                td { (description) }
+                                td {
+                                    @match elsewhere {
+                                        Some((v, rows)) => span.elsewhere { "Version " (d.version) " is new and empty; " a href={ "/datasets/" (layer) "/" (domain) "/" (name) "?version=" (v) } { (crate::web::format::count(rows.max(0) as u64)) " rows in version " (v) } },
+                                        None => (crate::web::format::when(last_update)),
+                                    }
+                                }
+                                td {
+                                    (description)
+                                    @for t in own_tags(d) { " " span.badge.tag { (t) } }
+                                }
                             }
                         }
                     }

@@ -36,14 +36,16 @@ fn chart(c: &ColumnView) -> Option<Markup> {
         return Some(bars(&format!("Values of {}", c.name), &values));
     }
     let bins = c.histogram.as_ref()?;
+    // Each bin holds its lower end, not its upper one (the next bin's lower end), but the last,
+    // which holds both: "0 up to 300", ..., "2699 to 2999", so no value reads as in two bins.
+    let last = bins.len().saturating_sub(1);
     let values: Vec<(String, i64)> = bins
         .iter()
-        .map(|b| {
-            let label = format!(
-                "{} – {}",
-                shown(Some(Cell::of_json(&b.from))),
-                shown(Some(Cell::of_json(&b.to)))
-            );
+        .enumerate()
+        .map(|(i, b)| {
+            let (from, to) = (Cell::of_json(&b.from), Cell::of_json(&b.to));
+            let joint = if i == last { "to" } else { "up to" };
+            let label = format!("{} {joint} {}", shown(Some(from)), shown(Some(to)));
             (label, b.count as i64)
         })
         .collect();

@@ -52,7 +52,7 @@ before(async () => {
   const created = await api(token, "POST", "/api/schema", {
     metadata: {
       layer: "default", domain: "farm", dataset: "animals", sensitivity: "PUBLIC",
-      owners: [{ name: "Owner", email: "owner@example.com" }],
+      owners: [{ name: "Owner", email: "owner@example.com" }], key_value_tags: { site: "north" },
     },
     columns: [
       { name: "id", data_type: "int", allow_null: false, checks: { positive: { check_type: "greater_than", parameters: { min_value: 0 } } } },
@@ -168,7 +168,7 @@ test("after a column change the pages read the version with rows, and the histor
   const info = await api(token, "GET", `${PATH}/info`);
   assert.equal(info.status, 200, JSON.stringify(info.body));
   const next = {
-    metadata: { layer: "default", domain: "farm", dataset: "animals", sensitivity: "PUBLIC", owners: [{ name: "Owner", email: "owner@example.com" }] },
+    metadata: { layer: "default", domain: "farm", dataset: "animals", sensitivity: "PUBLIC", owners: [{ name: "Owner", email: "owner@example.com" }], key_value_tags: { site: "north" } },
     columns: [
       { name: "id", data_type: "int", allow_null: false },
       { name: "kind", data_type: "string", allow_null: false },
@@ -181,6 +181,12 @@ test("after a column change the pages read the version with rows, and the histor
   assert.equal(await page.textContent("#version-read"), "1");
   assert.equal(await page.textContent("#row-count"), String(ROWS));
   assert.match(await page.textContent("#latest-empty"), /Version 2 \(the latest\) has no data yet/);
+  // The catalogue says where the rows are, not "Never updated"; it lists the tags.
+  await page.goto(`${BASE}/`);
+  const listed = page.locator("table.datasets tbody tr", { hasText: "animals" });
+  assert.match(await listed.textContent(), new RegExp(`Version 2 is new and empty; ${ROWS} rows in version 1`));
+  assert.equal(await listed.locator(".badge.tag").textContent(), "site=north");
+  await shoot(page, "catalogue-tags");
   await page.goto(`${DS}/query?action=preview`);
   assert.equal(await page.inputValue("#version"), "1");
   assert.match(await page.textContent("#preview-count"), new RegExp(`of ${ROWS}$`));
