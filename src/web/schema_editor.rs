@@ -82,7 +82,36 @@ impl Edited {
                 }
             ));
         }
+        self.warnings.extend(self.sample_refusals());
         self
+    }
+
+    /// The sample's example values that a column's check refuses: uploading the sample would
+    /// refuse those rows (a strict `greater_than 0` and a value 0, say).
+    fn sample_refusals(&self) -> Vec<String> {
+        let Some((_, kept)) = &self.sample else {
+            return vec![];
+        };
+        let mut out = vec![];
+        for (c, figures) in self.schema.columns.iter().zip(&kept.columns) {
+            for (name, spec) in &c.checks {
+                let refused = figures.examples.iter().filter(|e| {
+                    rapid_actors::ingest::example_fails(spec, &c.data_type, e) == Some(true)
+                });
+                let refused: Vec<&String> = refused.collect();
+                if !refused.is_empty() {
+                    let listed: Vec<&str> = refused.iter().map(|e| e.as_str()).collect();
+                    out.push(format!(
+                        "Column {}: the sample has {} that its check {name} ({}) refuses: \
+                         an upload of the sample would refuse those rows.",
+                        c.name,
+                        listed.join(", "),
+                        spec.sentence()
+                    ));
+                }
+            }
+        }
+        out
     }
 }
 

@@ -198,3 +198,18 @@ test("after a column change the pages read the version with rows, and the histor
   await shoot(page, "history-versions");
   assert.deepEqual(page.problems, []);
 });
+
+test("the editor warns when a check refuses the sample's own values (greater_than is strict)", async () => {
+  await page.goto(`${BASE}/schema/new`);
+  await page.fill("#domain", "farm");
+  await page.fill("#dataset", "counts");
+  const sample = "n,kind\n0,pig\n3,cow\n5,hen\n";
+  await page.setInputFiles("#file", { name: "counts.csv", mimeType: "text/csv", buffer: Buffer.from(sample) });
+  await Promise.all([page.waitForNavigation(), page.click("text=Generate the schema")]);
+  assert.equal(await page.locator(".protection-warning").count(), 0);
+  await page.selectOption("[name=c0_k0_type]", "greater_than");
+  await page.fill("[name=c0_k0_values]", "0");
+  await Promise.all([page.waitForNavigation(), page.click("button[value=check]")]);
+  assert.match(await page.textContent("main"), /Column n: the sample has 0 that its check greater_than \(more than 0 \(0 itself fails\)\) refuses/);
+  assert.deepEqual(page.problems, []);
+});
