@@ -144,14 +144,29 @@ fn search_form(search: &Search, layers: &[String]) -> Markup {
     }
 }
 
-/// Where the rows are when the latest version is new and empty (a column change): that version
-/// and its rows, for a reader of the dataset.
-fn rows_elsewhere(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> Option<(i64, i64)> {
+/// The rows a reader reads by default, for a reader of the dataset: the latest version's in its
+/// current commit, or, when that version is new and empty (a column change), the newest version
+/// holding rows and its rows (`Some(version)`).
+fn rows_of(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> Option<(i64, Option<i64>)> {
     let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
     let pass = state
         .engine
         .dataset_pass::<Read>(viewer.subject.clone(), &key);
-    state.engine.rows_elsewhere(&pass.ok()?, d.version).ok()?
+    let pass = pass.ok()?;
+    let latest: i64 = state
+        .engine
+        .version_files(&pass, d.version)
+        .ok()?
+        .live
+        .values()
+        .sum();
+    if latest > 0 || d.version == 1 {
+        return Some((latest, None));
+    }
+    match state.engine.rows_elsewhere(&pass, d.version).ok()? {
+        Some((v, rows)) => Some((rows, Some(v))),
+        None => Some((0, None)),
+    }
 }
 
 /// The entry's own tags (`key=value`, or `key`), without the listing's sensitivity and count.
@@ -190,14 +205,14 @@ fn datasets_table(
         } @else {
             div.table-wrap {
                 table.datasets {
-                    thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
+                    thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Rows" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
                     tbody {
                         @for d in &rows {
                             @let (layer, domain, name) = (&d.layer, &d.domain, &d.dataset);
                             @let (last_update, description) = enriched(d);
                             @let open = readable(state, viewer, d);
-                            @let never = last_update == "Never updated" && d.version > 1 && open;
-                            @let elsewhere = never.then(|| rows_elsewhere(state, viewer, d)).flatten();
+                            @let rows = open.then(|| rows_of(state, viewer, d)).flatten();
+                            @let elsewhere = rows.and_then(|(r, v)| Some((v?, r)));
                             tr {
                                 td {
                                     a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
@@ -207,6 +222,7 @@ fn datasets_table(
                                 td { (layer) " / " (domain) }
                                 td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
                                 td { (d.version) }
+                                td.num.rows { @match rows { Some((r, _)) => (crate::web::format::count(r.max(0) as u64)), None => "—" } }
                                 td {
                                     @match elsewhere {
                                         Some((v, rows)) => span.elsewhere { "Version " (d.version) " is new and empty; " a href={ "/datasets/" (layer) "/" (domain) "/" (name) "?version=" (v) } { (crate::web::format::count(rows.max(0) as u64)) " rows in version " (v) } },

@@ -186,6 +186,7 @@ test("after a column change the pages read the version with rows, and the histor
   const listed = page.locator("table.datasets tbody tr", { hasText: "animals" });
   assert.match(await listed.textContent(), new RegExp(`Version 2 is new and empty; ${ROWS} rows in version 1`));
   assert.equal(await listed.locator(".badge.tag").textContent(), "site=north");
+  assert.equal(await listed.locator("td.rows").textContent(), String(ROWS), "the rows a reader reads");
   await shoot(page, "catalogue-tags");
   await page.goto(`${DS}/query?action=preview`);
   assert.equal(await page.inputValue("#version"), "1");
