@@ -204,7 +204,7 @@ fn datasets_table(
             p.empty { "No dataset matches." }
         } @else {
             div.table-wrap {
-                table.datasets {
+                table.datasets.blocks {
                     thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Rows" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
                     tbody {
                         @for d in &rows {
@@ -214,22 +214,22 @@ fn datasets_table(
                             @let rows = open.then(|| rows_of(state, viewer, d)).flatten();
                             @let elsewhere = rows.and_then(|(r, v)| Some((v?, r)));
                             tr {
-                                td {
+                                td data-label="Dataset" {
                                     a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
                                     @if open { " · " a.rows href={ "/datasets/" (layer) "/" (domain) "/" (name) "/query" } aria-label={ "Browse the rows of " (name) } { "rows" } }
                                     @if !open { " " span.badge.lock title="Your permissions do not cover this dataset's data" { "no read access" } }
                                 }
-                                td { (layer) " / " (domain) }
-                                td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
-                                td { (d.version) }
-                                td.num.rows { @match rows { Some((r, _)) => (crate::web::format::count(r.max(0) as u64)), None => "—" } }
-                                td {
+                                td data-label="Layer / domain" { (layer) " / " (domain) }
+                                td data-label="Sensitivity" { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
+                                td data-label="Versions" { (d.version) }
+                                td.num.rows data-label="Rows" { @match rows { Some((r, _)) => (crate::web::format::count(r.max(0) as u64)), None => "—" } }
+                                td data-label="Last update" {
                                     @match elsewhere {
                                         Some((v, rows)) => span.elsewhere { "Version " (d.version) " is new and empty; " a href={ "/datasets/" (layer) "/" (domain) "/" (name) "?version=" (v) } { (crate::web::format::count(rows.max(0) as u64)) " rows in version " (v) } },
                                         None => (crate::web::format::when(last_update)),
                                     }
                                 }
-                                td {
+                                td data-label="Description" {
                                     (description)
                                     @for t in own_tags(d) { " " span.badge.tag { (t) } }
                                 }
