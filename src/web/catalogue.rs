@@ -5,14 +5,13 @@ use std::collections::BTreeMap;
 
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::engine::{DatasetEntry, DatasetFilter};
+use rapid_actors::engine::{DatasetEntry, DatasetFilter, OneOrMany};
 use serde::Deserialize;
 
 use rapid_actors::key::DatasetKey;
 
 use crate::auth::{AnySubject, Read};
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::guard::Page;
 use crate::web::layout::{notice, page};
 use crate::web::page::{ok, PageError, PageResult};
@@ -46,7 +45,7 @@ fn enriched(d: &DatasetEntry) -> (&str, &str) {
     })
 }
 
-/// The API's own filter, built as its JSON body would be.
+/// The API's own filter (its sensitivity checked by the engine, as the API's).
 fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
     let mut kv = BTreeMap::new();
     for tag in search
@@ -60,28 +59,30 @@ fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
             None => kv.insert(tag.to_string(), None),
         };
     }
-    let mut body = serde_json::json!({ "key_value_tags": kv });
-    if !search.sensitivity.is_empty() {
-        body["sensitivity"] = serde_json::json!(search.sensitivity);
-    }
-    serde_json::from_value(body).map_err(|e| PageError::invalid(format!("Invalid filter: {e}")))
+    let sensitivity = (!search.sensitivity.is_empty()).then(|| search.sensitivity.clone());
+    Ok(DatasetFilter {
+        sensitivity: sensitivity.map(OneOrMany::One),
+        key_value_tags: kv,
+        key_only_tags: vec![],
+    })
 }
 
 pub async fn get_catalogue(
     state: web::Data<AppState>,
     search: web::Query<Search>,
-    Page { viewer, .. }: Page<AnySubject>,
+    Page { viewer, pass }: Page<AnySubject>,
 ) -> PageResult {
-    let all = backend::list_datasets(&state, &viewer.subject, &filter_of(&search)?)?;
+    let all = state.engine.list(&pass, &filter_of(&search)?, true)?;
     // "N of M": M every dataset the viewer may see, whatever the filters (the engine's too).
     let filtered = !search.sensitivity.is_empty() || !search.tags.trim().is_empty();
     let every = match filtered {
-        true => {
-            backend::list_datasets(&state, &viewer.subject, &filter_of(&Search::default())?)?.len()
-        }
+        true => state
+            .engine
+            .list(&pass, &DatasetFilter::default(), true)?
+            .len(),
         false => all.len(),
     };
-    let layers = backend::layers(&state);
+    let layers = state.engine.layers().to_vec();
     let body = html! {
         @if search.password == "changed" { (notice("Your password has been changed.")) }
         @let done = crate::web::done::verified(&viewer, &search.done, &search.done_sig);
@@ -143,10 +144,49 @@ fn search_form(search: &Search, layers: &[String]) -> Markup {
     }
 }
 
+/// The rows a reader reads by default, for a reader of the dataset: the latest version's in its
+/// current commit, or, when that version is new and empty (a column change), the newest version
+/// holding rows and its rows (`Some(version)`).
+fn rows_of(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> Option<(i64, Option<i64>)> {
+    let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
+    let pass = state
+        .engine
+        .dataset_pass::<Read>(viewer.subject.clone(), &key);
+    let pass = pass.ok()?;
+    let latest: i64 = state
+        .engine
+        .version_files(&pass, d.version)
+        .ok()?
+        .live
+        .values()
+        .sum();
+    if latest > 0 || d.version == 1 {
+        return Some((latest, None));
+    }
+    match state.engine.rows_elsewhere(&pass, d.version).ok()? {
+        Some((v, rows)) => Some((rows, Some(v))),
+        None => Some((0, None)),
+    }
+}
+
+/// The entry's own tags (`key=value`, or `key`), without the listing's sensitivity and count.
+fn own_tags(d: &DatasetEntry) -> Vec<String> {
+    let own = d.tags.iter();
+    let own = own.filter(|(k, _)| !matches!(*k, "sensitivity" | "no_of_versions"));
+    own.map(|(k, v)| match v.is_empty() {
+        true => k.to_string(),
+        false => format!("{k}={v}"),
+    })
+    .collect()
+}
+
 /// Whether the viewer may read the entry's data (a lock is shown where it may not).
 fn readable(state: &AppState, viewer: &Viewer, d: &DatasetEntry) -> bool {
     let key = DatasetKey::new(&d.layer, &d.domain, &d.dataset);
-    backend::may::<Read>(state, &viewer.subject, &key)
+    state
+        .engine
+        .dataset_pass::<Read>(viewer.subject.clone(), &key)
+        .is_ok()
 }
 
 fn datasets_table(
@@ -159,29 +199,40 @@ fn datasets_table(
     html! {
         p.count #catalogue-count aria-live="polite" { (rows.len()) " of " (every) " datasets" }
         @if all.is_empty() {
-            p.empty #no-datasets { "No datasets yet." @if backend::is_data_admin(&viewer.subject) { " " a href="/schema/new" { "Create one from a sample file" } "." } }
+            p.empty #no-datasets { "No datasets yet." @if viewer.is_data_admin() { " " a href="/schema/new" { "Create one from a sample file" } "." } }
         } @else if rows.is_empty() {
             p.empty { "No dataset matches." }
         } @else {
             div.table-wrap {
-                table.datasets {
-                    thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
+                table.datasets.blocks {
+                    thead { tr { th scope="col" { "Dataset" } th scope="col" { "Layer / domain" } th scope="col" { "Sensitivity" } th scope="col" { "Versions" } th scope="col" { "Rows" } th scope="col" { "Last update" } th scope="col" { "Description" } } }
                     tbody {
                         @for d in &rows {
                             @let (layer, domain, name) = (&d.layer, &d.domain, &d.dataset);
                             @let (last_update, description) = enriched(d);
                             @let open = readable(state, viewer, d);
+                            @let rows = open.then(|| rows_of(state, viewer, d)).flatten();
+                            @let elsewhere = rows.and_then(|(r, v)| Some((v?, r)));
                             tr {
-                                td {
+                                td data-label="Dataset" {
                                     a href={ "/datasets/" (layer) "/" (domain) "/" (name) } { (name) }
                                     @if open { " · " a.rows href={ "/datasets/" (layer) "/" (domain) "/" (name) "/query" } aria-label={ "Browse the rows of " (name) } { "rows" } }
                                     @if !open { " " span.badge.lock title="Your permissions do not cover this dataset's data" { "no read access" } }
                                 }
-                                td { (layer) " / " (domain) }
-                                td { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
-                                td { (d.version) }
-                                td { (last_update) }
-                                td { (description) }
+                                td data-label="Layer / domain" { (layer) " / " (domain) }
+                                td data-label="Sensitivity" { span.badge { (d.tags.get("sensitivity").unwrap_or("")) } }
+                                td data-label="Versions" { (d.version) }
+                                td.num.rows data-label="Rows" { @match rows { Some((r, _)) => (crate::web::format::count(r.max(0) as u64)), None => "—" } }
+                                td data-label="Last update" {
+                                    @match elsewhere {
+                                        Some((v, rows)) => span.elsewhere { "Version " (d.version) " is new and empty; " a href={ "/datasets/" (layer) "/" (domain) "/" (name) "?version=" (v) } { (crate::web::format::count(rows.max(0) as u64)) " rows in version " (v) } },
+                                        None => (crate::web::format::when(last_update)),
+                                    }
+                                }
+                                td data-label="Description" {
+                                    (description)
+                                    @for t in own_tags(d) { " " span.badge.tag { (t) } }
+                                }
                             }
                         }
                     }

@@ -3,6 +3,9 @@
 use maud::{html, Markup};
 
 const WIDTH: f64 = 640.0;
+/// The phone's chart: as wide as a phone's column (drawn at about 1:1, so its 12-unit labels
+/// read as 12 px), each label above its bar.
+const NARROW: f64 = 350.0;
 const BAR: f64 = 18.0;
 const GAP: f64 = 6.0;
 const LABEL: f64 = 220.0;
@@ -22,18 +25,44 @@ pub fn bars(title: &str, values: &[(String, i64)]) -> Markup {
     html! {
         figure.chart {
             figcaption { (title) }
-            svg.chart viewBox={ "0 0 " (WIDTH) " " (height) } role="img" aria-label=(title) xmlns="http://www.w3.org/2000/svg" {
+            svg.chart.wide viewBox={ "0 0 " (WIDTH) " " (height) } role="img" aria-label=(title) xmlns="http://www.w3.org/2000/svg" {
                 title { (title) }
                 @for (i, (label, value)) in shown.iter().enumerate() {
                     @let y = GAP + i as f64 * (BAR + GAP);
                     @let w = (*value as f64 / max * span).max(1.0);
                     text x="4" y=(y + BAR * 0.72) { (short(label)) }
                     rect.bar x=(LABEL) y=(y) width=(format!("{w:.1}")) height=(BAR) rx="2" {}
-                    text x=(format!("{:.1}", LABEL + w + 6.0)) y=(y + BAR * 0.72) { (value) }
+                    text x=(format!("{:.1}", LABEL + w + 6.0)) y=(y + BAR * 0.72) { (count(*value)) }
                 }
+            }
+            (narrow(title, &shown, max))
+        }
+    }
+}
+
+/// The same bars for a phone: the label on its own line, the bar under it.
+fn narrow(title: &str, shown: &[(String, i64)], max: f64) -> Markup {
+    const LINE: f64 = 15.0;
+    let row = LINE + BAR + GAP;
+    let height = shown.len() as f64 * row + GAP;
+    let span = NARROW - 70.0;
+    html! {
+        svg.chart.narrow viewBox={ "0 0 " (NARROW) " " (height) } role="img" aria-label=(title) xmlns="http://www.w3.org/2000/svg" {
+            title { (title) }
+            @for (i, (label, value)) in shown.iter().enumerate() {
+                @let y = GAP + i as f64 * row;
+                @let w = (*value as f64 / max * span).max(1.0);
+                text x="2" y=(y + LINE - 3.0) { (short(label)) }
+                rect.bar x="2" y=(y + LINE) width=(format!("{w:.1}")) height=(BAR) rx="2" {}
+                text x=(format!("{:.1}", w + 8.0)) y=(y + LINE + BAR * 0.72) { (count(*value)) }
             }
         }
     }
+}
+
+/// A bar's value for people (`1,000`; never negative).
+fn count(v: i64) -> String {
+    crate::web::format::count(v.max(0) as u64)
 }
 
 fn short(label: &str) -> String {

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use maud::{html, Markup};
 use rapid_actors::schema::CheckSpec;
-use serde_json::{json, Map, Value};
 
 use crate::web::page::FormData;
 
@@ -35,42 +34,12 @@ pub struct CheckRow {
     pub values: String,
 }
 
-fn text_of(v: Option<&Value>) -> String {
-    match v {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    }
-}
-
 /// A stored check in the editor's words.
 fn row_of(name: &str, spec: &CheckSpec) -> CheckRow {
-    let p = &spec.parameters;
-    let values = match spec.check_type.as_str() {
-        "in_range" | "str_length" => format!(
-            "{} to {}",
-            text_of(p.get("min_value")),
-            text_of(p.get("max_value"))
-        )
-        .trim()
-        .to_string(),
-        "greater_than" => text_of(p.get("min_value")),
-        "less_than" => text_of(p.get("max_value")),
-        "isin" => match p.get("allowed_values") {
-            Some(Value::Array(a)) => a
-                .iter()
-                .map(|v| text_of(Some(v)))
-                .collect::<Vec<_>>()
-                .join(", "),
-            other => text_of(other),
-        },
-        "str_matches" => text_of(p.get("pattern")),
-        _ => Value::Object(p.clone()).to_string(),
-    };
     CheckRow {
         name: name.to_string(),
         kind: spec.check_type.clone(),
-        values,
+        values: spec.values_in_words(),
     }
 }
 
@@ -98,58 +67,6 @@ pub fn typed_rows(f: &FormData, i: usize) -> Vec<CheckRow> {
         .collect()
 }
 
-/// A number as typed: an integer where it is one, else a decimal; `None` if neither.
-fn number(text: &str) -> Option<Value> {
-    let t = text.trim();
-    t.parse::<i64>()
-        .map(Value::from)
-        .ok()
-        .or_else(|| t.parse::<f64>().ok().map(|f| json!(f)))
-}
-
-/// "a to b" as the two numbers (either may be left out, not both).
-fn range(text: &str) -> Option<(Option<Value>, Option<Value>)> {
-    let (a, b) = text.split_once(" to ").unwrap_or((text, ""));
-    let side = |s: &str| match s.trim() {
-        "" => Ok(None),
-        s => number(s).map(Some).ok_or(()),
-    };
-    match (side(a).ok()?, side(b).ok()?) {
-        (None, None) => None,
-        both => Some(both),
-    }
-}
-
-/// The parameters of a check of `kind` from its values, or what they should look like.
-fn parameters(kind: &str, values: &str, data_type: &str) -> Option<Map<String, Value>> {
-    let mut p = Map::new();
-    match kind {
-        "in_range" | "str_length" => {
-            let (min, max) = range(values)?;
-            if let Some(v) = min {
-                p.insert("min_value".into(), v);
-            }
-            if let Some(v) = max {
-                p.insert("max_value".into(), v);
-            }
-        }
-        "greater_than" => drop(p.insert("min_value".into(), number(values)?)),
-        "less_than" => drop(p.insert("max_value".into(), number(values)?)),
-        "isin" => {
-            let listed = values.split(',').map(str::trim).filter(|v| !v.is_empty());
-            let numeric = matches!(data_type, "int" | "integer" | "double");
-            let parsed: Option<Vec<Value>> = match numeric {
-                true => listed.map(number).collect(),
-                false => Some(listed.map(|v| json!(v)).collect()),
-            };
-            p.insert("allowed_values".into(), Value::Array(parsed?));
-        }
-        "str_matches" if !values.is_empty() => drop(p.insert("pattern".into(), json!(values))),
-        _ => return None,
-    }
-    Some(p)
-}
-
 /// The checks of column `column` (of `data_type`) from the editor's lines; what could not be read
 /// goes to `problems`, in words.
 pub fn specs_of(
@@ -168,7 +85,7 @@ pub fn specs_of(
             ));
             continue;
         };
-        let Some(parameters) = parameters(kind, &r.values, data_type) else {
+        let Some(spec) = CheckSpec::from_words(kind, &r.values, data_type) else {
             problems.push(format!(
                 "Column {column}: the check {kind} needs its values as {shape}; [{}] is not that.",
                 r.values
@@ -182,10 +99,6 @@ pub fn specs_of(
         while out.contains_key(&name) {
             name.push('_');
         }
-        let spec = CheckSpec {
-            check_type: kind.to_string(),
-            parameters,
-        };
         out.insert(name, spec);
     }
     out
@@ -245,14 +158,8 @@ mod tests {
         ];
         let specs = specs_of("n", "int", &rows, &mut problems);
         assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(
-            json!(specs["in_range"].parameters),
-            json!({"min_value": 0, "max_value": 100})
-        );
-        assert_eq!(
-            json!(specs["isin"].parameters),
-            json!({"allowed_values": [1, 2]})
-        );
+        assert_eq!(specs["in_range"].values_in_words(), "0 to 100");
+        assert_eq!(specs["isin"].values_in_words(), "1, 2");
         assert_eq!(rows_of(&specs), {
             let mut back = vec![
                 row("in_range", "0 to 100"),

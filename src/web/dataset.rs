@@ -7,16 +7,15 @@ use std::collections::BTreeMap;
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::auth::pass::DatasetPass;
-use rapid_actors::engine::{pick_version, DatasetInfo, RawFile};
+use rapid_actors::engine::{DatasetInfo, Overview, RawFile};
 use rapid_actors::key::{DatasetKey, DatasetRecord};
 use rapid_actors::schema::{Column, Metadata, Schema};
 
 use crate::auth::{DataAdmin, Read, Write};
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::chart::bars;
 use crate::web::files::{files_table, partition_labels, uploads_over_time};
-use crate::web::format::{count, words};
+use crate::web::format::count;
 use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, PageError, PageResult};
@@ -71,18 +70,7 @@ fn metadata_facts(m: &Metadata) -> [(&'static str, String); 10] {
 /// A column's properties, as [`COLUMN_PROPERTIES`] names them.
 fn column_words(c: &Column) -> [String; 7] {
     let yes = |b: bool| if b { "yes" } else { "no" }.to_string();
-    let checks = c.checks.iter().map(|(name, spec)| {
-        let parameters = spec.parameters.iter();
-        let parameters = listed(
-            parameters
-                .map(|(k, v)| format!("{k}={}", words(v)))
-                .collect(),
-        );
-        format!(
-            "{name}=check_type={}, parameters={parameters}",
-            spec.check_type
-        )
-    });
+    let checks = c.checks.values().map(|spec| spec.sentence());
     [
         c.name.clone(),
         c.data_type.clone(),
@@ -132,9 +120,9 @@ fn info_section(info: &Result<DatasetInfo, rapid_actors::Error>) -> Markup {
                 .filter_map(|c| Some((&c.column.name, c.statistics.as_ref()?)));
             html! {
                 dl.facts {
-                    dt { "Rows" } dd id="row-count" { (m.number_of_rows) }
+                    dt { "Rows" } dd id="row-count" { (count(m.number_of_rows.max(0) as u64)) }
                     dt { "Columns" } dd { (m.number_of_columns) }
-                    dt { "Last updated" } dd { (m.last_updated) }
+                    dt { "Last updated" } dd { (crate::web::format::when(&m.last_updated)) }
                     @if let Some(by) = &m.last_uploaded_by { dt { "Last uploaded by" } dd { (by) } }
                     @for (name, s) in ranges {
                         dt { (name) " range" } dd { (or_dash(&s.min)) " to " (or_dash(&s.max)) }
@@ -180,7 +168,7 @@ pub async fn get_dataset(
     )))
 }
 
-/// The version's schema, figures and files.
+/// The version's schema, figures and files: one engine call.
 async fn read_version(
     state: &AppState,
     viewer: &Viewer,
@@ -188,22 +176,27 @@ async fn read_version(
     asked: Option<i64>,
 ) -> Result<Shown, PageError> {
     let record = pass.record().clone();
-    let version = pick_version(asked, record.latest_version());
-    let schema = backend::schema(state, pass, version)?;
-    let info = backend::dataset_info(state, pass, version).await;
-    let listed = backend::version_files(state, pass, version)?;
-    let can_write = backend::may::<Write>(state, &viewer.subject, record.key());
-    let profile = backend::profile(state, pass, version)?;
-    let versions = backend::rows_per_version(state, pass)?;
+    let Overview {
+        version,
+        schema,
+        info,
+        files,
+        profile,
+        versions,
+    } = state.engine.overview(pass, asked).await?;
+    let can_write = state
+        .engine
+        .dataset_pass::<Write>(viewer.subject.clone(), record.key())
+        .is_ok();
     Ok(Shown {
         versions,
         record,
         version,
         schema,
         info,
-        files: listed.raw,
-        live: listed.live,
-        partitions: listed.partitions,
+        files: files.raw,
+        live: files.live,
+        partitions: files.partitions,
         can_write,
         profile,
     })
@@ -231,7 +224,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         p.actions {
             @if can_write { a.button href={ "/upload?dataset=" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Upload data" } " · " }
             a.button href={ (url) "/query?version=" (version) } { "Browse the rows" } " · " a href={ (url) "/query?version=" (version) "&action=preview" } { "Query this dataset" } " · " a #history-link href={ (url) "/history?version=" (version) } { "History" }
-            @if backend::is_data_admin(&viewer.subject) {
+            @if viewer.is_data_admin() {
                 " · " a href={ "/schema/edit/" (record.key().layer) "/" (record.key().domain) "/" (record.key().dataset) } { "Edit the schema" }
             }
         }
@@ -251,7 +244,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         (crate::web::profile::section(profile))
         h2 { "Files" }
         (files_table(viewer, (&url, version), (files, live), can_write))
-        @if backend::is_data_admin(&viewer.subject) {
+        @if viewer.is_data_admin() {
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {
                 (csrf_field(viewer))
@@ -280,6 +273,12 @@ fn versions_nav(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
             @for (v, r) in versions {
                 @if *v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "?version=" (v) } { (v) } }
                 " (" (rows(*r)) ") "
+            }
+        }
+        @let latest_rows = versions.first().map_or(0, |(_, r)| *r);
+        @if version != latest && latest_rows == 0 && rows_here > 0 {
+            div.alert #latest-empty role="status" {
+                p { "Version " (latest) " (the latest) has no data yet: a new schema version starts empty, so this page reads version " (version) ", the newest with rows. Uploads go to version " (latest) " unless you choose another." }
             }
         }
         @if rows_here == 0 {
@@ -340,7 +339,7 @@ pub async fn post_delete_dataset(
     // As the API: DATA_ADMIN deletes any dataset, readable by it or not.
     let (layer, domain, dataset) = path.into_inner();
     let key = DatasetKey::new(&layer, &domain, &dataset);
-    let record = backend::find_dataset(&state, &admin, &key)?;
+    let record = state.engine.dataset(&admin, &key)?;
     let url = base(&record);
     if form.get("confirm") != Some("yes") {
         let q = html! { "Delete " strong { (record.name()) } " with every version, file and schema? This cannot be undone." };
@@ -352,7 +351,7 @@ pub async fn post_delete_dataset(
             &url,
         );
     }
-    backend::delete_dataset(&state, &admin, record.key()).await?;
+    state.engine.delete_dataset(&admin, record.key()).await?;
     let done = crate::web::done::query(&viewer, &format!("{} has been deleted.", record.name()));
     Ok(see_other(&format!("/?{done}")))
 }

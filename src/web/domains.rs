@@ -5,7 +5,6 @@ use maud::{html, Markup};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
@@ -24,7 +23,7 @@ pub async fn get_domains(
     done: web::Query<Done>,
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
-    let domains = backend::protected_domains(&state, &pass);
+    let domains = state.auth().protected_domains(&pass);
     let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
     let body = domains_body(&viewer, said, &domains, None);
     Ok(ok(page(&viewer, "Protected domains", body)))
@@ -74,7 +73,7 @@ pub async fn post_domain(
     Posted { viewer, pass, form }: Posted<DataAdmin>,
 ) -> PageResult {
     let domain = form.required("domain", "the domain")?;
-    match backend::create_protected_domain(&state, &pass, &domain).await {
+    match state.auth().create_protected_domain(&pass, &domain).await {
         Ok(d) => Ok(see_other(&format!(
             "/protected-domains?{}",
             crate::web::done::query(&viewer, &format!("Protected domain {d} created"))
@@ -82,7 +81,7 @@ pub async fn post_domain(
         Err(e) => {
             let status = crate::error::status_of(e.kind);
             let messages = PageError::from(e).messages();
-            let domains = backend::protected_domains(&state, &pass);
+            let domains = state.auth().protected_domains(&pass);
             let refused = Refused {
                 messages,
                 typed: &domain,
@@ -110,7 +109,7 @@ pub async fn post_delete(
         };
         return Ok(ok(page(&viewer, "Delete a protected domain?", body)));
     }
-    let d = backend::delete_protected_domain(&state, &pass, &path).await?;
+    let d = state.auth().delete_protected_domain(&pass, &path).await?;
     Ok(see_other(&format!(
         "/protected-domains?{}",
         crate::web::done::query(&viewer, &format!("Protected domain {d} deleted"))

@@ -4,19 +4,19 @@
 //! per column through the API's query path, bounded like every synchronous query.
 
 use maud::{html, Markup};
+use rapid_actors::engine::{Cell, Condition, Limit, OrderBy, QueryRequest, Table};
 use rapid_actors::profile::ProfileView;
-use serde_json::{json, Map, Value};
 
 use crate::web::format::{count, words};
 use crate::web::page::FormData;
-use crate::web::query_form::filtered_by;
+use crate::web::query_links::filtered_by;
 
 /// Columns with at most this many distinct values get a facet.
 pub const FACET_DISTINCT: u64 = 30;
 /// Facets shown at most.
 const FACET_COLUMNS: usize = 3;
 /// Values listed per facet.
-const FACET_VALUES: u64 = 8;
+const FACET_VALUES: i64 = 8;
 /// The count's name in a facet's answer.
 const COUNTED: &str = "facet_rows";
 
@@ -35,36 +35,34 @@ pub fn columns(profile: &ProfileView, f: &FormData) -> Vec<String> {
 }
 
 /// The query counting `column`'s commonest values under the form's filter.
-pub fn body(f: &FormData, column: &str) -> Value {
-    let mut q = Map::new();
-    q.insert(
-        "select_columns".into(),
-        json!([column, format!("count(*) AS {COUNTED}")]),
-    );
-    if let Some(filter) = f.get("filter").map(str::trim).filter(|s| !s.is_empty()) {
-        q.insert("filter".into(), json!(filter));
+pub fn body(f: &FormData, column: &str) -> QueryRequest {
+    let filter = f.get("filter").map(str::trim).filter(|s| !s.is_empty());
+    let order = |column: &str, direction: &str| OrderBy {
+        column: column.to_string(),
+        direction: Some(direction.to_string()),
+    };
+    QueryRequest {
+        select_columns: Some(vec![column.to_string(), format!("count(*) AS {COUNTED}")]),
+        filter: filter.map(|c| Condition::Sql(c.to_string())),
+        group_by_columns: Some(vec![column.to_string()]),
+        aggregation_conditions: None,
+        order_by_columns: Some(vec![order(COUNTED, "DESC"), order(column, "ASC")]),
+        limit: Some(Limit::Number(FACET_VALUES)),
     }
-    q.insert("group_by_columns".into(), json!([column]));
-    q.insert(
-        "order_by_columns".into(),
-        json!([{ "column": COUNTED, "direction": "DESC" }, { "column": column, "direction": "ASC" }]),
-    );
-    q.insert("limit".into(), json!(FACET_VALUES));
-    Value::Object(q)
 }
 
 /// The facets answered (a facet whose query failed is left out).
-pub fn section(f: &FormData, url: &str, answers: &[(String, Vec<u8>)]) -> Markup {
-    let facets: Vec<(&String, Vec<(Value, u64)>)> = answers
+pub fn section(f: &FormData, url: &str, answers: &[(String, Table)]) -> Markup {
+    let facets: Vec<(&String, Vec<(Cell, u64)>)> = answers
         .iter()
-        .map(|(column, bytes)| {
-            let rows: Map<String, Value> = serde_json::from_slice(bytes).unwrap_or_default();
-            let values = rows
-                .values()
-                .filter_map(|r| Some((r.get(column)?.clone(), r.get(COUNTED)?.as_u64()?)));
+        .map(|(column, table)| {
+            let values = (0..table.rows.len()).filter_map(|i| {
+                let n = table.get(i, COUNTED)?.as_u64()?;
+                Some((table.get(i, column)?.clone(), n))
+            });
             (column, values.collect())
         })
-        .filter(|(_, v): &(&String, Vec<(Value, u64)>)| !v.is_empty())
+        .filter(|(_, v): &(&String, Vec<(Cell, u64)>)| !v.is_empty())
         .collect();
     html! {
         @if !facets.is_empty() {

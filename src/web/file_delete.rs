@@ -7,7 +7,6 @@ use maud::{html, Markup};
 
 use crate::auth::Write;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::dataset::{base, confirmation};
 use crate::web::guard::{OnDataset, Posted};
 use crate::web::page::{ok, see_other, PageResult};
@@ -40,7 +39,10 @@ pub async fn post_delete_file(
         return Ok(ok(question(&viewer, &url, version, &filename)));
     }
     let erase = form.get("erase") == Some("yes");
-    backend::delete_raw_file(&state, &pass, version, &filename, erase).await?;
+    state
+        .engine
+        .delete_file(&pass, version, &filename, erase)
+        .await?;
     let what = if erase {
         "deleted, and its rows erased from every retained commit"
     } else {

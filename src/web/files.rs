@@ -39,16 +39,16 @@ pub fn files_table(
     @if current.is_empty() { p.empty { "No files in the current rows of this version." } }
     @else {
         div.table-wrap {
-            table.files {
+            table.files.blocks {
                 thead { tr { th scope="col" { "File" } th scope="col" { "Uploaded as" } th scope="col" { "Rows" } th scope="col" { "Bytes" } th scope="col" { "Uploaded" } @if can_write { th scope="col" { span.hidden { "Actions" } } } } }
                 tbody {
                     @for f in &current {
                         tr {
-                            td { code { (f.raw_filename) } }
-                            td { (f.original_filename) }
-                            td.num { (count(live.get(&f.raw_filename).copied().unwrap_or(0).max(0) as u64)) }
-                            td.num { (count(f.bytes.max(0) as u64)) }
-                            td { (f.uploaded_at) }
+                            td data-label="File" { code { (f.raw_filename) } }
+                            td data-label="Uploaded as" { (f.original_filename) }
+                            td.num data-label="Rows" { (count(live.get(&f.raw_filename).copied().unwrap_or(0).max(0) as u64)) }
+                            td.num data-label="Bytes" { (count(f.bytes.max(0) as u64)) }
+                            td data-label="Uploaded" { (crate::web::format::when(&f.uploaded_at)) }
                             @if can_write {
                                 td {
                                     form.inline method="post" action={ (url) "/files/" (version) "/" (f.raw_filename) "/delete" } {

@@ -1,28 +1,16 @@
-//! Values written for people, shared by every page: JSON values in words, counts and numbers
+//! Values written for people, shared by every page: answer cells in words, counts and numbers
 //! with their thousands grouped. Imports nothing of the pages.
 
-use serde_json::Value;
+use rapid_actors::engine::Cell;
 
-/// A JSON value in words: strings bare, null as a dash.
-pub fn words(v: &Value) -> String {
-    match v {
-        Value::Null => "—".into(),
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "yes".into(),
-        Value::Bool(false) => "no".into(),
-        // Owners: "Name <email>"; tags: "key=value"; lists comma separated.
-        Value::Object(o) if o.contains_key("email") => {
-            format!("{} <{}>", words(&o["name"]), words(&o["email"]))
-        }
-        Value::Object(o) if o.is_empty() => "—".into(),
-        Value::Object(o) => o
-            .iter()
-            .map(|(k, v)| format!("{k}={}", words(v)))
-            .collect::<Vec<_>>()
-            .join(", "),
-        Value::Array(a) if a.is_empty() => "—".into(),
-        Value::Array(a) => a.iter().map(words).collect::<Vec<_>>().join(", "),
-        other => other.to_string(),
+/// An answer's cell in words: numbers for people, text bare, booleans yes or no, null a dash.
+pub fn words(c: &Cell) -> String {
+    match c {
+        Cell::Null => "—".into(),
+        Cell::Text(s) => s.clone(),
+        Cell::Bool(true) => "yes".into(),
+        Cell::Bool(false) => "no".into(),
+        number => self::number(number),
     }
 }
 
@@ -45,13 +33,13 @@ pub fn count(n: u64) -> String {
 
 /// A number for people: thousands grouped from 10,000 on (years stay as they are), and a
 /// fraction's float noise gone (12 significant digits, trailing zeros dropped).
-pub fn number(n: &serde_json::Number) -> String {
-    let text = match (n.as_i64(), n.as_u64(), n.as_f64()) {
-        (Some(i), _, _) => i.to_string(),
-        (None, Some(u), _) => u.to_string(),
+pub fn number(n: &Cell) -> String {
+    let text = match *n {
+        Cell::Int(i) => i.to_string(),
+        Cell::UInt(u) => u.to_string(),
         // Tiny fractions keep their digits in scientific notation (1.5e-9).
-        (None, None, Some(f)) if f != 0.0 && f.abs() < 1e-6 => return format!("{f:e}"),
-        (None, None, Some(f)) if f.is_finite() => {
+        Cell::Float(f) if f != 0.0 && f.abs() < 1e-6 => return format!("{f:e}"),
+        Cell::Float(f) if f.is_finite() => {
             let digits = 12 - (f.abs().log10().floor() as i64 + 1).clamp(-12, 12);
             let text = format!("{:.*}", digits.clamp(0, 15) as usize, f);
             match text.contains('.') {
@@ -59,7 +47,9 @@ pub fn number(n: &serde_json::Number) -> String {
                 false => text,
             }
         }
-        _ => n.to_string(),
+        Cell::Float(_) | Cell::Null => return "—".into(),
+        Cell::Text(ref t) => t.clone(),
+        Cell::Bool(b) => b.to_string(),
     };
     let (sign, unsigned) = match text.strip_prefix('-') {
         Some(rest) => ("-", rest),
@@ -76,6 +66,19 @@ pub fn number(n: &serde_json::Number) -> String {
     match fraction {
         Some(f) => format!("{sign}{whole}.{f}"),
         None => format!("{sign}{whole}"),
+    }
+}
+
+/// A time the engine wrote (`2026-11-29T02:06:53.636Z`, `2026-11-29 02:06:53+00:00`) as every
+/// page shows times: `2026-11-29 02:06:53 UTC`. Text that is no such time is kept as it is.
+pub fn when(text: &str) -> String {
+    let head: String = text.chars().take(19).collect();
+    let b = head.as_bytes();
+    let is_time = b.len() == 19 && b[4] == b'-' && (b[10] == b'T' || b[10] == b' ');
+    let utc = text.ends_with('Z') || text.ends_with("+00:00") || text.len() == 19;
+    match is_time && utc {
+        true => format!("{} UTC", head.replacen('T', " ", 1)),
+        false => text.to_string(),
     }
 }
 
@@ -100,31 +103,28 @@ pub fn utc_stamp(seconds: i64) -> String {
 mod tests {
     use super::*;
 
-    fn shown(v: serde_json::Value) -> String {
-        match v {
-            Value::Number(n) => number(&n),
-            _ => unreachable!(),
+    fn shown(v: f64) -> String {
+        match v.fract() == 0.0 && v.abs() < 1e15 {
+            true => number(&Cell::Int(v as i64)),
+            false => number(&Cell::Float(v)),
         }
     }
 
     #[test]
     fn numbers_lose_float_noise_and_group_thousands_from_ten_thousand() {
-        assert_eq!(
-            shown(serde_json::json!(11053469.159999978)),
-            "11,053,469.16"
-        );
-        assert_eq!(shown(serde_json::json!(0.30000000000000004)), "0.3");
-        assert_eq!(shown(serde_json::json!(2024)), "2024");
-        assert_eq!(shown(serde_json::json!(16050)), "16,050");
-        assert_eq!(shown(serde_json::json!(-1234567)), "-1,234,567");
-        assert_eq!(shown(serde_json::json!(-0.5)), "-0.5");
-        assert_eq!(shown(serde_json::json!(0.0)), "0");
-        assert_eq!(shown(serde_json::json!(1.5e-9)), "1.5e-9");
-        assert_eq!(
-            shown(serde_json::json!(1e20)),
-            "100,000,000,000,000,000,000"
-        );
+        assert_eq!(shown(11053469.159999978), "11,053,469.16");
+        assert_eq!(shown(0.30000000000000004), "0.3");
+        assert_eq!(shown(2024.0), "2024");
+        assert_eq!(shown(16050.0), "16,050");
+        assert_eq!(shown(-1234567.0), "-1,234,567");
+        assert_eq!(shown(-0.5), "-0.5");
+        assert_eq!(shown(0.0), "0");
+        assert_eq!(shown(1.5e-9), "1.5e-9");
+        assert_eq!(shown(1e20), "100,000,000,000,000,000,000");
         assert_eq!(count(1_120_000), "1,120,000");
         assert_eq!(count(999), "999");
+        assert_eq!(when("2026-11-29T02:06:53.636Z"), "2026-11-29 02:06:53 UTC");
+        assert_eq!(when("2026-11-29 02:06:53+00:00"), "2026-11-29 02:06:53 UTC");
+        assert_eq!(when("Never updated"), "Never updated");
     }
 }

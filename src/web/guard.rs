@@ -14,7 +14,6 @@ use rapid_actors::Error;
 
 use crate::auth::Policy;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::page::{FormData, PageError};
 use crate::web::session::{constant_time_eq, find, Found, Viewer};
 
@@ -38,7 +37,45 @@ pub struct OnDataset<A>(PhantomData<A>);
 impl<A: AccessKind> Need for OnDataset<A> {
     type Pass = DatasetPass<A>;
     fn mint(state: &AppState, req: &HttpRequest, viewer: &Viewer) -> Result<Self::Pass, Error> {
-        backend::dataset_access::<A>(state, req, &viewer.subject)
+        let info = req.match_info();
+        let key = rapid_actors::key::DatasetKey::new(
+            info.get("layer").unwrap_or_default(),
+            info.get("domain").unwrap_or_default(),
+            info.get("dataset").unwrap_or_default(),
+        );
+        let minted = state.engine.dataset_pass::<A>(viewer.subject.clone(), &key);
+        // Refused before the lookup (no permission of the kind at all), the refusal names no
+        // dataset; after it, an unknown dataset and one out of reach answer alike.
+        let looked_up = viewer
+            .subject
+            .permissions
+            .iter()
+            .any(|p| p.is_access(A::ACCESS));
+        minted.map_err(|e| match looked_up {
+            true => unknown_or_out_of_reach(e, &key, A::ACCESS),
+            false => e,
+        })
+    }
+}
+
+/// A dataset that does not exist and one out of the viewer's reach answer alike (404, the same
+/// words), so a page's status never tells that a dataset exists (the API keeps rAPId's 403).
+fn unknown_or_out_of_reach(
+    e: Error,
+    key: &rapid_actors::key::DatasetKey,
+    access: rapid_actors::auth::permission::Access,
+) -> Error {
+    use rapid_actors::ErrorKind;
+    match matches!(e.kind, ErrorKind::NotFound | ErrorKind::Forbidden) {
+        true => Error::not_found(format!(
+            "There is no dataset {}/{}/{} that you may {}: it does not exist, or your permissions \
+             do not reach it.",
+            key.layer,
+            key.domain,
+            key.dataset,
+            access.as_str().to_ascii_lowercase()
+        )),
+        false => e,
     }
 }
 
@@ -49,7 +86,7 @@ pub struct WritesSomewhere;
 impl Need for WritesSomewhere {
     type Pass = ();
     fn mint(_: &AppState, _: &HttpRequest, viewer: &Viewer) -> Result<(), Error> {
-        match backend::can_write_any(&viewer.subject) {
+        match viewer.can_write_any() {
             true => Ok(()),
             false => Err(Error::forbidden(format!(
                 "Subject {} has no permission to write any dataset",

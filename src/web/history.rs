@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use actix_web::web;
 use maud::{html, Markup};
-use rapid_actors::engine::{pick_version, Commit};
+use rapid_actors::engine::Commit;
 use rapid_actors::history::HistorySettings;
 use rapid_actors::jobs::JobView;
 use rapid_actors::key::DatasetKey;
@@ -21,7 +21,6 @@ use crate::web::guard::{OnDataset, Page, Posted};
 use crate::web::layout::{csrf_field, notice, page};
 use crate::web::page::{ok, see_other, PageResult};
 use crate::web::session::Viewer;
-use crate::web::{backend, backend_reads};
 
 /// Commits one page shows.
 const PER_PAGE: i64 = 50;
@@ -63,7 +62,7 @@ fn commit_row(
     html! {
         tr {
             td data-label="Commit" { (c.commit) }
-            td data-label="When" { (c.committed_at) }
+            td data-label="When" { (crate::web::format::when(&c.committed_at)) }
             td data-label="Operation" { (c.operation) }
             td data-label="By" { (c.subject.as_deref().unwrap_or("the service")) }
             td data-label="File" {
@@ -78,7 +77,7 @@ fn commit_row(
             td data-label="Rows" { a.as-of href=(rows_at) aria-label={ "The rows as of commit " (c.commit) } { "Rows as of this commit" } }
             td data-label="Roll back" {
                 @if newest { "(current)" }
-                @else if backend::is_data_admin(&viewer.subject) {
+                @else if viewer.is_data_admin() {
                     form.inline method="post" action={ (url) "/rollback" } {
                         (csrf_field(viewer))
                         input type="hidden" name="version" value=(version);
@@ -127,6 +126,21 @@ fn retention_sentence(keep: &HistorySettings) -> Markup {
     }
 }
 
+/// Every version's history a click away, each with its rows.
+fn versions_switch(url: &str, version: i64, versions: &[(i64, i64)]) -> Markup {
+    html! {
+        @if versions.len() > 1 {
+            nav.versions #history-versions aria-label="Versions" {
+                "Versions: "
+                @for (v, rows) in versions {
+                    @if *v == version { strong aria-current="page" { (v) } } @else { a href={ (url) "/history?version=" (v) } { (v) } }
+                    " (" @if *rows == 0 { "no data" } @else { (count(*rows as u64)) " rows" } ") "
+                }
+            }
+        }
+    }
+}
+
 fn history_body(
     viewer: &Viewer,
     url: &str,
@@ -159,15 +173,22 @@ pub async fn get_history(
     params: web::Query<HistoryParams>,
     Page { viewer, pass }: Page<OnDataset<Read>>,
 ) -> PageResult {
-    let version = pick_version(params.version, pass.record().latest_version());
-    let commits = backend_reads::history(&state, &pass, version, params.page.max(1), PER_PAGE)?;
+    let version = state.engine.page_version(&pass, params.version)?;
+    let versions = state.engine.rows_per_version(&pass)?;
+    let commits = state
+        .engine
+        .history(&pass, Some(version), params.page.max(1), PER_PAGE)?;
     let keep = state.engine.retention(&pass, Some(version))?;
     let url = base(pass.record());
     let title = format!("History of {}", pass.record().name());
     // Jobs the viewer cannot list leave their commits without a problems link, nothing more.
-    let jobs = jobs_by_file(backend::list_jobs(&state, &viewer.subject).unwrap_or_default());
+    let listed = state.engine.subject_pass(viewer.subject.clone());
+    let jobs = jobs_by_file(state.engine.jobs(&listed).unwrap_or_default());
     let shown = (commits.as_slice(), &jobs);
-    let body = history_body(&viewer, &url, (version, &keep), &params, shown);
+    let body = html! {
+        (versions_switch(&url, version, &versions))
+        (history_body(&viewer, &url, (version, &keep), &params, shown))
+    };
     Ok(ok(page(&viewer, &title, body)))
 }
 
@@ -183,7 +204,7 @@ pub async fn post_rollback(
 ) -> PageResult {
     let (layer, domain, dataset) = path.into_inner();
     let key = DatasetKey::new(&layer, &domain, &dataset);
-    let url = base(&backend::find_dataset(&state, &admin, &key)?);
+    let url = base(&state.engine.dataset(&admin, &key)?);
     let version: i64 = form.required("version", "Version")?.parse().unwrap_or(0);
     let to: i64 = form.required("to_commit", "Commit")?.parse().unwrap_or(0);
     let history = format!("{url}/history?version={version}");
@@ -205,7 +226,10 @@ pub async fn post_rollback(
             &history,
         )));
     }
-    let commit = backend_reads::rollback(&state, &admin, &key, version, to).await?;
+    let commit = state
+        .engine
+        .rollback(&admin, &key, Some(version), to)
+        .await?;
     let done = crate::web::done::query(
         &viewer,
         &format!("Commit {commit} has the rows of commit {to}."),

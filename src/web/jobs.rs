@@ -9,12 +9,12 @@ use rapid_actors::jobs::{JobKind, JobStatus, JobView};
 
 use crate::auth::AnySubject;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::format::count;
 use crate::web::guard::Page;
 use crate::web::layout::{errors, page};
 use crate::web::page::{ok, FormData, PageError, PageResult};
 use crate::web::plain::plain;
+use crate::web::problems::job_and_report;
 use crate::web::problems::REPORT_BUDGET;
 use crate::web::session::sessions;
 
@@ -43,8 +43,8 @@ pub fn job_row(job: &JobView) -> Markup {
             }
             td data-field="status" data-label="Status" { span.status data-status=(job.status.as_str()) { (job.status.as_str()) } }
             td data-field="step" data-label="Step" { (job.step.as_str()) }
-            td data-field="rows" data-label="Rows" { (job.rows_processed) }
-            td data-label="Started" { (job.created_at) }
+            td data-field="rows" data-label="Rows" { (count(job.rows_processed.max(0) as u64)) }
+            td data-label="Started" { (crate::web::format::when(&job.created_at)) }
             td data-field="errors" data-label="Outcome" { (outcome(job)) }
         }
     }
@@ -62,7 +62,7 @@ fn outcome(job: &JobView) -> Markup {
         }
         @if let Some(url) = &job.report_url { " · " a.report href=(url) { "report (CSV)" } }
         @if let Some(url) = &job.quarantine_url { " · " a.quarantined href=(url) { "rows kept apart (CSV)" } }
-        @if let Some(url) = &job.result_url { a.download href=(url) { "Download the result (CSV)" } }
+        @if job.result_url.is_some() { a.download href=(crate::web::job_result::result_link(job)) { "Download the result (CSV)" } }
     }
 }
 
@@ -79,10 +79,10 @@ pub fn jobs_table(jobs: &[JobView]) -> Markup {
 
 pub async fn get_jobs(
     state: web::Data<AppState>,
-    Page { viewer, .. }: Page<AnySubject>,
+    Page { viewer, pass }: Page<AnySubject>,
 ) -> PageResult {
-    let jobs = backend::list_jobs(&state, &viewer.subject)?;
-    let all = backend::is_data_admin(&viewer.subject);
+    let jobs = state.engine.jobs(&pass)?;
+    let all = viewer.is_data_admin();
     let body = html! {
         p { @if all { "Every subject's jobs (you are DATA_ADMIN)." } @else { "Your uploads and large queries." } " Running jobs update by themselves; open a job for its detail." }
         @if jobs.is_empty() { p.empty { "No jobs yet." } } @else { (jobs_table(&jobs)) }
@@ -116,10 +116,9 @@ pub async fn get_job(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    Page { viewer, .. }: Page<AnySubject>,
+    Page { viewer, pass }: Page<AnySubject>,
 ) -> PageResult {
-    let (job, report) =
-        backend::job_and_report(&state, &viewer.subject, &path, REPORT_BUDGET).await?;
+    let (job, report) = job_and_report(&state, &pass, &path, REPORT_BUDGET).await?;
     let remembered = sessions(&req).job_query(&job.job_id);
     let body = html! {
         (jobs_table(std::slice::from_ref(&job)))
@@ -128,9 +127,9 @@ pub async fn get_job(
         }
         dl.facts {
             dt { "Job id" } dd { code { (job.job_id) } }
-            @if let Some(f) = &job.filename { dt { "File" } dd { (f) } }
-            @if let Some(f) = &job.raw_filename { dt { "Stored as" } dd { (f) } }
-            @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (f) } }
+            @if let Some(f) = &job.filename { dt { "File" } dd { (crate::web::format::when(f)) } }
+            @if let Some(f) = &job.raw_filename { dt { "Stored as" } dd { (crate::web::format::when(f)) } }
+            @if let Some(f) = &job.finished_at { dt { "Finished" } dd { (crate::web::format::when(f)) } }
         }
         (query_section(&job, remembered))
         @if job.kind == JobKind::Query {
@@ -146,9 +145,9 @@ pub async fn get_job(
 pub async fn job_status(
     state: web::Data<AppState>,
     path: web::Path<String>,
-    Page { viewer, .. }: Page<AnySubject>,
+    Page { pass, .. }: Page<AnySubject>,
 ) -> Result<HttpResponse, PageError> {
-    let job = backend::job(&state, &viewer.subject, &path)?;
+    let job = state.engine.job(&pass, &path)?;
     let errors = outcome(&job).into_string();
     Ok(crate::web::page::secure(HttpResponse::Ok().json(
         serde_json::json!({

@@ -3,7 +3,6 @@
 use actix_web::http::StatusCode;
 use maud::{html, Markup, DOCTYPE};
 
-use crate::web::backend;
 use crate::web::session::Viewer;
 
 /// A hidden field carrying the session's CSRF token; every changing form has one.
@@ -26,7 +25,7 @@ fn head(title: &str) -> Markup {
 
 /// A page for a signed-in viewer: the navigation shows only what it may do.
 pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
-    let s = &viewer.subject;
+    let v = viewer;
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -38,19 +37,19 @@ pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
                     nav aria-label="Main" {
                         ul {
                             li { a href="/" { "Catalogue" } }
-                            @if backend::can_write_any(s) { li { a href="/upload" { "Upload" } } }
+                            @if v.can_write_any() { li { a href="/upload" { "Upload" } } }
                             li { a href="/sql" { "SQL" } }
                             li { a href="/jobs" { "Jobs" } }
-                            @if backend::is_data_admin(s) {
+                            @if v.is_data_admin() {
                                 li { a href="/schema/new" { "New schema" } }
                                 li { a href="/protected-domains" { "Protected domains" } }
                             }
-                            @if backend::is_user_admin(s) { li { a href="/subjects" { "Subjects" } } }
+                            @if v.is_user_admin() { li { a href="/subjects" { "Subjects" } } }
                         }
                     }
                     form.signout method="post" action="/signout" {
                         (csrf_field(viewer))
-                        span.who { (s.name) }
+                        span.who { (v.subject.name) }
                         button type="submit" { "Sign out" }
                     }
                 }

@@ -3,14 +3,12 @@
 //! Server-rendered HTML (maud templates, checked at compile time), one stylesheet and one small
 //! script, both embedded in the binary. Sessions are server-side ([`session`]); every changing form
 //! carries a CSRF token; the Content-Security-Policy allows no inline script or style ([`page`]).
-//! Every engine call goes through [`backend`], with the API's permission checks.
+//! Pages call the engine facade directly, as the API's handlers do, with the passes their
+//! extractors mint ([`guard`]), and read its typed models (no JSON round trip).
 //!
 //! Pages: [`catalogue`], [`signin`] (and password, sign-out), [`jobs`], [`subjects`]
 //! (USER_ADMIN), [`domains`] (DATA_ADMIN).
 
-pub mod backend;
-mod backend_reads;
-mod backend_samples;
 mod catalogue;
 mod chart;
 mod checks_edit;
@@ -23,6 +21,7 @@ mod files;
 mod format;
 pub mod guard;
 mod history;
+mod job_result;
 mod jobs;
 mod layout;
 mod not_found;
@@ -34,8 +33,10 @@ mod problems;
 mod profile;
 mod query;
 mod query_form;
+mod query_links;
 mod sample_store;
 mod sample_upload;
+mod samples;
 mod schema_edit;
 mod schema_editor;
 mod schema_in_place;
@@ -122,6 +123,10 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route("/sql", web::get().to(sql::get_sql))
         .route("/jobs/{job_id}", web::get().to(jobs::get_job))
         .route("/jobs/{job_id}/status", web::get().to(jobs::job_status))
+        .route(
+            "/jobs/{job_id}/result.csv",
+            web::get().to(job_result::get_result),
+        )
         .route("/subjects", web::get().to(subjects::get_subjects))
         .route("/subjects/new", web::post().to(subjects::post_new))
         .route("/subjects/{id}", web::get().to(subjects::get_subject))

@@ -2,11 +2,12 @@
 //! headers that sort (expression columns too), and numbers written for people.
 
 use maud::{html, Markup};
-use serde_json::{Map, Value};
+use rapid_actors::engine::{Cell, Table};
 
-use crate::web::format::{count, number, words};
+use crate::web::format::{count, words};
 use crate::web::page::FormData;
-use crate::web::query_form::{filtered_by, query_string, sorted_by, Window, PREVIEW_REACH};
+use crate::web::query_form::{Window, COUNTED_ROWS, PREVIEW_REACH};
+use crate::web::query_links::{filtered_by, query_string, sorted_by};
 
 /// How many rows the whole answer has: known, or more than the preview can count.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,16 +19,15 @@ pub enum Total {
 
 /// A cell: numbers for people (right-aligned), everything else in words; `filter`, a link
 /// keeping only the rows with this value.
-fn cell(v: &Value, filter: Option<String>) -> Markup {
-    let text = match v {
-        Value::Number(n) => number(n),
-        other => words(other),
-    };
-    let numeric = matches!(v, Value::Number(_));
+fn cell(v: &Cell, filter: Option<String>) -> Markup {
+    let text = words(v);
+    let numeric = v.is_number();
     html! {
         td.num[numeric] {
             @match filter {
-                Some(href) => a.value href=(href) title="Only the rows with this value" { (text) },
+                // Out of the tab order: a page of rows would be hundreds of stops; the keyboard has
+                // the facets and the filter field for the same.
+                Some(href) => a.value href=(href) tabindex="-1" title="Only the rows with this value" { (text) },
                 None => (text),
             }
         }
@@ -117,22 +117,17 @@ pub fn table(
     f: &FormData,
     (url, stored): (&str, &[String]),
     window: &Window,
-    answer: &[u8],
+    answer: &Table,
     total: Total,
 ) -> Markup {
-    let rows: Map<String, Value> = serde_json::from_slice(answer).unwrap_or_default();
-    let fetched: Vec<&Value> = rows.values().collect();
+    let fetched = &answer.rows;
     let start = (window.offset as usize).min(fetched.len());
     let end = (start + window.size as usize).min(fetched.len());
     let page = &fetched[start..end];
     let has_next = fetched.len() > end;
-    let names: Vec<String> = fetched
-        .first()
-        .and_then(|r| r.as_object())
-        .map(|r| r.keys().cloned().collect())
-        .unwrap_or_default();
+    let names = &answer.columns;
     let linked = page.len() <= LINKED_ROWS;
-    let href = |column: &str, value: &Value| {
+    let href = |column: &str, value: &Cell| {
         let filterable = linked && stored.iter().any(|c| c == column);
         let query = filterable.then(|| filtered_by(f, column, value)).flatten();
         query.map(|q| format!("{url}/query?{q}"))
@@ -143,8 +138,8 @@ pub fn table(
         @if !page.is_empty() {
             div.table-wrap {
                 table #preview aria-labelledby="preview-heading" {
-                    thead { tr { @for n in &names { (header(f, url, n)) } } }
-                    tbody { @for r in page { tr { @for n in &names { (cell(&r[n.as_str()], href(n, &r[n.as_str()]))) } } } }
+                    thead { tr { @for n in names { (header(f, url, n)) } } }
+                    tbody { @for r in page { tr { @for (n, v) in names.iter().zip(r) { (cell(v, href(n, v))) } } } }
                 }
             }
         }
@@ -153,8 +148,8 @@ pub fn table(
 }
 
 /// The total from the count query's answer: `count(*)` alone, or one row per group.
-pub fn total_of(grouped: bool, answer: Result<Vec<u8>, ()>, limit: Option<u64>) -> Total {
-    let Ok(bytes) = answer else {
+pub fn total_of(grouped: bool, answer: Option<&Table>, limit: Option<u64>) -> Total {
+    let Some(table) = answer else {
         // Grouped, the groups are counted by listing them: past the synchronous limit.
         return match (grouped, limit) {
             (true, Some(l)) if l <= PREVIEW_REACH => Total::Exactly(l),
@@ -162,14 +157,9 @@ pub fn total_of(grouped: bool, answer: Result<Vec<u8>, ()>, limit: Option<u64>) 
             (false, _) => Total::Unknown,
         };
     };
-    let rows: Map<String, Value> = serde_json::from_slice(&bytes).unwrap_or_default();
     let n = match grouped {
-        true => Some(rows.len() as u64),
-        false => rows
-            .values()
-            .next()
-            .and_then(|r| r.get("rows_in_answer"))
-            .and_then(Value::as_u64),
+        true => Some(table.rows.len() as u64),
+        false => table.get(0, COUNTED_ROWS).and_then(Cell::as_u64),
     };
     match n {
         Some(n) => Total::Exactly(limit.map_or(n, |l| n.min(l))),

@@ -4,7 +4,10 @@
 //! the counts per column and rule are the report's, every problem counted.
 
 use maud::{html, Markup};
+use rapid_actors::auth::pass::SubjectPass;
 use rapid_actors::jobs::JobView;
+
+use crate::state::AppState;
 
 use crate::web::format::count;
 
@@ -208,6 +211,58 @@ pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
             }
         }
     }
+}
+
+/// The file a signed result link (`/api/results/{name}?expires=&signature=`, one of a job the
+/// viewer may see) names, as a stream; `None` when the link is not one of ours or no longer valid.
+pub async fn signed_result(
+    state: &AppState,
+    url: &str,
+) -> Option<rapid_actors::storage::ByteStream> {
+    let rest = url.split("/api/results/").nth(1)?;
+    let (name, query) = rest.split_once('?')?;
+    let param = |k: &str| {
+        let found = query
+            .split('&')
+            .find_map(|p| p.strip_prefix(&format!("{k}=")[..]));
+        found.map(str::to_string)
+    };
+    let expires = param("expires")?.parse::<i64>().ok()?;
+    let signature = param("signature")?;
+    state.engine.result(name, expires, &signature).await.ok()
+}
+
+/// The first `budget` bytes of a job's problem report, from its signed link (`report_url`, the
+/// job already checked as the viewer's), and whether the report went on past them; `None` when
+/// the link is not one of ours or no longer valid.
+pub async fn problem_report(state: &AppState, url: &str, budget: usize) -> Option<(Vec<u8>, bool)> {
+    use futures_util::StreamExt;
+    let mut stream = signed_result(state, url).await?;
+    let mut bytes = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.ok()?;
+        if bytes.len() + chunk.len() > budget {
+            bytes.extend_from_slice(&chunk[..budget - bytes.len()]);
+            return Some((bytes, true));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Some((bytes, false))
+}
+
+/// One job (as `GET /api/jobs/{id}`, for its owner or a DATA_ADMIN) and the first `budget` bytes of its problem report, if it has one.
+pub async fn job_and_report(
+    state: &AppState,
+    pass: &SubjectPass,
+    job_id: &str,
+    budget: usize,
+) -> rapid_actors::Result<(JobView, Option<(Vec<u8>, bool)>)> {
+    let found = state.engine.job(pass, job_id)?;
+    let report = match &found.report_url {
+        Some(url) => problem_report(state, url, budget).await,
+        None => None,
+    };
+    Ok((found, report))
 }
 
 #[cfg(test)]

@@ -3,18 +3,16 @@
 //! histogram of numbers and dates).
 
 use maud::{html, Markup};
+use rapid_actors::engine::Cell;
 use rapid_actors::profile::{ColumnView, ProfileView};
-use serde_json::Value;
 
 use crate::web::chart::bars;
 
 /// A bound as a reader writes it: text unquoted, numbers at most 12 significant digits (a bin
 /// edge of 499.46500000000003 is 499.465).
-fn shown(v: &Option<Value>) -> String {
+fn shown(v: Option<Cell>) -> String {
     match v {
-        Some(Value::Number(n)) => crate::web::format::number(n),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => other.to_string(),
+        Some(v) => crate::web::format::words(&v),
         None => "–".into(),
     }
 }
@@ -23,8 +21,8 @@ fn figures(c: &ColumnView) -> Markup {
     html! {
         p.figures {
             (format!("{:.1}% null", c.null_share * 100.0))
-            " · about " (c.distinct_estimate) " distinct"
-            " · from " (shown(&c.min)) " to " (shown(&c.max))
+            " · about " (crate::web::format::count(c.distinct_estimate)) " distinct"
+            " · from " (shown(c.min.as_ref().map(Cell::of_json))) " to " (shown(c.max.as_ref().map(Cell::of_json)))
         }
     }
 }
@@ -33,19 +31,21 @@ fn chart(c: &ColumnView) -> Option<Markup> {
     if let Some(top) = &c.top_values {
         let values: Vec<(String, i64)> = top
             .iter()
-            .map(|v| (shown(&Some(v.value.clone())), v.count as i64))
+            .map(|v| (shown(Some(Cell::of_json(&v.value))), v.count as i64))
             .collect();
         return Some(bars(&format!("Values of {}", c.name), &values));
     }
     let bins = c.histogram.as_ref()?;
+    // Each bin holds its lower end, not its upper one (the next bin's lower end), but the last,
+    // which holds both: "0 up to 300", ..., "2699 to 2999", so no value reads as in two bins.
+    let last = bins.len().saturating_sub(1);
     let values: Vec<(String, i64)> = bins
         .iter()
-        .map(|b| {
-            let label = format!(
-                "{} – {}",
-                shown(&Some(b.from.clone())),
-                shown(&Some(b.to.clone()))
-            );
+        .enumerate()
+        .map(|(i, b)| {
+            let (from, to) = (Cell::of_json(&b.from), Cell::of_json(&b.to));
+            let joint = if i == last { "to" } else { "up to" };
+            let label = format!("{} {joint} {}", shown(Some(from)), shown(Some(to)));
             (label, b.count as i64)
         })
         .collect();
@@ -59,7 +59,7 @@ pub fn section(p: &ProfileView) -> Markup {
         @if p.uploads == 0 {
             p.empty { "No profiled upload in this version yet: profiles are taken as data is uploaded." }
         } @else {
-            p { "Over " (p.rows) " rows of " (p.uploads) (if p.uploads == 1 { " upload" } else { " uploads" }) "." }
+            p { "Over " (crate::web::format::count(p.rows)) " rows of " (p.uploads) (if p.uploads == 1 { " upload" } else { " uploads" }) "." }
             @if !p.changes.is_empty() {
                 div #profile-changes role="status" {
                     p.warning { "Changed in the last upload:" }

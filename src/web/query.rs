@@ -11,7 +11,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
 
 use rapid_actors::auth::pass::DatasetPass;
-use rapid_actors::engine::{pick_version, OutputFormat};
+use rapid_actors::engine::OutputFormat;
 use rapid_actors::history::AsOf;
 
 use crate::auth::Read;
@@ -23,12 +23,12 @@ use crate::web::layout::{csrf_field, errors, page};
 use crate::web::page::{ok, see_other, FormData, PageError, PageResult};
 use crate::web::preview::{table, total_of};
 use crate::web::query_form::{
-    answer_name, count_body, expressions, page_body, query_string, whole_query, without_index,
-    Window, QUERY_FIELDS,
+    answer_name, count_body, expressions, ordered_whole_query, page_body, query_in_words,
+    without_index, Window, QUERY_FIELDS,
 };
+use crate::web::query_links::query_string;
 use crate::web::session::{sessions, Viewer};
 use crate::web::view_sql::{table_name, view_sql};
-use crate::web::{backend, backend_reads};
 
 /// The builder's form as sent (a GET), and what it is about: the version and its columns.
 struct Asked {
@@ -136,12 +136,11 @@ fn builder(asked: &Asked) -> Markup {
                         option value="DESC" selected[value("direction") == "DESC"] { "Descending" }
                     }
                 }
-                div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; }
+                div { label for="limit" { "Limit (rows)" } input id="limit" name="limit" type="number" min="1" value=(value("limit")) aria-describedby="limit-help"; small #limit-help { "A preview page shows up to 1,000 rows; downloads and jobs give every row up to the limit." } }
             }
             label for="as_of_commit" { "As of commit (blank: the current rows)" }
             input id="as_of_commit" name="as_of_commit" type="number" min="1" value=(value("as_of_commit")) aria-describedby="as-of-help";
             small #as-of-help { "The rows as an earlier commit of this version had them: the version's history lists its commits." }
-            small #limit-help { "The preview shows up to 1,000 rows a page; downloads and jobs give every row up to the limit." }
             div.check { input type="checkbox" id="index" name="index" value="yes" checked[asked.f.get("index").is_some()]; label for="index" { "CSV download: start each row with its number (as the API's CSV)" } }
             div.buttons {
                 button type="submit" name="action" value="preview" { "Preview" }
@@ -168,13 +167,14 @@ fn job_form(viewer: &Viewer, url: &str, f: &FormData, label: &str) -> Markup {
     }
 }
 
-/// The API query object of `f`, shown as JSON (what the job or download runs).
+/// The query of `f` in words, part by part (what the job or a download runs).
 pub fn query_shown(f: &FormData) -> Markup {
-    let text = match whole_query(f) {
-        Ok(q) => serde_json::to_string_pretty(&q).unwrap_or_default(),
-        Err(e) => e.messages().join(" "),
-    };
-    html! { pre.query #query-object { (text) } }
+    match query_in_words(f) {
+        Ok(parts) => html! {
+            dl.facts #query-object { @for (k, v) in parts { dt { (k) } dd { code { (v) } } } }
+        },
+        Err(e) => html! { p #query-object { (e.messages().join(" ")) } },
+    }
 }
 
 pub async fn get_query(
@@ -216,23 +216,33 @@ async fn preview(
 ) -> Result<Result<Markup, Vec<String>>, PageError> {
     let window = Window::of(&asked.f)?;
     let grouped = !asked.f.all("group").is_empty();
-    let profile = backend::profile(state, &pass, asked.version)?;
-    let facet_columns = facets::columns(&profile, &asked.f).into_iter();
-    let queries = backend_reads::PreviewQueries {
-        page: page_body(&asked.f, &window, &asked.columns),
-        count: count_body(&asked.f),
-        facets: facet_columns
-            .map(|c| (c.clone(), facets::body(&asked.f, &c)))
-            .collect(),
-    };
-    let read = (asked.version, &asked.at);
-    let answers = backend_reads::preview(state, pass, read, queries).await;
-    let total = total_of(grouped, answers.count, window.limit);
+    let profile = state.engine.profile(&pass, Some(asked.version))?;
+    let facet_columns = facets::columns(&profile, &asked.f);
+    let mut queries = vec![
+        page_body(&asked.f, &window, &asked.columns),
+        count_body(&asked.f),
+    ];
+    queries.extend(facet_columns.iter().map(|c| facets::body(&asked.f, c)));
+    let read = (Some(asked.version), asked.at.clone());
+    // One call, one commit: the page, its count and the facets all read the same rows.
+    let (answers, _commit) = state
+        .engine
+        .query_tables(pass, read.0, read.1, queries)
+        .await;
+    let mut answers = answers.into_iter();
+    let rows = answers.next().unwrap_or_else(|| Ok(Default::default()));
+    let counted = answers.next().and_then(Result::ok);
+    let facets: Vec<(String, rapid_actors::engine::Table)> = facet_columns
+        .into_iter()
+        .zip(answers)
+        .filter_map(|(c, a)| Some((c, a.ok()?)))
+        .collect();
+    let total = total_of(grouped, counted.as_ref(), window.limit);
     let (f, shown) = (&asked.f, (asked.url.as_str(), asked.columns.as_slice()));
-    Ok(match answers.rows {
-        Ok(bytes) => Ok(html! {
-            (facets::section(f, &asked.url, &answers.facets))
-            (table(f, shown, &window, &bytes, total))
+    Ok(match rows {
+        Ok(rows) => Ok(html! {
+            (facets::section(f, &asked.url, &facets))
+            (table(f, shown, &window, &rows, total))
         }),
         Err(e) => Err(PageError::from(e).messages()),
     })
@@ -246,24 +256,22 @@ fn read_form(
     let record = pass.record();
     let f = FormData::parse(req.query_string().as_bytes())?;
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
-    let version = pick_version(asked, record.latest_version());
-    let schema = backend::schema(state, pass, version)?;
+    let version = state.engine.page_version(pass, asked)?;
+    let schema = state.engine.schema(pass, Some(version))?.into_schema();
     let columns: Vec<String> = schema.columns.into_iter().map(|c| c.name).collect();
     let key = record.key();
+    let at = as_of(&f)?;
+    let commit = match at {
+        AsOf::Commit(n) => Some(n),
+        _ => None,
+    };
     let table = table_name(
         [&key.layer, &key.domain, &key.dataset],
         version,
         record.latest_version(),
+        commit,
     );
-    let versions = backend::rows_per_version(state, pass)?;
-    let here = versions
-        .iter()
-        .find(|(v, _)| *v == version)
-        .map_or(0, |x| x.1);
-    let rows_elsewhere = match here {
-        0 => versions.iter().find(|(_, r)| *r > 0).copied(),
-        _ => None,
-    };
+    let rows_elsewhere = state.engine.rows_elsewhere(pass, version)?;
     let sql = view_sql(&f, &table, &columns);
     Ok(Asked {
         sql,
@@ -274,7 +282,7 @@ fn read_form(
         url: base(record),
         title: format!("Query {}", record.name()),
         stem: format!("{}-{}-{}-v{version}", key.layer, key.domain, key.dataset),
-        at: as_of(&f)?,
+        at,
         f,
     })
 }
@@ -288,13 +296,17 @@ async fn download(
     asked: &Asked,
     (format, ext): (OutputFormat, &str),
 ) -> PageResult {
-    let body = whole_query(&asked.f)?;
+    let body = ordered_whole_query(&asked.f, &asked.columns)?;
     let when = crate::web::format::utc_stamp(rapid_actors::auth::now_seconds());
     let name = format!("{}-{when}.{ext}", asked.stem);
     let index = asked.f.get("index").is_some() || format != OutputFormat::Csv;
-    let read = (Some(asked.version), &asked.at);
-    match backend_reads::run_query(state, pass, read, body, format).await {
-        Ok((content_type, bytes)) => Ok(crate::web::page::secure(
+    let (version, at) = (Some(asked.version), asked.at.clone());
+    match state
+        .engine
+        .query_request(pass, version, at, body, format)
+        .await
+    {
+        Ok((content_type, bytes, _commit)) => Ok(crate::web::page::secure(
             HttpResponse::Ok()
                 .content_type(content_type)
                 .insert_header((
@@ -347,10 +359,15 @@ pub async fn post_query_job(
     Posted { pass, form: f, .. }: Posted<OnDataset<Read>>,
 ) -> PageResult {
     let asked = f.get("version").and_then(|v| v.parse::<i64>().ok());
-    let query = whole_query(&f)?;
+    let version = state.engine.page_version(&pass, asked)?;
+    let stored = state.engine.schema(&pass, Some(version))?.into_schema();
+    let stored: Vec<String> = stored.columns.into_iter().map(|c| c.name).collect();
+    let query = ordered_whole_query(&f, &stored)?;
     let origin = state.link_origin(&req);
-    let read = (asked, as_of(&f)?);
-    let job_id = backend_reads::start_large_query(&state, pass, read, query, &origin).await?;
+    let (job_id, _commit) = state
+        .engine
+        .start_large_query_request(pass, Some(version), as_of(&f)?, query, &origin)
+        .await?;
     sessions(&req).remember_job_query(&job_id, query_string(&f, None));
     Ok(see_other(&format!("/jobs/{job_id}")))
 }

@@ -1,8 +1,9 @@
-//! The query builder's form read into the API's query object: the same object for the preview,
-//! every download and the job, so each runs the query the form shows. Grouped columns are added
+//! The query builder's form read into the API's query (the engine's typed `QueryRequest`, not
+//! JSON): the same query for the preview, every download and the job, so each runs the query
+//! the form shows. Grouped columns are added
 //! to the answer; the preview reads one page of it (offset paging over the query's `limit`).
 
-use serde_json::{json, Map, Value};
+use rapid_actors::engine::{Condition, Limit, OrderBy, QueryRequest};
 
 use crate::web::page::{FormData, PageError};
 
@@ -80,48 +81,83 @@ pub fn select_list(f: &FormData) -> Vec<String> {
     select
 }
 
-/// The API's query object for the form as it stands, with `limit` as given (None: every row).
-pub fn query_body(f: &FormData, limit: Option<u64>) -> Value {
-    let mut q = Map::new();
+fn typed<'a>(f: &'a FormData, k: &str) -> Option<&'a str> {
+    f.get(k).map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn order(column: &str, direction: &str) -> OrderBy {
+    OrderBy {
+        column: column.to_string(),
+        direction: Some(direction.to_string()),
+    }
+}
+
+/// The sort the form asks for: its column and direction.
+fn sort(f: &FormData) -> Option<OrderBy> {
+    let column = f.get("order").filter(|s| !s.is_empty())?;
+    let direction = match f.get("direction") {
+        Some("DESC") => "DESC",
+        _ => "ASC",
+    };
+    Some(order(column, direction))
+}
+
+/// The API's query for the form as it stands, with `limit` as given (None: every row).
+pub fn query_body(f: &FormData, limit: Option<u64>) -> QueryRequest {
     let select = select_list(f);
-    if !select.is_empty() {
-        q.insert("select_columns".into(), json!(select));
-    }
-    if let Some(filter) = f.get("filter").map(str::trim).filter(|s| !s.is_empty()) {
-        q.insert("filter".into(), json!(filter));
-    }
     let group = f.all("group");
-    if !group.is_empty() {
-        q.insert("group_by_columns".into(), json!(group));
+    let condition = |k: &str| typed(f, k).map(|c| Condition::Sql(c.to_string()));
+    QueryRequest {
+        select_columns: (!select.is_empty()).then_some(select),
+        filter: condition("filter"),
+        group_by_columns: (!group.is_empty()).then_some(group),
+        aggregation_conditions: condition("having"),
+        order_by_columns: sort(f).map(|o| vec![o]),
+        limit: limit.map(|l| Limit::Number(l.min(i64::MAX as u64) as i64)),
     }
-    if let Some(having) = f.get("having").map(str::trim).filter(|s| !s.is_empty()) {
-        q.insert("aggregation_conditions".into(), json!(having));
-    }
-    if let Some(order) = f.get("order").filter(|s| !s.is_empty()) {
-        let direction = match f.get("direction") {
-            Some("DESC") => "DESC",
-            _ => "ASC",
-        };
-        q.insert(
-            "order_by_columns".into(),
-            json!([{ "column": order, "direction": direction }]),
-        );
-    }
-    if let Some(l) = limit {
-        q.insert("limit".into(), json!(l));
-    }
-    Value::Object(q)
 }
 
 /// The whole query as the form asks for it (downloads and the job).
-pub fn whole_query(f: &FormData) -> Result<Value, PageError> {
+pub fn whole_query(f: &FormData) -> Result<QueryRequest, PageError> {
     Ok(query_body(f, typed_limit(f)?))
+}
+
+/// The whole query in words, part by part (what a job runs), or why the form cannot be run.
+pub fn query_in_words(f: &FormData) -> Result<Vec<(&'static str, String)>, PageError> {
+    let limit = typed_limit(f)?;
+    let mut parts = vec![];
+    let select = select_list(f);
+    parts.push((
+        "columns",
+        match select.is_empty() {
+            true => "every column".to_string(),
+            false => select.join(", "),
+        },
+    ));
+    for (k, label) in [("filter", "filter"), ("having", "aggregation condition")] {
+        if let Some(v) = typed(f, k) {
+            parts.push((label, v.to_string()));
+        }
+    }
+    let group = f.all("group");
+    if !group.is_empty() {
+        parts.push(("grouped by", group.join(", ")));
+    }
+    if let Some(o) = sort(f) {
+        let way = o.direction.as_deref().unwrap_or("ASC");
+        parts.push(("ordered by", format!("{} {way}", o.column)));
+    }
+    parts.push((
+        "rows",
+        limit.map_or("every row".to_string(), |l| format!("at most {l}")),
+    ));
+    Ok(parts)
 }
 
 /// The answer's columns as `order_by_columns` can name them: the group's columns (unique per
 /// group), else every output column (the ticked ones and the expressions, or every stored
 /// column), an expression by its alias or its text.
-fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
+pub fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
     let group = f.all("group");
     if !group.is_empty() {
         return group;
@@ -142,28 +178,21 @@ fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
     select.iter().filter_map(key).collect()
 }
 
-/// `body` ordered by its own sort, then by every output column: one total order over the
+/// `query` ordered by its own sort, then by every output column: one total order over the
 /// answer's rows (rows equal in every column are alike wherever they fall), so the preview's
-/// pages, each a slice of that order, show each row once whatever the sort or its ties.
-fn with_tiebreak(f: &FormData, body: Value, stored: &[String]) -> Value {
-    let Value::Object(mut q) = body else {
-        return body;
-    };
-    let mut order: Vec<Value> = match q.remove("order_by_columns") {
-        Some(Value::Array(o)) => o,
-        _ => vec![],
-    };
+/// pages, each a slice of that order, show each row once whatever the sort or its ties; a
+/// download or a job of the view reads its rows in the same order.
+pub fn with_tiebreak(f: &FormData, mut query: QueryRequest, stored: &[String]) -> QueryRequest {
+    let mut order = query.order_by_columns.take().unwrap_or_default();
     let sorted = f.get("order").unwrap_or("").to_string();
     for key in tiebreak_keys(f, stored)
         .into_iter()
         .filter(|k| *k != sorted)
     {
-        order.push(json!({ "column": key, "direction": "ASC" }));
+        order.push(self::order(&key, "ASC"));
     }
-    if !order.is_empty() {
-        q.insert("order_by_columns".into(), Value::Array(order));
-    }
-    Value::Object(q)
+    query.order_by_columns = (!order.is_empty()).then_some(order);
+    query
 }
 
 /// One page of the preview: rows `offset..offset + size` of the query.
@@ -203,109 +232,77 @@ impl Window {
     }
 }
 
-/// The query object of one preview page: the rows up to its end in the view's total order.
-pub fn page_body(f: &FormData, window: &Window, stored: &[String]) -> Value {
+/// The query of one preview page: the rows up to its end in the view's total order.
+pub fn page_body(f: &FormData, window: &Window, stored: &[String]) -> QueryRequest {
     with_tiebreak(f, query_body(f, Some(window.fetch())), stored)
 }
 
+/// The whole query of a download or a job: the form's, in the view's total order.
+pub fn ordered_whole_query(f: &FormData, stored: &[String]) -> Result<QueryRequest, PageError> {
+    Ok(with_tiebreak(f, whole_query(f)?, stored))
+}
+
+/// The name of the count in [`count_body`]'s answer.
+pub const COUNTED_ROWS: &str = "rows_in_answer";
+
 /// A query counting the rows of the whole answer: `count(*)` under the filter, or, grouped,
 /// the groups themselves (counted by the caller).
-pub fn count_body(f: &FormData) -> Value {
-    let mut q = match query_body(f, None) {
-        Value::Object(q) => q,
-        _ => Map::new(),
-    };
-    q.remove("order_by_columns");
+pub fn count_body(f: &FormData) -> QueryRequest {
+    let mut q = query_body(f, None);
+    q.order_by_columns = None;
     let group = f.all("group");
-    let select = match group.is_empty() {
-        true => json!(["count(*) AS rows_in_answer"]),
-        false => json!(group),
-    };
-    q.insert("select_columns".into(), select);
-    Value::Object(q)
-}
-
-/// The form's query fields as a URL query string, `page` replaced by `page` when given.
-pub fn query_string(f: &FormData, page: Option<u64>) -> String {
-    let mut pairs: Vec<(String, String)> =
-        f.0.iter()
-            .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()) && k != "page")
-            .cloned()
-            .collect();
-    if let Some(p) = page {
-        pairs.push(("page".into(), p.to_string()));
-    }
-    serde_urlencoded::to_string(pairs).unwrap_or_default()
-}
-
-/// The form with `action=preview`, `order` and `direction` set (a header's sort link).
-pub fn sorted_by(f: &FormData, column: &str, direction: &str) -> String {
-    let mut pairs: Vec<(String, String)> =
-        f.0.iter()
-            .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()))
-            .filter(|(k, _)| !matches!(k.as_str(), "order" | "direction" | "page"))
-            .cloned()
-            .collect();
-    pairs.push(("order".into(), column.to_string()));
-    pairs.push(("direction".into(), direction.to_string()));
-    pairs.push(("action".into(), "preview".into()));
-    serde_urlencoded::to_string(pairs).unwrap_or_default()
+    q.select_columns = Some(match group.is_empty() {
+        true => vec![format!("count(*) AS {COUNTED_ROWS}")],
+        false => group,
+    });
+    q
 }
 
 /// The API's CSV without its first column (the row index): the index is a bare number (empty
 /// in the header), so each record loses everything up to its first comma.
 pub fn without_index(csv: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(csv.len());
-    let (mut quoted, mut in_index) = (false, true);
-    for &b in csv {
-        if in_index {
-            in_index = b != b',' && b != b'\n';
-            if b == b'\n' {
-                out.push(b);
+    IndexCut::default().cut(csv)
+}
+
+/// [`without_index`] over a CSV read in pieces (a job's result streamed): where it is between
+/// pieces.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexCut {
+    quoted: bool,
+    in_index: bool,
+}
+
+impl Default for IndexCut {
+    fn default() -> Self {
+        IndexCut {
+            quoted: false,
+            in_index: true,
+        }
+    }
+}
+
+impl IndexCut {
+    /// The next piece without its records' index cells.
+    pub fn cut(&mut self, piece: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(piece.len());
+        for &b in piece {
+            if self.in_index {
+                self.in_index = b != b',' && b != b'\n';
+                if b == b'\n' {
+                    out.push(b);
+                }
+                continue;
             }
-            continue;
+            if b == b'"' {
+                self.quoted = !self.quoted;
+            }
+            out.push(b);
+            if b == b'\n' && !self.quoted {
+                self.in_index = true;
+            }
         }
-        if b == b'"' {
-            quoted = !quoted;
-        }
-        out.push(b);
-        if b == b'\n' && !quoted {
-            in_index = true;
-        }
+        out
     }
-    out
-}
-
-/// A SQL literal for `value` in a filter (`'text'` with quotes doubled, numbers as they are).
-fn literal(value: &Value) -> Option<String> {
-    match value {
-        Value::String(s) => Some(format!("'{}'", s.replace('\'', "''"))),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
-/// The form's query string with `column = value` added to the filter (a value clicked).
-pub fn filtered_by(f: &FormData, column: &str, value: &Value) -> Option<String> {
-    let condition = match value {
-        Value::Null => format!("{column} IS NULL"),
-        v => format!("{column} = {}", literal(v)?),
-    };
-    let current = f.get("filter").map(str::trim).unwrap_or("");
-    let filter = match current.is_empty() {
-        true => condition,
-        false => format!("({current}) AND {condition}"),
-    };
-    let mut pairs: Vec<(String, String)> =
-        f.0.iter()
-            .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()))
-            .filter(|(k, _)| !matches!(k.as_str(), "filter" | "page"))
-            .cloned()
-            .collect();
-    pairs.push(("filter".into(), filter));
-    pairs.push(("action".into(), "preview".into()));
-    serde_urlencoded::to_string(pairs).ok()
 }
 
 #[cfg(test)]
@@ -326,6 +323,13 @@ mod tests {
         let csv = b",a,b\n0,x,\"two\nlines, and a comma\"\n1,y,z\n";
         let out = String::from_utf8(without_index(csv)).unwrap();
         assert_eq!(out, "a,b\nx,\"two\nlines, and a comma\"\ny,z\n");
+        // In pieces cut anywhere, the same.
+        for at in 0..csv.len() {
+            let mut cut = IndexCut::default();
+            let mut pieces = cut.cut(&csv[..at]);
+            pieces.extend(cut.cut(&csv[at..]));
+            assert_eq!(String::from_utf8(pieces).unwrap(), out, "cut at {at}");
+        }
     }
 
     #[test]
@@ -336,48 +340,38 @@ mod tests {
             ("expressions", "avg(price) AS p"),
         ]);
         let q = query_body(&f, None);
-        assert_eq!(q["select_columns"], json!(["region", "avg(price) AS p"]));
-        assert_eq!(q["group_by_columns"], json!(["region"]));
+        assert_eq!(q.select_columns.unwrap(), ["region", "avg(price) AS p"]);
+        assert_eq!(q.group_by_columns.unwrap(), ["region"]);
     }
 
-    #[test]
-    fn a_value_clicked_is_added_to_the_filter_quoted() {
-        let f = form(&[("filter", "qty > 1"), ("page", "3")]);
-        let q = filtered_by(&f, "region", &json!("O'Hara")).unwrap();
-        let back = FormData::parse(q.as_bytes()).unwrap();
-        assert_eq!(back.get("filter"), Some("(qty > 1) AND region = 'O''Hara'"));
-        assert_eq!(back.get("page"), None);
-        assert_eq!(answer_name("sum(x) AS total"), "total");
-        assert_eq!(answer_name("upper(city)"), "upper(city)");
+    fn keys(q: &QueryRequest) -> Vec<(String, String)> {
+        let order = q.order_by_columns.iter().flatten();
+        let key = |o: &OrderBy| (o.column.clone(), o.direction.clone().unwrap_or_default());
+        order.map(key).collect()
     }
 
     #[test]
     fn every_page_is_a_slice_of_one_total_order() {
         let stored = ["id".to_string(), "city".to_string()];
         let w = Window::of(&form(&[("page", "2")])).unwrap();
+        let pair = |c: &str, d: &str| (c.to_string(), d.to_string());
         let sorted = form(&[("order", "city"), ("direction", "DESC")]);
         let q = page_body(&sorted, &w, &stored);
+        assert_eq!(keys(&q), [pair("city", "DESC"), pair("id", "ASC")]);
         assert_eq!(
-            q["order_by_columns"],
-            json!([{"column": "city", "direction": "DESC"}, {"column": "id", "direction": "ASC"}])
+            keys(&ordered_whole_query(&sorted, &stored).unwrap()),
+            keys(&q)
         );
         let picked = form(&[
             ("columns", "city"),
             ("expressions", "upper(city); id * 2 AS d"),
         ]);
-        let keys: Vec<Value> = page_body(&picked, &w, &stored)["order_by_columns"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|o| o["column"].clone())
-            .collect();
-        assert_eq!(keys, vec![json!("city"), json!("upper(city)"), json!("d")]);
+        let q = page_body(&picked, &w, &stored);
+        let names: Vec<String> = keys(&q).into_iter().map(|k| k.0).collect();
+        assert_eq!(names, ["city", "upper(city)", "d"]);
         let grouped = form(&[("group", "city"), ("expressions", "count(*) AS n")]);
         let q = page_body(&grouped, &w, &stored);
-        assert_eq!(
-            q["order_by_columns"],
-            json!([{"column": "city", "direction": "ASC"}])
-        );
+        assert_eq!(keys(&q), [pair("city", "ASC")]);
     }
 
     #[test]

@@ -9,11 +9,11 @@ use maud::{html, Markup};
 
 use crate::auth::DataAdmin;
 use crate::state::AppState;
-use crate::web::backend_samples;
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, notice, page, refused_to};
 use crate::web::page::{html as render, see_other, PageResult};
 use crate::web::sample_store::{self, Gone, Kept};
+use crate::web::samples;
 use crate::web::session::Viewer;
 
 /// The saved schema's confirmation with its sample's upload button.
@@ -60,7 +60,7 @@ fn gone_page(viewer: &Viewer, gone: Gone) -> actix_web::HttpResponse {
 
 /// The viewer's sample `token`, saved into a dataset.
 fn saved_sample(state: &AppState, viewer: &Viewer, token: &str) -> Result<Kept, Gone> {
-    let root = backend_samples::samples_root(state);
+    let root = samples::samples_root(state);
     let kept = sample_store::load(&root, token, &viewer.subject.id)?;
     kept.saved.is_some().then_some(kept).ok_or(Gone::Missing)
 }
@@ -87,7 +87,7 @@ pub async fn post_upload(
         Ok(_) => return Ok(gone_page(&viewer, Gone::Missing)),
         Err(gone) => return Ok(gone_page(&viewer, gone)),
     };
-    match backend_samples::upload_kept(&state, &viewer.subject, &token, &kept).await {
+    match samples::upload_kept(&state, &viewer.subject, &token, &kept).await {
         Ok(accepted) => Ok(see_other(&format!("/jobs/{}", accepted.job_id))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);

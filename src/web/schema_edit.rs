@@ -28,7 +28,7 @@ use crate::web::posts::Sampled;
 use crate::web::schema_editor::{editor, Edited, Typed};
 use crate::web::schema_in_place::{self, Saved};
 use crate::web::session::Viewer;
-use crate::web::{backend, backend_samples, sample_store};
+use crate::web::{sample_store, samples};
 
 /// The sample form; after a refusal, `sent` holds what was typed (the file must be chosen again).
 fn sample_form(
@@ -37,7 +37,7 @@ fn sample_form(
     messages: &[String],
     sent: Option<&FormData>,
 ) -> Markup {
-    let layers = backend::layers(state);
+    let layers = state.engine.layers().to_vec();
     let typed = |k: &str| sent.and_then(|f| f.get(k)).unwrap_or("").to_string();
     page(
         viewer,
@@ -85,8 +85,8 @@ pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>)
         return Ok(refused(&state, &viewer, why, &fields));
     };
     let target = target_of(&fields)?;
-    let _permit = backend::generation_permit(&state).await?;
-    match backend_samples::generate(&state, &pass, target, field, &filename).await {
+    let _permit = state.generations.acquire().await?;
+    match samples::generate(&state, &pass, target, field, &filename).await {
         Ok(g) => {
             let edited = Edited::sampled(g.schema, (g.token, g.kept)).checked(&state, &pass);
             Ok(ok(editor(&viewer, &edited, false, &[])))
@@ -306,7 +306,11 @@ pub async fn post_save(
             },
         );
     }
-    match backend::save_schema(&state, &pass, &edited.schema, update).await {
+    let stored = match update {
+        true => state.engine.update_schema(&pass, &edited.schema).await,
+        false => state.engine.create_schema(&pass, &edited.schema).await,
+    };
+    match stored.map(|s| s.version().unwrap_or(1)) {
         Ok(version) => Ok(see_other(&saved(&state, &viewer, &edited, version))),
         Err(e) => {
             let status = crate::error::status_of(e.kind);
@@ -323,7 +327,7 @@ fn kept_sample(
     f: &FormData,
 ) -> Option<(String, sample_store::Kept)> {
     let token = f.get("sample")?;
-    let root = backend_samples::samples_root(state);
+    let root = samples::samples_root(state);
     let kept = sample_store::load(&root, token, &viewer.subject.id).ok()?;
     Some((token.to_string(), kept))
 }
@@ -334,7 +338,7 @@ fn saved(state: &AppState, viewer: &Viewer, edited: &Edited, version: i64) -> St
     if let Some((token, mut kept)) = edited.sample.clone() {
         let layer = m.layer.clone().unwrap_or_default();
         kept.saved = Some((layer, m.domain.clone(), m.dataset.clone(), version));
-        let root = backend_samples::samples_root(state);
+        let root = samples::samples_root(state);
         if sample_store::write(&root, &token, &kept).is_ok() {
             return format!("/schema/saved/{token}");
         }
@@ -362,7 +366,7 @@ pub async fn get_edit(
 ) -> PageResult {
     let (layer, domain, dataset) = path.into_inner();
     let key = rapid_actors::key::DatasetKey::new(&layer, &domain, &dataset);
-    let schema = backend::latest_schema(&state, &pass, &key)?;
+    let schema = state.engine.latest_schema(&pass, &key)?.into_schema();
     let edited = Edited::from(schema).checked(&state, &pass);
     Ok(ok(editor(&viewer, &edited, true, &[])))
 }

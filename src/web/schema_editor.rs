@@ -9,7 +9,6 @@ use rapid_actors::infer::ColumnSample;
 use rapid_actors::schema::{Metadata, Schema};
 
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::checks_edit::{cell, help, rows_of, CheckRow};
 use crate::web::format::count;
 use crate::web::layout::{csrf_field, errors, page};
@@ -67,10 +66,10 @@ impl Edited {
 
     /// With the rules it breaks, checked now by the API's own validation.
     pub fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
-        self.rules = backend::schema_problems(state, pass, &self.schema);
+        self.rules = schema_problems(state, pass, &self.schema);
         let m = &self.schema.metadata;
         let domain = m.domain.to_ascii_lowercase();
-        let protected = backend::protected_domains(state, pass).contains(&domain);
+        let protected = state.auth().protected_domains(pass).contains(&domain);
         if protected && !m.sensitivity.eq_ignore_ascii_case("PROTECTED") {
             self.warnings.push(format!(
                 "The domain {domain} is protected, but its protection covers PROTECTED datasets \
@@ -83,7 +82,36 @@ impl Edited {
                 }
             ));
         }
+        self.warnings.extend(self.sample_refusals());
         self
+    }
+
+    /// The sample's example values that a column's check refuses: uploading the sample would
+    /// refuse those rows (a strict `greater_than 0` and a value 0, say).
+    fn sample_refusals(&self) -> Vec<String> {
+        let Some((_, kept)) = &self.sample else {
+            return vec![];
+        };
+        let mut out = vec![];
+        for (c, figures) in self.schema.columns.iter().zip(&kept.columns) {
+            for (name, spec) in &c.checks {
+                let refused = figures.examples.iter().filter(|e| {
+                    rapid_actors::ingest::example_fails(spec, &c.data_type, e) == Some(true)
+                });
+                let refused: Vec<&String> = refused.collect();
+                if !refused.is_empty() {
+                    let listed: Vec<&str> = refused.iter().map(|e| e.as_str()).collect();
+                    out.push(format!(
+                        "Column {}: the sample has {} that its check {name} ({}) refuses: \
+                         an upload of the sample would refuse those rows.",
+                        c.name,
+                        listed.join(", "),
+                        spec.sentence()
+                    ));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -284,4 +312,20 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
             }
         },
     )
+}
+
+/// Every rule the schema breaks, as storing it would say, without storing it (the API's own
+/// validation, with this instance's layers and protected domains).
+pub fn schema_problems(state: &AppState, pass: &AdminPass, schema: &Schema) -> Vec<String> {
+    let layers = state.engine.layers().to_vec();
+    let domains: std::collections::BTreeSet<String> =
+        state.auth().protected_domains(pass).into_iter().collect();
+    let ctx = rapid_actors::schema::SchemaContext {
+        layers: &layers,
+        protected_domains: &domains,
+    };
+    match rapid_actors::schema::validate::validate(schema, &ctx) {
+        Ok(_) => vec![],
+        Err(e) => rapid_actors::ingest::messages(&e),
+    }
 }

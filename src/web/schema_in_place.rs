@@ -12,7 +12,6 @@ use rapid_actors::schema::{validate, MetadataPatch, Schema, SchemaContext, Valid
 use rapid_actors::Result;
 
 use crate::state::AppState;
-use crate::web::backend;
 
 /// What a save did, or must ask first.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,10 +37,8 @@ pub async fn save(
     let key = DatasetKey::new(m.layer(), &m.domain, &m.dataset);
     let stored = state.engine.latest_schema(pass, &key)?;
     let version = stored.version().unwrap_or(1);
-    let layers = backend::layers(state);
-    let domains: BTreeSet<String> = backend::protected_domains(state, pass)
-        .into_iter()
-        .collect();
+    let layers = state.engine.layers().to_vec();
+    let domains: BTreeSet<String> = state.auth().protected_domains(pass).into_iter().collect();
     let ctx = SchemaContext {
         layers: &layers,
         protected_domains: &domains,
@@ -51,7 +48,12 @@ pub async fn save(
     if !same_rows(&stored, &valid) {
         return match confirmed {
             true => Ok(Saved::NewVersion(
-                backend::save_schema(state, pass, edited, true).await?,
+                state
+                    .engine
+                    .update_schema(pass, edited)
+                    .await?
+                    .version()
+                    .unwrap_or_default(),
             )),
             false => Ok(Saved::NeedsNewVersion(
                 version + 1,
@@ -75,8 +77,7 @@ pub async fn save(
 /// Whether both describe the same rows: columns, update behaviour and sensitivity, compared in
 /// their validated (normalised) form so that the editor's round trip changes nothing.
 fn same_rows(stored: &ValidSchema, edited: &ValidSchema) -> bool {
-    let columns = |s: &ValidSchema| serde_json::to_string(&s.schema().columns).ok();
-    columns(stored) == columns(edited)
+    stored.schema().columns == edited.schema().columns
         && stored.update_behaviour() == edited.update_behaviour()
         && stored.sensitivity() == edited.sensitivity()
 }
@@ -91,33 +92,26 @@ fn changes(stored: &ValidSchema, edited: &ValidSchema) -> Vec<String> {
             out.push(format!("column {} added ({})", c.name, c.data_type));
             continue;
         };
-        let json = |v: serde_json::Value| match v {
-            serde_json::Value::Null => "none".to_string(),
-            serde_json::Value::String(s) => s,
-            other => other.to_string(),
-        };
+        let none = |v: Option<String>| v.unwrap_or_else(|| "none".to_string());
+        let index = |i: Option<i64>| none(i.map(|i| i.to_string()));
         let properties = [
-            (
-                "type",
-                json(was.data_type.clone().into()),
-                json(c.data_type.clone().into()),
-            ),
+            ("type", was.data_type.clone(), c.data_type.clone()),
             (
                 "allows null",
-                json(was.allow_null.into()),
-                json(c.allow_null.into()),
+                was.allow_null.to_string(),
+                c.allow_null.to_string(),
             ),
             (
                 "partition order",
-                json(was.partition_index.into()),
-                json(c.partition_index.into()),
+                index(was.partition_index),
+                index(c.partition_index),
             ),
             (
                 "date format",
-                json(was.format.clone().into()),
-                json(c.format.clone().into()),
+                none(was.format.clone()),
+                none(c.format.clone()),
             ),
-            ("unique", json(was.unique.into()), json(c.unique.into())),
+            ("unique", was.unique.to_string(), c.unique.to_string()),
         ];
         for (what, before, after) in properties.iter().filter(|(_, b, a)| b != a) {
             out.push(format!("column {}: {what} {before} → {after}", c.name));

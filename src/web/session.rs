@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{web, HttpRequest};
+use rapid_actors::auth::permission::{Access, Permission};
 use rapid_actors::auth::{now_seconds, Subject};
 pub(super) use subtle_eq::constant_time_eq;
 
@@ -45,6 +46,22 @@ pub struct Viewer {
     /// The token every changing form of this session carries.
     pub csrf: String,
     pub session_id: String,
+}
+
+impl Viewer {
+    pub fn is_data_admin(&self) -> bool {
+        self.subject.has(&Permission::DataAdmin)
+    }
+
+    pub fn is_user_admin(&self) -> bool {
+        self.subject.has(&Permission::UserAdmin)
+    }
+
+    /// Whether the viewer may write any dataset at all (the upload page is offered only then).
+    pub fn can_write_any(&self) -> bool {
+        let writes = |p: &Permission| p.is_access(Access::Write);
+        self.subject.permissions.iter().any(writes)
+    }
 }
 
 /// A random token: two v4 UUIDs, 244 random bits.
@@ -175,7 +192,13 @@ pub fn find(req: &HttpRequest, state: &AppState) -> Found {
         }
     };
     // The subject as it is now: deleted subjects are signed out, permission changes apply at once.
-    let Some(subject) = crate::web::backend::subject(state, &session.subject_id) else {
+    let Some(subject) = state
+        .auth()
+        .snapshot()
+        .subjects
+        .get(&session.subject_id)
+        .cloned()
+    else {
         sessions.remove(&id);
         return Found::None;
     };

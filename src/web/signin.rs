@@ -3,11 +3,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
+use std::net::IpAddr;
+
 use maud::{html, Markup};
 use rapid_actors::auth::names::MIN_PASSWORD_CHARS;
 
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::guard::check_csrf;
 use crate::web::layout::{bare, errors, notice};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
@@ -126,12 +127,12 @@ async fn sign_in(
         Some("client") => {
             let id = form.required("client_id", "the client id")?;
             let secret = form.required("client_secret", "the client secret")?;
-            backend::sign_in_client(state, &id, &secret, addr).map(|id| (id, false))
+            sign_in_client(state, &id, &secret, addr).map(|id| (id, false))
         }
         _ => {
             let user = form.required("username", "the user name")?;
             let password = form.required("password", "the password")?;
-            backend::sign_in_user(state, &user, &password, addr).await
+            sign_in_user(state, &user, &password, addr).await
         }
     })
 }
@@ -204,7 +205,16 @@ pub async fn post_password(
         return Ok(render(StatusCode::BAD_REQUEST, page));
     }
     let addr = state.client_addr(&req)?;
-    match backend::change_password(&state, &viewer.subject, current, new, addr).await {
+    match state
+        .auth()
+        .change_password(
+            &state.engine.subject_pass(viewer.subject.clone()),
+            current,
+            new,
+            addr,
+        )
+        .await
+    {
         Ok(()) => {
             session::sessions(&req).password_changed(&viewer.session_id);
             Ok(see_other("/?password=changed"))
@@ -215,4 +225,30 @@ pub async fn post_password(
             Ok(render(status, password_form(&viewer, forced, &m)))
         }
     }
+}
+
+/// A user's sign-in through the API's throttle and hash pool; the user id and whether the
+/// temporary password must be replaced first.
+pub async fn sign_in_user(
+    state: &AppState,
+    username: &str,
+    password: &str,
+    addr: IpAddr,
+) -> rapid_actors::Result<(String, bool)> {
+    let auth = state.auth();
+    let token = auth.password_token(username, password, addr).await?;
+    let subject = auth.authenticate(&token.access_token)?;
+    Ok((subject.id.clone(), subject.must_change_password))
+}
+
+/// A client's sign-in through the API's throttle; the client id.
+pub fn sign_in_client(
+    state: &AppState,
+    id: &str,
+    secret: &str,
+    addr: IpAddr,
+) -> rapid_actors::Result<String> {
+    let auth = state.auth();
+    let token = auth.client_token(id, secret, addr)?;
+    Ok(auth.authenticate(&token.access_token)?.id.clone())
 }

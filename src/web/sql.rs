@@ -6,13 +6,11 @@
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use maud::{html, Markup};
-use rapid_actors::engine::OutputFormat;
-use serde_json::{Map, Value};
+use rapid_actors::engine::{Cell, OutputFormat, Table};
 
 use crate::auth::AnySubject;
 use crate::state::AppState;
-use crate::web::backend_reads;
-use crate::web::format::{count, number, utc_stamp, words};
+use crate::web::format::{count, utc_stamp, words};
 use crate::web::guard::Page;
 use crate::web::layout::{errors, page};
 use crate::web::page::{ok, secure, FormData, PageError, PageResult};
@@ -28,22 +26,13 @@ pub fn sql_link(sql: &str) -> String {
     )
 }
 
-fn cell(v: &Value) -> Markup {
-    match v {
-        Value::Number(n) => html! { td.num { (number(n)) } },
-        other => html! { td { (words(other)) } },
-    }
+fn cell(v: &Cell) -> Markup {
+    html! { td.num[v.is_number()] { (words(v)) } }
 }
 
-/// The rows of a JSON answer (`{"0": {column: value, ...}, ...}`, columns in order).
-fn answer_table(rows: &Map<String, Value>) -> Markup {
-    let columns: Vec<&String> = rows
-        .values()
-        .next()
-        .and_then(Value::as_object)
-        .map(|r| r.keys().collect())
-        .unwrap_or_default();
-    let (total, shown) = (rows.len(), rows.len().min(SHOWN_ROWS));
+/// The answer's first rows.
+fn answer_table(answer: &Table) -> Markup {
+    let (total, shown) = (answer.rows.len(), answer.rows.len().min(SHOWN_ROWS));
     html! {
         p #sql-shown {
             @if total == 0 { "No rows." }
@@ -52,8 +41,8 @@ fn answer_table(rows: &Map<String, Value>) -> Markup {
         }
         @if total > 0 {
             div.table-wrap { table #sql-rows {
-                thead { tr { @for c in &columns { th scope="col" { (c) } } } }
-                tbody { @for row in rows.values().take(SHOWN_ROWS) { tr { @for c in &columns { (cell(row.get(c.as_str()).unwrap_or(&Value::Null))) } } } }
+                thead { tr { @for c in &answer.columns { th scope="col" { (c) } } } }
+                tbody { @for row in answer.rows.iter().take(SHOWN_ROWS) { tr { @for v in row { (cell(v)) } } } }
             } }
         }
     }
@@ -86,6 +75,20 @@ fn csv_file(bytes: Vec<u8>) -> HttpResponse {
     )
 }
 
+/// The engine's refusal in this page's words (the API's speak of a request body).
+fn in_page_words(e: rapid_actors::Error) -> Vec<String> {
+    let messages = PageError::from(e).messages();
+    let body = "The body's sql must be exactly one SELECT (or EXPLAIN) statement";
+    let said =
+        "Type exactly one SELECT (or an EXPLAIN of one): this page only reads. SHOW, SET and \
+                transactions run over the PostgreSQL protocol only (docs/guide.md).";
+    let reworded = |m: String| match m.starts_with(body) {
+        true => said.to_string(),
+        false => m,
+    };
+    messages.into_iter().map(reworded).collect()
+}
+
 /// `GET /sql?sql=...&action=run|csv`: the form, and the answer when a statement is given.
 pub async fn get_sql(
     req: HttpRequest,
@@ -95,23 +98,20 @@ pub async fn get_sql(
     let f = FormData::parse(req.query_string().as_bytes())?;
     let sql = f.get("sql").unwrap_or("").trim().to_string();
     let csv = f.get("action") == Some("csv");
-    let format = if csv {
-        OutputFormat::Csv
-    } else {
-        OutputFormat::Json
-    };
-    let answer = match sql.is_empty() {
-        true => None,
-        false => Some(backend_reads::run_sql(&state, &pass, sql.clone(), format).await),
-    };
-    let shown = match answer {
-        None => html! {},
-        Some(Ok(bytes)) if csv => return Ok(csv_file(bytes)),
-        Some(Ok(bytes)) => match serde_json::from_slice::<Map<String, Value>>(&bytes) {
-            Ok(rows) => answer_table(&rows),
-            Err(e) => errors(&[format!("The answer could not be read: {e}")]),
+    let shown = match (sql.is_empty(), csv) {
+        (true, _) => html! {},
+        (false, true) => match state
+            .engine
+            .sql(&pass, sql.clone(), OutputFormat::Csv)
+            .await
+        {
+            Ok((_, bytes)) => return Ok(csv_file(bytes)),
+            Err(e) => errors(&in_page_words(e)),
         },
-        Some(Err(e)) => errors(&PageError::from(e).messages()),
+        (false, false) => match state.engine.sql_table(&pass, sql.clone()).await {
+            Ok(answer) => answer_table(&answer),
+            Err(e) => errors(&in_page_words(e)),
+        },
     };
     Ok(ok(page(&viewer, "SQL", html! { (sql_form(&sql)) (shown) })))
 }

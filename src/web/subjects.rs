@@ -5,11 +5,11 @@ use actix_web::http::StatusCode;
 use actix_web::web;
 use maud::{html, Markup};
 use rapid_actors::auth::pass::UserAdminPass;
+use rapid_actors::auth::permission::Permission;
 use rapid_actors::auth::Subject;
 
 use crate::auth::UserAdmin;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::guard::{Page, Posted};
 use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, FormData, PageError, PageResult};
@@ -25,6 +25,12 @@ fn groups(names: &[String]) -> Vec<(&'static str, Vec<&String>)> {
     ]
 }
 
+/// A permission name that may break only after its underscores, never mid-word.
+fn breakable(name: &str) -> Markup {
+    let parts: Vec<&str> = name.split('_').collect();
+    html! { @for (i, p) in parts.iter().enumerate() { @if i > 0 { "_" wbr; } (p) } }
+}
+
 /// Checkbox groups named `permissions`, `held` ticked.
 fn permission_boxes(
     state: &AppState,
@@ -32,8 +38,14 @@ fn permission_boxes(
     prefix: &str,
     held: &[String],
 ) -> Markup {
-    let names = backend::permission_names(state, pass);
+    let names = state.auth().permission_names(pass);
+    let snapshot = state.auth().snapshot();
+    let meaning = |n: &str| {
+        let parsed = Permission::parse(n, snapshot.permission_context());
+        parsed.map(|p| p.meaning()).unwrap_or_default()
+    };
     html! {
+        p.help #perm-help { "Each permission names what it lets the subject do. READ and WRITE permissions cover a sensitivity (PRIVATE includes PUBLIC; PROTECTED is per domain) in every layer or in one layer; a dataset needs one that covers its layer, sensitivity and domain." }
         div.perm-groups {
             @for (title, list) in groups(&names) {
                 fieldset.perms {
@@ -42,7 +54,7 @@ fn permission_boxes(
                         @let id = format!("{prefix}-{n}");
                         div.check {
                             input type="checkbox" id=(id) name="permissions" value=(n) checked[held.contains(n)];
-                            label for=(id) { (n) }
+                            label for=(id) { span.perm-name { (breakable(n)) } small.perm-meaning { (meaning(n)) } }
                         }
                     }
                 }
@@ -67,7 +79,7 @@ fn subjects_page(
     done: &str,
     sent: Option<&FormData>,
 ) -> Markup {
-    let subjects = backend::list_subjects(state, pass);
+    let subjects = state.auth().list_subjects(pass);
     // After a refusal, the form that was sent keeps what was typed and ticked.
     let typed = |kind: &str, field: &str| {
         sent.filter(|f| f.get("kind").unwrap_or("user") == kind)
@@ -182,7 +194,7 @@ async fn create(
     Ok(match form.get("kind") {
         Some("client") => {
             let name = form.required("name", "the client name")?;
-            let made = backend::create_client(state, pass, name, permissions).await;
+            let made = state.auth().create_client(pass, name, permissions).await;
             made.map(|c| Created {
                 kind: "client",
                 name: c.client_name,
@@ -194,7 +206,10 @@ async fn create(
         _ => {
             let name = form.required("name", "the user name")?;
             let email = form.required("email", "the email")?;
-            let made = backend::create_user(state, pass, name, email, permissions).await;
+            let made = state
+                .auth()
+                .create_user(pass, name, email, permissions)
+                .await;
             made.map(|u| Created {
                 kind: "user",
                 name: u.username,
@@ -241,12 +256,18 @@ pub async fn get_subject(
     done: web::Query<Done>,
     Page { viewer, pass }: Page<UserAdmin>,
 ) -> PageResult {
-    let subject = backend::subject(&state, &path).ok_or_else(|| {
-        PageError::Shown(
-            StatusCode::NOT_FOUND,
-            vec![format!("Subject with ID {path} does not exist")],
-        )
-    })?;
+    let subject = state
+        .auth()
+        .snapshot()
+        .subjects
+        .get(path.as_str())
+        .cloned()
+        .ok_or_else(|| {
+            PageError::Shown(
+                StatusCode::NOT_FOUND,
+                vec![format!("Subject with ID {path} does not exist")],
+            )
+        })?;
     let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
     let body = subject_body(&state, &pass, &viewer, &subject, said);
     Ok(ok(page(&viewer, &subject.name, body)))
@@ -286,7 +307,10 @@ pub async fn post_permissions(
     path: web::Path<String>,
     Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
-    let saved = backend::set_permissions(&state, &pass, &path, form.all("permissions")).await?;
+    let saved = state
+        .auth()
+        .set_permissions(&pass, path.to_string(), form.all("permissions"))
+        .await?;
     let list = if saved.is_empty() {
         "none".to_string()
     } else {
@@ -304,7 +328,12 @@ pub async fn post_delete(
     Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
     if form.get("confirm") != Some("yes") {
-        let name = backend::subject(&state, &path)
+        let name = state
+            .auth()
+            .snapshot()
+            .subjects
+            .get(path.as_str())
+            .cloned()
             .map(|s| s.name.clone())
             .unwrap_or_default();
         let body = html! {
@@ -318,9 +347,38 @@ pub async fn post_delete(
         };
         return Ok(ok(page(&viewer, "Delete a subject?", body)));
     }
-    let name = backend::delete_subject(&state, &pass, &path).await?;
+    let name = delete_subject(&state, &pass, &path).await?;
     Ok(see_other(&format!(
         "/subjects?{}",
         crate::web::done::query(&viewer, &format!("{name} has been deleted"))
     )))
+}
+
+/// Deletes a user or a client (as the API's two routes), and says whose name it was.
+pub async fn delete_subject(
+    state: &AppState,
+    pass: &UserAdminPass,
+    subject_id: &str,
+) -> rapid_actors::Result<String> {
+    let s = state
+        .auth()
+        .snapshot()
+        .subjects
+        .get(subject_id)
+        .cloned()
+        .ok_or_else(|| {
+            rapid_actors::Error::not_found(format!("Subject with ID {subject_id} does not exist"))
+        })?;
+    match s.kind {
+        rapid_actors::auth::SubjectKind::User => {
+            state
+                .auth()
+                .delete_user(pass, s.name.clone(), s.id.clone())
+                .await?
+        }
+        rapid_actors::auth::SubjectKind::Client => {
+            state.auth().delete_client(pass, s.id.clone()).await?
+        }
+    }
+    Ok(s.name.clone())
 }

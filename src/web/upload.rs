@@ -13,7 +13,6 @@ use serde_json::json;
 
 use crate::auth::Write;
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::guard::{OnDataset, Page, WritesSomewhere};
 use crate::web::layout::page;
 use crate::web::page::{ok, PageError, PageResult};
@@ -42,12 +41,19 @@ pub async fn get_upload(
 
 /// The datasets the viewer may write (`layer/domain/dataset`), each with its latest version.
 fn writable(state: &AppState, viewer: &Viewer) -> Result<Vec<(String, i64)>, PageError> {
-    let listed = backend::list_datasets(state, &viewer.subject, &DatasetFilter::default())?;
+    let listed = state.engine.list(
+        &state.engine.subject_pass(viewer.subject.clone()),
+        &DatasetFilter::default(),
+        true,
+    )?;
     let mut writable = vec![];
     for d in &listed {
         let (l, dm, ds) = (&d.layer, &d.domain, &d.dataset);
         let key = DatasetKey::new(l, dm, ds);
-        if let Ok(pass) = backend::dataset_access_to::<Write>(state, &viewer.subject, &key) {
+        if let Ok(pass) = state
+            .engine
+            .dataset_pass::<Write>(viewer.subject.clone(), &key)
+        {
             writable.push((format!("{l}/{dm}/{ds}"), pass.record().latest_version()));
         }
     }
@@ -122,7 +128,7 @@ pub async fn post_upload(
     mut payload: Multipart,
 ) -> HttpResponse {
     let on_error = query.on_error.into();
-    match backend::upload(&state, pass, query.version, on_error, &mut payload).await {
+    match receive(&state, pass, query.version, on_error, &mut payload).await {
         Ok(a) => json_answer(
             StatusCode::ACCEPTED,
             json!({ "job_id": a.job_id, "raw_filename": a.raw_filename,
@@ -144,7 +150,7 @@ async fn refused(state: &AppState, e: rapid_actors::Error) -> HttpResponse {
         })
     });
     let whole = match e.report.as_deref().and_then(|r| r.links.as_ref()) {
-        Some(links) => backend::problem_report(state, &links.csv, REPORT_BUDGET).await,
+        Some(links) => crate::web::problems::problem_report(state, &links.csv, REPORT_BUDGET).await,
         None => None,
     };
     let status = crate::error::status_of(e.kind);
@@ -154,4 +160,19 @@ async fn refused(state: &AppState, e: rapid_actors::Error) -> HttpResponse {
         status,
         json!({ "errors": messages, "report": report, "groups_html": groups.into_string() }),
     )
+}
+
+/// An upload from the page: the API's own target check, validation and commit job.
+async fn receive(
+    state: &AppState,
+    pass: rapid_actors::auth::pass::DatasetPass<Write>,
+    version: Option<i64>,
+    on_error: rapid_actors::ingest::OnError,
+    payload: &mut actix_multipart::Multipart,
+) -> rapid_actors::Result<rapid_actors::engine::UploadAccepted> {
+    let target = state
+        .engine
+        .upload_target(pass, version)?
+        .on_error(on_error);
+    crate::upload::receive_upload(target, payload).await
 }

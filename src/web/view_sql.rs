@@ -12,13 +12,18 @@ fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// The table naming `version` of a dataset (`latest`: the plain name).
-pub fn table_name(key: [&str; 3], version: i64, latest: i64) -> String {
+/// The table naming `version` of a dataset (`latest`: the plain name), as of commit `commit`
+/// when given (`@c{N}`, docs/guide.md).
+pub fn table_name(key: [&str; 3], version: i64, latest: i64, commit: Option<i64>) -> String {
     let [layer, domain, dataset] = key;
-    let dataset = match version == latest {
-        true => quote(dataset),
-        false => quote(&format!("{dataset}@v{version}")),
+    let mut name = match version == latest {
+        true => dataset.to_string(),
+        false => format!("{dataset}@v{version}"),
     };
+    if let Some(c) = commit {
+        name.push_str(&format!("@c{c}"));
+    }
+    let dataset = quote(&name);
     format!("{}.{}.{dataset}", quote(layer), quote(domain))
 }
 
@@ -86,7 +91,9 @@ mod tests {
             .collect(),
         );
         let stored = ["region".to_string(), "price".to_string()];
-        let table = table_name(["default", "shop", "sales"], 1, 2);
+        let table = table_name(["default", "shop", "sales"], 1, 2, None);
+        let as_of = table_name(["default", "shop", "sales"], 2, 2, Some(7));
+        assert_eq!(as_of, "\"default\".\"shop\".\"sales@c7\"");
         assert_eq!(table, "\"default\".\"shop\".\"sales@v1\"");
         assert_eq!(
             view_sql(&f, &table, &stored),

@@ -195,3 +195,18 @@ fn explain_answers_its_plan_and_a_write_is_refused_in_http_words() {
     );
     assert!(!details.contains("SHOW"), "{details}");
 }
+
+#[test]
+fn select_star_lists_the_columns_in_the_schema_s_order() {
+    // `region` is the partition column, first in the schema: first in `SELECT *` too.
+    let s = server_with_data(Options::default());
+    let t = s.token_with("star_reader", &["READ_PUBLIC"]);
+    let (status, body) = sql(
+        &s,
+        &t,
+        "SELECT * FROM \"default\".travel.trips ORDER BY year, price LIMIT 1",
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let columns: Vec<&String> = body["0"].as_object().unwrap().keys().collect();
+    assert_eq!(columns, ["region", "year", "price"], "{body}");
+}

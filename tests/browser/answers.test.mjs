@@ -300,6 +300,9 @@ test("histogram labels are numbers for people, not float noise", async () => {
   }
   await page.goto(`${BASE}/datasets/default/town/levels`);
   const labels = await page.locator("svg.chart text").allTextContents();
-  assert.ok(labels.some((l) => / – /.test(l)), labels.join(" | "));
+  assert.ok(labels.some((l) => / up to /.test(l)), labels.join(" | "));
   assert.ok(labels.every((l) => !/\d\.\d{13,}/.test(l)), labels.join(" | "));
+  // Bins do not overlap: each holds its lower end only ("up to"), the last both ends ("to").
+  const bins = [...new Set(labels.filter((l) => / (up )?to /.test(l)))];
+  assert.equal(bins.filter((l) => / to /.test(l) && !/ up to /.test(l)).length, 1, bins.join(" | "));
 });

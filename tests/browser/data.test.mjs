@@ -115,7 +115,7 @@ test("the query builder previews rows, downloads CSV and runs a large query job 
 
   await page.goto(`${BASE}/datasets/default/web/visits/query?action=preview&limit=5`);
   await Promise.all([page.waitForNavigation(), page.click("button[value=job]")]);
-  assert.match(await page.textContent("#query-object"), /"limit": 5/);
+  assert.match(await page.textContent("#query-object"), /rows\s*at most 5/);
   await Promise.all([page.waitForNavigation(), page.click("form.job button")]);
   assert.match(page.url(), /\/jobs\//);
   await page.waitForSelector(".status[data-status=SUCCESS]", { timeout: 60000 });
@@ -130,16 +130,17 @@ test("the dataset page shows schema, info, charts and files, and deletes a file 
   await page.goto(`${BASE}/`);
   await page.click("text=visits");
   assert.equal(await page.textContent("h1"), "default / web / visits");
-  assert.equal(await page.textContent("#row-count"), "3000");
+  assert.equal(await page.textContent("#row-count"), "3,000");
   assert.match(await page.textContent("table.columns"), /city.*string/s);
-  assert.equal(await page.locator("#charts svg.chart").count(), 2);
+  assert.equal(await page.locator("#charts svg.chart.wide").count(), 2);
+  assert.equal(await page.locator("#charts svg.chart.narrow").count(), 2, "a phone layout of each");
   assert.equal(await page.locator("#charts svg.chart rect.bar").count() >= 3, true);
   // Column profiles: one per column, the city's three values counted exactly.
   assert.equal(await page.locator("#profiles section.profile").count(), 3);
   const city = page.locator("#profiles section.profile", { hasText: "city" });
   assert.match(await city.locator("p.figures").textContent(), /0\.0% null · about 3 distinct · from Hull to York/);
-  assert.equal(await city.locator("rect.bar").count(), 3);
-  assert.match(await city.locator("svg").textContent(), /Leeds.*1000/s);
+  assert.equal(await city.locator("svg.wide rect.bar").count(), 3);
+  assert.match(await city.locator("svg.wide").textContent(), /Leeds.*1,000/s);
   assert.equal(await page.locator("table.files tbody tr").count(), 1);
   await shoot(page, "dataset");
   await page.click("table.files button.danger");

@@ -59,10 +59,15 @@ export async function signOut(page) {
 export async function shoot(page, name) {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
-  await page.screenshot({ path: path.join(SHOTS, `${name}-desktop.png`), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: path.join(SHOTS, `${name}-phone.png`), fullPage: true });
+  // The whole page, cut at a few screens' height (a long table's end shows nothing new).
+  const shot = async (width, height, file) => {
+    await page.setViewportSize({ width, height });
+    const full = await page.evaluate(() => document.documentElement.scrollHeight);
+    const clip = { x: 0, y: 0, width, height: Math.min(full, 3 * height) };
+    await page.screenshot({ path: path.join(SHOTS, file), fullPage: true, clip });
+  };
+  await shot(1280, 800, `${name}-desktop.png`);
+  await shot(390, 844, `${name}-phone.png`);
   await page.setViewportSize({ width: 1280, height: 800 });
 }
 

@@ -11,6 +11,7 @@ pub mod key_file;
 pub mod names;
 pub mod pass;
 pub mod permission;
+mod permission_words;
 pub mod secrets;
 #[cfg(test)]
 mod shared_tests;

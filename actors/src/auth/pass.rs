@@ -72,6 +72,17 @@ pub struct DatasetPass<A: AccessKind> {
     _access: PhantomData<A>,
 }
 
+/// A copy for a second call of the same request (a page's several queries of one dataset).
+impl<A: AccessKind> Clone for DatasetPass<A> {
+    fn clone(&self) -> Self {
+        DatasetPass {
+            subject: self.subject.clone(),
+            record: self.record.clone(),
+            _access: PhantomData,
+        }
+    }
+}
+
 impl SubjectPass {
     pub fn subject(&self) -> &Arc<Subject> {
         &self.subject

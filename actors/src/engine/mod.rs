@@ -10,6 +10,7 @@ mod browse;
 mod compactor;
 mod history;
 mod ops;
+mod overview;
 mod profile;
 mod query;
 pub mod sql;
@@ -21,13 +22,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use crate::history::{AsOf, Commit};
+pub use crate::query::answers::{Cell, Table};
+pub use crate::query::language::request::{Condition, Limit, OrderBy, QueryRequest};
 pub use crate::query::reading::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
-pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment};
+pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
 pub use history::MAX_HISTORY_PAGE;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
+pub use overview::{Overview, OVERVIEW_VERSIONS};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 

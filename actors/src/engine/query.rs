@@ -15,7 +15,26 @@ use crate::jobs::{JobKind, NewJob};
 use crate::key::DatasetRecord;
 use crate::query::answers::large;
 use crate::query::answers::output::{to_arrow_stream, to_csv, to_json, to_parquet};
-use crate::query::{pools, PreparedQuery, QueryKind, SYNC_ROW_LIMIT};
+use crate::query::answers::Table;
+use crate::query::{pools, PreparedQuery, QueryKind, QueryRequest, SYNC_ROW_LIMIT};
+
+/// A query as a front door hands it over: the API's JSON body (parsed, with its depth checked,
+/// on the query threads) or a request a page built.
+enum QueryInput {
+    Json(Bytes),
+    Typed(Box<QueryRequest>),
+}
+
+impl QueryInput {
+    fn request(self) -> Result<QueryRequest> {
+        match self {
+            QueryInput::Json(body) => {
+                crate::query::parse_request(&body, &pools().settings().limits)
+            }
+            QueryInput::Typed(request) => Ok(*request),
+        }
+    }
+}
 
 /// The formats a synchronous result is rendered in.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,10 +54,10 @@ impl Engine {
         record: &DatasetRecord,
         asked_version: Option<i64>,
         at: &AsOf,
-        body: &[u8],
+        input: QueryInput,
         cap: Option<u64>,
     ) -> Result<(PreparedQuery, i64)> {
-        let request = crate::query::parse_request(body, &pools().settings().limits)?;
+        let request = input.request()?;
         let version = pick_version(asked_version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
         let prepared = PreparedQuery::new(
@@ -64,6 +83,76 @@ impl Engine {
         body: Bytes,
         format: OutputFormat,
     ) -> Result<(&'static str, Vec<u8>, i64)> {
+        let input = QueryInput::Json(body);
+        let render = move |schema, batches: &[RecordBatch]| render(format, schema, batches);
+        let ((content_type, bytes), commit) =
+            self.run_sync(pass, version, at, input, render).await?;
+        Ok((content_type, bytes, commit))
+    }
+
+    /// The query `request` (built by a front door, not parsed from JSON) as [`Engine::query`]
+    /// runs it, in `format`: (content type, bytes, the commit read).
+    pub async fn query_request(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        at: AsOf,
+        request: QueryRequest,
+        format: OutputFormat,
+    ) -> Result<(&'static str, Vec<u8>, i64)> {
+        let input = QueryInput::Typed(Box::new(request));
+        let render = move |schema, batches: &[RecordBatch]| render(format, schema, batches);
+        let ((content_type, bytes), commit) =
+            self.run_sync(pass, version, at, input, render).await?;
+        Ok((content_type, bytes, commit))
+    }
+
+    /// The query `request` as [`Engine::query`] runs it, its answer as a typed [`Table`] (each
+    /// cell converted as the JSON answer's), and the commit read.
+    pub async fn query_table(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        at: AsOf,
+        request: QueryRequest,
+    ) -> Result<(Table, i64)> {
+        let input = QueryInput::Typed(Box::new(request));
+        let table = |schema: SchemaRef, batches: &[RecordBatch]| Ok(Table::of(&schema, batches));
+        self.run_sync(pass, version, at, input, table).await
+    }
+
+    /// Several queries of one page over one commit (the first query's: an upload landing
+    /// between them is not half seen), each answered or refused on its own; the commit read.
+    pub async fn query_tables(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        at: AsOf,
+        requests: Vec<QueryRequest>,
+    ) -> (Vec<Result<Table>>, Option<i64>) {
+        let (mut answers, mut at, mut commit) = (Vec::with_capacity(requests.len()), at, None);
+        for request in requests {
+            let pass = pass.clone();
+            match self.query_table(pass, version, at.clone(), request).await {
+                Ok((table, read)) => {
+                    (at, commit) = (AsOf::Commit(read), Some(read));
+                    answers.push(Ok(table));
+                }
+                Err(e) => answers.push(Err(e)),
+            }
+        }
+        (answers, commit)
+    }
+
+    /// Admits, prepares and runs one synchronous query, its answer made by `answer`.
+    async fn run_sync<T: Send + 'static>(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        at: AsOf,
+        input: QueryInput,
+        answer: impl FnOnce(SchemaRef, &[RecordBatch]) -> Result<T> + Send + 'static,
+    ) -> Result<(T, i64)> {
         let record = pass.record().clone();
         let pools = pools();
         let slot = pools.admit(QueryKind::Sync).await?;
@@ -72,7 +161,7 @@ impl Engine {
         let this = self.clone();
         let work = async move {
             let cap = Some(SYNC_ROW_LIMIT + 1);
-            let (prepared, _) = this.prepare(&record, version, &at, &body, cap)?;
+            let (prepared, _) = this.prepare(&record, version, &at, input, cap)?;
             let commit = prepared.commit();
             let (arrow_schema, batches) = prepared.collect().await?;
             drop(prepared);
@@ -80,8 +169,7 @@ impl Engine {
             if rows as u64 > SYNC_ROW_LIMIT {
                 return Err(too_many_rows(&record));
             }
-            let (content_type, bytes) = render(format, arrow_schema, &batches)?;
-            Ok((content_type, bytes, commit))
+            Ok((answer(arrow_schema, &batches)?, commit))
         };
         let timed_out = Error::invalid(format!(
             "The query ran longer than the limit of {} seconds for synchronous queries \
@@ -106,12 +194,37 @@ impl Engine {
         body: Bytes,
         base_url: &str,
     ) -> Result<(String, i64)> {
+        let input = QueryInput::Json(body);
+        self.start_large(pass, version, at, input, base_url).await
+    }
+
+    /// [`Engine::start_large_query`] of a query `request` built by a front door.
+    pub async fn start_large_query_request(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        at: AsOf,
+        request: QueryRequest,
+        base_url: &str,
+    ) -> Result<(String, i64)> {
+        let input = QueryInput::Typed(Box::new(request));
+        self.start_large(pass, version, at, input, base_url).await
+    }
+
+    async fn start_large(
+        &self,
+        pass: DatasetPass<Read>,
+        version: Option<i64>,
+        at: AsOf,
+        input: QueryInput,
+        base_url: &str,
+    ) -> Result<(String, i64)> {
         let record = pass.record().clone();
         let pools = pools();
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
-        let check = async move { this.prepare(&checked_record, version, &at, &body, None) };
+        let check = async move { this.prepare(&checked_record, version, &at, input, None) };
         let timed_out = Error::invalid(format!(
             "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
             check_limit.as_secs()

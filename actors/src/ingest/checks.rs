@@ -163,3 +163,41 @@ pub(super) fn check_nulls(
         }
     }
 }
+
+/// Whether the example value `text` of a column of `data_type` fails the check `spec` as an
+/// upload would check it (the schema editor warns before a sample's row is refused); `None` when
+/// the check, the type or the value cannot be read as such.
+pub fn example_fails(spec: &crate::schema::CheckSpec, data_type: &str, text: &str) -> Option<bool> {
+    let data_type = data_type.parse::<DataType>().ok()?;
+    let mut problems = vec![];
+    let check =
+        crate::schema::check::parse_check("c", Some(data_type), "check", spec, &mut problems)?;
+    let named = NamedCheck {
+        name: "check".into(),
+        check,
+    };
+    let prepared = PreparedCheck::new(&named);
+    let text = text.trim();
+    match data_type {
+        DataType::Int => Some(!prepared.passes_int(text.parse().ok()?)),
+        DataType::Double => Some(!prepared.passes_number(text.parse().ok()?)),
+        DataType::String => Some(!prepared.passes_str(text)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod example_tests {
+    use super::example_fails;
+    use crate::schema::CheckSpec;
+
+    #[test]
+    fn an_example_is_judged_as_an_upload_would_judge_it() {
+        let more = CheckSpec::from_words("greater_than", "0", "int").unwrap();
+        assert_eq!(example_fails(&more, "int", "0"), Some(true));
+        assert_eq!(example_fails(&more, "int", "3"), Some(false));
+        assert_eq!(example_fails(&more, "int", "many"), None);
+        let isin = CheckSpec::from_words("isin", "north, south", "string").unwrap();
+        assert_eq!(example_fails(&isin, "string", "east"), Some(true));
+    }
+}

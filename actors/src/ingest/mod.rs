@@ -32,6 +32,7 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType as ArrowType, Field, Schema as ArrowSchema, SchemaRef};
 
+pub use checks::example_fails;
 pub use csv_batch::CsvOptions;
 pub use csv_input::{ingest_csv, ingest_csv_with};
 pub use parquet_input::{ingest_parquet, untrusted_file_options};

@@ -13,7 +13,7 @@ use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message};
 
 pub use crate::key::{DatasetKey, DatasetRecord};
 use crate::records::{load_schema, stored_version};
-pub use listing::{list_datasets, DatasetEntry, DatasetFilter, Enrichment};
+pub use listing::{list_datasets, DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
 
 use crate::catalog::SharedCatalog;
 use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};

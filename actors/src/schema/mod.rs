@@ -17,6 +17,7 @@
 //! - [`validate`](mod@validate): the entry points; [`valid`]: [`ValidSchema`].
 
 pub mod check;
+mod check_words;
 mod columns;
 pub mod date_format;
 mod metadata;

@@ -11,6 +11,11 @@ use serde::{Serialize, Serializer};
 pub struct Tags(Vec<(String, String)>);
 
 impl Tags {
+    /// Every tag, in order, as (key, value).
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0
             .iter()

@@ -13,7 +13,7 @@ function watchJobs() {
           status.textContent = job.status;
           status.setAttribute("data-status", job.status);
           row.querySelector('[data-field="step"]').textContent = job.step;
-          row.querySelector('[data-field="rows"]').textContent = job.rows_processed;
+          row.querySelector('[data-field="rows"]').textContent = Number(job.rows_processed).toLocaleString("en-GB");
           // Server-rendered, escaped markup of our own (errors list, download link).
           row.querySelector('[data-field="errors"]').innerHTML = job.errors_html;
           if (job.done) {

@@ -5,6 +5,8 @@
 
 mod session;
 
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use tracing::Instrument;
 
 use super::query::{render, OutputFormat};
@@ -14,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::jobs::{JobKind, NewJob};
 use crate::key::DatasetKey;
 use crate::query::answers::large::write_csv_streams;
+use crate::query::answers::Table;
 use crate::query::sql::{collect_capped, partition_streams, plan};
 use crate::query::{pools, QueryKind};
 
@@ -36,6 +39,23 @@ impl Engine {
         sql: String,
         format: OutputFormat,
     ) -> Result<(&'static str, Vec<u8>)> {
+        let render = move |schema, batches: &[RecordBatch]| render(format, schema, batches);
+        self.run_sql(pass, sql, render).await
+    }
+
+    /// One SELECT as [`Engine::sql`] runs it, its answer as a typed [`Table`] (for the pages).
+    pub async fn sql_table(&self, pass: &SubjectPass, sql: String) -> Result<Table> {
+        let table = |schema: SchemaRef, batches: &[RecordBatch]| Ok(Table::of(&schema, batches));
+        self.run_sql(pass, sql, table).await
+    }
+
+    /// One SELECT through the pass's session, its answer shaped by `shape`.
+    async fn run_sql<T: Send + 'static>(
+        &self,
+        pass: &SubjectPass,
+        sql: String,
+        shape: impl FnOnce(SchemaRef, &[RecordBatch]) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
         let admitted = session.admit().await?;
         let timed_out = Error::invalid(format!(
@@ -50,7 +70,7 @@ impl Engine {
                 collect_capped(session.context(), statement, ROWS_ASKED).await?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
             within_row_cap(rows as u64)?;
-            render(format, schema, &batches)
+            shape(schema, &batches)
         };
         admitted.run(work, timed_out).await
     }

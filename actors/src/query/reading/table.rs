@@ -45,8 +45,13 @@ struct ManifestFile {
 
 #[derive(Debug)]
 pub struct ManifestTable {
-    /// File columns (schema order) followed by the partition columns (index order).
+    /// File columns (schema order) followed by the partition columns (index order): the scan's.
     table_schema: SchemaRef,
+    /// The columns in the dataset schema's order, as the table shows them (`SELECT *`, the
+    /// catalog tables): a partition column where the schema puts it, not last.
+    shown_schema: SchemaRef,
+    /// For each shown column, its index in `table_schema`.
+    shown_at: Vec<usize>,
     file_schema: SchemaRef,
     partition_fields: Vec<FieldRef>,
     files: Vec<ManifestFile>,
@@ -88,7 +93,16 @@ impl ManifestTable {
                 stats: f.stats.clone(),
             });
         }
+        let position = |name: &str| all.iter().position(|f| f.name() == name);
+        let shown_at: Vec<usize> = schema
+            .columns()
+            .iter()
+            .filter_map(|c| position(&c.name))
+            .collect();
+        let shown: Vec<FieldRef> = shown_at.iter().map(|i| all[*i].clone()).collect();
         Ok(ManifestTable {
+            shown_schema: Arc::new(ArrowSchema::new(shown)),
+            shown_at,
             table_schema: Arc::new(ArrowSchema::new(all)),
             file_schema,
             partition_fields,
@@ -173,7 +187,7 @@ impl ManifestTable {
 #[async_trait]
 impl TableProvider for ManifestTable {
     fn schema(&self) -> SchemaRef {
-        self.table_schema.clone()
+        self.shown_schema.clone()
     }
 
     fn table_type(&self) -> TableType {
@@ -236,10 +250,21 @@ impl TableProvider for ManifestTable {
             Arc::new(ParquetSource::new(table_schema).with_parquet_file_reader_factory(readers));
         let config = FileScanConfigBuilder::new(self.store.url.clone(), source)
             .with_file_groups(groups.into_iter().map(FileGroup::new).collect())
-            .with_projection_indices(projection.cloned())?
+            .with_projection_indices(Some(self.scanned(projection)))?
             .with_limit(limit)
             .build();
         Ok(DataSourceExec::from_data_source(config))
+    }
+}
+
+impl ManifestTable {
+    /// The scan's columns for `projection` of the shown columns (all of them when `None`), in
+    /// the projection's order.
+    fn scanned(&self, projection: Option<&Vec<usize>>) -> Vec<usize> {
+        match projection {
+            Some(p) => p.iter().map(|i| self.shown_at[*i]).collect(),
+            None => self.shown_at.clone(),
+        }
     }
 }
 

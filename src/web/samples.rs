@@ -1,9 +1,6 @@
-//! The pages' engine calls for kept samples (through the engine facade, as [`backend`] does): a
-//! schema generation that keeps its sample ([`sample_store`]), and the upload of a kept sample as
-//! the saved dataset's first upload, through the upload page's own path (target check,
-//! validation, job, durability).
-//!
-//! [`backend`]: crate::web::backend
+//! Kept samples through the engine facade: a schema generation that keeps its sample
+//! ([`sample_store`]), and the upload of a kept sample as the saved dataset's first upload,
+//! through the upload page's own path (target check, validation, job, durability).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,7 +15,6 @@ use rapid_actors::schema::Schema;
 use rapid_actors::{Error, Result};
 
 use crate::state::AppState;
-use crate::web::backend;
 use crate::web::sample_store::{self, Kept};
 
 /// A draft schema, and the token and record of its kept sample.
@@ -52,7 +48,7 @@ pub async fn generate(
     };
     let (root, owner) = (samples_root(state), admin.subject().id.clone());
     sample_store::sweep(&root, &owner);
-    let pass = backend::subject_pass(state, admin.subject());
+    let pass = state.engine.subject_pass(admin.subject().clone());
     let new_path = |kind| state.engine.new_sample_path(&pass, kind);
     let (limit, max_value) = (state.max_upload_bytes, state.max_value_bytes);
     let sample =
@@ -108,7 +104,7 @@ pub async fn upload_kept(
         ));
     };
     let key = DatasetKey::new(&layer, &domain, &dataset);
-    let pass = backend::dataset_access_to::<Write>(state, subject, &key)?;
+    let pass = state.engine.dataset_pass::<Write>(subject.clone(), &key)?;
     let target = state.engine.upload_target(pass, Some(version))?;
     let root = samples_root(state);
     let file = tokio::fs::File::open(sample_store::file_of(&root, token, kept)).await?;
