@@ -10,6 +10,7 @@ mod browse;
 mod compactor;
 mod history;
 mod ops;
+mod policy;
 mod profile;
 mod query;
 pub mod sql;
@@ -88,6 +89,8 @@ pub struct Engine {
     settings: Arc<Settings>,
     commits: Arc<ops::CommitCounters>,
     compactor: compactor::Compactor,
+    /// The key of the `hash` column mask (see `Auth::mask_key`).
+    mask_key: Arc<Vec<u8>>,
 }
 
 struct Settings {
@@ -156,6 +159,7 @@ impl Engine {
             history: config.history,
         });
         let engine = Engine {
+            mask_key: Arc::new(auth.mask_key()),
             auth,
             registry,
             jobs,
