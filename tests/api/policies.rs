@@ -340,6 +340,19 @@ fn leak_probes_find_nothing() {
     );
     assert_eq!(rows(&body)[0]["n"], 2, "{body}");
 
+    // Figures and profiles are over every row: refused to a subject under the policy.
+    for what in ["info", "profile"] {
+        let path = format!("{STAFF}/{what}");
+        let (status, body) = s.call("GET", &path, Some(&north.token), None);
+        assert_eq!(status, StatusCode::FORBIDDEN, "{what}: {body}");
+        assert!(!body.to_string().contains('4'), "no count: {body}");
+        assert_eq!(
+            s.call("GET", &path, Some(&admin), None).0,
+            StatusCode::OK,
+            "{what}"
+        );
+    }
+
     // EXPLAIN names the policy, never its filter or the subject's attribute.
     let (status, body) = sql(
         &s,

@@ -288,6 +288,8 @@ impl Engine {
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
+        // Its row count and date ranges are over every row: refused under a policy.
+        self.refuse_under_policy(pass.subject(), record, version, &schema, "figures")?;
         crate::query::reading::info::dataset_info(
             self.catalog.as_ref(),
             &self.storage,

@@ -88,6 +88,26 @@ impl Engine {
         Ok(attributes)
     }
 
+    /// Refuses (403) what is computed over every row of a version (`what`: its profile, its
+    /// figures) when a policy applies to `subject` there: it would count or show hidden rows.
+    pub(super) fn refuse_under_policy(
+        &self,
+        subject: &crate::auth::Subject,
+        record: &DatasetRecord,
+        version: i64,
+        schema: &crate::schema::ValidSchema,
+        what: &str,
+    ) -> Result<()> {
+        match self.policy_for(subject, record, version, schema)?.is_none() {
+            true => Ok(()),
+            false => Err(Error::forbidden(format!(
+                "The {what} of this dataset version is hidden from subject {}: a policy \
+                 applies to it (query the dataset instead)",
+                subject.name
+            ))),
+        }
+    }
+
     fn policy_target(
         &self,
         key: &DatasetKey,

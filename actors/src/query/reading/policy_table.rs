@@ -59,17 +59,21 @@ pub fn subject_table(
 
 /// The columns a subject under `policy` sees: masked ones with their masks' types.
 pub fn subject_schema(inner: SchemaRef, policy: &EffectivePolicy) -> Result<SchemaRef> {
-    let df = DFSchema::try_from(inner.as_ref().clone()).map_err(super::run::engine_error)?;
+    let df = DFSchema::try_from(inner.as_ref().clone()).map_err(schema_error)?;
     let fields = inner
         .fields()
         .iter()
         .map(|f| {
             let expr = column_expr(f, policy);
-            let data_type = expr.get_type(&df).map_err(super::run::engine_error)?;
+            let data_type = expr.get_type(&df).map_err(schema_error)?;
             Ok(Field::new(f.name(), data_type, true))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Arc::new(Schema::new(fields)))
+}
+
+fn schema_error(e: DataFusionError) -> crate::error::Error {
+    crate::error::Error::internal(format!("a policy table's columns: {e}"))
 }
 
 /// What a column shows: itself, or its mask over it.
