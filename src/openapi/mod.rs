@@ -43,6 +43,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         users::change_password,
         subjects::list_subjects,
         subjects::set_subject_permissions,
+        crate::routes::policies::set_subject_attributes,
         schema_routes::create_schema,
         schema_routes::update_schema,
         schema_routes::generate_schema,
@@ -53,6 +54,9 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         queries::list_datasets,
         queries::get_dataset_info,
         profiles::get_profile,
+        crate::routes::policies::put_policy,
+        crate::routes::policies::get_policy,
+        crate::routes::policies::delete_policy,
         history::get_history,
         history::rollback,
         queries::query_dataset,
@@ -81,6 +85,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         (name = "datasets", description = "Uploads, files, listing, info and deletion"),
         (name = "queries", description = "Queries, large-query results"),
         (name = "jobs", description = "Upload and large-query jobs"),
+        (name = "policies", description = "Row filters and column masks per schema version"),
     )
 )]
 pub struct ApiDoc;

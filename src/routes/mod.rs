@@ -5,6 +5,7 @@ pub(crate) mod clients;
 pub(crate) mod datasets;
 pub(crate) mod history;
 pub(crate) mod jobs;
+pub(crate) mod policies;
 pub(crate) mod profiles;
 pub(crate) mod protected_domains;
 pub(crate) mod queries;
@@ -74,6 +75,7 @@ route_table! {
     "/subjects/permissions" => { put: subjects::set_subject_permissions },
     // The rAPId SDK calls the singular form; both are the same endpoint.
     "/subject/permissions" => { put: subjects::set_subject_permissions },
+    "/subjects/{subject_id}/attributes" => { put: policies::set_subject_attributes },
     "/schema" => { post: schemas::create_schema, put: schemas::update_schema },
     "/schema/{layer}/{sensitivity}/{domain}/{dataset}/generate" => {
         post: schemas::generate_schema
@@ -88,6 +90,11 @@ route_table! {
     "/datasets" => { post: queries::list_datasets },
     "/datasets/{layer}/{domain}/{dataset}/info" => { get: queries::get_dataset_info },
     "/datasets/{layer}/{domain}/{dataset}/profile" => { get: profiles::get_profile },
+    "/datasets/{layer}/{domain}/{dataset}/policy" => {
+        put: policies::put_policy,
+        get: policies::get_policy,
+        delete: policies::delete_policy,
+    },
     "/datasets/{layer}/{domain}/{dataset}/history" => { get: history::get_history },
     "/datasets/{layer}/{domain}/{dataset}/rollback" => { post: history::rollback },
     "/datasets/{layer}/{domain}/{dataset}/compact" => { post: datasets::compact_dataset },

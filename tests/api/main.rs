@@ -35,6 +35,7 @@ mod ops_shutdown;
 mod parity;
 mod permissions_every_kind;
 mod permissions_matrix;
+mod policies;
 mod profiles;
 mod protected_domains;
 mod pyarrow_readback;

@@ -57,6 +57,30 @@ fn routes() -> Vec<(&'static str, &'static str, Option<Value>, Needs)> {
             UserAdmin,
         ),
         ("PUT", "/api/subject/permissions", Some(perms), UserAdmin),
+        (
+            "PUT",
+            "/api/subjects/nobody/attributes",
+            Some(json!({"region": "north"})),
+            UserAdmin,
+        ),
+        (
+            "PUT",
+            "/api/datasets/default/nodomain/nodataset/policy",
+            Some(json!({"row_filters": [], "column_masks": []})),
+            DataAdmin,
+        ),
+        (
+            "GET",
+            "/api/datasets/default/nodomain/nodataset/policy",
+            None,
+            DataAdmin,
+        ),
+        (
+            "DELETE",
+            "/api/datasets/default/nodomain/nodataset/policy",
+            None,
+            DataAdmin,
+        ),
         ("GET", "/api/protected_domains", None, DataAdmin),
         (
             "POST",

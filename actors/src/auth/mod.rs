@@ -155,6 +155,12 @@ impl Auth {
             .sign_bytes(format!("download-link\n{name}\n{expires}").as_bytes())
     }
 
+    /// The key of the `hash` column mask: derived from the signing key under a prefix no token
+    /// or link signs, so it is the instance's own and never stored.
+    pub fn mask_key(&self) -> Vec<u8> {
+        self.signer.sign_bytes(b"column-mask-hash-key").into_bytes()
+    }
+
     /// The signed download link of the kept result `name` (`GET /api/results/{name}`), valid for
     /// `ttl_seconds` from now; `origin` is where clients reach the service (empty: a path).
     pub fn result_link(&self, origin: &str, name: &str, ttl_seconds: i64) -> String {

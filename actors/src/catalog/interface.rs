@@ -365,6 +365,25 @@ pub trait SubjectCatalog {
 }
 
 /// The whole catalog, shared as `Arc<dyn Catalog>` by every part of the engine.
+/// Dataset policies (one per schema version, kept as the JSON the API answers) and subject
+/// attributes (a JSON object of text values), read when a policy names `subject_attr`.
+pub trait PolicyCatalog {
+    /// The policy of one schema version, if any.
+    fn policy(&self, dataset_id: i64, version: i64) -> Result<Option<String>>;
+
+    /// Sets (replaces) the policy of one schema version; false when the version does not exist.
+    fn put_policy(&self, dataset_id: i64, version: i64, json: &str) -> Result<bool>;
+
+    /// Removes the policy of one schema version; false when it had none.
+    fn delete_policy(&self, dataset_id: i64, version: i64) -> Result<bool>;
+
+    /// A subject's attributes (a JSON object), if ever set.
+    fn subject_attributes(&self, subject_id: &str) -> Result<Option<String>>;
+
+    /// Replaces a subject's attributes; false when the subject does not exist.
+    fn put_subject_attributes(&self, subject_id: &str, json: &str) -> Result<bool>;
+}
+
 pub trait Catalog:
     DatasetCatalog
     + ManifestCatalog
@@ -373,6 +392,7 @@ pub trait Catalog:
     + JobCatalog
     + SubjectCatalog
     + ProfileCatalog
+    + PolicyCatalog
     + Send
     + Sync
 {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::{pick_version, Engine};
 use crate::auth::pass::{AccessKind, AdminPass, DatasetPass};
 use crate::catalog::{Catalog, DataFile, PartsOf};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::schema::ValidSchema;
 
@@ -57,11 +57,19 @@ impl Engine {
     }
 
     /// A version's raw files and rows per partition (both empty for a version with no upload).
+    /// Counted over every row: refused (403) when a policy applies to the subject there.
     pub fn version_files<A: AccessKind>(
         &self,
         pass: &DatasetPass<A>,
         version: i64,
     ) -> Result<VersionFiles> {
+        if self.counts_hidden(pass, version)? {
+            return Err(Error::forbidden(format!(
+                "The files and rows of this dataset version are hidden from subject {}: a \
+                 policy applies to it (query the dataset instead)",
+                pass.subject().name
+            )));
+        }
         let id = pass.record().id;
         let raw = self.catalog.raw_files(id, version)?;
         let files = self.catalog.data_files(id, version)?;

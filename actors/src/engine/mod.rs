@@ -11,6 +11,7 @@ mod compactor;
 mod history;
 mod ops;
 mod overview;
+mod policy;
 mod profile;
 mod query;
 pub mod sql;
@@ -92,6 +93,8 @@ pub struct Engine {
     settings: Arc<Settings>,
     commits: Arc<ops::CommitCounters>,
     compactor: compactor::Compactor,
+    /// The key of the `hash` column mask (see `Auth::mask_key`).
+    mask_key: Arc<Vec<u8>>,
 }
 
 struct Settings {
@@ -160,6 +163,7 @@ impl Engine {
             history: config.history,
         });
         let engine = Engine {
+            mask_key: Arc::new(auth.mask_key()),
             auth,
             registry,
             jobs,
@@ -288,6 +292,8 @@ impl Engine {
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
+        // Its row count and date ranges are over every row: refused under a policy.
+        self.refuse_under_policy(pass.subject(), record, version, &schema, "figures")?;
         crate::query::reading::info::dataset_info(
             self.catalog.as_ref(),
             &self.storage,

@@ -13,7 +13,9 @@ impl Engine {
     pub fn profile(&self, pass: &DatasetPass<Read>, version: Option<i64>) -> Result<ProfileView> {
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
-        self.registry.schema(&record.key, Some(version))?;
+        let schema = self.registry.schema(&record.key, Some(version))?;
+        // Profiles are counted at commit over every row: refused under a policy.
+        self.refuse_under_policy(pass.subject(), record, version, &schema, "profile")?;
         let kept = self.catalog.profiles(record.id, version)?;
         // Only the uploads with rows in the current commit: after a rollback, those rolled
         // back away describe no row a query reads.

@@ -9,6 +9,7 @@ use tracing::Instrument;
 
 use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Read};
+use crate::auth::Subject;
 use crate::error::{Error, Result};
 use crate::history::AsOf;
 use crate::jobs::{JobKind, NewJob};
@@ -51,7 +52,7 @@ impl Engine {
     /// the checks walk trees.
     fn prepare(
         &self,
-        record: &DatasetRecord,
+        (subject, record): (&Subject, &DatasetRecord),
         asked_version: Option<i64>,
         at: &AsOf,
         input: QueryInput,
@@ -60,11 +61,12 @@ impl Engine {
         let request = input.request()?;
         let version = pick_version(asked_version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
+        let policy = self.policy_for(subject, record, version, &schema)?;
         let prepared = PreparedQuery::new(
             self.catalog.as_ref(),
             &self.storage,
             record,
-            &schema,
+            (&schema, &policy),
             (version, at),
             &request,
             cap,
@@ -154,6 +156,7 @@ impl Engine {
         answer: impl FnOnce(SchemaRef, &[RecordBatch]) -> Result<T> + Send + 'static,
     ) -> Result<(T, i64)> {
         let record = pass.record().clone();
+        let subject = pass.subject().clone();
         let pools = pools();
         let slot = pools.admit(QueryKind::Sync).await?;
         let limit = pools.settings().timeout;
@@ -161,7 +164,7 @@ impl Engine {
         let this = self.clone();
         let work = async move {
             let cap = Some(SYNC_ROW_LIMIT + 1);
-            let (prepared, _) = this.prepare(&record, version, &at, input, cap)?;
+            let (prepared, _) = this.prepare((&subject, &record), version, &at, input, cap)?;
             let commit = prepared.commit();
             let (arrow_schema, batches) = prepared.collect().await?;
             drop(prepared);
@@ -224,7 +227,9 @@ impl Engine {
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
-        let check = async move { this.prepare(&checked_record, version, &at, input, None) };
+        let subject = pass.subject().clone();
+        let check =
+            async move { this.prepare((&subject, &checked_record), version, &at, input, None) };
         let timed_out = Error::invalid(format!(
             "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
             check_limit.as_secs()
@@ -278,6 +283,26 @@ impl Engine {
                 tracing::error!(job_id = id, error = %e.report(), "could not record a query job's outcome");
             }
         }.instrument(span));
+    }
+}
+
+impl Engine {
+    /// The policy of `record`'s schema `version` as it applies to `subject` (nothing when the
+    /// version has none): what the table given to that subject applies.
+    pub(crate) fn policy_for(
+        &self,
+        subject: &Subject,
+        record: &DatasetRecord,
+        version: i64,
+        schema: &crate::schema::ValidSchema,
+    ) -> Result<crate::query::policy::EffectivePolicy> {
+        crate::query::policy::for_subject(
+            self.catalog.as_ref(),
+            (record.id, version),
+            schema,
+            subject,
+            &self.mask_key,
+        )
     }
 }
 

@@ -22,6 +22,7 @@
 pub mod admission;
 pub mod answers;
 pub mod language;
+pub mod policy;
 pub mod reading;
 pub mod rewrites;
 pub(crate) mod sql;

@@ -12,6 +12,7 @@ mod ids;
 mod jobs;
 mod key_runs;
 mod manifest;
+mod policies;
 mod profiles;
 mod subjects;
 mod swaps;
@@ -75,6 +76,8 @@ const CASES: &[(&str, Case)] = &[
     ),
     ("jobs::upload_job_life", jobs::upload_job_life),
     ("jobs::quarantine_links", jobs::quarantine_links),
+    ("policies::policy_per_version", policies::policy_per_version),
+    ("policies::subject_attributes", policies::subject_attributes),
     (
         "profiles::profiles_go_with_their_raw_files",
         profiles::profiles_go_with_their_raw_files,

@@ -316,6 +316,8 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE key_run_blocks ALTER COLUMN bloom SET STORAGE EXTERNAL,
                                ALTER COLUMN entries SET STORAGE EXTERNAL;
     "#,
+    // 18: dataset policies and subject attributes (issue 55).
+    super::policies::TABLES,
 ];
 
 /// The newest schema version this binary knows.

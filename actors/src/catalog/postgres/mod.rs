@@ -15,6 +15,7 @@ mod history;
 mod jobs;
 mod manifest;
 mod migrations;
+mod policies;
 mod pool;
 mod profiles;
 mod rows;

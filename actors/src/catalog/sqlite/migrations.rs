@@ -389,6 +389,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
         UNIQUE (run_id, block)
     );
     "#,
+    // 18: dataset policies and subject attributes (issue 55).
+    super::policies::TABLES,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

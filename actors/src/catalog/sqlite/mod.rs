@@ -13,6 +13,7 @@ mod history;
 mod jobs;
 mod manifest;
 mod migrations;
+mod policies;
 mod profiles;
 mod rows;
 mod subjects;

@@ -36,7 +36,11 @@ impl Engine {
     /// unqualified names resolve in `default_catalog`'s `public` schema (over the PostgreSQL
     /// protocol: the database the client signed in to).
     pub fn sql_session(&self, pass: &SubjectPass, default_catalog: &str) -> SqlSession {
-        let tables = SqlTables::new(self.catalog.clone(), self.storage.clone(), default_catalog);
+        let tables = SqlTables::new(
+            (self.catalog.clone(), self.storage.clone()),
+            self.mask_key.clone(),
+            default_catalog,
+        );
         let context = pools().sql_session(Arc::new(tables.clone()), default_catalog);
         SqlSession {
             auth: self.auth.clone(),
@@ -88,7 +92,7 @@ impl SqlSession {
             .ok_or_else(|| {
                 Error::unauthenticated("The subject of this session no longer exists")
             })?;
-        self.tables.refresh(&subject.permissions)?;
+        self.tables.refresh(&subject)?;
         Ok(subject)
     }
 

@@ -56,11 +56,15 @@ pub struct Scope<'a> {
     pub aggregates: bool,
 }
 
-fn refuse(part: &str, why: String) -> Error {
+pub(super) fn refuse(part: &str, why: String) -> Error {
     Error::invalid(format!("Invalid {part}: {why}"))
 }
 
-fn parser<'a>(dialect: &'a GenericDialect, part: &str, text: &str) -> Result<Parser<'a>> {
+pub(super) fn parser<'a>(
+    dialect: &'a GenericDialect,
+    part: &str,
+    text: &str,
+) -> Result<Parser<'a>> {
     if text.len() > MAX_FRAGMENT_CHARS {
         return Err(refuse(
             part,
@@ -73,7 +77,7 @@ fn parser<'a>(dialect: &'a GenericDialect, part: &str, text: &str) -> Result<Par
         .map_err(|e| refuse(part, format!("[{text}] is not a valid expression ({e})")))
 }
 
-fn expect_end(p: &mut Parser<'_>, part: &str, text: &str) -> Result<()> {
+pub(super) fn expect_end(p: &mut Parser<'_>, part: &str, text: &str) -> Result<()> {
     match p.peek_token().token {
         Token::EOF => Ok(()),
         Token::SemiColon => Err(refuse(
@@ -177,7 +181,7 @@ fn is_plain_name(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn check_tree(part: &str, root: &Expr, scope: &Scope<'_>) -> Result<()> {
+pub(super) fn check_tree(part: &str, root: &Expr, scope: &Scope<'_>) -> Result<()> {
     let flow = root.visit(&mut ExprChecker { part, scope });
     match flow {
         ControlFlow::Break(e) => Err(e),

@@ -6,4 +6,5 @@ pub(super) mod filter_group;
 pub mod limits;
 pub(super) mod limits_json;
 pub(crate) mod naming;
+pub mod policy_filter;
 pub mod request;

@@ -4,14 +4,13 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use datafusion::catalog::TableProvider;
 use datafusion::error::DataFusionError;
 use datafusion::execution::SendableRecordBatchStream;
 use datafusion::physical_plan::{collect, execute_stream_partitioned, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 
 use super::plan_cache::PlanKey;
-use super::table::ManifestTable;
+use super::policy_table::subject_table;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
 use crate::history::{snapshot_at, AsOf, FilesAt};
@@ -19,6 +18,7 @@ use crate::key::DatasetRecord;
 use crate::manifest::DataFile;
 use crate::query::admission::pools::pools;
 use crate::query::language::request::QueryRequest;
+use crate::query::policy::EffectivePolicy;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
@@ -33,6 +33,9 @@ pub struct PreparedQuery {
     /// The manifest's files and the table's schema, which a kept plan must have been made for.
     files: Vec<DataFile>,
     schema: SchemaRef,
+    /// Whether its plan may be kept for reuse: not under a policy (the plan holds the
+    /// subject's filters and attributes).
+    keep_plan: bool,
     /// The commit whose files it reads (0: the version has no commit yet).
     commit: i64,
     /// Keeps the snapshot's files on disk until the query is dropped.
@@ -48,7 +51,7 @@ impl PreparedQuery {
         catalog: &dyn Catalog,
         storage: &Storage,
         record: &DatasetRecord,
-        schema: &ValidSchema,
+        (schema, policy): (&ValidSchema, &EffectivePolicy),
         (version, at): (i64, &AsOf),
         request: &QueryRequest,
         cap: Option<u64>,
@@ -59,7 +62,7 @@ impl PreparedQuery {
         let checked = request.check(&names)?;
         let (FilesAt { commit, files }, lease) =
             snapshot_at(catalog, storage, record.id, version, at)?;
-        let table = ManifestTable::new(storage, schema, &files)?;
+        let table = subject_table(storage, schema, &files, policy)?;
         let table_schema = table.schema();
         let ctx = pools().session();
         if cap.is_some_and(|c| checked.limit.is_none_or(|l| l >= c)) {
@@ -68,8 +71,7 @@ impl PreparedQuery {
             // it, an ordered query's plan can be kept for the next run (see plan_cache).
             crate::query::rewrites::session::keep_topk_bounds_in_sorts(&ctx);
         }
-        ctx.register_table("dataset", Arc::new(table))
-            .map_err(engine_error)?;
+        ctx.register_table("dataset", table).map_err(engine_error)?;
         Ok(PreparedQuery {
             ctx,
             key: PlanKey {
@@ -79,6 +81,7 @@ impl PreparedQuery {
             },
             files,
             schema: table_schema,
+            keep_plan: policy.is_none(),
             commit,
             _lease: lease,
         })
@@ -93,6 +96,11 @@ impl PreparedQuery {
     /// the one kept for this statement over these files, or planned now (and kept).
     async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {
         let plans = pools().plans();
+        if !self.keep_plan {
+            let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
+            let plan = df.create_physical_plan().await.map_err(engine_error)?;
+            return crate::query::admission::yielding::yield_per_batch(plan).map_err(engine_error);
+        }
         if let Some(plan) = plans
             .reuse(&self.key, &self.files, &self.schema)
             .map_err(engine_error)?

@@ -16,7 +16,8 @@ use crate::catalog::SharedCatalog;
 use crate::error::Result;
 use crate::history::{snapshot_at, AsOf};
 use crate::key::DatasetRecord;
-use crate::query::reading::table::ManifestTable;
+use crate::query::policy::EffectivePolicy;
+use crate::query::reading::policy_table::subject_table;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
@@ -28,6 +29,8 @@ pub struct LazyTable {
     /// Which commit the table reads: the newest, or a retained earlier one.
     at: AsOf,
     schema: ValidSchema,
+    /// What the session's subject is under (nothing: the plain table).
+    policy: EffectivePolicy,
     arrow_schema: SchemaRef,
     /// The leases of the files scanned by the session's current statement.
     leases: Arc<Mutex<Vec<LeaseGuard>>>,
@@ -39,10 +42,10 @@ impl LazyTable {
         storage: Storage,
         record: &DatasetRecord,
         (version, at): (i64, AsOf),
-        schema: ValidSchema,
+        (schema, policy): (ValidSchema, EffectivePolicy),
         leases: Arc<Mutex<Vec<LeaseGuard>>>,
     ) -> Result<LazyTable> {
-        let arrow_schema = ManifestTable::new(&storage, &schema, &[])?.schema();
+        let arrow_schema = subject_table(&storage, &schema, &[], &policy)?.schema();
         Ok(LazyTable {
             catalog,
             storage,
@@ -50,6 +53,7 @@ impl LazyTable {
             version,
             at,
             schema,
+            policy,
             arrow_schema,
             leases,
         })
@@ -79,8 +83,13 @@ impl TableProvider for LazyTable {
         &self,
         filters: &[&Expr],
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        // As ManifestTable: filters skip files, the engine still applies them all.
-        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+        // As ManifestTable: filters skip files, the engine still applies them all; under a
+        // policy none is taken (they run above it, see PolicyTable).
+        let how = match self.policy.is_none() {
+            true => TableProviderFilterPushDown::Inexact,
+            false => TableProviderFilterPushDown::Unsupported,
+        };
+        Ok(vec![how; filters.len()])
     }
 
     async fn scan(
@@ -104,7 +113,8 @@ impl TableProvider for LazyTable {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(lease);
-        let table = ManifestTable::new(&self.storage, &self.schema, &files).map_err(external)?;
+        let table =
+            subject_table(&self.storage, &self.schema, &files, &self.policy).map_err(external)?;
         table.scan(state, projection, filters, limit).await
     }
 }

@@ -22,11 +22,13 @@ use datafusion::catalog::{
 use datafusion::error::{DataFusionError, Result as DfResult};
 
 use super::lazy_table::LazyTable;
-use crate::auth::permission::{Access, Permission};
+use crate::auth::permission::Access;
+use crate::auth::Subject;
 use crate::catalog::SharedCatalog;
 use crate::error::{ErrorKind, Result};
 use crate::history::AsOf;
 use crate::key::DatasetRecord;
+use crate::query::policy::EffectivePolicy;
 use crate::records::load_schema;
 use crate::storage::{LeaseGuard, Storage};
 
@@ -73,8 +75,9 @@ fn version_of<'a>(
     .then_some((record, version))
 }
 
-/// A table made: (dataset id, schema version, the commit when read as of one).
-type TableKey = (i64, i64, Option<i64>);
+/// A table made: (dataset id, schema version, the commit when read as of one, the fingerprint
+/// of the policy the subject is under there).
+type TableKey = (i64, i64, Option<i64>, u64);
 
 /// Catalog lists alive now, each a session's (HTTP SQL queries', wire connections'): a session
 /// that has ended must not stay among them (a cycle of `Arc`s kept every signed-in wire
@@ -102,6 +105,10 @@ struct Inner {
     catalog: SharedCatalog,
     storage: Storage,
     readable: RwLock<Arc<Readable>>,
+    /// The subject as of the last refresh: the policies applied are its.
+    subject: RwLock<Option<Arc<Subject>>>,
+    /// The key of the `hash` column mask.
+    mask_key: Arc<Vec<u8>>,
     /// Catalogs registered by the session (its default one, `pg_catalog`'s home).
     registered: RwLock<HashMap<String, Arc<dyn CatalogProvider>>>,
     /// Tables made before, by (dataset id, version, commit when as of one): a stored schema
@@ -120,13 +127,19 @@ impl std::fmt::Debug for SqlTables {
 impl SqlTables {
     /// An empty list (no dataset until [`Self::refresh`]) with `default_catalog` holding an
     /// empty `public` schema, so that statements without tables plan.
-    pub fn new(catalog: SharedCatalog, storage: Storage, default_catalog: &str) -> SqlTables {
+    pub fn new(
+        (catalog, storage): (SharedCatalog, Storage),
+        mask_key: Arc<Vec<u8>>,
+        default_catalog: &str,
+    ) -> SqlTables {
         LIVE.fetch_add(1, Ordering::Relaxed);
         let tables = SqlTables {
             inner: Arc::new(Inner {
                 catalog,
                 storage,
                 readable: RwLock::default(),
+                subject: RwLock::default(),
+                mask_key,
                 registered: RwLock::default(),
                 made: Mutex::default(),
                 leases: Arc::default(),
@@ -152,8 +165,14 @@ impl SqlTables {
         registered.insert(name.to_string(), Arc::new(home));
     }
 
-    /// Reads again which datasets `permissions` may read (their records; no schema is read).
-    pub fn refresh(&self, permissions: &[Permission]) -> Result<()> {
+    /// Reads again which datasets `subject` may read (their records; no schema is read).
+    pub fn refresh(&self, subject: &Arc<Subject>) -> Result<()> {
+        let permissions = &subject.permissions;
+        *self
+            .inner
+            .subject
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = Some(subject.clone());
         let catalog = self.inner.catalog.as_ref();
         let mut readable = Readable::new();
         for key in catalog.dataset_keys()? {
@@ -193,7 +212,13 @@ impl SqlTables {
             AsOf::Commit(n) => Some(n),
             _ => None,
         };
-        let key = (record.id, version, commit);
+        let schema = match load_schema(self.inner.catalog.as_ref(), record, Some(version)) {
+            Ok(s) => s,
+            Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let policy = self.policy(record, version, &schema)?;
+        let key = (record.id, version, commit, policy.fingerprint);
         if let Some(t) = self
             .inner
             .made
@@ -203,22 +228,42 @@ impl SqlTables {
         {
             return Ok(Some(t.clone()));
         }
-        let schema = match load_schema(self.inner.catalog.as_ref(), record, Some(version)) {
-            Ok(s) => s,
-            Err(e) if e.kind == ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
-        };
         let table: Arc<dyn TableProvider> = Arc::new(LazyTable::new(
             self.inner.catalog.clone(),
             self.inner.storage.clone(),
             record,
             (version, at),
-            schema,
+            (schema, policy),
             self.inner.leases.clone(),
         )?);
         let mut made = self.inner.made.lock().unwrap_or_else(|p| p.into_inner());
         made.insert(key, table.clone());
         Ok(Some(table))
+    }
+
+    /// The policy of one version as it applies to the session's subject.
+    fn policy(
+        &self,
+        record: &DatasetRecord,
+        version: i64,
+        schema: &crate::schema::ValidSchema,
+    ) -> Result<EffectivePolicy> {
+        let subject = self
+            .inner
+            .subject
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(subject) = subject else {
+            return Ok(EffectivePolicy::default());
+        };
+        crate::query::policy::for_subject(
+            self.inner.catalog.as_ref(),
+            (record.id, version),
+            schema,
+            &subject,
+            &self.inner.mask_key,
+        )
     }
 
     /// Lets go of the files the statement read (call once its rows are out).

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::auth::permission::PermissionContext;
+use crate::auth::permission::{Permission, PermissionContext};
 use crate::catalog::sqlite::SqliteCatalog;
 use crate::key::DatasetKey;
 use crate::query::pools;
@@ -76,10 +76,27 @@ fn permissions(names: &[&str]) -> Vec<Permission> {
         .collect()
 }
 
+/// A client holding the permissions `names`.
+fn subject(names: &[&str]) -> Arc<Subject> {
+    Arc::new(Subject {
+        id: "s1".into(),
+        kind: crate::auth::SubjectKind::Client,
+        name: "tester".into(),
+        email: None,
+        permissions: permissions(names),
+        must_change_password: false,
+        credential: crate::catalog::Credential::SecretDigest(Vec::new()),
+    })
+}
+
 /// The tables `permissions` see, as information_schema lists them ("layer.domain.table").
 async fn listed(lake: &Lake, names: &[&str]) -> Vec<String> {
-    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
-    tables.refresh(&permissions(names)).unwrap();
+    let tables = SqlTables::new(
+        (lake.catalog.clone(), lake.storage.clone()),
+        Arc::default(),
+        "datafusion",
+    );
+    tables.refresh(&subject(names)).unwrap();
     let ctx = pools().sql_session(Arc::new(tables), "datafusion");
     let sql = "SELECT table_catalog || '.' || table_schema || '.' || table_name AS t \
                FROM information_schema.tables WHERE table_schema NOT IN ('information_schema') \
@@ -97,8 +114,12 @@ async fn listed(lake: &Lake, names: &[&str]) -> Vec<String> {
 async fn a_subject_without_read_permission_sees_no_table() {
     let lake = lake();
     assert!(listed(&lake, &["WRITE_ALL"]).await.is_empty());
-    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
-    tables.refresh(&permissions(&["WRITE_ALL"])).unwrap();
+    let tables = SqlTables::new(
+        (lake.catalog.clone(), lake.storage.clone()),
+        Arc::default(),
+        "datafusion",
+    );
+    tables.refresh(&subject(&["WRITE_ALL"])).unwrap();
     let ctx = pools().sql_session(Arc::new(tables), "datafusion");
     let e = ctx
         .sql("SELECT * FROM \"default\".\"sales\".\"orders\"")
@@ -126,22 +147,30 @@ async fn a_protected_dataset_is_invisible_without_its_permission() {
 #[tokio::test]
 async fn a_permission_taken_away_applies_at_the_next_refresh() {
     let lake = lake();
-    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
+    let tables = SqlTables::new(
+        (lake.catalog.clone(), lake.storage.clone()),
+        Arc::default(),
+        "datafusion",
+    );
     let ctx = pools().sql_session(Arc::new(tables.clone()), "datafusion");
     let query = "SELECT count(*) FROM \"default\".\"sales\".\"orders\"";
-    tables.refresh(&permissions(&["READ_ALL"])).unwrap();
+    tables.refresh(&subject(&["READ_ALL"])).unwrap();
     let rows = ctx.sql(query).await.unwrap().collect().await.unwrap();
     assert_eq!(rows[0].num_rows(), 1);
-    tables.refresh(&permissions(&["WRITE_ALL"])).unwrap();
+    tables.refresh(&subject(&["WRITE_ALL"])).unwrap();
     assert!(ctx.sql(query).await.is_err());
 }
 
 #[tokio::test]
 async fn a_statement_reads_the_schemas_of_the_tables_it_names_only() {
     let lake = lake();
-    let tables = SqlTables::new(lake.catalog.clone(), lake.storage.clone(), "datafusion");
+    let tables = SqlTables::new(
+        (lake.catalog.clone(), lake.storage.clone()),
+        Arc::default(),
+        "datafusion",
+    );
     let ctx = pools().sql_session(Arc::new(tables.clone()), "datafusion");
-    tables.refresh(&permissions(&["READ_ALL"])).unwrap();
+    tables.refresh(&subject(&["READ_ALL"])).unwrap();
     let made = || tables.inner.made.lock().unwrap().len();
     assert_eq!(made(), 0, "a refresh reads no schema");
     ctx.sql("SELECT count(*) FROM \"default\".\"sales\".\"orders@v1\"")
