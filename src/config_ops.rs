@@ -65,6 +65,11 @@ pub struct OpsArgs {
     /// History: ... or while it is younger than this many seconds (0: the count alone decides).
     #[arg(long, env = "RAPID_HISTORY_KEEP_SECONDS", default_value_t = 86_400)]
     pub history_keep_seconds: u64,
+
+    /// Delta log: a Parquet checkpoint of each stored version's table every this many log
+    /// versions (readers replay at most this many JSON files); 0: none.
+    #[arg(long, env = "RAPID_DELTA_CHECKPOINT_INTERVAL", default_value_t = 10)]
+    pub delta_checkpoint_interval: u64,
 }
 
 impl OpsArgs {

@@ -201,6 +201,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
     rapid_actors::profile::set_enabled(args.ops.profile_uploads);
+    rapid_actors::delta_log::checkpoint::set_interval(args.ops.delta_checkpoint_interval);
     let settings = args.auth_settings()?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;

@@ -17,9 +17,9 @@ use crate::pyarrow_readback::python;
 use crate::sql_clients::extension_python;
 use crate::support::{into_parts, schema_json, Options, TestServer};
 
-const EVENTS: &str = "/api/datasets/default/lake/events";
+pub(crate) const EVENTS: &str = "/api/datasets/default/lake/events";
 
-fn events_schema() -> Value {
+pub(crate) fn events_schema() -> Value {
     schema_json(
         "lake",
         "events",
@@ -50,14 +50,14 @@ fn rows(n: i64) -> Vec<u8> {
     .into_bytes()
 }
 
-fn upload(s: &TestServer, t: &str, n: i64) -> String {
+pub(crate) fn upload(s: &TestServer, t: &str, n: i64) -> String {
     let (accepted, job) = s.upload_and_wait(t, EVENTS, "events.csv", rows(n));
     assert_eq!(job["status"], "SUCCESS", "{job}");
     accepted["raw_filename"].as_str().unwrap().to_string()
 }
 
 /// Every row as of `params` (`?as_of_commit=N` or ""), ordered by id, with the commit read.
-fn read(s: &TestServer, t: &str, params: &str) -> (i64, Value) {
+pub(crate) fn read(s: &TestServer, t: &str, params: &str) -> (i64, Value) {
     let res = s
         .request("POST", &format!("{EVENTS}/query{params}"))
         .bearer_auth(t)
@@ -100,24 +100,24 @@ fn numbers_as_floats(v: Value) -> Value {
 }
 
 /// A server keeping a hundred commits (the tests' default keeps one).
-fn keeping() -> Options {
+pub(crate) fn keeping() -> Options {
     Options {
         env: vec![("RAPID_HISTORY_KEEP_COMMITS".into(), "100".into())],
         ..Options::default()
     }
 }
 
-fn table(s: &TestServer) -> PathBuf {
+pub(crate) fn table(s: &TestServer) -> PathBuf {
     s.data_dir().join("data/default/lake/events/1")
 }
 
-fn log_file(table: &Path, delta_version: i64) -> PathBuf {
+pub(crate) fn log_file(table: &Path, delta_version: i64) -> PathBuf {
     table.join(format!("_delta_log/{delta_version:020}.json"))
 }
 
 /// Until the log holds Delta version `v` (it is written just after the commit that made the
 /// job SUCCESS).
-fn wait_log(table: &Path, v: i64) {
+pub(crate) fn wait_log(table: &Path, v: i64) {
     let until = Instant::now() + Duration::from_secs(10);
     while !log_file(table, v).exists() {
         assert!(Instant::now() < until, "no Delta version {v}");
@@ -125,7 +125,7 @@ fn wait_log(table: &Path, v: i64) {
     }
 }
 
-fn run(mut command: Command) -> Value {
+pub(crate) fn run(mut command: Command) -> Value {
     let out = command.output().expect("run python");
     assert!(
         out.status.success(),

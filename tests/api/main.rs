@@ -10,6 +10,7 @@ mod compaction;
 mod data_folder_relative;
 mod dataset_recreated;
 mod decode_bombs;
+mod delta_checkpoint;
 mod delta_log;
 mod durability;
 mod errors;

@@ -21,6 +21,8 @@ pub struct Table {
     /// The Delta schema (JSON text): every column of the schema, partition columns included.
     pub schema_string: String,
     pub partition_columns: Vec<String>,
+    /// Each column's type, for its bounds in the `add` actions' stats.
+    pub types: Vec<(String, DataType)>,
 }
 
 impl Table {
@@ -50,6 +52,11 @@ impl Table {
             name: format!("{}_v{version}", key.dataset),
             schema_string: schema_string(schema),
             partition_columns: schema.partition_columns().map(|c| c.name.clone()).collect(),
+            types: schema
+                .columns()
+                .iter()
+                .map(|c| (c.name.clone(), c.data_type))
+                .collect(),
         }
     }
 }
@@ -116,8 +123,63 @@ fn add(table: &Table, file: &DataFile, at: i64, data_change: bool) -> Result<Val
         "size": file.bytes,
         "modificationTime": at,
         "dataChange": data_change,
-        "stats": json!({"numRecords": file.rows}).to_string(),
+        "stats": stats(table, file),
     }}))
+}
+
+/// A bound in Delta's JSON form: dates as `YYYY-MM-DD` (ours are days since the epoch).
+fn delta_bound(t: DataType, value: &Value) -> Option<Value> {
+    if value.is_null() {
+        return None;
+    }
+    match t {
+        DataType::Date => {
+            let days = i32::try_from(value.as_i64()?).ok()?;
+            let date = chrono::NaiveDate::from_num_days_from_ce_opt(days.checked_add(719_163)?)?;
+            Some(Value::from(date.format("%Y-%m-%d").to_string()))
+        }
+        // Delta's readers skip no file on boolean bounds; the null count is kept.
+        DataType::Boolean | DataType::Double => None,
+        DataType::Int | DataType::String => Some(value.clone()),
+    }
+}
+
+/// The `add` action's stats: the row count, and where the catalog keeps the file's column
+/// bounds (`manifest::stats`: `{"column": [min, max, nulls]}`) Delta's `minValues`,
+/// `maxValues` and `nullCount`, so readers skip files (text bounds may be cut prefixes, a
+/// maximum rounded up: bounds still).
+fn stats(table: &Table, file: &DataFile) -> String {
+    let mut out = Map::new();
+    out.insert("numRecords".into(), Value::from(file.rows));
+    let kept: Option<Map<String, Value>> = file
+        .stats
+        .as_deref()
+        .and_then(|s| serde_json::from_str(s).ok());
+    if let Some(kept) = kept {
+        let (mut min, mut max, mut nulls) = (Map::new(), Map::new(), Map::new());
+        for (name, t) in &table.types {
+            let Some([low, high, n]) = kept
+                .get(name)
+                .and_then(Value::as_array)
+                .and_then(|a| <&[Value; 3]>::try_from(a.as_slice()).ok())
+            else {
+                continue;
+            };
+            if let Some(low) = delta_bound(*t, low) {
+                min.insert(name.clone(), low);
+            }
+            if let Some(high) = delta_bound(*t, high) {
+                max.insert(name.clone(), high);
+            }
+            if n.is_u64() {
+                nulls.insert(name.clone(), n.clone());
+            }
+        }
+        out.insert("minValues".into(), Value::Object(min));
+        out.insert("maxValues".into(), Value::Object(max));
+        out.insert("nullCount".into(), Value::Object(nulls));
+    }
+    Value::Object(out).to_string()
 }
 
 fn remove(table: &Table, file: &DataFile, at: i64, data_change: bool) -> Result<Value> {
@@ -230,6 +292,12 @@ mod tests {
             name: "s_v1".into(),
             schema_string: "{}".into(),
             partition_columns: vec!["region".into(), "day".into()],
+            types: vec![
+                ("id".into(), DataType::Int),
+                ("day".into(), DataType::Date),
+                ("note".into(), DataType::String),
+                ("paid".into(), DataType::Boolean),
+            ],
         }
     }
 
@@ -249,6 +317,25 @@ mod tests {
             ..f
         };
         assert!(add(&table(), &outside, 5, true).is_err());
+    }
+
+    #[test]
+    fn stats_carry_the_kept_bounds_in_delta_s_form() {
+        let f = DataFile {
+            stats: Some(
+                r#"{"id":[1,9,0],"day":[19723,null,2],"note":["a","b",1],"paid":[false,true,0]}"#
+                    .into(),
+            ),
+            ..file("region=n", "a.parquet")
+        };
+        let v: Value = serde_json::from_str(&stats(&table(), &f)).unwrap();
+        assert_eq!(
+            v,
+            json!({"numRecords": 3,
+                "minValues": {"id": 1, "day": "2024-01-01", "note": "a"},
+                "maxValues": {"id": 9, "note": "b"},
+                "nullCount": {"id": 0, "day": 2, "note": 1, "paid": 0}})
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@
 //! and the log lacks, so a crash between the two is repaired by the next commit or start-up.
 
 mod actions;
+pub mod checkpoint;
 
 use crate::catalog::{AsOf, Catalog, CommitChanges};
 use crate::error::{Error, Result};
@@ -148,7 +149,10 @@ fn write_missing(
     };
     let (first, from) = match log {
         Some(log) if log.first > latest => (floor, None),
-        Some(log) if log.last == latest => return Ok(Some(0)),
+        Some(log) if log.last == latest => {
+            checkpoint_due(objects, record, version, latest - log.first);
+            return Ok(Some(0));
+        }
         Some(log) if log.last >= floor => (log.first, Some(log.last + 1)),
         Some(_) => (floor, None),
         None => (floor, None),
@@ -174,7 +178,26 @@ fn write_missing(
         }
         // (Else another node wrote it first: from the same rows, so the same bytes.)
     }
+    checkpoint_due(objects, record, version, latest - first);
     Ok(Some(written))
+}
+
+/// The folder of a version's log.
+fn log_folder(record: &DatasetRecord, version: i64) -> String {
+    format!(
+        "{}/{}",
+        keys::table_prefix(&record.key, version),
+        keys::DELTA_LOG
+    )
+}
+
+/// The checkpoint due at or below log version `last` written when it is missing (after the
+/// JSON versions it summarises). A failure is logged, not returned: the log is complete
+/// without it (readers replay the JSON), and the next commit or start-up tries again.
+fn checkpoint_due(objects: &dyn ObjectStorage, record: &DatasetRecord, version: i64, last: i64) {
+    if let Err(e) = checkpoint::ensure(objects, &log_folder(record, version), last) {
+        tracing::warn!(version, error = %e.report(), "writing a Delta checkpoint");
+    }
 }
 
 /// [`sync`] for every stored version of every dataset (start-up, the periodic sweep, `admin
@@ -204,8 +227,9 @@ pub fn sync_all(catalog: &dyn Catalog, storage: &Storage) -> Result<(usize, Vec<
 /// What [`check`] found.
 #[derive(Debug, Default)]
 pub struct Disagreements {
-    /// `"{log file}: {what}"`: versions the log lacks, and versions whose content is not what
-    /// the catalog's rows give.
+    /// `"{log file}: {what}"`: versions the log lacks, versions whose content is not what
+    /// the catalog's rows give, checkpoints that differ from the versions they summarise, and
+    /// a `_last_checkpoint` naming a missing checkpoint.
     pub drift: Vec<String>,
     /// Table roots with commits and no log at all (versions stored before logs existed, a
     /// backup, a restore not yet started): written at the next start.
@@ -250,7 +274,7 @@ pub fn check(
             found.drift.push(format!("{key}: {what} {}", commit.commit));
         }
     }
-    Ok(())
+    checkpoint::check(objects, &log_folder(record, version), &mut found.drift)
 }
 
 /// [`check`] over every stored version of every dataset.
