@@ -15,6 +15,10 @@ pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
         for e in entries {
             let p = e.unwrap().path();
             if p.is_dir() {
+                // The Delta log's checkpoints are Parquet too, but not data.
+                if p.file_name().is_some_and(|n| n == "_delta_log") {
+                    continue;
+                }
                 out.extend(parquet_files(&p));
             } else if p.extension().is_some_and(|x| x == "parquet") {
                 out.push(p);

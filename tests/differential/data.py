@@ -2,6 +2,7 @@
 with NULLs, int64 extremes, strings that need care (padding, tabs, quotes, wildcards, non-ASCII,
 the empty string) and partition values that need percent-encoding (and the empty string)."""
 import datetime
+import pathlib
 import random
 
 import pyarrow as pa
@@ -79,10 +80,13 @@ def parquet_bytes(batch_rows):
 def duckdb_view(con, version_dir):
     """The stored tree as a DuckDB view named `dataset`, columns typed as the schema says."""
     hive_types = "{'region': 'VARCHAR', 'yr': 'BIGINT'}"
-    path = str(version_dir).replace("'", "''")
+    # The data files, not the Delta log's checkpoints (Parquet too) under `_delta_log/`.
+    files = sorted(str(p).replace("'", "''") for p in pathlib.Path(version_dir).rglob("*.parquet")
+                   if "_delta_log" not in p.parts)
+    listed = ", ".join(f"'{f}'" for f in files)
     con.execute(
         f"CREATE OR REPLACE VIEW dataset AS SELECT {', '.join(COLUMNS)} FROM read_parquet("
-        f"'{path}/**/*.parquet', hive_partitioning = true, hive_types = {hive_types})")
+        f"[{listed}], hive_partitioning = true, hive_types = {hive_types})")
 
 
 def make_rng(seed):
