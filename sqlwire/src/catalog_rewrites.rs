@@ -189,23 +189,32 @@ fn aggregate_lookup(query: &mut Query) -> bool {
 }
 
 fn is_catalogue_table(factor: &TableFactor) -> bool {
+    plain_table_parts(factor).is_some_and(|parts| {
+        (1..=3).contains(&parts.len())
+            && in_pg_catalog(&parts)
+            && parts.last().is_some_and(|t| t.starts_with("pg_"))
+    })
+}
+
+/// The lowercased parts of a plain table's name (no table function arguments).
+fn plain_table_parts(factor: &TableFactor) -> Option<Vec<String>> {
     let TableFactor::Table {
         name, args: None, ..
     } = factor
     else {
-        return false;
+        return None;
     };
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
-        .collect();
-    match parts.as_slice() {
-        [table] | [_, _, table] | [_, table] => {
-            table.starts_with("pg_") && (parts.len() == 1 || parts[parts.len() - 2] == "pg_catalog")
-        }
-        _ => false,
-    }
+    Some(
+        name.0
+            .iter()
+            .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
+            .collect(),
+    )
+}
+
+/// Unqualified, or qualified by `pg_catalog` (with or without a database before it).
+fn in_pg_catalog(parts: &[String]) -> bool {
+    parts.len() < 2 || parts[parts.len() - 2] == "pg_catalog"
 }
 
 pub(crate) fn empty_catalogue_selects(statements: &mut Vec<Statement>) -> bool {
@@ -241,22 +250,12 @@ fn stub_body(body: &mut SetExpr) -> bool {
 }
 
 fn is_empty_table(factor: &TableFactor) -> bool {
-    let TableFactor::Table {
-        name, args: None, ..
-    } = factor
-    else {
-        return false;
-    };
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .filter_map(|p| p.as_ident().map(|i| i.value.to_lowercase()))
-        .collect();
-    let schema_ok = parts.len() < 2 || parts[parts.len() - 2] == "pg_catalog";
-    schema_ok
-        && parts
-            .last()
-            .is_some_and(|t| EMPTY_TABLES.contains(&t.as_str()))
+    plain_table_parts(factor).is_some_and(|parts| {
+        in_pg_catalog(&parts)
+            && parts
+                .last()
+                .is_some_and(|t| EMPTY_TABLES.contains(&t.as_str()))
+    })
 }
 
 /// Whether `select` has no rows: it inner-joins an empty catalogue table and neither groups nor
