@@ -70,6 +70,15 @@ impl Engine {
                 pass.subject().name
             )));
         }
+        self.counted_files(pass, version)
+    }
+
+    /// [`Self::version_files`] for a caller that has checked that no policy hides the counts.
+    pub(super) fn counted_files<A: AccessKind>(
+        &self,
+        pass: &DatasetPass<A>,
+        version: i64,
+    ) -> Result<VersionFiles> {
         let id = pass.record().id;
         let raw = self.catalog.raw_files(id, version)?;
         let files = self.catalog.data_files(id, version)?;

@@ -60,7 +60,7 @@ impl Engine {
             // A version whose rows a policy filters for this subject is not counted: its total
             // would count hidden rows.
             if !self.counts_hidden(pass, v)? {
-                out.push((v, self.version_files(pass, v)?.live.values().sum()));
+                out.push((v, self.counted_files(pass, v)?.live.values().sum()));
             }
         }
         Ok(out)
