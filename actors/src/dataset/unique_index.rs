@@ -15,7 +15,7 @@ use ring::digest;
 
 use crate::catalog::{ColumnKeys, KeyList};
 use crate::error::{Error, Result};
-use crate::ingest::{each_number, value_at, StagedOutput, UniqueColumn, UniqueValue};
+use crate::ingest::{cores_each, each_number, value_at, StagedOutput, UniqueColumn, UniqueValue};
 use crate::schema::DataType;
 
 /// Strings up to this many bytes are their own key.
@@ -64,8 +64,8 @@ pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
 
 /// The keys of each staged file's indexed columns, in the files' order, each list sorted (what
 /// the commit records). Reads the staged files' unique columns back: the cost of the upload, not
-/// of the dataset. Files are read and sorted on up to [`KEY_THREADS`] threads: this runs between
-/// the end of validation and the answer, when the upload has the cores to itself.
+/// of the dataset. Files are read and sorted on up to [`KEY_THREADS`] threads, the upload's share
+/// of the cores.
 pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
     let one_file = |file: &crate::ingest::StagedDataFile| -> Result<Vec<ColumnKeys>> {
         let at = |e: &dyn std::fmt::Display| {
@@ -84,10 +84,9 @@ pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
             .collect()
     };
     let files = &output.files;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, KEY_THREADS)
-        .min(files.len());
+    // The cores shared out among the uploads running now, as their parsing is: with others
+    // running the cores are busy, and more threads would only hand off.
+    let threads = cores_each().clamp(1, KEY_THREADS).min(files.len());
     if threads <= 1 || output.unique.is_empty() {
         return files.iter().map(one_file).collect();
     }

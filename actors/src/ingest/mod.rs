@@ -39,6 +39,7 @@ pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::{Place, Problems, Record};
 pub use quarantine::{quarantine_path, PROBLEMS_COLUMN, ROW_COLUMN};
 pub use report::{parquet_path, report_path, MAX_REPORT_ROWS};
+pub(crate) use running::cores_each;
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{each_number, value_at, UniqueColumn, UniqueValue};
 pub(crate) use writer::stored_file_properties;
