@@ -69,6 +69,7 @@
 
 pub mod admin;
 pub mod allocator;
+pub mod audit;
 pub mod auth;
 pub(crate) mod catalog;
 pub mod compaction;

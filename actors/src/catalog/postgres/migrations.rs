@@ -318,6 +318,8 @@ const MIGRATIONS: &[&str] = &[
     "#,
     // 18: dataset policies and subject attributes (issue 55).
     super::policies::TABLES,
+    // 19: the audit log (issue 55).
+    super::audit::TABLES,
 ];
 
 /// The newest schema version this binary knows.

@@ -8,6 +8,7 @@
 //! - reads of several tables that must agree run in one REPEATABLE READ snapshot;
 //! - inserts that may collide use `ON CONFLICT DO NOTHING` instead of failing the transaction.
 
+mod audit;
 mod changes;
 mod datasets;
 mod erasure;

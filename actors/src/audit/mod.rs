@@ -1,0 +1,131 @@
+//! The audit log (docs/DESIGN.md, "Audit log"): one append-only row per request that reads,
+//! writes or changes access, on every front. Fronts build an [`AuditEntry`] when a request ends
+//! (the engine fills what only it knows, the dataset, commit, columns and policies read, into the
+//! request's [`Note`]) and wait on [`AuditLog::record`] before answering: rows are written by one
+//! writer in batches (many requests share one transaction and one fsync), so an answered request
+//! always has its row while the request itself does no catalog work. Each row carries the SHA-256
+//! of the row before it and of itself: `rapid-rs admin audit verify` finds any row changed,
+//! removed or inserted after the fact.
+
+mod chain;
+mod note;
+pub mod statement;
+pub(crate) mod store;
+mod writer;
+
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+pub use chain::{verify, Verified};
+pub use note::{Note, NoteFields};
+pub use store::{open as open_store, AuditStore};
+pub use writer::AuditLog;
+
+/// The rows of a page of `GET /api/audit` at most.
+pub const MAX_AUDIT_PAGE: usize = 1_000;
+
+/// Where a request came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Front {
+    /// The JSON API (`/api/...`), `/api/sql` included.
+    Http,
+    /// `/api/sql` and `/api/sql/large`.
+    Sql,
+    /// The PostgreSQL listener.
+    Pg,
+    /// The web pages.
+    Web,
+    /// The MCP endpoint.
+    Mcp,
+    /// A background job finishing (a large query's result written).
+    Job,
+}
+
+impl Front {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Front::Http => "http",
+            Front::Sql => "sql",
+            Front::Pg => "pg",
+            Front::Web => "web",
+            Front::Mcp => "mcp",
+            Front::Job => "job",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Front> {
+        [
+            Front::Http,
+            Front::Sql,
+            Front::Pg,
+            Front::Web,
+            Front::Mcp,
+            Front::Job,
+        ]
+        .into_iter()
+        .find(|f| f.as_str() == text)
+    }
+}
+
+/// One request as the log keeps it. Field order is the hash's canonical order: do not reorder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// RFC 3339 UTC with milliseconds, when the request ended.
+    pub at: String,
+    pub subject_id: Option<String>,
+    pub subject_name: Option<String>,
+    pub front: Front,
+    /// What was asked: `METHOD /route/{template}` over HTTP and the pages, the statement's kind
+    /// (`SELECT`, `SHOW`...) over SQL, the job's kind for jobs.
+    pub action: String,
+    pub layer: Option<String>,
+    pub domain: Option<String>,
+    pub dataset: Option<String>,
+    pub version: Option<i64>,
+    pub commit: Option<i64>,
+    /// The columns read (`layer/domain/dataset.column` when a statement read several datasets).
+    pub columns: Vec<String>,
+    /// The names of the policies applied (row filters' names, `mask:{column}`).
+    pub policies: Vec<String>,
+    pub rows: Option<u64>,
+    pub bytes: Option<u64>,
+    /// The HTTP status answered (the PostgreSQL listener: 200, or the status its error maps to).
+    pub status: u16,
+    pub duration_ms: u64,
+    pub request_id: Option<String>,
+    pub client_addr: Option<String>,
+    /// The statement (SQL, or a query's filter) with every literal replaced by `?`.
+    pub statement: Option<String>,
+}
+
+/// A stored row: its id (the `after` cursor), the entry, and its place in the hash chain.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditRecord {
+    pub id: i64,
+    #[serde(flatten)]
+    pub entry: AuditEntry,
+    #[serde(skip)]
+    pub prev_hash: String,
+    #[serde(skip)]
+    pub hash: String,
+}
+
+/// What `GET /api/audit` narrows to; every field optional. `after` is the last id seen.
+#[derive(Debug, Clone, Default)]
+pub struct AuditFilter {
+    pub subject_id: Option<String>,
+    pub layer: Option<String>,
+    pub domain: Option<String>,
+    pub dataset: Option<String>,
+    pub action: Option<String>,
+    pub front: Option<Front>,
+    /// Inclusive, RFC 3339 text compared as stored.
+    pub since: Option<String>,
+    /// Exclusive.
+    pub until: Option<String>,
+    pub after: Option<i64>,
+    pub limit: usize,
+}

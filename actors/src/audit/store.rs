@@ -1,0 +1,358 @@
+//! Where the log's rows are kept. SQLite: a file of its own beside the catalog (`audit.sqlite`),
+//! so its writer never waits for a commit holding the catalog's write lock, nor makes one wait.
+//! PostgreSQL: the table `audit_events` of the catalog's database, written under an advisory lock
+//! so several nodes append one chain.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{params_from_iter, Connection};
+
+use super::chain::hash;
+pub(crate) use super::chain::GENESIS as GENESIS_HASH;
+use super::{AuditEntry, AuditFilter, AuditRecord, Front};
+use crate::error::{Error, Result};
+
+/// The audit file of a data folder (SQLite catalogs).
+pub const AUDIT_FILE: &str = "audit.sqlite";
+
+pub trait AuditStore: Send + Sync {
+    /// Appends `entries` in order, chained to the last row, in one durable transaction.
+    fn append(&self, entries: &[AuditEntry]) -> Result<()>;
+    /// The rows `filter` selects, oldest first.
+    fn page(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>>;
+    /// Up to `limit` rows after id `after`, in id order (verification).
+    fn chain_from(&self, after: i64, limit: usize) -> Result<Vec<AuditRecord>>;
+    /// Removes the rows older than `before` (RFC 3339 text); how many.
+    fn prune_before(&self, before: &str) -> Result<u64>;
+}
+
+/// The store of a data folder: the SQLite file, or the PostgreSQL catalog at `url`.
+pub fn open(data_dir: &Path, url: Option<&str>) -> Result<Arc<dyn AuditStore>> {
+    match url.map(str::trim).filter(|u| !u.is_empty()) {
+        Some(url) => Ok(Arc::new(crate::catalog::postgres::PostgresCatalog::open(
+            url,
+        )?)),
+        None => Ok(Arc::new(SqliteAudit::open(&data_dir.join(AUDIT_FILE))?)),
+    }
+}
+
+/// The columns in [`AuditEntry`]'s order after `id`, as both stores name them.
+pub(crate) const COLUMNS: &str = "id, at, subject_id, subject_name, front, action, layer, domain, \
+    dataset, version, commit_id, columns_json, policies_json, rows_returned, bytes, status, \
+    duration_ms, request_id, client_addr, statement, prev_hash, hash";
+
+/// The table, in SQLite's and PostgreSQL's common SQL (`BIGINT` is an integer to both).
+pub(crate) const TABLE: &str = r#"
+    CREATE TABLE IF NOT EXISTS audit_events (
+        id            BIGINT PRIMARY KEY,
+        at            TEXT NOT NULL,
+        subject_id    TEXT,
+        subject_name  TEXT,
+        front         TEXT NOT NULL,
+        action        TEXT NOT NULL,
+        layer         TEXT,
+        domain        TEXT,
+        dataset       TEXT,
+        version       BIGINT,
+        commit_id     BIGINT,
+        columns_json  TEXT NOT NULL,
+        policies_json TEXT NOT NULL,
+        rows_returned BIGINT,
+        bytes         BIGINT,
+        status        INTEGER NOT NULL,
+        duration_ms   BIGINT NOT NULL,
+        request_id    TEXT,
+        client_addr   TEXT,
+        statement     TEXT,
+        prev_hash     TEXT NOT NULL,
+        hash          TEXT NOT NULL
+    );
+    CREATE INDEX IF NOT EXISTS audit_events_at ON audit_events (at);
+"#;
+
+/// One row's values as text or numbers, in [`COLUMNS`]'s order, for either store's parameters.
+pub(crate) enum Value {
+    Int(Option<i64>),
+    Text(Option<String>),
+}
+
+/// The row of `entry` chained after `prev`, as parameters.
+pub(crate) fn row_values(id: i64, prev: &str, entry: &AuditEntry) -> Result<(Vec<Value>, String)> {
+    let own = hash(prev, id, entry)?;
+    let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_else(|_| "[]".into());
+    let opt = |v: &Option<String>| Value::Text(v.clone());
+    let values = vec![
+        Value::Int(Some(id)),
+        Value::Text(Some(entry.at.clone())),
+        opt(&entry.subject_id),
+        opt(&entry.subject_name),
+        Value::Text(Some(entry.front.as_str().to_string())),
+        Value::Text(Some(entry.action.clone())),
+        opt(&entry.layer),
+        opt(&entry.domain),
+        opt(&entry.dataset),
+        Value::Int(entry.version),
+        Value::Int(entry.commit),
+        Value::Text(Some(json(&entry.columns))),
+        Value::Text(Some(json(&entry.policies))),
+        Value::Int(entry.rows.map(|n| n as i64)),
+        Value::Int(entry.bytes.map(|n| n as i64)),
+        Value::Int(Some(i64::from(entry.status))),
+        Value::Int(Some(entry.duration_ms as i64)),
+        opt(&entry.request_id),
+        opt(&entry.client_addr),
+        opt(&entry.statement),
+        Value::Text(Some(prev.to_string())),
+        Value::Text(Some(own.clone())),
+    ];
+    Ok((values, own))
+}
+
+/// A stored row as both stores read it back, column by column in [`COLUMNS`]'s order.
+pub(crate) struct StoredRow {
+    pub id: i64,
+    pub texts: [Option<String>; 8],
+    pub ints: [Option<i64>; 6],
+    pub tail: [Option<String>; 5],
+}
+
+impl StoredRow {
+    pub(crate) fn into_record(self) -> Result<AuditRecord> {
+        let bad = || Error::internal("an audit row of an unexpected shape");
+        let [at, subject_id, subject_name, front, action, layer, domain, dataset] = self.texts;
+        let [version, commit, rows, bytes, status, duration_ms] = self.ints;
+        let [columns, policies, request_id, client_addr, statement] = [
+            self.tail[0].clone(),
+            self.tail[1].clone(),
+            self.tail[2].clone(),
+            self.tail[3].clone(),
+            self.tail[4].clone(),
+        ];
+        let list = |v: Option<String>| -> Result<Vec<String>> {
+            serde_json::from_str(v.as_deref().unwrap_or("[]")).map_err(|_| bad())
+        };
+        Ok(AuditRecord {
+            id: self.id,
+            entry: AuditEntry {
+                at: at.ok_or_else(bad)?,
+                subject_id,
+                subject_name,
+                front: front.as_deref().and_then(Front::parse).ok_or_else(bad)?,
+                action: action.ok_or_else(bad)?,
+                layer,
+                domain,
+                dataset,
+                version,
+                commit,
+                columns: list(columns)?,
+                policies: list(policies)?,
+                rows: rows.map(|n| n as u64),
+                bytes: bytes.map(|n| n as u64),
+                status: status.and_then(|s| u16::try_from(s).ok()).ok_or_else(bad)?,
+                duration_ms: duration_ms.map_or(0, |n| n as u64),
+                request_id,
+                client_addr,
+                statement,
+            },
+            prev_hash: String::new(),
+            hash: String::new(),
+        })
+    }
+}
+
+/// The WHERE clause and its text parameters for `filter`; `mark(n)` writes the n-th placeholder
+/// (1-based). Numbers are compared as text-free casts by the caller's SQL (`id > ...`).
+pub(crate) fn where_clause(
+    filter: &AuditFilter,
+    mark: impl Fn(usize) -> String,
+) -> (String, Vec<String>, Option<i64>) {
+    let mut parts = Vec::new();
+    let mut params = Vec::new();
+    let mut text = |column: &str, op: &str, value: &Option<String>| {
+        if let Some(v) = value {
+            params.push(v.clone());
+            parts.push(format!("{column} {op} {}", mark(params.len())));
+        }
+    };
+    text("subject_id", "=", &filter.subject_id);
+    text(
+        "lower(layer)",
+        "=",
+        &filter.layer.as_ref().map(|s| s.to_lowercase()),
+    );
+    text(
+        "lower(domain)",
+        "=",
+        &filter.domain.as_ref().map(|s| s.to_lowercase()),
+    );
+    text(
+        "lower(dataset)",
+        "=",
+        &filter.dataset.as_ref().map(|s| s.to_lowercase()),
+    );
+    text("action", "=", &filter.action);
+    text("front", "=", &filter.front.map(|f| f.as_str().to_string()));
+    text("at", ">=", &filter.since);
+    text("at", "<", &filter.until);
+    // The cursor is a number: the caller binds it after the texts.
+    if filter.after.is_some() {
+        parts.push(format!("id > {}", mark(params.len() + 1)));
+    }
+    let clause = if parts.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", parts.join(" AND "))
+    };
+    (clause, params, filter.after)
+}
+
+/// The SQLite store: a file of its own, one connection (the writer thread and the readers
+/// take turns; reads are short pages).
+pub struct SqliteAudit {
+    conn: Mutex<Connection>,
+}
+
+impl SqliteAudit {
+    pub fn open(file: &Path) -> Result<SqliteAudit> {
+        let at = || format!("opening the audit log {}", file.display());
+        let conn = Connection::open(file).map_err(|e| Error::from(e).context(at()))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // FULL as the catalog: an answered request's row survives a power cut.
+        let synchronous = match crate::storage::durability() {
+            crate::storage::Durability::Full => "FULL",
+            crate::storage::Durability::Off => "NORMAL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous)?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))?;
+        conn.execute_batch(TABLE)
+            .map_err(|e| Error::from(e).context(at()))?;
+        Ok(SqliteAudit {
+            conn: Mutex::new(conn),
+        })
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Connection) -> Result<R>) -> Result<R> {
+        let mut conn = self
+            .conn
+            .lock()
+            .map_err(|_| Error::internal("audit log lock poisoned by an earlier panic"))?;
+        f(&mut conn)
+    }
+
+    fn read_rows(
+        conn: &Connection,
+        sql: &str,
+        params: Vec<rusqlite::types::Value>,
+    ) -> Result<Vec<AuditRecord>> {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            let text = |i: usize| r.get::<_, Option<String>>(i);
+            let int = |i: usize| r.get::<_, Option<i64>>(i);
+            Ok((
+                StoredRow {
+                    id: r.get(0)?,
+                    texts: [
+                        text(1)?,
+                        text(2)?,
+                        text(3)?,
+                        text(4)?,
+                        text(5)?,
+                        text(6)?,
+                        text(7)?,
+                        text(8)?,
+                    ],
+                    ints: [int(9)?, int(10)?, int(13)?, int(14)?, int(15)?, int(16)?],
+                    tail: [text(11)?, text(12)?, text(17)?, text(18)?, text(19)?],
+                },
+                r.get::<_, String>(20)?,
+                r.get::<_, String>(21)?,
+            ))
+        })?;
+        rows.map(|row| {
+            let (stored, prev_hash, hash) = row?;
+            let mut record = stored.into_record()?;
+            record.prev_hash = prev_hash;
+            record.hash = hash;
+            Ok(record)
+        })
+        .collect()
+    }
+}
+
+fn sqlite_value(v: Value) -> rusqlite::types::Value {
+    use rusqlite::types::Value as V;
+    match v {
+        Value::Int(Some(i)) => V::Integer(i),
+        Value::Text(Some(t)) => V::Text(t),
+        Value::Int(None) | Value::Text(None) => V::Null,
+    }
+}
+
+impl AuditStore for SqliteAudit {
+    fn append(&self, entries: &[AuditEntry]) -> Result<()> {
+        self.with(|conn| {
+            let tx = conn.transaction()?;
+            let (mut id, mut prev): (i64, String) = tx
+                .query_row(
+                    "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1",
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .or_else(|e| match e {
+                    rusqlite::Error::QueryReturnedNoRows => Ok((0, GENESIS_HASH.to_string())),
+                    e => Err(e),
+                })?;
+            {
+                let marks = vec!["?"; 22].join(", ");
+                let mut insert = tx.prepare_cached(&format!(
+                    "INSERT INTO audit_events ({COLUMNS}) VALUES ({marks})"
+                ))?;
+                for entry in entries {
+                    id += 1;
+                    let (values, own) = row_values(id, &prev, entry)?;
+                    insert.execute(params_from_iter(values.into_iter().map(sqlite_value)))?;
+                    prev = own;
+                }
+            }
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    fn page(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>> {
+        let (clause, texts, after) = where_clause(filter, |n| format!("?{n}"));
+        let mut params: Vec<rusqlite::types::Value> = texts
+            .into_iter()
+            .map(rusqlite::types::Value::Text)
+            .collect();
+        if let Some(a) = after {
+            params.push(rusqlite::types::Value::Integer(a));
+        }
+        let sql = format!(
+            "SELECT {COLUMNS} FROM audit_events {clause} ORDER BY id LIMIT {}",
+            filter.limit
+        );
+        self.with(|conn| SqliteAudit::read_rows(conn, &sql, params))
+    }
+
+    fn chain_from(&self, after: i64, limit: usize) -> Result<Vec<AuditRecord>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM audit_events WHERE id > ?1 ORDER BY id LIMIT {limit}");
+        self.with(|conn| {
+            SqliteAudit::read_rows(conn, &sql, vec![rusqlite::types::Value::Integer(after)])
+        })
+    }
+
+    fn prune_before(&self, before: &str) -> Result<u64> {
+        self.with(|conn| {
+            // The newest row stays whatever its age: the next append chains to it.
+            let n = conn.execute(
+                "DELETE FROM audit_events WHERE at < ?1
+                 AND id < (SELECT max(id) FROM audit_events)",
+                [before],
+            )?;
+            Ok(n as u64)
+        })
+    }
+}

@@ -1,0 +1,123 @@
+//! The audit log's rows in the catalog's database (the store is `crate::audit::store`'s; this is
+//! its PostgreSQL side). Appends of every node take one advisory lock, so one chain is kept.
+
+use tokio_postgres::types::ToSql;
+
+use super::PostgresCatalog;
+use crate::audit::store::{row_values, where_clause, StoredRow, Value, COLUMNS};
+use crate::audit::{AuditEntry, AuditFilter, AuditRecord, AuditStore};
+use crate::error::Result;
+
+/// Migration 19: the audit log (issue 55).
+pub(super) const TABLES: &str = crate::audit::store::TABLE;
+
+/// The advisory lock appends hold: any fixed number no other lock of ours uses ("audit").
+const APPEND_LOCK: i64 = 0x6175_6469_74;
+
+fn read(rows: Vec<tokio_postgres::Row>) -> Result<Vec<AuditRecord>> {
+    rows.into_iter()
+        .map(|r| {
+            let text = |i: usize| r.try_get::<_, Option<String>>(i);
+            let int = |i: usize| r.try_get::<_, Option<i64>>(i);
+            let status: Option<i32> = r.try_get(15)?;
+            let stored = StoredRow {
+                id: r.try_get(0)?,
+                texts: [
+                    text(1)?,
+                    text(2)?,
+                    text(3)?,
+                    text(4)?,
+                    text(5)?,
+                    text(6)?,
+                    text(7)?,
+                    text(8)?,
+                ],
+                ints: [
+                    int(9)?,
+                    int(10)?,
+                    int(13)?,
+                    int(14)?,
+                    status.map(i64::from),
+                    int(16)?,
+                ],
+                tail: [text(11)?, text(12)?, text(17)?, text(18)?, text(19)?],
+            };
+            let mut record = stored.into_record()?;
+            record.prev_hash = r.try_get(20)?;
+            record.hash = r.try_get(21)?;
+            Ok(record)
+        })
+        .collect()
+}
+
+impl AuditStore for PostgresCatalog {
+    fn append(&self, entries: &[AuditEntry]) -> Result<()> {
+        self.transaction(|db| {
+            db.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])?;
+            let last = db.query_opt(
+                "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1",
+                &[],
+            )?;
+            let (mut id, mut prev): (i64, String) = match last {
+                Some(r) => (r.try_get(0)?, r.try_get(1)?),
+                None => (0, crate::audit::store::GENESIS_HASH.to_string()),
+            };
+            let marks: Vec<String> = (1..=22).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "INSERT INTO audit_events ({COLUMNS}) VALUES ({})",
+                marks.join(", ")
+            );
+            for entry in entries {
+                id += 1;
+                let (values, own) = row_values(id, &prev, entry)?;
+                let status = i32::from(entry.status);
+                let boxed: Vec<Box<dyn ToSql + Sync>> = values
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| -> Box<dyn ToSql + Sync> {
+                        match v {
+                            // The status column is an INTEGER (int4) in PostgreSQL.
+                            _ if i == 15 => Box::new(status),
+                            Value::Int(n) => Box::new(n),
+                            Value::Text(t) => Box::new(t),
+                        }
+                    })
+                    .collect();
+                let params: Vec<&(dyn ToSql + Sync)> = boxed.iter().map(|b| b.as_ref()).collect();
+                db.execute(&sql, &params)?;
+                prev = own;
+            }
+            Ok(())
+        })
+    }
+
+    fn page(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>> {
+        let (clause, texts, after) = where_clause(filter, |n| format!("${n}"));
+        let mut params: Vec<&(dyn ToSql + Sync)> =
+            texts.iter().map(|t| t as &(dyn ToSql + Sync)).collect();
+        if let Some(a) = &after {
+            params.push(a);
+        }
+        let sql = format!(
+            "SELECT {COLUMNS} FROM audit_events {clause} ORDER BY id LIMIT {}",
+            filter.limit
+        );
+        self.with(|db| read(db.query(&sql, &params)?))
+    }
+
+    fn chain_from(&self, after: i64, limit: usize) -> Result<Vec<AuditRecord>> {
+        let sql =
+            format!("SELECT {COLUMNS} FROM audit_events WHERE id > $1 ORDER BY id LIMIT {limit}");
+        self.with(|db| read(db.query(&sql, &[&after])?))
+    }
+
+    fn prune_before(&self, before: &str) -> Result<u64> {
+        self.with(|db| {
+            db.execute(
+                "DELETE FROM audit_events WHERE at < $1
+                 AND id < (SELECT max(id) FROM audit_events)",
+                &[&before],
+            )
+        })
+    }
+}
