@@ -129,3 +129,51 @@ pub struct AuditFilter {
     pub after: Option<i64>,
     pub limit: usize,
 }
+
+impl AuditEntry {
+    /// A row for a request of `subject` (none: refused before a subject was known) that ended
+    /// now with `status`, with what the engine noted while serving it. The dataset fields are
+    /// set when it read exactly one dataset.
+    pub fn of(
+        front: Front,
+        action: String,
+        subject: Option<&crate::auth::Subject>,
+        noted: NoteFields,
+        status: u16,
+    ) -> AuditEntry {
+        let one = match noted.reads.as_slice() {
+            [(key, version, commit)] => Some((key.clone(), *version, *commit)),
+            _ => None,
+        };
+        // One dataset: its columns by their own names (SQL notes them qualified).
+        let columns = match &one {
+            Some((k, _, _)) => {
+                let prefix = format!("{}/{}/{}.", k.layer, k.domain, k.dataset);
+                let own = |c: String| c.strip_prefix(&prefix).map(str::to_string).unwrap_or(c);
+                noted.columns.into_iter().map(own).collect()
+            }
+            None => noted.columns,
+        };
+        AuditEntry {
+            at: crate::catalog::now_text(),
+            subject_id: subject.map(|s| s.id.clone()),
+            subject_name: subject.map(|s| s.name.clone()),
+            front,
+            action: noted.action.unwrap_or(action),
+            layer: one.as_ref().map(|(k, _, _)| k.layer.clone()),
+            domain: one.as_ref().map(|(k, _, _)| k.domain.clone()),
+            dataset: one.as_ref().map(|(k, _, _)| k.dataset.clone()),
+            version: one.as_ref().map(|(_, v, _)| *v),
+            commit: one.as_ref().and_then(|(_, _, c)| *c),
+            columns,
+            policies: noted.policies,
+            rows: noted.rows,
+            bytes: None,
+            status,
+            duration_ms: 0,
+            request_id: None,
+            client_addr: None,
+            statement: noted.statement,
+        }
+    }
+}

@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use super::permission::{Access, Permission};
 use super::Subject;
+use crate::audit::Note;
 use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
 
@@ -51,6 +52,7 @@ impl AccessKind for Write {
 #[derive(Clone)]
 pub struct SubjectPass {
     subject: Arc<Subject>,
+    note: Note,
 }
 
 /// A holder of DATA_ADMIN: schemas, protected domains, dataset deletion, every job.
@@ -65,10 +67,34 @@ pub struct UserAdminPass {
     subject: Arc<Subject>,
 }
 
+/// A holder of USER_ADMIN or DATA_ADMIN: reads the audit log.
+#[derive(Clone)]
+pub struct AuditReaderPass {
+    subject: Arc<Subject>,
+}
+
+impl AuditReaderPass {
+    pub fn subject(&self) -> &Arc<Subject> {
+        &self.subject
+    }
+}
+
+/// The audit log is read by those who administer access or data (API.md, "Audit").
+pub(crate) fn audit_reader_pass(subject: Arc<Subject>) -> Result<AuditReaderPass> {
+    if subject.has(&Permission::UserAdmin) || subject.has(&Permission::DataAdmin) {
+        return Ok(AuditReaderPass { subject });
+    }
+    Err(Error::forbidden(format!(
+        "Subject {} may not read the audit log: it needs USER_ADMIN or DATA_ADMIN",
+        subject.name
+    )))
+}
+
 /// Access of kind `A` to one existing dataset, whose record it carries.
 pub struct DatasetPass<A: AccessKind> {
     subject: Arc<Subject>,
     record: DatasetRecord,
+    note: Note,
     _access: PhantomData<A>,
 }
 
@@ -78,6 +104,7 @@ impl<A: AccessKind> Clone for DatasetPass<A> {
         DatasetPass {
             subject: self.subject.clone(),
             record: self.record.clone(),
+            note: self.note.clone(),
             _access: PhantomData,
         }
     }
@@ -90,6 +117,14 @@ impl SubjectPass {
     /// Whether this subject also holds DATA_ADMIN (sees every job).
     pub fn is_data_admin(&self) -> bool {
         self.subject.has(&Permission::DataAdmin)
+    }
+    /// The same pass, writing what its use cases read into the request's audit `note`.
+    pub fn with_note(mut self, note: Note) -> Self {
+        self.note = note;
+        self
+    }
+    pub fn note(&self) -> &Note {
+        &self.note
     }
 }
 
@@ -112,11 +147,22 @@ impl<A: AccessKind> DatasetPass<A> {
     pub fn record(&self) -> &DatasetRecord {
         &self.record
     }
+    /// The same pass, writing what its use cases read into the request's audit `note`.
+    pub fn with_note(mut self, note: Note) -> Self {
+        self.note = note;
+        self
+    }
+    pub fn note(&self) -> &Note {
+        &self.note
+    }
 }
 
 /// Every authenticated subject gets one.
 pub(crate) fn subject_pass(subject: Arc<Subject>) -> SubjectPass {
-    SubjectPass { subject }
+    SubjectPass {
+        subject,
+        note: Note::default(),
+    }
 }
 
 fn require(subject: &Subject, permission: Permission) -> Result<()> {
@@ -176,6 +222,7 @@ pub(crate) fn dataset_pass<A: AccessKind>(
     Ok(DatasetPass {
         subject,
         record,
+        note: Note::default(),
         _access: PhantomData,
     })
 }

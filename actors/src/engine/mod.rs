@@ -6,6 +6,7 @@
 //! Handles inside are cheap clones (actor addresses, the catalog's shared connection), so
 //! `Engine` is `Clone` and can be held by every worker.
 
+mod audit;
 mod browse;
 mod compactor;
 mod history;
@@ -81,6 +82,8 @@ pub struct EngineConfig {
     pub compaction: crate::compaction::CompactionSettings,
     /// How long replaced files stay readable as earlier commits.
     pub history: crate::history::HistorySettings,
+    /// How long audit rows are kept (`None`: for ever).
+    pub audit_retention: Option<Duration>,
 }
 
 #[derive(Clone)]
@@ -95,6 +98,7 @@ pub struct Engine {
     compactor: compactor::Compactor,
     /// The key of the `hash` column mask (see `Auth::mask_key`).
     mask_key: Arc<Vec<u8>>,
+    audit: crate::audit::AuditLog,
 }
 
 struct Settings {
@@ -155,6 +159,10 @@ impl Engine {
             jobs.clone(),
             config.compaction,
         )?;
+        let audit = crate::audit::AuditLog::start(
+            crate::audit::open_store(&config.data_dir, config.catalog_url.as_deref())?,
+            config.audit_retention,
+        )?;
         let settings = Arc::new(Settings {
             shared_catalog: shared,
             max_upload_bytes: config.max_upload_bytes,
@@ -172,6 +180,7 @@ impl Engine {
             settings,
             commits: Arc::default(),
             compactor,
+            audit,
         };
         Ok((engine, bootstrap))
     }

@@ -9,6 +9,7 @@ use tracing::Instrument;
 
 use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Read};
+use crate::audit::Note;
 use crate::auth::Subject;
 use crate::error::{Error, Result};
 use crate::history::AsOf;
@@ -52,7 +53,7 @@ impl Engine {
     /// the checks walk trees.
     fn prepare(
         &self,
-        (subject, record): (&Subject, &DatasetRecord),
+        (subject, record, note): (&Subject, &DatasetRecord, &Note),
         asked_version: Option<i64>,
         at: &AsOf,
         input: QueryInput,
@@ -71,6 +72,9 @@ impl Engine {
             &request,
             cap,
         )?;
+        let commit = Some(prepared.commit());
+        note.read(&record.key, version, commit, prepared.columns_read(), &policy.names);
+        note.statement(prepared.statement());
         Ok((prepared, version))
     }
 
@@ -157,6 +161,7 @@ impl Engine {
     ) -> Result<(T, i64)> {
         let record = pass.record().clone();
         let subject = pass.subject().clone();
+        let note = pass.note().clone();
         let pools = pools();
         let slot = pools.admit(QueryKind::Sync).await?;
         let limit = pools.settings().timeout;
@@ -164,11 +169,13 @@ impl Engine {
         let this = self.clone();
         let work = async move {
             let cap = Some(SYNC_ROW_LIMIT + 1);
-            let (prepared, _) = this.prepare((&subject, &record), version, &at, input, cap)?;
+            let prepared = this.prepare((&subject, &record, &note), version, &at, input, cap);
+            let (prepared, _) = prepared?;
             let commit = prepared.commit();
             let (arrow_schema, batches) = prepared.collect().await?;
             drop(prepared);
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            note.rows(rows as u64);
             if rows as u64 > SYNC_ROW_LIMIT {
                 return Err(too_many_rows(&record));
             }
@@ -228,8 +235,10 @@ impl Engine {
         let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
         let subject = pass.subject().clone();
-        let check =
-            async move { this.prepare((&subject, &checked_record), version, &at, input, None) };
+        let note = pass.note().clone();
+        let check = async move {
+            this.prepare((&subject, &checked_record, &note), version, &at, input, None)
+        };
         let timed_out = Error::invalid(format!(
             "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",
             check_limit.as_secs()

@@ -57,6 +57,8 @@ impl Engine {
         shape: impl FnOnce(SchemaRef, &[RecordBatch]) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
+        let note = pass.note().clone();
+        note.statement(crate::audit::statement::without_literals(&sql));
         let admitted = session.admit().await?;
         let timed_out = Error::invalid(format!(
             "The statement ran longer than the limit of {} seconds for synchronous queries \
@@ -69,6 +71,7 @@ impl Engine {
             let (schema, batches) =
                 collect_capped(session.context(), statement, ROWS_ASKED).await?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+            note.rows(rows as u64);
             within_row_cap(rows as u64)?;
             shape(schema, &batches)
         };
@@ -90,6 +93,8 @@ impl Engine {
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
         let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
+        pass.note()
+            .statement(crate::audit::statement::without_literals(&sql));
         let check = async move {
             session.refresh()?;
             let statement = session.one_select(&sql)?;

@@ -14,6 +14,7 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 
 use super::super::Engine;
+use crate::audit::Note;
 use crate::auth::pass::SubjectPass;
 use crate::auth::{Auth, Subject};
 use crate::error::{Error, Result};
@@ -42,6 +43,7 @@ impl Engine {
             default_catalog,
         );
         let context = pools().sql_session(Arc::new(tables.clone()), default_catalog);
+        tables.set_note(pass.note().clone());
         SqlSession {
             auth: self.auth.clone(),
             pass: pass.clone(),
@@ -94,6 +96,12 @@ impl SqlSession {
             })?;
         self.tables.refresh(&subject)?;
         Ok(subject)
+    }
+
+    /// Where the next statements' reads are noted for the audit log (a connection's session
+    /// takes one note per statement).
+    pub fn set_note(&self, note: Note) {
+        self.tables.set_note(note);
     }
 
     /// A slot in the synchronous pool for one statement, and its time limit (see

@@ -92,6 +92,39 @@ impl PreparedQuery {
         self.commit
     }
 
+    /// The table's columns the statement names (every one for `SELECT *`), for the audit log.
+    pub fn columns_read(&self) -> Vec<String> {
+        use datafusion::sql::sqlparser::dialect::GenericDialect;
+        use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+        let all = || self.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let Ok(tokens) = Tokenizer::new(&GenericDialect {}, &self.key.sql).tokenize() else {
+            return all();
+        };
+        let words: Vec<&Token> = tokens
+            .iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect();
+        if matches!(words.get(1), Some(Token::Mul)) {
+            return all();
+        }
+        let mut named: Vec<String> = Vec::new();
+        for token in words {
+            if let Token::Word(w) = token {
+                let known = w.quote_style == Some('"')
+                    && self.schema.fields().iter().any(|f| f.name() == &w.value);
+                if known && !named.contains(&w.value) {
+                    named.push(w.value.clone());
+                }
+            }
+        }
+        named
+    }
+
+    /// The statement run, its literals as `?`, for the audit log.
+    pub fn statement(&self) -> String {
+        crate::audit::statement::without_literals(&self.key.sql)
+    }
+
     /// The physical plan, its leaves made to yield now and then (see yielding): a fresh copy of
     /// the one kept for this statement over these files, or planned now (and kept).
     async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {

@@ -15,7 +15,8 @@ use datafusion::physical_plan::ExecutionPlan;
 use crate::catalog::SharedCatalog;
 use crate::error::Result;
 use crate::history::{snapshot_at, AsOf};
-use crate::key::DatasetRecord;
+use crate::audit::Note;
+use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::policy::EffectivePolicy;
 use crate::query::reading::policy_table::subject_table;
 use crate::schema::ValidSchema;
@@ -34,6 +35,9 @@ pub struct LazyTable {
     arrow_schema: SchemaRef,
     /// The leases of the files scanned by the session's current statement.
     leases: Arc<Mutex<Vec<LeaseGuard>>>,
+    /// The current statement's audit note.
+    note: Arc<Mutex<Note>>,
+    key: DatasetKey,
 }
 
 impl LazyTable {
@@ -43,7 +47,7 @@ impl LazyTable {
         record: &DatasetRecord,
         (version, at): (i64, AsOf),
         (schema, policy): (ValidSchema, EffectivePolicy),
-        leases: Arc<Mutex<Vec<LeaseGuard>>>,
+        (leases, note): (Arc<Mutex<Vec<LeaseGuard>>>, Arc<Mutex<Note>>),
     ) -> Result<LazyTable> {
         let arrow_schema = subject_table(&storage, &schema, &[], &policy)?.schema();
         Ok(LazyTable {
@@ -56,6 +60,8 @@ impl LazyTable {
             policy,
             arrow_schema,
             leases,
+            note,
+            key: record.key.clone(),
         })
     }
 }
@@ -109,6 +115,23 @@ impl TableProvider for LazyTable {
         )
         .map_err(external)?;
         let files = at.files;
+        let columns: Vec<String> = match projection {
+            Some(p) => p
+                .iter()
+                .filter_map(|&i| self.arrow_schema.fields().get(i))
+                .map(|f| f.name().clone())
+                .collect(),
+            None => self.arrow_schema.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        let prefix = format!("{}/{}/{}.", self.key.layer, self.key.domain, self.key.dataset);
+        let note = self.note.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        note.read(
+            &self.key,
+            self.version,
+            Some(at.commit),
+            columns.into_iter().map(|c| format!("{prefix}{c}")),
+            &self.policy.names,
+        );
         self.leases
             .lock()
             .unwrap_or_else(|p| p.into_inner())

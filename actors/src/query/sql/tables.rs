@@ -11,6 +11,7 @@
 //! by `@c{commit}`, reads that version as of a retained commit (`"orders@c12"`,
 //! `"orders@v1@c3"`); as-of names are not listed.
 
+use crate::audit::Note;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -116,6 +117,8 @@ struct Inner {
     made: Mutex<HashMap<TableKey, Arc<dyn TableProvider>>>,
     /// The leases of the files the current statement scans.
     leases: Arc<Mutex<Vec<LeaseGuard>>>,
+    /// The current statement's audit note: the tables it scans write what they read.
+    note: Arc<Mutex<Note>>,
 }
 
 impl std::fmt::Debug for SqlTables {
@@ -143,6 +146,7 @@ impl SqlTables {
                 registered: RwLock::default(),
                 made: Mutex::default(),
                 leases: Arc::default(),
+                note: Arc::default(),
             }),
         };
         tables.set_home(default_catalog);
@@ -234,7 +238,7 @@ impl SqlTables {
             record,
             (version, at),
             (schema, policy),
-            self.inner.leases.clone(),
+            (self.inner.leases.clone(), self.inner.note.clone()),
         )?);
         let mut made = self.inner.made.lock().unwrap_or_else(|p| p.into_inner());
         made.insert(key, table.clone());
@@ -264,6 +268,11 @@ impl SqlTables {
             &subject,
             &self.inner.mask_key,
         )
+    }
+
+    /// The note the next statement's scans write into (the request's, for the audit log).
+    pub fn set_note(&self, note: Note) {
+        *self.inner.note.lock().unwrap_or_else(|p| p.into_inner()) = note;
     }
 
     /// Lets go of the files the statement read (call once its rows are out).
