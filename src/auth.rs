@@ -17,7 +17,10 @@ use actix_web::http::header;
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest, ResponseError};
 use futures_util::future::{ready, Ready};
-use rapid_actors::auth::pass::{AccessKind, AdminPass, DatasetPass, SubjectPass, UserAdminPass};
+use rapid_actors::audit::Note;
+use rapid_actors::auth::pass::{
+    AccessKind, AdminPass, AuditReaderPass, DatasetPass, SubjectPass, UserAdminPass,
+};
 pub use rapid_actors::auth::pass::{Read, Write};
 use rapid_actors::auth::Subject;
 use rapid_actors::engine::Engine;
@@ -26,6 +29,7 @@ use rapid_actors::Error;
 
 use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
+use crate::ops::audit_log::note_of;
 use crate::state::AppState;
 
 /// The paths anyone may call without a token, as rules composed at assembly (`server`): the route
@@ -121,10 +125,39 @@ fn is_preflight(req: &HttpRequest) -> bool {
 /// A rule about which subjects may call a route: which permission pass it mints (only the
 /// engine's auth module builds passes; see `rapid_actors::auth::pass`).
 pub trait Policy {
-    type Pass;
+    type Pass: Noted;
     /// The pass for `subject`, or the 403 refusing it.
     fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<Self::Pass, Error>;
 }
+
+/// A pass as the engine gets it from a request: the passes of use cases that read carry the
+/// request's audit note (`ops::audit_log`), so the engine writes what it read into it.
+pub trait Noted {
+    fn noted(self, note: Note) -> Self;
+}
+
+impl Noted for SubjectPass {
+    fn noted(self, note: Note) -> Self {
+        self.with_note(note)
+    }
+}
+
+impl<A: AccessKind> Noted for DatasetPass<A> {
+    fn noted(self, note: Note) -> Self {
+        self.with_note(note)
+    }
+}
+
+macro_rules! noted_as_is {
+    ($($pass:ty),+) => {
+        $(impl Noted for $pass {
+            fn noted(self, _: Note) -> Self {
+                self
+            }
+        })+
+    };
+}
+noted_as_is!(AdminPass, UserAdminPass, AuditReaderPass, ());
 
 /// Any authenticated subject, whatever its permissions.
 pub struct AnySubject;
@@ -144,6 +177,16 @@ impl Policy for UserAdmin {
     type Pass = UserAdminPass;
     fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<UserAdminPass, Error> {
         engine.user_admin_pass(subject)
+    }
+}
+
+/// Holders of USER_ADMIN or DATA_ADMIN: the audit log.
+pub struct AuditReader;
+
+impl Policy for AuditReader {
+    type Pass = AuditReaderPass;
+    fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<AuditReaderPass, Error> {
+        engine.audit_reader_pass(subject)
     }
 }
 
@@ -181,6 +224,7 @@ impl<P: Policy> FromRequest for Authorized<P> {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let minted = subject_of(req).and_then(|subject| {
             let pass = P::mint(&state_of(req)?.engine, subject.clone())?;
+            let pass = pass.noted(note_of(req));
             Ok(Authorized { subject, pass })
         });
         ready(match minted {
@@ -211,7 +255,8 @@ impl<A: AccessKind> FromRequest for DatasetAccess<A> {
                 info.get("domain").unwrap_or_default(),
                 info.get("dataset").unwrap_or_default(),
             );
-            state_of(req)?.engine.dataset_pass::<A>(subject, &key)
+            let pass = state_of(req)?.engine.dataset_pass::<A>(subject, &key)?;
+            Ok(pass.with_note(note_of(req)))
         });
         ready(match minted {
             Ok(_) if is_preflight(req) => Err(PreflightPassed.into()),

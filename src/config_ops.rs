@@ -1,5 +1,5 @@
 //! Operations settings: log format, who may read metrics, graceful shutdown, compaction,
-//! history retention. Part of
+//! history and audit retention. Part of
 //! [`ServeArgs`](crate::config::ServeArgs).
 
 use clap::{Args, ValueEnum};
@@ -70,6 +70,12 @@ pub struct OpsArgs {
     /// versions (readers replay at most this many JSON files); 0: none.
     #[arg(long, env = "RAPID_DELTA_CHECKPOINT_INTERVAL", default_value_t = 10)]
     pub delta_checkpoint_interval: u64,
+
+    /// Audit log: rows older than this many days are removed (checked hourly); 0 keeps them
+    /// for ever. The newest row always stays, so the hash chain goes on from it.
+    #[arg(long, env = "RAPID_AUDIT_RETENTION_DAYS", default_value_t = 365,
+          value_parser = clap::value_parser!(u64).range(0..=36_500))]
+    pub audit_retention_days: u64,
 }
 
 impl OpsArgs {
@@ -81,6 +87,12 @@ impl OpsArgs {
             idle: std::time::Duration::from_secs(self.compact_idle_secs),
             automatic: self.compact_auto,
         }
+    }
+
+    /// How long audit rows are kept (`None`: for ever).
+    pub fn audit_retention(&self) -> Option<std::time::Duration> {
+        (self.audit_retention_days > 0)
+            .then(|| std::time::Duration::from_secs(self.audit_retention_days * 86_400))
     }
 
     /// The history retention these flags give.

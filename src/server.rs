@@ -175,6 +175,8 @@ fn build_app(
         .default_service(web::to(crate::web::not_found))
         .wrap(from_fn(authenticate))
         .wrap(from_fn(json_errors))
+        // Outside the two above: it sees the subject and the final status of every answer.
+        .wrap(from_fn(crate::ops::audit_log::audit_requests))
         .wrap(NormalizePath::new(TrailingSlash::Trim))
         .wrap(from_fn(hold_unread_body))
         .wrap(from_fn(crate::ops::request_log::log_requests))
@@ -222,6 +224,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
         compaction: args.ops.compaction(),
         history: args.ops.history(),
+        audit_retention: args.ops.audit_retention(),
     })?;
     match bootstrap {
         Bootstrap::Existing => {}

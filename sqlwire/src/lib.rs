@@ -16,6 +16,7 @@
 //! The listener runs on the query engine's runtime, so every parse, plan and run of a statement
 //! happens on the query threads, as for HTTP queries.
 
+mod audit;
 mod bodies;
 mod catalog_rewrites;
 mod connection;

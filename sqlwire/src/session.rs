@@ -19,7 +19,9 @@ use datafusion_postgres::pgwire::api::results::{QueryResponse, Response};
 use datafusion_postgres::pgwire::error::PgWireResult;
 use datafusion_postgres::{DfSessionService, Parser};
 use futures_util::StreamExt;
+use rapid_actors::audit::Note;
 use rapid_actors::auth::pass::SubjectPass;
+use rapid_actors::auth::Subject;
 use rapid_actors::engine::sql::{within_row_cap, Admitted, SqlSession, TimedOut};
 use rapid_actors::engine::Engine;
 use tokio::io::Interest;
@@ -32,6 +34,8 @@ use crate::{copy_out, functions, rewrite};
 pub struct Checker {
     engine: Engine,
     open: OnceLock<Open>,
+    /// The current statement's audit note: the rows it answers are noted in it.
+    note: std::sync::Mutex<Note>,
     /// The connection's socket, watched (never read) while a statement runs.
     watcher: TcpStream,
 }
@@ -40,6 +44,7 @@ pub struct Checker {
 /// parser over it.
 pub(crate) struct Open {
     session: SqlSession,
+    subject: Arc<Subject>,
     pub(crate) service: Arc<DfSessionService>,
     pub(crate) parser: Arc<Parser>,
 }
@@ -49,6 +54,7 @@ impl Checker {
         Checker {
             engine,
             open: OnceLock::new(),
+            note: Default::default(),
             watcher,
         }
     }
@@ -78,6 +84,7 @@ impl Checker {
         let parser = ExtendedQueryHandler::query_parser(service.as_ref());
         let open = Open {
             session,
+            subject: pass.subject().clone(),
             service,
             parser,
         };
@@ -94,6 +101,28 @@ impl Checker {
             .ok_or_else(|| pg_error("28000", "not signed in"))?;
         open.session.refresh().map_err(errors::engine)?;
         Ok(open)
+    }
+
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The signed-in subject (none before sign-in).
+    pub(crate) fn subject(&self) -> Option<Arc<Subject>> {
+        self.open.get().map(|o| o.subject.clone())
+    }
+
+    /// The client's address, as the connection's peer.
+    pub(crate) fn client_addr(&self) -> Option<String> {
+        self.watcher.peer_addr().ok().map(|a| a.ip().to_canonical().to_string())
+    }
+
+    /// Where the next statement's reads and rows are noted.
+    pub(crate) fn set_note(&self, note: Note) {
+        if let Some(open) = self.open.get() {
+            open.session.set_note(note.clone());
+        }
+        *self.note.lock().unwrap_or_else(|p| p.into_inner()) = note;
     }
 
     /// The library's parser, for what it reads off a statement it parsed (after sign-in).
@@ -161,7 +190,12 @@ impl Checker {
         work: impl std::future::Future<Output = PgWireResult<Vec<Response>>>,
     ) -> PgWireResult<Vec<Response>> {
         let admitted: Admitted = open.session.admit().await.map_err(errors::engine)?;
-        let run = admitted.within(async { drain(work.await.map_err(classify)?).await });
+        let note = self.note.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let run = admitted.within(async {
+            let (responses, rows) = drain(work.await.map_err(classify)?).await?;
+            note.rows(rows);
+            Ok(responses)
+        });
         tokio::select! {
             out = run => out.unwrap_or_else(|TimedOut(limit)| Err(errors::timed_out(limit))),
             // The client has gone: the statement's work is dropped, as on a cancel request.
@@ -197,19 +231,25 @@ async fn closed(socket: &TcpStream) {
     }
 }
 
-async fn drain(responses: Vec<Response>) -> PgWireResult<Vec<Response>> {
+/// The responses with their rows in memory, and how many rows they hold.
+async fn drain(responses: Vec<Response>) -> PgWireResult<(Vec<Response>, u64)> {
     let mut out = Vec::with_capacity(responses.len());
+    let mut rows = 0;
     for response in responses {
         out.push(match response {
-            Response::Query(q) => Response::Query(drain_rows(q).await?),
+            Response::Query(q) => {
+                let (q, n) = drain_rows(q).await?;
+                rows += n;
+                Response::Query(q)
+            }
             other => other,
         });
     }
-    Ok(out)
+    Ok((out, rows))
 }
 
 /// The rows of `q` in memory, refused past the row cap of synchronous answers.
-async fn drain_rows(q: QueryResponse) -> PgWireResult<QueryResponse> {
+async fn drain_rows(q: QueryResponse) -> PgWireResult<(QueryResponse, u64)> {
     let (tag, schema) = (q.command_tag().to_string(), q.row_schema());
     let mut stream = q.data_rows;
     let mut rows = Vec::new();
@@ -217,9 +257,10 @@ async fn drain_rows(q: QueryResponse) -> PgWireResult<QueryResponse> {
         rows.push(row.map_err(classify)?);
         within_row_cap(rows.len() as u64).map_err(errors::too_many_rows)?;
     }
+    let count = rows.len() as u64;
     let mut out = QueryResponse::new(schema, futures_util::stream::iter(rows.into_iter().map(Ok)));
     out.set_command_tag(&tag);
-    Ok(out)
+    Ok((out, count))
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ impl SimpleQueryHandler for Statements {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let status = client.transaction_status();
+        let running = self.checker.begin(query);
         let answer = async {
             let open = self.checker.refresh()?;
             // Before any parser without a budget reads it (the savepoint check is one).
@@ -56,7 +57,7 @@ impl SimpleQueryHandler for Statements {
         }
         .await;
         FIGURES.statement(&answer);
-        answer
+        self.checker.end(running, answer).await
     }
 }
 
@@ -81,6 +82,7 @@ impl ExtendedQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let running = self.checker.begin(&portal.statement.statement.0);
         let answer = async {
             let open = self.checker.refresh()?;
             result_formats_fit(&portal.statement.statement, &portal.result_column_format)?;
@@ -98,7 +100,7 @@ impl ExtendedQueryHandler for Statements {
         }
         .await;
         FIGURES.statement(&answer);
-        answer
+        self.checker.end(running, answer).await
     }
 }
 

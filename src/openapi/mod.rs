@@ -67,6 +67,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         datasets::list_raw_files,
         datasets::delete_raw_file,
         datasets::compact_dataset,
+        crate::routes::audit::get_audit,
         jobs::list_jobs,
         jobs::get_job,
         protected_domains::list_protected_domains,
@@ -86,6 +87,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         (name = "queries", description = "Queries, large-query results"),
         (name = "jobs", description = "Upload and large-query jobs"),
         (name = "policies", description = "Row filters and column masks per schema version"),
+        (name = "audit", description = "Who read, wrote or changed what, on every front"),
     )
 )]
 pub struct ApiDoc;

@@ -2,6 +2,7 @@
 //! metrics ([`metrics`]), readiness ([`ready`]), work that must finish before shutdown
 //! ([`inflight`]), the log format ([`logging`]) and the SIGTERM sequence ([`shutdown`]).
 
+pub mod audit_log;
 pub mod inflight;
 pub mod logging;
 pub mod metrics;

@@ -1,6 +1,7 @@
 //! Every route of the service, in one table. Each handler is thin: extract (permission first),
 //! one engine call, render.
 
+pub(crate) mod audit;
 pub(crate) mod clients;
 pub(crate) mod datasets;
 pub(crate) mod history;
@@ -109,6 +110,7 @@ route_table! {
     "/datasets/{layer}/{domain}/{dataset}/{version}/{filename}" => {
         delete: datasets::delete_raw_file
     },
+    "/audit" => { get: audit::get_audit },
     "/jobs" => { get: jobs::list_jobs },
     "/jobs/{job_id}" => { get: jobs::get_job },
     "/protected_domains" => { get: protected_domains::list_protected_domains },

@@ -7,12 +7,13 @@
 use std::marker::PhantomData;
 
 use actix_web::dev::Payload;
-use actix_web::{web, FromRequest, HttpRequest};
+use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use futures_util::future::{ready, LocalBoxFuture, Ready};
 use rapid_actors::auth::pass::{AccessKind, DatasetPass};
 use rapid_actors::Error;
 
-use crate::auth::Policy;
+use crate::auth::{Noted, Policy};
+use crate::ops::audit_log::note_of;
 use crate::state::AppState;
 use crate::web::page::{FormData, PageError};
 use crate::web::session::{constant_time_eq, find, Found, Viewer};
@@ -20,7 +21,7 @@ use crate::web::session::{constant_time_eq, find, Found, Viewer};
 /// What a page needs of its viewer, as a pass the engine mints: a policy's (any subject,
 /// DATA_ADMIN, USER_ADMIN), or access to the dataset the path names ([`OnDataset`]).
 pub trait Need {
-    type Pass;
+    type Pass: Noted;
     fn mint(state: &AppState, req: &HttpRequest, viewer: &Viewer) -> Result<Self::Pass, Error>;
 }
 
@@ -124,6 +125,7 @@ impl<N: Need> FromRequest for Page<N> {
         ready(state_of(req).and_then(|state| {
             let viewer = viewer(req, state)?;
             let pass = N::mint(state, req, &viewer).map_err(|e| shown_to(&viewer, e))?;
+            let pass = pass.noted(note_of(req));
             Ok(Page { viewer, pass })
         }))
     }
@@ -141,7 +143,7 @@ impl<N: Need + 'static> FromRequest for Posted<N> {
             let posted = state_of(&req).and_then(|state| {
                 let form = FormData::parse(&body)?;
                 let viewer = poster(&req, state, &form)?;
-                let pass = N::mint(state, &req, &viewer)?;
+                let pass = N::mint(state, &req, &viewer)?.noted(note_of(&req));
                 Ok(Posted { viewer, pass, form })
             });
             Ok(posted?)
@@ -163,16 +165,23 @@ pub fn shown_to(viewer: &Viewer, e: Error) -> PageError {
 /// The signed-in viewer of a page, or a redirect to sign in (or to replace the password first).
 pub fn viewer(req: &HttpRequest, state: &AppState) -> Result<Viewer, PageError> {
     match find(req, state) {
-        Found::Ready(v) => Ok(v),
+        Found::Ready(v) => Ok(signed_in(req, v)),
         Found::MustChangePassword(_) => Err(PageError::Redirect("/password".into())),
         Found::None => Err(PageError::Redirect("/signin".into())),
     }
 }
 
+/// The viewer, named in the request for its log line and audit row.
+fn signed_in(req: &HttpRequest, viewer: Viewer) -> Viewer {
+    req.extensions_mut()
+        .insert(crate::auth::Authenticated(viewer.subject.clone()));
+    viewer
+}
+
 /// The viewer of a form post whose CSRF token matches the session's; 403 otherwise.
 pub fn poster(req: &HttpRequest, state: &AppState, form: &FormData) -> Result<Viewer, PageError> {
     let viewer = match find(req, state) {
-        Found::Ready(v) => v,
+        Found::Ready(v) => signed_in(req, v),
         Found::MustChangePassword(_) | Found::None => {
             return Err(PageError::forbidden(
                 "You are not signed in (or your session expired): sign in again, then retry.",

@@ -27,6 +27,7 @@ pub use writer::AuditLog;
 pub const MAX_AUDIT_PAGE: usize = 1_000;
 
 /// Where a request came in.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Front {
@@ -71,6 +72,7 @@ impl Front {
 }
 
 /// One request as the log keeps it. Field order is the hash's canonical order: do not reorder.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AuditEntry {
     /// RFC 3339 UTC with milliseconds, when the request ended.
@@ -102,6 +104,7 @@ pub struct AuditEntry {
 }
 
 /// A stored row: its id (the `after` cursor), the entry, and its place in the hash chain.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditRecord {
     pub id: i64,
@@ -177,3 +180,23 @@ impl AuditEntry {
         }
     }
 }
+
+/// A time bound as stored (RFC 3339 UTC, milliseconds), from any RFC 3339 time or a date.
+pub fn time_bound(name: &str, text: Option<String>) -> crate::error::Result<Option<String>> {
+    let Some(text) = text else { return Ok(None) };
+    let parsed = chrono::DateTime::parse_from_rfc3339(&text)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .or_else(|_| {
+            chrono::NaiveDate::parse_from_str(&text, "%Y-%m-%d")
+                .map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc())
+        })
+        .map_err(|_| {
+            crate::error::Error::invalid(format!(
+                "`{name}` must be an RFC 3339 time (2026-11-29T10:00:00Z) or a date (2026-11-29)"
+            ))
+        })?;
+    Ok(Some(
+        parsed.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    ))
+}
+

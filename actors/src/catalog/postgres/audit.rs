@@ -12,7 +12,7 @@ use crate::error::Result;
 pub(super) const TABLES: &str = crate::audit::store::TABLE;
 
 /// The advisory lock appends hold: any fixed number no other lock of ours uses ("audit").
-const APPEND_LOCK: i64 = 0x6175_6469_74;
+const APPEND_LOCK: i64 = 0x0061_7564_6974;
 
 fn read(rows: Vec<tokio_postgres::Row>) -> Result<Vec<AuditRecord>> {
     rows.into_iter()

@@ -1,0 +1,115 @@
+//! The audit log's HTTP side: one row per request to the API (`front` `http`, or `sql` for
+//! `/api/sql...`) and the pages (`web`), written once the answer is known and before it is sent
+//! (`AuditLog::record` returns once the row is durable), so an answered request always has its
+//! row. Liveness, readiness, metrics, the API document and the pages' static files are not
+//! requests for data or access and are left out. The request's [`Note`] is in its extensions
+//! for the extractors to hand to the engine with the pass (`crate::auth`).
+
+use std::time::Instant;
+
+use actix_web::body::{BodySize, BoxBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpMessage, HttpRequest, ResponseError};
+use rapid_actors::audit::{AuditEntry, Front, Note};
+use rapid_actors::Error;
+
+use super::request_log::RequestId;
+use crate::auth::Authenticated;
+use crate::connection::expect::Preflight;
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The front of a request to `path`, or `None` when it is not audited.
+pub fn front_of(path: &str) -> Option<Front> {
+    const UNAUDITED: &[&str] = &[
+        "/api/status",
+        "/api/ready",
+        "/api/metrics",
+        "/api/openapi.json",
+        "/api/docs",
+    ];
+    if UNAUDITED.contains(&path) || path.starts_with("/api/docs/") || path.starts_with("/static/")
+    {
+        return None;
+    }
+    if path == "/api/sql" || path.starts_with("/api/sql/") {
+        return Some(Front::Sql);
+    }
+    match path == "/api" || path.starts_with("/api/") {
+        true => Some(Front::Http),
+        false => Some(Front::Web),
+    }
+}
+
+/// The request's note (a fresh one outside an audited request).
+pub fn note_of(req: &HttpRequest) -> Note {
+    req.extensions().get::<Note>().cloned().unwrap_or_default()
+}
+
+pub async fn audit_requests(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
+    let Some(front) = front_of(req.path()) else {
+        return Ok(next.call(req).await?.map_into_boxed_body());
+    };
+    let started = Instant::now();
+    let note = Note::default();
+    req.extensions_mut().insert(note.clone());
+    let state = req.app_data::<web::Data<AppState>>().cloned();
+    let client_addr = state
+        .as_ref()
+        .and_then(|s| s.trusted_proxies.client_of(req.request()))
+        .map(|ip| ip.to_string());
+    let method = req.method().clone();
+    let res = next.call(req).await?.map_into_boxed_body();
+    let request = res.request();
+    let Some(state) = state else {
+        return Ok(res);
+    };
+    if request.extensions().get::<Preflight>().is_some() {
+        // An `Expect: 100-continue` probe: the real request that follows is the one audited.
+        return Ok(res);
+    }
+    let route = request
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
+    let subject = request
+        .extensions()
+        .get::<Authenticated>()
+        .map(|a| a.0.clone());
+    let status = res.status().as_u16();
+    let mut entry = AuditEntry::of(
+        front,
+        format!("{method} {route}"),
+        subject.as_deref(),
+        note.fields(),
+        status,
+    );
+    if entry.dataset.is_none() {
+        // Nothing read through the engine (a refusal, an upload, a change): the path's dataset.
+        let info = request.match_info();
+        let part = |name: &str| info.get(name).map(str::to_string);
+        (entry.layer, entry.domain, entry.dataset) =
+            (part("layer"), part("domain"), part("dataset"));
+    }
+    entry.bytes = match res.response().body().size() {
+        BodySize::Sized(n) => Some(n),
+        _ => None,
+    };
+    entry.duration_ms = started.elapsed().as_millis() as u64;
+    entry.request_id = request.extensions().get::<RequestId>().map(|r| r.0.clone());
+    entry.client_addr = client_addr;
+    match state.engine.audit().record(entry).await {
+        Ok(()) => Ok(res),
+        Err(e) => {
+            // The answer is not sent without its row: the client sees the failure instead.
+            tracing::error!(error = %e.report(), "a request's audit row was not written");
+            let refusal = ApiError(Error::internal(
+                "The request's audit row could not be written, so its answer is withheld",
+            ));
+            Ok(res.into_response(refusal.error_response()))
+        }
+    }
+}
