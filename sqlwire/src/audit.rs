@@ -64,7 +64,11 @@ impl Checker {
 
     /// The statement ended with `answer`: its row is written, then the answer goes back (the
     /// row not written: the answer becomes an error saying so).
-    pub(crate) async fn end<T>(&self, running: Running, answer: PgWireResult<T>) -> PgWireResult<T> {
+    pub(crate) async fn end<T>(
+        &self,
+        running: Running,
+        answer: PgWireResult<T>,
+    ) -> PgWireResult<T> {
         let noted = running.note.fields();
         let mut entry = AuditEntry::of(
             Front::Pg,
@@ -73,7 +77,9 @@ impl Checker {
             noted,
             status_of(&answer),
         );
-        entry.statement.get_or_insert_with(|| statement::without_literals(&running.sql));
+        entry
+            .statement
+            .get_or_insert_with(|| statement::without_literals(&running.sql));
         entry.duration_ms = running.started.elapsed().as_millis() as u64;
         entry.client_addr = self.client_addr();
         match self.engine().audit().record(entry).await {

@@ -114,7 +114,10 @@ impl Checker {
 
     /// The client's address, as the connection's peer.
     pub(crate) fn client_addr(&self) -> Option<String> {
-        self.watcher.peer_addr().ok().map(|a| a.ip().to_canonical().to_string())
+        self.watcher
+            .peer_addr()
+            .ok()
+            .map(|a| a.ip().to_canonical().to_string())
     }
 
     /// Where the next statement's reads and rows are noted.

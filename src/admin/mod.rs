@@ -77,6 +77,18 @@ pub enum AdminCommand {
         #[arg(long)]
         repair: bool,
     },
+    /// The audit log (works while the service runs).
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check the log's hash chain: every row as written, none removed or inserted since (exit 3
+    /// naming the first row that is not).
+    Verify,
 }
 
 const DRIFT: u8 = 3;
@@ -223,6 +235,9 @@ fn execute(args: &AdminArgs) -> Result<ExitCode, Failure> {
             compact(dir, url, dataset.as_deref(), *target_bytes)?;
         }
         AdminCommand::Check { repair } => return check_command(dir, url, *repair),
+        AdminCommand::Audit {
+            command: AuditCommand::Verify,
+        } => return audit_verify(dir, url),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -274,4 +289,29 @@ fn check_command(dir: &Path, url: Option<&str>, repair: bool) -> Result<ExitCode
         return Ok(ExitCode::from(DRIFT));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `audit verify`: the chain from the oldest row kept to the newest.
+fn audit_verify(dir: &Path, url: Option<&str>) -> Result<ExitCode, Failure> {
+    let file = dir.join(rapid_actors::audit::store::AUDIT_FILE);
+    if url.is_none() && !file.is_file() {
+        return Err(Failure::Other(format!(
+            "no audit log at {}: is this a rapid-rs data folder?",
+            file.display()
+        )));
+    }
+    let store = rapid_actors::audit::open_store(dir, url)?;
+    match rapid_actors::audit::verify(store.as_ref()) {
+        Ok(found) => {
+            print(
+                json!({"verified": true, "rows": found.rows, "first": found.first, "last": found.last}),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) if e.kind == rapid_actors::ErrorKind::Conflict => {
+            print(json!({"verified": false, "problem": e.to_string()}));
+            Ok(ExitCode::from(DRIFT))
+        }
+        Err(e) => Err(e.into()),
+    }
 }

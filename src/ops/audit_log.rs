@@ -29,8 +29,7 @@ pub fn front_of(path: &str) -> Option<Front> {
         "/api/openapi.json",
         "/api/docs",
     ];
-    if UNAUDITED.contains(&path) || path.starts_with("/api/docs/") || path.starts_with("/static/")
-    {
+    if UNAUDITED.contains(&path) || path.starts_with("/api/docs/") || path.starts_with("/static/") {
         return None;
     }
     if path == "/api/sql" || path.starts_with("/api/sql/") {

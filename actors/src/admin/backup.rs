@@ -20,6 +20,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::{listed_files, ListedFile};
+use crate::audit::store::{SqliteAudit, AUDIT_FILE};
 use crate::catalog::sqlite::SqliteCatalog;
 use crate::error::{Error, Result};
 use crate::storage::{
@@ -63,6 +64,7 @@ pub fn backup(data_dir: &Path, dest: &Path) -> Result<BackupSummary> {
             }
         }
         if missing == 0 {
+            copy_audit_log(data_dir, dest)?;
             return finish(dest, &listed, &copied, round);
         }
         tracing::info!(
@@ -74,6 +76,16 @@ pub fn backup(data_dir: &Path, dest: &Path) -> Result<BackupSummary> {
     Err(Error::internal(format!(
         "the store changed faster than it could be copied ({ROUNDS} rounds); try again when it is quieter"
     )))
+}
+
+/// The audit log as one committed state, when the folder has one (it is written while the
+/// service runs; rows after the copy are not in the backup, as commits after the catalog copy).
+fn copy_audit_log(data_dir: &Path, dest: &Path) -> Result<()> {
+    let file = data_dir.join(AUDIT_FILE);
+    if !file.is_file() {
+        return Ok(());
+    }
+    SqliteAudit::open(&file)?.copy_to(&dest.join(AUDIT_FILE))
 }
 
 fn finish(
@@ -183,6 +195,12 @@ pub fn restore(src: &Path, data_dir: &Path) -> Result<usize> {
         )));
     }
     restore_objects(backup.objects().as_ref(), &listed, &target)?;
+    // The audit log before the catalog, for the same reason; a folder's own log is kept.
+    let audit = (src.join(AUDIT_FILE), data_dir.join(AUDIT_FILE));
+    if audit.0.is_file() && !audit.1.exists() {
+        copy_file(&audit.0, &audit.1)?;
+        std::fs::File::open(&audit.1)?.sync_all()?;
+    }
     // The catalog last: a restore cut short leaves no catalog, so it cannot start half-restored.
     let tmp = target.restoring_catalog_file();
     copy_file(&backup.catalog_file(), &tmp)?;

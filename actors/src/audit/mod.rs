@@ -10,7 +10,8 @@
 mod chain;
 mod note;
 pub mod statement;
-pub(crate) mod store;
+pub mod store;
+pub mod table;
 mod writer;
 
 #[cfg(test)]
@@ -199,4 +200,3 @@ pub fn time_bound(name: &str, text: Option<String>) -> crate::error::Result<Opti
         parsed.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     ))
 }
-

@@ -232,6 +232,21 @@ impl SqliteAudit {
         })
     }
 
+    /// A copy of the log as one committed state (SQLite's online backup), fsynced, at `dest`:
+    /// what a backup holds beside the catalog.
+    pub fn copy_to(&self, dest: &Path) -> Result<()> {
+        crate::storage::remove_file_if_exists(dest)?;
+        let mut copy = Connection::open(dest)?;
+        self.with(|source| {
+            rusqlite::backup::Backup::new(source, &mut copy)?.step(-1)?;
+            Ok(())
+        })?;
+        copy.pragma_update(None, "journal_mode", "DELETE")?;
+        drop(copy);
+        std::fs::File::open(dest)?.sync_all()?;
+        Ok(())
+    }
+
     fn with<R>(&self, f: impl FnOnce(&mut Connection) -> Result<R>) -> Result<R> {
         let mut conn = self
             .conn

@@ -8,8 +8,8 @@ use bytes::Bytes;
 use tracing::Instrument;
 
 use super::{pick_version, Engine};
-use crate::auth::pass::{DatasetPass, Read};
 use crate::audit::Note;
+use crate::auth::pass::{DatasetPass, Read};
 use crate::auth::Subject;
 use crate::error::{Error, Result};
 use crate::history::AsOf;
@@ -73,7 +73,13 @@ impl Engine {
             cap,
         )?;
         let commit = Some(prepared.commit());
-        note.read(&record.key, version, commit, prepared.columns_read(), &policy.names);
+        note.read(
+            &record.key,
+            version,
+            commit,
+            prepared.columns_read(),
+            &policy.names,
+        );
         note.statement(prepared.statement());
         Ok((prepared, version))
     }
@@ -237,7 +243,13 @@ impl Engine {
         let subject = pass.subject().clone();
         let note = pass.note().clone();
         let check = async move {
-            this.prepare((&subject, &checked_record, &note), version, &at, input, None)
+            this.prepare(
+                (&subject, &checked_record, &note),
+                version,
+                &at,
+                input,
+                None,
+            )
         };
         let timed_out = Error::invalid(format!(
             "Checking the query took longer than {} seconds (RAPID_QUERY_TIMEOUT_SECONDS)",

@@ -41,7 +41,8 @@ impl Engine {
             (self.catalog.clone(), self.storage.clone()),
             self.mask_key.clone(),
             default_catalog,
-        );
+        )
+        .with_audit(self.audit.store().clone());
         let context = pools().sql_session(Arc::new(tables.clone()), default_catalog);
         tables.set_note(pass.note().clone());
         SqlSession {

@@ -96,7 +96,13 @@ impl PreparedQuery {
     pub fn columns_read(&self) -> Vec<String> {
         use datafusion::sql::sqlparser::dialect::GenericDialect;
         use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-        let all = || self.schema.fields().iter().map(|f| f.name().clone()).collect();
+        let all = || {
+            self.schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect()
+        };
         let Ok(tokens) = Tokenizer::new(&GenericDialect {}, &self.key.sql).tokenize() else {
             return all();
         };

@@ -12,10 +12,10 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_plan::ExecutionPlan;
 
+use crate::audit::Note;
 use crate::catalog::SharedCatalog;
 use crate::error::Result;
 use crate::history::{snapshot_at, AsOf};
-use crate::audit::Note;
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::query::policy::EffectivePolicy;
 use crate::query::reading::policy_table::subject_table;
@@ -121,9 +121,17 @@ impl TableProvider for LazyTable {
                 .filter_map(|&i| self.arrow_schema.fields().get(i))
                 .map(|f| f.name().clone())
                 .collect(),
-            None => self.arrow_schema.fields().iter().map(|f| f.name().clone()).collect(),
+            None => self
+                .arrow_schema
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .collect(),
         };
-        let prefix = format!("{}/{}/{}.", self.key.layer, self.key.domain, self.key.dataset);
+        let prefix = format!(
+            "{}/{}/{}.",
+            self.key.layer, self.key.domain, self.key.dataset
+        );
         let note = self.note.lock().unwrap_or_else(|p| p.into_inner()).clone();
         note.read(
             &self.key,

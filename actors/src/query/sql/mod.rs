@@ -12,6 +12,7 @@
 //! - [`run`]: one statement planned over a session's tables and run to the end.
 //! - [`lazy_table`]: one such table, reading the manifest's files of one moment when scanned.
 
+mod layers;
 pub mod lazy_table;
 pub mod naming;
 pub mod parse_budget;

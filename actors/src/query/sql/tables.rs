@@ -11,7 +11,9 @@
 //! by `@c{commit}`, reads that version as of a retained commit (`"orders@c12"`,
 //! `"orders@v1@c3"`); as-of names are not listed.
 
-use crate::audit::Note;
+use crate::audit::table::{AUDIT_SCHEMA, EVENTS_TABLE, SYSTEM_CATALOG};
+use crate::audit::{AuditStore, Note};
+use crate::auth::permission::Permission;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -20,7 +22,6 @@ use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
     SchemaProvider, TableProvider,
 };
-use datafusion::error::{DataFusionError, Result as DfResult};
 
 use super::lazy_table::LazyTable;
 use crate::auth::permission::Access;
@@ -41,40 +42,7 @@ pub fn version_table_name(dataset: &str, version: i64) -> String {
 /// layer -> domain -> dataset name -> its record: what the subject may read. Tables are made
 /// from it when a statement names them (or a listing asks), so a statement over one dataset
 /// reads one schema, however many datasets and versions the subject may read.
-type Readable = BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<DatasetRecord>>>>;
-
-/// The dataset, schema version and commit a table name means in `records`: a version's name
-/// (see [`version_of`]) reads its newest commit, followed by `@c{n}` commit `n`.
-fn resolve<'a>(
-    records: &'a BTreeMap<String, Arc<DatasetRecord>>,
-    name: &str,
-) -> Option<(&'a Arc<DatasetRecord>, i64, AsOf)> {
-    if let Some((table, commit)) = name.rsplit_once("@c") {
-        let n: i64 = commit.parse().ok().filter(|n| *n >= 1)?;
-        let (record, version) = version_of(records, table)?;
-        return (name == format!("{table}@c{n}")).then_some((record, version, AsOf::Commit(n)));
-    }
-    let (record, version) = version_of(records, name)?;
-    Some((record, version, AsOf::Latest))
-}
-
-/// The dataset and schema version a name means: `dataset` is its latest version,
-/// `dataset@v{n}` an older one.
-fn version_of<'a>(
-    records: &'a BTreeMap<String, Arc<DatasetRecord>>,
-    name: &str,
-) -> Option<(&'a Arc<DatasetRecord>, i64)> {
-    if let Some(record) = records.get(name) {
-        return Some((record, record.latest_version));
-    }
-    let (dataset, version) = name.rsplit_once("@v")?;
-    let version: i64 = version.parse().ok()?;
-    let record = records.get(dataset)?;
-    (version >= 1
-        && version < record.latest_version
-        && name == version_table_name(dataset, version))
-    .then_some((record, version))
-}
+pub(super) type Readable = BTreeMap<String, BTreeMap<String, BTreeMap<String, Arc<DatasetRecord>>>>;
 
 /// A table made: (dataset id, schema version, the commit when read as of one, the fingerprint
 /// of the policy the subject is under there).
@@ -119,6 +87,8 @@ struct Inner {
     leases: Arc<Mutex<Vec<LeaseGuard>>>,
     /// The current statement's audit note: the tables it scans write what they read.
     note: Arc<Mutex<Note>>,
+    /// The audit log, shown as `"_system"."audit"."events"` to USER_ADMIN and DATA_ADMIN.
+    audit: std::sync::OnceLock<Arc<dyn AuditStore>>,
 }
 
 impl std::fmt::Debug for SqlTables {
@@ -147,10 +117,39 @@ impl SqlTables {
                 made: Mutex::default(),
                 leases: Arc::default(),
                 note: Arc::default(),
+                audit: std::sync::OnceLock::new(),
             }),
         };
         tables.set_home(default_catalog);
         tables
+    }
+
+    /// The session shows the audit log (`store`) to subjects who may read it.
+    pub fn with_audit(self, store: Arc<dyn AuditStore>) -> SqlTables {
+        let _ = self.inner.audit.set(store);
+        self
+    }
+
+    /// The audit log's catalog, when the session's subject may read it.
+    fn system_catalog(&self) -> Option<Arc<dyn CatalogProvider>> {
+        let store = self.inner.audit.get()?;
+        let subject = self
+            .inner
+            .subject
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()?;
+        let reads = subject.has(&Permission::UserAdmin) || subject.has(&Permission::DataAdmin);
+        if !reads {
+            return None;
+        }
+        let schema = MemorySchemaProvider::new();
+        let table = crate::audit::table::events_table(store.clone()).ok()?;
+        // A new memory schema has no table of that name: nothing is replaced.
+        let _ = schema.register_table(EVENTS_TABLE.to_string(), table);
+        let catalog = MemoryCatalogProvider::new();
+        let _ = catalog.register_schema(AUDIT_SCHEMA, Arc::new(schema));
+        Some(Arc::new(catalog))
     }
 
     /// Makes `name` the one registered catalog, holding an empty `public` schema: the database a
@@ -206,7 +205,7 @@ impl SqlTables {
     }
 
     /// The table of one version, made once; `None` when the version is gone.
-    fn table(
+    pub(super) fn table(
         &self,
         record: &DatasetRecord,
         version: i64,
@@ -284,7 +283,7 @@ impl SqlTables {
             .clear();
     }
 
-    fn readable(&self) -> Arc<Readable> {
+    pub(super) fn readable(&self) -> Arc<Readable> {
         self.inner
             .readable
             .read()
@@ -317,6 +316,9 @@ impl CatalogProviderList for SqlTables {
 
     fn catalog_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self.readable().keys().cloned().collect();
+        if self.system_catalog().is_some() {
+            names.push(SYSTEM_CATALOG.to_string());
+        }
         for name in self
             .inner
             .registered
@@ -332,114 +334,18 @@ impl CatalogProviderList for SqlTables {
     }
 
     fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        if name == SYSTEM_CATALOG {
+            return self.system_catalog();
+        }
         let registered = self.registered(name);
         if registered.is_none() && !self.readable().contains_key(name) {
             return None;
         }
-        Some(Arc::new(LayerCatalog {
+        Some(Arc::new(super::layers::LayerCatalog {
             tables: self.clone(),
             layer: name.to_string(),
             registered,
         }))
-    }
-}
-
-/// One layer's domains (as read at the statement's start), beside the schemas registered there.
-#[derive(Debug)]
-struct LayerCatalog {
-    tables: SqlTables,
-    layer: String,
-    registered: Option<Arc<dyn CatalogProvider>>,
-}
-
-impl CatalogProvider for LayerCatalog {
-    fn schema_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .tables
-            .readable()
-            .get(&self.layer)
-            .map(|d| d.keys().cloned().collect())
-            .unwrap_or_default();
-        for name in self.registered.iter().flat_map(|r| r.schema_names()) {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        names
-    }
-
-    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
-        let readable = self.tables.readable();
-        if let Some(records) = readable.get(&self.layer).and_then(|d| d.get(name)) {
-            return Some(Arc::new(DomainSchema {
-                tables: self.tables.clone(),
-                records: records.clone(),
-            }));
-        }
-        self.registered.as_ref().and_then(|r| r.schema(name))
-    }
-
-    fn register_schema(
-        &self,
-        name: &str,
-        schema: Arc<dyn SchemaProvider>,
-    ) -> DfResult<Option<Arc<dyn SchemaProvider>>> {
-        match &self.registered {
-            Some(r) => r.register_schema(name, schema),
-            None => Err(DataFusionError::Plan(format!(
-                "schemas cannot be made in layer {}",
-                self.layer
-            ))),
-        }
-    }
-}
-
-/// One domain's readable datasets; their tables are made when named.
-#[derive(Debug)]
-struct DomainSchema {
-    tables: SqlTables,
-    records: BTreeMap<String, Arc<DatasetRecord>>,
-}
-
-impl DomainSchema {
-    fn lookup(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        let Some((record, version, at)) = resolve(&self.records, name) else {
-            return Ok(None);
-        };
-        self.tables
-            .table(record, version, at)
-            .map_err(|e| DataFusionError::External(Box::new(e)))
-    }
-}
-
-#[async_trait::async_trait]
-impl SchemaProvider for DomainSchema {
-    /// Every readable version of every dataset (listings only: this reads their schemas).
-    fn table_names(&self) -> Vec<String> {
-        let mut names = Vec::new();
-        for (dataset, record) in &self.records {
-            for version in 1..=record.latest_version {
-                if !matches!(
-                    self.tables.table(record, version, AsOf::Latest),
-                    Ok(Some(_))
-                ) {
-                    continue; // a version that is gone
-                }
-                names.push(match version == record.latest_version {
-                    true => dataset.clone(),
-                    false => version_table_name(dataset, version),
-                });
-            }
-        }
-        names
-    }
-
-    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        self.lookup(name)
-    }
-
-    fn table_exist(&self, name: &str) -> bool {
-        matches!(self.lookup(name), Ok(Some(_)))
     }
 }
 
