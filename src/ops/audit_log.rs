@@ -41,6 +41,20 @@ pub fn front_of(path: &str) -> Option<Front> {
     }
 }
 
+/// The layer, domain and dataset of an API path under `/api/datasets/`, as sent.
+fn dataset_in(path: &str) -> (Option<String>, Option<String>, Option<String>) {
+    let mut parts = path
+        .strip_prefix("/api/datasets/")
+        .unwrap_or_default()
+        .split('/')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string);
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(l), Some(d), Some(ds)) => (Some(l), Some(d), Some(ds)),
+        _ => (None, None, None),
+    }
+}
+
 /// The request's note (a fresh one outside an audited request).
 pub fn note_of(req: &HttpRequest) -> Note {
     req.extensions().get::<Note>().cloned().unwrap_or_default()
@@ -92,6 +106,10 @@ pub async fn audit_requests(
         let part = |name: &str| info.get(name).map(str::to_string);
         (entry.layer, entry.domain, entry.dataset) =
             (part("layer"), part("domain"), part("dataset"));
+        if entry.dataset.is_none() {
+            // Refused before routing (401): the dataset the path names, as sent.
+            (entry.layer, entry.domain, entry.dataset) = dataset_in(request.path());
+        }
     }
     entry.bytes = match res.response().body().size() {
         BodySize::Sized(n) => Some(n),

@@ -3,6 +3,7 @@
 mod stored;
 mod support;
 
+mod audit;
 mod auth_tokens;
 mod bench_tool;
 mod catalog_postgres;

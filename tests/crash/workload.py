@@ -2,7 +2,8 @@
 
 An operation is acknowledged when its answer arrived (before the cut, since a dead server answers
 nothing): a job seen SUCCESS or FAILED, a 200 on a deletion, a 201 on a schema. An operation with
-no answer was in flight at the cut and may have happened or not, but only whole.
+no answer was in flight at the cut and may have happened or not, but only whole. Every answer
+received, whatever its status, must have its audit row after the cut.
 
 The server compacts on its own (crash_test.py starts it with RAPID_COMPACT_MIN_FILES=3 and
 RAPID_COMPACT_IDLE_SECS=1), and a client asks for COMPACT jobs too, so uploads, deletions and cuts
@@ -15,6 +16,7 @@ import collections
 import io
 import threading
 import time
+import uuid
 
 import requests
 
@@ -48,6 +50,19 @@ def schema(name, partitioned, behaviour, unique=False):
     }
 
 
+# Request ids of every answer received (any status): each must have its audit row after a cut,
+# since the service stores the row before it answers. verify.py takes and clears them.
+ANSWERED = set()
+ANSWERED_LOCK = threading.Lock()
+
+
+def take_answered():
+    with ANSWERED_LOCK:
+        ids = set(ANSWERED)
+        ANSWERED.clear()
+    return ids
+
+
 class Api:
     """One client (one per thread): a token, JSON calls; transport errors propagate."""
 
@@ -59,7 +74,12 @@ class Api:
         self.http.headers["Authorization"] = f"Bearer {r.json()['access_token']}"
 
     def call(self, method, path, **kw):
-        return self.http.request(method, f"{self.base}{path}", timeout=TIMEOUT, **kw)
+        request_id = uuid.uuid4().hex
+        headers = {**kw.pop("headers", {}), "x-request-id": request_id}
+        r = self.http.request(method, f"{self.base}{path}", timeout=TIMEOUT, headers=headers, **kw)
+        with ANSWERED_LOCK:
+            ANSWERED.add(request_id)
+        return r
 
     def query_counts(self, dataset, version, as_of_commit=None):
         """{(batch, part): rows} of a dataset version (as of a commit), by the service's own query path."""

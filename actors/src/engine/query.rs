@@ -7,6 +7,7 @@ use arrow::datatypes::SchemaRef;
 use bytes::Bytes;
 use tracing::Instrument;
 
+use super::audit::JobAudit;
 use super::{pick_version, Engine};
 use crate::audit::Note;
 use crate::auth::pass::{DatasetPass, Read};
@@ -266,14 +267,19 @@ impl Engine {
             raw_filename: None,
         })?;
         let span = tracing::info_span!("job", job_id = %job_id, kind = "QUERY");
-        self.spawn_large_query(job_id.clone(), prepared, slot, base_url.to_string(), span);
+        let audit = JobAudit {
+            subject: pass.subject().clone(),
+            note: pass.note().clone(),
+            started: std::time::Instant::now(),
+        };
+        let job = (job_id.clone(), prepared, audit);
+        self.spawn_large_query(job, slot, base_url.to_string(), span);
         Ok((job_id, commit))
     }
 
     fn spawn_large_query(
         &self,
-        id: String,
-        prepared: PreparedQuery,
+        (id, prepared, audit): (String, PreparedQuery, JobAudit),
         slot: crate::query::Slot,
         base_url: String,
         span: tracing::Span,
@@ -282,6 +288,7 @@ impl Engine {
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
         let ttl = self.settings.result_ttl_seconds;
         let limit = pools.settings().large_timeout;
+        let this = self.clone();
         actix::spawn(async move {
             let (job, jobs_for_run) = (id.clone(), jobs.clone());
             let work = async move {
@@ -293,16 +300,19 @@ impl Engine {
                      fewer columns)",
                 limit.as_secs()
             ));
-            let recorded = match pools.run(Some(slot), limit, work, timed_out).await {
+            let outcome = pools.run(Some(slot), limit, work, timed_out).await;
+            let recorded = match &outcome {
                 Ok(_) => {
                     let url = auth.result_link(&base_url, &format!("{id}.csv"), ttl);
                     jobs.succeed_with_url(&id, &url)
                 }
-                Err(e) => jobs.fail(&id, &crate::ingest::messages(&e)),
+                Err(e) => jobs.fail(&id, &crate::ingest::messages(e)),
             };
             if let Err(e) = recorded {
                 tracing::error!(job_id = id, error = %e.report(), "could not record a query job's outcome");
             }
+            let rows = outcome.as_ref().map(|(_, rows)| *rows);
+            this.record_job(("QUERY", &id), audit, rows).await;
         }.instrument(span));
     }
 }

@@ -198,4 +198,6 @@ impl Catalog for PostgresCatalog {
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_audit;
+#[cfg(test)]
 mod tests_locks;

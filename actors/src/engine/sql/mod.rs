@@ -9,6 +9,7 @@ use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use tracing::Instrument;
 
+use super::audit::JobAudit;
 use super::query::{render, OutputFormat};
 use super::Engine;
 use crate::auth::pass::SubjectPass;
@@ -120,6 +121,11 @@ impl Engine {
             session,
             plan: logical,
             base_url: base_url.to_string(),
+            audit: JobAudit {
+                subject: pass.subject().clone(),
+                note: pass.note().clone(),
+                started: std::time::Instant::now(),
+            },
         };
         self.spawn_large_sql(job, slot, span);
         Ok(job_id)
@@ -130,9 +136,11 @@ impl Engine {
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
         let ttl = self.settings.result_ttl_seconds;
         let limit = pools.settings().large_timeout;
+        let this = self.clone();
         actix::spawn(
             async move {
                 let (id, jobs_for_run) = (job.id.clone(), jobs.clone());
+                let (base_url, audit) = (job.base_url.clone(), job.audit.clone());
                 let work = async move {
                     let (names, streams) =
                         partition_streams(job.session.context(), &job.plan).await?;
@@ -146,16 +154,19 @@ impl Engine {
                      (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped",
                     limit.as_secs()
                 ));
-                let recorded = match pools.run(Some(slot), limit, work, timed_out).await {
+                let outcome = pools.run(Some(slot), limit, work, timed_out).await;
+                let recorded = match &outcome {
                     Ok(_) => {
-                        let url = auth.result_link(&job.base_url, &format!("{id}.csv"), ttl);
+                        let url = auth.result_link(&base_url, &format!("{id}.csv"), ttl);
                         jobs.succeed_with_url(&id, &url)
                     }
-                    Err(e) => jobs.fail(&id, &crate::ingest::messages(&e)),
+                    Err(e) => jobs.fail(&id, &crate::ingest::messages(e)),
                 };
                 if let Err(e) = recorded {
                     tracing::error!(job_id = id, error = %e.report(), "could not record a SQL job's outcome");
                 }
+                let rows = outcome.as_ref().map(|(_, rows)| *rows);
+                this.record_job(("SQL", &id), audit, rows).await;
             }
             .instrument(span),
         );
@@ -168,4 +179,5 @@ struct LargeSql {
     session: SqlSession,
     plan: datafusion::logical_expr::LogicalPlan,
     base_url: String,
+    audit: JobAudit,
 }

@@ -116,8 +116,8 @@ impl PreparedQuery {
         let mut named: Vec<String> = Vec::new();
         for token in words {
             if let Token::Word(w) = token {
-                let known = w.quote_style == Some('"')
-                    && self.schema.fields().iter().any(|f| f.name() == &w.value);
+                // Quoted or not (the checker prints names either way): a word that is a column.
+                let known = self.schema.fields().iter().any(|f| f.name() == &w.value);
                 if known && !named.contains(&w.value) {
                     named.push(w.value.clone());
                 }
