@@ -281,7 +281,7 @@ async fn refuse(mut socket: tokio::net::TcpStream, message: &str) -> std::io::Re
     for (tag, value) in [
         (b'S', "FATAL"),
         (b'V', "FATAL"),
-        (b'C', "53300"),
+        (b'C', errors::TOO_MANY_CONNECTIONS),
         (b'M', message),
     ] {
         fields.push(tag);
