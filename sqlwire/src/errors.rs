@@ -131,7 +131,10 @@ mod tests {
     fn a_full_pool_is_53000_in_a_statement_and_at_sign_in() {
         let full = || Error::busy("the pool is full");
         assert_eq!(code(engine(full())), ("ERROR".into(), "53000".into()));
-        assert_eq!(code(sign_in_refused(full(), "u")), ("FATAL".into(), "53000".into()));
+        assert_eq!(
+            code(sign_in_refused(full(), "u")),
+            ("FATAL".into(), "53000".into())
+        );
         let wrong = Error::unauthenticated("no");
         assert_eq!(code(sign_in_refused(wrong, "u")).1, "28P01");
         assert_eq!(TOO_MANY_CONNECTIONS, "53300");

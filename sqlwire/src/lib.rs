@@ -128,7 +128,9 @@ impl PgListener {
 
     /// Accepts connections until dropped, on the query threads.
     pub async fn serve(self, engine: Engine) -> rapid_actors::Result<()> {
-        rapid_actors::query::on_query_runtime(accept(self.listener, self.tls, self.bounds, engine))
+        let pools = engine.query_pools().clone();
+        pools
+            .spawn(accept(self.listener, self.tls, self.bounds, engine))
             .await
     }
 }

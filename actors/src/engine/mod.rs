@@ -46,7 +46,7 @@ use crate::infer::{ColumnSample, DraftTarget, Sample};
 use crate::jobs::{JobView, Jobs};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::manifest::remove_unlisted_files;
-use crate::query::QuerySettings;
+use crate::query::{QueryPools, QuerySettings};
 use crate::registry::Registry;
 use crate::schema::{MetadataPatch, Schema, ValidSchema};
 use crate::storage::{safe_segment, Storage};
@@ -90,6 +90,8 @@ pub struct Engine {
     jobs: Jobs,
     catalog: SharedCatalog,
     storage: Storage,
+    /// This engine's query threads, slots and memory pool (two engines never share them).
+    pools: Arc<QueryPools>,
     settings: Arc<Settings>,
     commits: Arc<ops::CommitCounters>,
     compactor: compactor::Compactor,
@@ -139,7 +141,7 @@ impl Engine {
             tracing::info!(expired, "removed files of expired commits");
         }
         // Before anything can run a query: empties the spill folder, starts the query threads.
-        crate::query::configure(config.query)?;
+        let pools = QueryPools::start(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
         jobs.start_heartbeat(config.job_lease)?;
         let registry = Registry::start(
@@ -169,6 +171,7 @@ impl Engine {
             jobs,
             catalog,
             storage,
+            pools,
             settings,
             commits: Arc::default(),
             compactor,
@@ -295,6 +298,7 @@ impl Engine {
         // Its row count and date ranges are over every row: refused under a policy.
         self.refuse_under_policy(pass.subject(), record, version, &schema, "figures")?;
         crate::query::reading::info::dataset_info(
+            &self.pools,
             self.catalog.as_ref(),
             &self.storage,
             record,
