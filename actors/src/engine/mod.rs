@@ -81,6 +81,8 @@ pub struct EngineConfig {
     pub compaction: crate::compaction::CompactionSettings,
     /// How long replaced files stay readable as earlier commits.
     pub history: crate::history::HistorySettings,
+    /// Whether uploads are profiled (`RAPID_PROFILE_UPLOADS`).
+    pub profile_uploads: bool,
 }
 
 #[derive(Clone)]
@@ -106,6 +108,7 @@ struct Settings {
     max_value_bytes: usize,
     result_ttl_seconds: i64,
     history: crate::history::HistorySettings,
+    profile_uploads: bool,
 }
 
 impl Engine {
@@ -163,6 +166,7 @@ impl Engine {
             max_value_bytes: config.max_value_bytes,
             result_ttl_seconds: config.result_ttl_seconds,
             history: config.history,
+            profile_uploads: config.profile_uploads,
         });
         let engine = Engine {
             mask_key: Arc::new(auth.mask_key()),

@@ -49,6 +49,7 @@ fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
         sweep_grace: Duration::from_secs(3600),
         compaction: Default::default(),
         history: Default::default(),
+        profile_uploads: true,
     }
 }
 
