@@ -73,6 +73,7 @@ fn csv_validation(c: &mut Criterion) {
                     progress: &progress,
                     max_value_bytes: rapid_actors::ingest::DEFAULT_MAX_VALUE_BYTES,
                     on_error: Default::default(),
+                    profile: true,
                 };
                 ingest_csv(csv.as_slice(), &plan).unwrap()
             })

@@ -29,7 +29,6 @@ use rapid_actors::Error;
 
 use crate::connection::expect::{Preflight, PreflightPassed};
 use crate::error::ApiError;
-use crate::ops::audit_log::note_of;
 use crate::state::AppState;
 
 /// The paths anyone may call without a token, as rules composed at assembly (`server`): the route
@@ -128,6 +127,12 @@ pub trait Policy {
     type Pass: Noted;
     /// The pass for `subject`, or the 403 refusing it.
     fn mint(engine: &Engine, subject: Arc<Subject>) -> Result<Self::Pass, Error>;
+}
+
+/// The request's audit note (`ops::audit_log` puts one in every audited request; elsewhere a
+/// fresh one that nothing reads).
+pub fn note_of(req: &HttpRequest) -> Note {
+    req.extensions().get::<Note>().cloned().unwrap_or_default()
 }
 
 /// A pass as the engine gets it from a request: the passes of use cases that read carry the

@@ -202,7 +202,6 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
-    rapid_actors::profile::set_enabled(args.ops.profile_uploads);
     rapid_actors::delta_log::checkpoint::set_interval(args.ops.delta_checkpoint_interval);
     let settings = args.auth_settings()?;
     let trusted_proxies =
@@ -225,6 +224,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         compaction: args.ops.compaction(),
         history: args.ops.history(),
         audit_retention: args.ops.audit_retention(),
+        profile_uploads: args.ops.profile_uploads,
     })?;
     match bootstrap {
         Bootstrap::Existing => {}

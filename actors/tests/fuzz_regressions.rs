@@ -27,6 +27,7 @@ fn ingest_parquet_body(body: &'static [u8], max_value_bytes: usize) -> Result<()
         progress: &progress,
         max_value_bytes,
         on_error: Default::default(),
+        profile: true,
     };
     let result = ingest_stream(FileKind::Parquet, rx, &dir.path().join("raw"), &plan);
     sender.join().unwrap();

@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
         // Small, so that short inputs reach the value-length refusal too.
         max_value_bytes: 256,
         on_error: Default::default(),
+        profile: true,
     };
     let _ = ingest_csv(data, &plan);
 });

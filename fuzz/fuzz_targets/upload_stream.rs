@@ -58,6 +58,7 @@ fuzz_target!(|data: &[u8]| {
         // Small, so that short inputs reach the value-length refusal too.
         max_value_bytes: 256,
         on_error: Default::default(),
+        profile: true,
     };
     let _ = ingest_stream(kind, rx, &dir.path().join("raw"), &plan);
     let _ = sender.join();

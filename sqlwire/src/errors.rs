@@ -1,4 +1,6 @@
-//! Errors as PostgreSQL errors: an SQLSTATE a client can act on, and the connection kept.
+//! Errors as PostgreSQL errors: an SQLSTATE a client can act on, and the connection kept. The
+//! one map from the engine's errors to SQLSTATEs ([`sqlstate`], [`sign_in_refused`]); the
+//! listener's own refusal of a connection is [`TOO_MANY_CONNECTIONS`].
 
 use datafusion::error::DataFusionError;
 use datafusion_postgres::pgwire::error::{ErrorInfo, PgWireError};
@@ -44,7 +46,14 @@ pub fn too_many_rows(e: TooManyRows) -> PgWireError {
     pg_error("54000", e.to_string())
 }
 
-/// The SQLSTATE of an engine error's kind.
+/// A connection refused because its address (or the listener) holds its share of connections:
+/// PostgreSQL's too_many_connections, which clients read as "connect later", and only that.
+pub const TOO_MANY_CONNECTIONS: &str = "53300";
+
+/// The SQLSTATE of an engine error's kind. `Busy` (a full pool: query slots, the sign-in's hash
+/// pool) is 53000 insufficient_resources, PostgreSQL's class for "the server lacks a resource
+/// now", not 53300, which PostgreSQL keeps for refusing a connection over its limit: a full pool
+/// is no connection count, whether it meets a statement or a sign-in.
 pub fn sqlstate(kind: &ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Unauthenticated | ErrorKind::Throttled { .. } => "28000",
@@ -54,6 +63,19 @@ pub fn sqlstate(kind: &ErrorKind) -> &'static str {
         ErrorKind::TooLarge => "54000",
         ErrorKind::Invalid | ErrorKind::Unprocessable | ErrorKind::Conflict => "22023",
         ErrorKind::Internal => "XX000",
+    }
+}
+
+/// A refused sign-in as a FATAL error: wrong credentials 28P01 (PostgreSQL's
+/// invalid_password), a throttled subject 28000, a full hash pool by [`sqlstate`].
+pub fn sign_in_refused(e: Error, user: &str) -> PgWireError {
+    match e.kind {
+        ErrorKind::Unauthenticated => fatal(
+            "28P01",
+            format!("password authentication failed for user \"{user}\""),
+        ),
+        ErrorKind::Throttled { .. } | ErrorKind::Busy => fatal(sqlstate(&e.kind), e.to_string()),
+        _ => fatal("XX000", "sign-in failed (logged by the service)"),
     }
 }
 
@@ -92,4 +114,29 @@ fn datafusion_error(e: DataFusionError) -> PgWireError {
         _ => "XX000",
     };
     pg_error(code, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(e: PgWireError) -> (String, String) {
+        match e {
+            PgWireError::UserError(info) => (info.severity, info.code),
+            other => panic!("not a user error: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_full_pool_is_53000_in_a_statement_and_at_sign_in() {
+        let full = || Error::busy("the pool is full");
+        assert_eq!(code(engine(full())), ("ERROR".into(), "53000".into()));
+        assert_eq!(
+            code(sign_in_refused(full(), "u")),
+            ("FATAL".into(), "53000".into())
+        );
+        let wrong = Error::unauthenticated("no");
+        assert_eq!(code(sign_in_refused(wrong, "u")).1, "28P01");
+        assert_eq!(TOO_MANY_CONNECTIONS, "53300");
+    }
 }

@@ -129,7 +129,9 @@ impl PgListener {
 
     /// Accepts connections until dropped, on the query threads.
     pub async fn serve(self, engine: Engine) -> rapid_actors::Result<()> {
-        rapid_actors::query::on_query_runtime(accept(self.listener, self.tls, self.bounds, engine))
+        let pools = engine.query_pools().clone();
+        pools
+            .spawn(accept(self.listener, self.tls, self.bounds, engine))
             .await
     }
 }
@@ -282,7 +284,7 @@ async fn refuse(mut socket: tokio::net::TcpStream, message: &str) -> std::io::Re
     for (tag, value) in [
         (b'S', "FATAL"),
         (b'V', "FATAL"),
-        (b'C', "53300"),
+        (b'C', errors::TOO_MANY_CONNECTIONS),
         (b'M', message),
     ] {
         fields.push(tag);

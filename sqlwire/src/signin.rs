@@ -3,8 +3,8 @@
 //! user's name and password, behind the token endpoint's throttle and hash pool), whose pass
 //! opens the connection's session. A refusal is a FATAL
 //! error with SQLSTATE 28P01 (wrong credentials), 28000 (throttled, or a password sent without
-//! TLS from another host than this one), 53300 (hash pool full) or 3D000 (the database is not
-//! a layer).
+//! TLS from another host than this one), 53000 (hash pool full; `errors::sign_in_refused`) or
+//! 3D000 (the database is not a layer).
 
 use std::fmt::Debug;
 use std::net::IpAddr;
@@ -25,9 +25,8 @@ use datafusion_postgres::pgwire::messages::startup::Authentication;
 use datafusion_postgres::pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use futures_util::sink::{Sink, SinkExt};
 use rapid_actors::engine::Engine;
-use rapid_actors::ErrorKind;
 
-use crate::errors::fatal;
+use crate::errors::{fatal, sign_in_refused};
 use crate::session::Checker;
 
 pub struct SignIn {
@@ -102,15 +101,7 @@ impl StartupHandler for SignIn {
                     .engine
                     .sign_in(&user, &password.password, self.peer)
                     .await
-                    .map_err(|e| match e.kind {
-                        ErrorKind::Unauthenticated => fatal(
-                            "28P01",
-                            format!("password authentication failed for user \"{user}\""),
-                        ),
-                        ErrorKind::Throttled { .. } => fatal("28000", e.to_string()),
-                        ErrorKind::Busy => fatal("53300", e.to_string()),
-                        _ => fatal("XX000", "sign-in failed (logged by the service)"),
-                    })?;
+                    .map_err(|e| sign_in_refused(e, &user))?;
                 if !self.engine.layers().contains(&database) {
                     let readable = self.engine.sql_layers(&pass);
                     return Err(fatal("3D000", unknown_database(&database, &readable)));

@@ -3,14 +3,14 @@
 //! (`AuditLog::record` returns once the row is durable), so an answered request always has its
 //! row. Liveness, readiness, metrics, the API document and the pages' static files are not
 //! requests for data or access and are left out. The request's [`Note`] is in its extensions
-//! for the extractors to hand to the engine with the pass (`crate::auth`).
+//! for the extractors to hand to the engine with the pass (`crate::auth::note_of`).
 
 use std::time::Instant;
 
 use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{web, HttpMessage, HttpRequest, ResponseError};
+use actix_web::{web, HttpMessage, ResponseError};
 use rapid_actors::audit::{AuditEntry, Front, Note};
 use rapid_actors::Error;
 
@@ -53,11 +53,6 @@ fn dataset_in(path: &str) -> (Option<String>, Option<String>, Option<String>) {
         (Some(l), Some(d), Some(ds)) => (Some(l), Some(d), Some(ds)),
         _ => (None, None, None),
     }
-}
-
-/// The request's note (a fresh one outside an audited request).
-pub fn note_of(req: &HttpRequest) -> Note {
-    req.extensions().get::<Note>().cloned().unwrap_or_default()
 }
 
 pub async fn audit_requests(

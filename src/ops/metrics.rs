@@ -254,7 +254,7 @@ pub fn render(state: &AppState) -> Result<String, Error> {
         c.inc_by(n.saturating_sub(c.get()));
     }
 
-    let load = rapid_actors::query::pools().load();
+    let load = state.engine.query_pools().load();
     m.query_memory.set(load.memory_bytes as i64);
     {
         // A poisoned lock still holds valid totals.

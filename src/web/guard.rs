@@ -12,8 +12,7 @@ use futures_util::future::{ready, LocalBoxFuture, Ready};
 use rapid_actors::auth::pass::{AccessKind, DatasetPass};
 use rapid_actors::Error;
 
-use crate::auth::{Noted, Policy};
-use crate::ops::audit_log::note_of;
+use crate::auth::{note_of, Noted, Policy};
 use crate::state::AppState;
 use crate::web::page::{FormData, PageError};
 use crate::web::session::{constant_time_eq, find, Found, Viewer};

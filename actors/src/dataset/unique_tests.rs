@@ -89,6 +89,7 @@ impl Dataset {
             progress: &|_| {},
             max_value_bytes: 1 << 20,
             on_error: Default::default(),
+            profile: true,
         };
         let output = ingest_csv(csv.as_bytes(), &plan).unwrap();
         self.catalog

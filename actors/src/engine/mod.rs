@@ -47,7 +47,7 @@ use crate::infer::{ColumnSample, DraftTarget, Sample};
 use crate::jobs::{JobView, Jobs};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::manifest::remove_unlisted_files;
-use crate::query::QuerySettings;
+use crate::query::{QueryPools, QuerySettings};
 use crate::registry::Registry;
 use crate::schema::{MetadataPatch, Schema, ValidSchema};
 use crate::storage::{safe_segment, Storage};
@@ -84,6 +84,8 @@ pub struct EngineConfig {
     pub history: crate::history::HistorySettings,
     /// How long audit rows are kept (`None`: for ever).
     pub audit_retention: Option<Duration>,
+    /// Whether uploads are profiled (`RAPID_PROFILE_UPLOADS`).
+    pub profile_uploads: bool,
 }
 
 #[derive(Clone)]
@@ -93,6 +95,8 @@ pub struct Engine {
     jobs: Jobs,
     catalog: SharedCatalog,
     storage: Storage,
+    /// This engine's query threads, slots and memory pool (two engines never share them).
+    pools: Arc<QueryPools>,
     settings: Arc<Settings>,
     commits: Arc<ops::CommitCounters>,
     compactor: compactor::Compactor,
@@ -108,6 +112,7 @@ struct Settings {
     max_value_bytes: usize,
     result_ttl_seconds: i64,
     history: crate::history::HistorySettings,
+    profile_uploads: bool,
 }
 
 impl Engine {
@@ -143,7 +148,7 @@ impl Engine {
             tracing::info!(expired, "removed files of expired commits");
         }
         // Before anything can run a query: empties the spill folder, starts the query threads.
-        crate::query::configure(config.query)?;
+        let pools = QueryPools::start(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
         jobs.start_heartbeat(config.job_lease)?;
         let registry = Registry::start(
@@ -169,6 +174,7 @@ impl Engine {
             max_value_bytes: config.max_value_bytes,
             result_ttl_seconds: config.result_ttl_seconds,
             history: config.history,
+            profile_uploads: config.profile_uploads,
         });
         let engine = Engine {
             mask_key: Arc::new(auth.mask_key()),
@@ -177,6 +183,7 @@ impl Engine {
             jobs,
             catalog,
             storage,
+            pools,
             settings,
             commits: Arc::default(),
             compactor,
@@ -304,6 +311,7 @@ impl Engine {
         // Its row count and date ranges are over every row: refused under a policy.
         self.refuse_under_policy(pass.subject(), record, version, &schema, "figures")?;
         crate::query::reading::info::dataset_info(
+            &self.pools,
             self.catalog.as_ref(),
             &self.storage,
             record,

@@ -2,6 +2,8 @@
 //! Everything (parse, check, plan, run, render) runs on the query threads within a time limit;
 //! the HTTP worker only waits (see `crate::query::admission::pools`).
 
+use std::sync::Arc;
+
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use bytes::Bytes;
@@ -19,7 +21,7 @@ use crate::key::DatasetRecord;
 use crate::query::answers::large;
 use crate::query::answers::output::{to_arrow_stream, to_csv, to_json, to_parquet};
 use crate::query::answers::Table;
-use crate::query::{pools, PreparedQuery, QueryKind, QueryRequest, SYNC_ROW_LIMIT};
+use crate::query::{PreparedQuery, QueryKind, QueryPools, QueryRequest, SYNC_ROW_LIMIT};
 
 /// A query as a front door hands it over: the API's JSON body (parsed, with its depth checked,
 /// on the query threads) or a request a page built.
@@ -29,11 +31,9 @@ enum QueryInput {
 }
 
 impl QueryInput {
-    fn request(self) -> Result<QueryRequest> {
+    fn request(self, limits: &crate::query::QueryLimits) -> Result<QueryRequest> {
         match self {
-            QueryInput::Json(body) => {
-                crate::query::parse_request(&body, &pools().settings().limits)
-            }
+            QueryInput::Json(body) => crate::query::parse_request(&body, limits),
             QueryInput::Typed(request) => Ok(*request),
         }
     }
@@ -49,6 +49,11 @@ pub enum OutputFormat {
 }
 
 impl Engine {
+    /// The query pools: their load (metrics) and their runtime (the PostgreSQL listener).
+    pub fn query_pools(&self) -> &Arc<QueryPools> {
+        &self.pools
+    }
+
     /// The checked query over the chosen version's files as of commit `at` (400 for a bad
     /// query, 404 for an unknown version or commit), and that version. Runs on the query threads:
     /// the checks walk trees.
@@ -60,12 +65,12 @@ impl Engine {
         input: QueryInput,
         cap: Option<u64>,
     ) -> Result<(PreparedQuery, i64)> {
-        let request = input.request()?;
+        let request = input.request(&self.pools.settings().limits)?;
         let version = pick_version(asked_version, record.latest_version);
         let schema = self.registry.schema(&record.key, Some(version))?;
         let policy = self.policy_for(subject, record, version, &schema)?;
         let prepared = PreparedQuery::new(
-            self.catalog.as_ref(),
+            (&self.pools, self.catalog.as_ref()),
             &self.storage,
             record,
             (&schema, &policy),
@@ -169,7 +174,7 @@ impl Engine {
         let record = pass.record().clone();
         let subject = pass.subject().clone();
         let note = pass.note().clone();
-        let pools = pools();
+        let pools = self.pools.clone();
         let slot = pools.admit(QueryKind::Sync).await?;
         let limit = pools.settings().timeout;
         let key = record.key.clone();
@@ -237,7 +242,7 @@ impl Engine {
         base_url: &str,
     ) -> Result<(String, i64)> {
         let record = pass.record().clone();
-        let pools = pools();
+        let pools = self.pools.clone();
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
@@ -284,7 +289,7 @@ impl Engine {
         base_url: String,
         span: tracing::Span,
     ) {
-        let pools = pools();
+        let pools = self.pools.clone();
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
         let ttl = self.settings.result_ttl_seconds;
         let limit = pools.settings().large_timeout;

@@ -275,7 +275,7 @@ impl UploadTarget {
         let staged_data = engine.storage.staged_data(job_id);
         let schema = self.schema.clone();
         let max_value_bytes = engine.settings.max_value_bytes;
-        let on_error = self.on_error;
+        let (on_error, profile) = (self.on_error, engine.settings.profile_uploads);
         let ingest = move |rx| {
             std::fs::create_dir_all(&staging)?;
             let progress = move |rows: u64| {
@@ -287,6 +287,7 @@ impl UploadTarget {
                 progress: &progress,
                 max_value_bytes,
                 on_error,
+                profile,
             };
             ingest_stream(kind, rx, &raw_staged, &plan)
         };

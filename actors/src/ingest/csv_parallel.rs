@@ -103,7 +103,7 @@ pub(super) fn ingest<R: Read + Send>(
         options,
         stop: AtomicBool::new(false),
         spare: Mutex::new(Vec::new()),
-        profile: plan.on_error == super::OnError::Reject && crate::profile::enabled(),
+        profile: plan.on_error == super::OnError::Reject && plan.profile,
         profiles: Mutex::new(Vec::new()),
     };
     let (job_tx, job_rx) = channel::<Job>();

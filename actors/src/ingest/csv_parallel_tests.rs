@@ -96,6 +96,7 @@ fn run_switching(
         progress: &progress,
         max_value_bytes: max_value,
         on_error: Default::default(),
+        profile: true,
     };
     let result = match busy_batches {
         None => ingest_csv_with(input, &plan, options),

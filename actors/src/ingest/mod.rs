@@ -72,6 +72,8 @@ pub struct IngestPlan<'a> {
     pub max_value_bytes: usize,
     /// What rows that break the schema do to the upload.
     pub on_error: OnError,
+    /// Whether the upload's columns are profiled in the same pass (`RAPID_PROFILE_UPLOADS`).
+    pub profile: bool,
 }
 
 /// What an upload does with rows that break the schema (docs/API.md, `on_error`).
@@ -228,7 +230,7 @@ impl Validator {
             quarantine: (plan.on_error == OnError::Quarantine)
                 .then(|| quarantine::QuarantineWriter::new(plan.staging, &columns)),
             quarantined_problems: 0,
-            profiler: crate::profile::Profiler::new(plan.schema),
+            profiler: crate::profile::Profiler::when(plan.profile, plan.schema),
             profiled_elsewhere: false,
             columns,
             batch_schema,

@@ -26,6 +26,7 @@ fn run(csv: &str, rows_per_batch: usize, workers: usize) -> Result<(u64, String)
         progress: &progress,
         max_value_bytes: 1 << 20,
         on_error: OnError::Quarantine,
+        profile: true,
     };
     let options = CsvOptions {
         batch_rows: rows_per_batch,
@@ -124,6 +125,7 @@ fn profile_of(csv: &str, rows_per_batch: usize, workers: usize) -> crate::profil
         progress: &progress,
         max_value_bytes: 1 << 20,
         on_error: OnError::Reject,
+        profile: true,
     };
     let options = CsvOptions {
         batch_rows: rows_per_batch,

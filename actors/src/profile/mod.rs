@@ -23,22 +23,8 @@ use serde::{Deserialize, Serialize};
 pub use column::{ColumnProfiler, StoredColumn};
 pub use view::{ColumnView, HistogramBin, ProfileChange, ProfileView, ValueCount};
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use crate::schema::ValidSchema;
 use arrow::array::RecordBatch;
-
-/// Whether uploads are profiled (`RAPID_PROFILE_UPLOADS`); process-wide, set once at start-up.
-static ENABLED: AtomicBool = AtomicBool::new(true);
-
-/// Turns profiling of later uploads on or off (an upload without a profile shows none).
-pub fn set_enabled(on: bool) {
-    ENABLED.store(on, Ordering::Relaxed);
-}
-
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
-}
 
 /// Distinct values an upload may have in a column for its values to be counted one by one.
 pub const MAX_FREQUENT: usize = 50;
@@ -63,6 +49,8 @@ impl StoredProfile {
 
 /// Profiles the batches of one upload, in schema column order.
 pub struct Profiler {
+    /// Whether it counts at all (`RAPID_PROFILE_UPLOADS`, the engine's setting).
+    on: bool,
     rows: u64,
     columns: Vec<ColumnProfiler>,
 }
@@ -72,9 +60,19 @@ impl Profiler {
         Profiler::for_columns(schema.columns())
     }
 
+    /// A profiler that counts only when `on`; off, it sees nothing and `finish` gives no
+    /// profile (an upload without a profile shows none).
+    pub fn when(on: bool, schema: &ValidSchema) -> Profiler {
+        Profiler {
+            on,
+            ..Profiler::new(schema)
+        }
+    }
+
     /// A profiler of `columns` (a schema's, in its order).
     pub fn for_columns(columns: &[crate::schema::ValidColumn]) -> Profiler {
         Profiler {
+            on: true,
             rows: 0,
             columns: columns.iter().map(ColumnProfiler::new).collect(),
         }
@@ -91,7 +89,7 @@ impl Profiler {
     /// Counts `batch` (every schema column, schema order) in; nothing while profiling is off
     /// (then `finish` gives no profile).
     pub fn observe(&mut self, batch: &RecordBatch) {
-        if !enabled() {
+        if !self.on {
             return;
         }
         self.rows += batch.num_rows() as u64;

@@ -76,6 +76,18 @@ fn profile(schema: &ValidSchema, ranges: &[(i64, i64)]) -> StoredProfile {
     p.finish().unwrap()
 }
 
+/// Off (an engine opened with `profile_uploads: false`), a profiler sees nothing and keeps no
+/// profile, whatever another engine's setting.
+#[test]
+fn a_profiler_switched_off_keeps_no_profile() {
+    let s = schema();
+    let (mut off, mut on) = (Profiler::when(false, &s), Profiler::when(true, &s));
+    off.observe(&batch(&s, 0, 100));
+    on.observe(&batch(&s, 0, 100));
+    assert!(off.finish().is_none());
+    assert_eq!(on.finish().map(|p| p.rows), Some(100));
+}
+
 #[test]
 fn counts_bounds_and_estimates_match_the_rows() {
     let s = schema();

@@ -30,8 +30,7 @@ pub(crate) mod sql;
 mod test_plans;
 
 pub use admission::load::QueryKind;
-pub use admission::pools::on_query_runtime;
-pub use admission::pools::{configure, default_threads, pools, QuerySettings, Slot};
+pub use admission::pools::{default_threads, QueryPools, QuerySettings, Slot};
 pub(crate) use admission::runtime::set_thread_nice;
 pub use language::limits::{check_request, QueryLimits, DEPTH_CEILING};
 pub use language::limits_json::parse_request;

@@ -50,6 +50,7 @@ fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
         compaction: Default::default(),
         history: Default::default(),
         audit_retention: None,
+        profile_uploads: true,
     }
 }
 

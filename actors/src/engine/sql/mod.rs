@@ -19,7 +19,7 @@ use crate::key::DatasetKey;
 use crate::query::answers::large::write_csv_streams;
 use crate::query::answers::Table;
 use crate::query::sql::{collect_capped, partition_streams, plan};
-use crate::query::{pools, QueryKind};
+use crate::query::QueryKind;
 
 pub use crate::query::sql::tables::live_sessions;
 pub use crate::query::sql::{
@@ -90,7 +90,7 @@ impl Engine {
         sql: String,
         base_url: &str,
     ) -> Result<String> {
-        let pools = pools();
+        let pools = self.pools.clone();
         let slot = pools.admit(QueryKind::Large).await?;
         let check_limit = pools.settings().timeout;
         let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
@@ -132,7 +132,7 @@ impl Engine {
     }
 
     fn spawn_large_sql(&self, job: LargeSql, slot: crate::query::Slot, span: tracing::Span) {
-        let pools = pools();
+        let pools = self.pools.clone();
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
         let ttl = self.settings.result_ttl_seconds;
         let limit = pools.settings().large_timeout;

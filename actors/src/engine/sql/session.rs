@@ -18,14 +18,16 @@ use crate::audit::Note;
 use crate::auth::pass::SubjectPass;
 use crate::auth::{Auth, Subject};
 use crate::error::{Error, Result};
-use crate::query::pools;
 use crate::query::sql::{
     admit, check_parse_cost, check_parsed, one_select, still_readable, Admitted, Refused, SqlTables,
 };
+use crate::query::QueryPools;
 
 /// A DataFusion session over the tables a pass's subject may read, on the query engine's
 /// memory pool.
 pub struct SqlSession {
+    /// The engine's query pools: slots, time limit, query limits.
+    pools: Arc<QueryPools>,
     auth: Auth,
     pass: SubjectPass,
     context: SessionContext,
@@ -43,9 +45,12 @@ impl Engine {
             default_catalog,
         )
         .with_audit(self.audit.store().clone());
-        let context = pools().sql_session(Arc::new(tables.clone()), default_catalog);
+        let context = self
+            .pools
+            .sql_session(Arc::new(tables.clone()), default_catalog);
         tables.set_note(pass.note().clone());
         SqlSession {
+            pools: self.pools.clone(),
             auth: self.auth.clone(),
             pass: pass.clone(),
             context,
@@ -108,7 +113,7 @@ impl SqlSession {
     /// A slot in the synchronous pool for one statement, and its time limit (see
     /// [`Admitted`]); Busy when every slot is taken past the queue wait.
     pub async fn admit(&self) -> Result<Admitted> {
-        admit(&self.tables).await
+        admit(&self.pools, &self.tables).await
     }
 
     /// The parse budget and size limit, before any parser without a budget reads `sql`.
@@ -119,12 +124,12 @@ impl SqlSession {
     /// The read-only gate and the size and depth limits, on statements another parser made
     /// (the PostgreSQL front's, which rewrites clients' catalog queries).
     pub fn check_read_only(&self, statements: &[Statement]) -> Result<(), Refused> {
-        check_parsed(statements, &pools().settings().limits)
+        check_parsed(statements, &self.pools.settings().limits)
     }
 
     /// `sql` when it is exactly one SELECT (or EXPLAIN of one), through the same gate.
     pub(super) fn one_select(&self, sql: &str) -> Result<DfStatement> {
-        one_select(sql, &pools().settings().limits)
+        one_select(sql, &self.pools.settings().limits)
     }
 
     /// Every table a prepared `plan` scans is still one the subject may read (42501 if not).

@@ -1,4 +1,5 @@
-//! What every query shares, set up once at start ([`configure`]): the limits on query
+//! What every query of one engine shares, started with it ([`QueryPools::start`], held by the
+//! `Engine`, so two engines in one process have pools of their own): the limits on query
 //! expressions, the threads queries run on, a memory pool with a spill folder, admission slots
 //! and time limits.
 //!
@@ -16,7 +17,7 @@
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -100,40 +101,32 @@ pub struct QueryPools {
     settings: QuerySettings,
     /// Every query's session starts as a copy of this one (see session::from_template).
     template: SessionState,
-    runtime: tokio::runtime::Runtime,
+    /// Where query work is spawned.
+    handle: tokio::runtime::Handle,
+    /// Owned so that it stops with the pools (see the `Drop` below).
+    runtime: Option<tokio::runtime::Runtime>,
     sync_slots: Arc<Semaphore>,
     large_slots: Arc<Semaphore>,
     load: super::load::Counters,
     plans: crate::query::reading::plan_cache::PlanCache,
 }
 
-static POOLS: OnceLock<QueryPools> = OnceLock::new();
-
 /// How long past its limit a caller waits for work that has not stopped by itself.
 const CALLER_GRACE: Duration = Duration::from_secs(2);
 
-/// Sets the pools up with `settings`, once, before the first query: empties the spill folder.
-pub fn configure(settings: QuerySettings) -> Result<()> {
-    if POOLS.get().is_some() {
-        return Err(Error::internal("the query engine is already configured"));
-    }
-    let engine = QueryPools::new(settings)?;
-    POOLS
-        .set(engine)
-        .map_err(|_| Error::internal("the query engine is already configured"))
-}
-
-/// The pools: as configured, or with default settings (tools and tests that never configure it).
-pub fn pools() -> &'static QueryPools {
-    POOLS.get_or_init(|| {
-        // expect: default settings name no folder, so only a failure to start threads can
-        // fail here, and then no query can run at all.
-        QueryPools::new(QuerySettings::default()).expect("starting the query engine")
-    })
+tokio::task_local! {
+    /// The memory limit of the pools running the current work, so that an out-of-memory error
+    /// names the limit of the engine that ran it (see `reading::run::engine_error`).
+    pub(crate) static MEMORY_LIMIT: usize;
 }
 
 impl QueryPools {
-    fn new(settings: QuerySettings) -> Result<QueryPools> {
+    /// The pools of one engine: empties the spill folder, starts the query threads.
+    pub fn start(settings: QuerySettings) -> Result<Arc<QueryPools>> {
+        QueryPools::new(settings).map(Arc::new)
+    }
+
+    pub(crate) fn new(settings: QuerySettings) -> Result<QueryPools> {
         let mut disk =
             DiskManagerBuilder::default().with_max_temp_directory_size(settings.spill_bytes);
         if let Some(dir) = &settings.spill_dir {
@@ -165,7 +158,8 @@ impl QueryPools {
             load: super::load::Counters::default(),
             plans: Default::default(),
             settings,
-            runtime,
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
         })
     }
 
@@ -275,8 +269,9 @@ impl QueryPools {
         let inside = timed_out.clone();
         let (leave, left) = oneshot::channel::<()>();
         let (answer, answered) = oneshot::channel::<Result<T>>();
+        let work = MEMORY_LIMIT.scope(self.settings.memory_bytes, work);
         // Not aborted when dropped: the task ends the work itself and then frees the slot.
-        self.runtime.spawn(async move {
+        self.handle.spawn(async move {
             // Declared first, dropped last: the slot is free only once the work is gone.
             let _slot = slot;
             let scope = WorkScope::new();
@@ -305,12 +300,26 @@ impl QueryPools {
         }
     }
 
-    /// Runs `work` on the query runtime without a slot or a time limit (bounded work: info).
+    /// Runs `work` on the query runtime and waits for it from any runtime, without a slot or a
+    /// time limit (bounded work: dataset info, the PostgreSQL listener). Dropping the wait
+    /// aborts the work.
     pub async fn spawn<T: Send + 'static>(
         &self,
         work: impl Future<Output = Result<T>> + Send + 'static,
     ) -> Result<T> {
-        AbortOnDrop(self.runtime.spawn(work)).await
+        let work = MEMORY_LIMIT.scope(self.settings.memory_bytes, work);
+        AbortOnDrop(self.handle.spawn(work)).await
+    }
+}
+
+impl Drop for QueryPools {
+    /// The last engine handle may go inside an async context (a test's, the server's at
+    /// shutdown), where dropping a runtime blocks and so panics: its threads are told to stop
+    /// and not waited for.
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 
@@ -333,14 +342,6 @@ impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
         self.0.abort();
     }
-}
-
-/// Runs `work` on the query runtime and waits for it from any runtime (no slot, no time
-/// limit: for bounded work such as dataset info). Dropping the wait aborts the work.
-pub async fn on_query_runtime<T: Send + 'static>(
-    work: impl Future<Output = Result<T>> + Send + 'static,
-) -> Result<T> {
-    pools().spawn(work).await
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::ingest::date32_to_string;
 use crate::key::DatasetRecord;
 use crate::manifest::{snapshot, DataFile};
+use crate::query::QueryPools;
 use crate::schema::{Column, DataType, Metadata, Tags, ValidSchema};
 use crate::storage::Storage;
 
@@ -92,6 +93,7 @@ pub struct DateRange {
 }
 
 pub async fn dataset_info(
+    pools: &QueryPools,
     catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,
@@ -106,7 +108,7 @@ pub async fn dataset_info(
         )));
     }
     let rows: i64 = files.iter().map(|f| f.rows).sum();
-    let ranges = date_ranges(storage, schema, &files).await?;
+    let ranges = date_ranges(pools, storage, schema, &files).await?;
     drop(lease);
 
     let wire = schema.schema();
@@ -135,6 +137,7 @@ pub async fn dataset_info(
 
 /// The smallest and largest value of every date column over `files`, by column name.
 async fn date_ranges(
+    pools: &QueryPools,
     storage: &Storage,
     schema: &ValidSchema,
     files: &[DataFile],
@@ -159,11 +162,12 @@ async fn date_ranges(
             .map(|d| format!("min(\"{d}\") AS \"min_{d}\", max(\"{d}\") AS \"max_{d}\""))
             .collect();
         let sql = format!("SELECT {} FROM dataset", select.join(", "));
-        let batches = crate::query::on_query_runtime(async move {
-            let df = ctx.sql(&sql).await.map_err(engine_error)?;
-            df.collect().await.map_err(engine_error)
-        })
-        .await?;
+        let batches = pools
+            .spawn(async move {
+                let df = ctx.sql(&sql).await.map_err(engine_error)?;
+                df.collect().await.map_err(engine_error)
+            })
+            .await?;
         if let Some(batch) = batches.first().filter(|b| b.num_rows() > 0) {
             for (i, d) in dates.iter().enumerate() {
                 let value = |col: usize| {

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::history::{snapshot_at, AsOf, FilesAt};
 use crate::key::DatasetRecord;
 use crate::manifest::DataFile;
-use crate::query::admission::pools::pools;
+use crate::query::admission::pools::{QueryPools, MEMORY_LIMIT};
 use crate::query::language::request::QueryRequest;
 use crate::query::policy::EffectivePolicy;
 use crate::schema::ValidSchema;
@@ -27,6 +27,8 @@ pub const SYNC_ROW_LIMIT: u64 = 100_000;
 
 /// A query ready to run: checked, with its files fixed from one manifest read.
 pub struct PreparedQuery {
+    /// The engine's pools: its session template, limits and kept plans.
+    pools: Arc<QueryPools>,
     ctx: SessionContext,
     /// The statement over one version, as the plan cache knows it.
     key: PlanKey,
@@ -48,7 +50,7 @@ impl PreparedQuery {
     /// `cap` bounds the rows asked of the engine (the sync endpoint asks for one more than it
     /// answers, to know whether there are more without reading them all).
     pub fn new(
-        catalog: &dyn Catalog,
+        (pools, catalog): (&Arc<QueryPools>, &dyn Catalog),
         storage: &Storage,
         record: &DatasetRecord,
         (schema, policy): (&ValidSchema, &EffectivePolicy),
@@ -58,13 +60,13 @@ impl PreparedQuery {
     ) -> Result<PreparedQuery> {
         let names: Vec<String> = schema.columns().iter().map(|c| c.name.clone()).collect();
         // Bounded before the checker or DataFusion walk anything (see limits).
-        crate::query::language::limits::check_request(request, &pools().settings().limits)?;
+        crate::query::language::limits::check_request(request, &pools.settings().limits)?;
         let checked = request.check(&names)?;
         let (FilesAt { commit, files }, lease) =
             snapshot_at(catalog, storage, record.id, version, at)?;
         let table = subject_table(storage, schema, &files, policy)?;
         let table_schema = table.schema();
-        let ctx = pools().session();
+        let ctx = pools.session();
         if cap.is_some_and(|c| checked.limit.is_none_or(|l| l >= c)) {
             // Only the cap limits the rows. A TopK's running bound in the scan would prune
             // once more than `cap` rows were found, when the answer is refused anyway; without
@@ -73,6 +75,7 @@ impl PreparedQuery {
         }
         ctx.register_table("dataset", table).map_err(engine_error)?;
         Ok(PreparedQuery {
+            pools: pools.clone(),
             ctx,
             key: PlanKey {
                 dataset: record.id,
@@ -134,7 +137,7 @@ impl PreparedQuery {
     /// The physical plan, its leaves made to yield now and then (see yielding): a fresh copy of
     /// the one kept for this statement over these files, or planned now (and kept).
     async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {
-        let plans = pools().plans();
+        let plans = self.pools.plans();
         if !self.keep_plan {
             let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
             let plan = df.create_physical_plan().await.map_err(engine_error)?;
@@ -206,14 +209,16 @@ pub fn engine_error(e: DataFusionError) -> Error {
     }
 }
 
-/// The shared memory pool (or the spill folder) cannot hold what the query needs (400).
+/// The shared memory pool (or the spill folder) cannot hold what the query needs (400). The
+/// limit is named when the error is made on the work of the engine's pools (`MEMORY_LIMIT`).
 fn out_of_memory(why: &str) -> Error {
-    let settings = pools().settings();
+    let limit = MEMORY_LIMIT
+        .try_with(|bytes| format!("the limit of {} MiB", bytes >> 20))
+        .unwrap_or_else(|_| "the limit".to_string());
     Error::invalid(format!(
-        "The query needs more memory than the limit of {} MiB for queries allows \
+        "The query needs more memory than {limit} for queries allows \
          (RAPID_QUERY_MEMORY_BYTES; spill space: RAPID_QUERY_SPILL_BYTES): narrow it (filter, \
          fewer groups or columns), or try again when fewer queries run ({})",
-        settings.memory_bytes >> 20,
         one_line(why)
     ))
 }

@@ -6,6 +6,7 @@
 //! protocol (a 400 over HTTP; SQLSTATE 57014 or 54000 over the wire).
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use datafusion::common::tree_node::TreeNodeRecursion;
@@ -15,7 +16,7 @@ use datafusion::prelude::SessionContext;
 use super::statement::Refused;
 use super::tables::SqlTables;
 use crate::error::{Error, Result};
-use crate::query::{pools, QueryKind, Slot, SYNC_ROW_LIMIT};
+use crate::query::{QueryKind, QueryPools, Slot, SYNC_ROW_LIMIT};
 
 /// Rows to ask a plan for: one past the cap, so that an answer over it is told from one at it.
 pub const ROWS_ASKED: usize = SYNC_ROW_LIMIT as usize + 1;
@@ -56,6 +57,7 @@ pub struct TimedOut(pub Duration);
 /// (dropped, or with the work given to [`Admitted::run`]) the files the statement read are let
 /// go, then the slot.
 pub struct Admitted {
+    pools: Arc<QueryPools>,
     ends: EndsStatement,
     slot: Slot,
     limit: Duration,
@@ -72,10 +74,10 @@ impl Drop for EndsStatement {
 
 /// A slot in the synchronous pool for one statement over `tables`: at once, or after at most
 /// the queue wait; else Busy (503, SQLSTATE 53000).
-pub async fn admit(tables: &SqlTables) -> Result<Admitted> {
-    let pools = pools();
+pub async fn admit(pools: &Arc<QueryPools>, tables: &SqlTables) -> Result<Admitted> {
     let slot = pools.admit(QueryKind::Sync).await?;
     Ok(Admitted {
+        pools: pools.clone(),
         ends: EndsStatement(tables.clone()),
         slot,
         limit: pools.settings().timeout,
@@ -103,12 +105,17 @@ impl Admitted {
         work: impl Future<Output = Result<T>> + Send + 'static,
         timed_out: Error,
     ) -> Result<T> {
-        let Admitted { ends, slot, limit } = self;
+        let Admitted {
+            pools,
+            ends,
+            slot,
+            limit,
+        } = self;
         let work = async move {
             let _ends = ends;
             work.await
         };
-        pools().run(Some(slot), limit, work, timed_out).await
+        pools.run(Some(slot), limit, work, timed_out).await
     }
 }
 

@@ -6,7 +6,7 @@ use super::*;
 use crate::auth::permission::{Permission, PermissionContext};
 use crate::catalog::sqlite::SqliteCatalog;
 use crate::key::DatasetKey;
-use crate::query::pools;
+use crate::query::{QueryPools, QuerySettings};
 use crate::records::stored_version;
 use crate::schema::{validate, Schema, SchemaContext, ValidSchema};
 use crate::sensitivity::Sensitivity;
@@ -15,6 +15,15 @@ struct Lake {
     _dir: tempfile::TempDir,
     catalog: SharedCatalog,
     storage: Storage,
+}
+
+/// Query pools for one test's session (the session needs only their template).
+fn test_pools() -> QueryPools {
+    let settings = QuerySettings {
+        threads: 1,
+        ..QuerySettings::default()
+    };
+    QueryPools::new(settings).expect("query pools")
 }
 
 fn schema(domain: &str, dataset: &str, sensitivity: &str, version: i64) -> ValidSchema {
@@ -97,7 +106,7 @@ async fn listed(lake: &Lake, names: &[&str]) -> Vec<String> {
         "datafusion",
     );
     tables.refresh(&subject(names)).unwrap();
-    let ctx = pools().sql_session(Arc::new(tables), "datafusion");
+    let ctx = test_pools().sql_session(Arc::new(tables), "datafusion");
     let sql = "SELECT table_catalog || '.' || table_schema || '.' || table_name AS t \
                FROM information_schema.tables WHERE table_schema NOT IN ('information_schema') \
                ORDER BY t";
@@ -120,7 +129,7 @@ async fn a_subject_without_read_permission_sees_no_table() {
         "datafusion",
     );
     tables.refresh(&subject(&["WRITE_ALL"])).unwrap();
-    let ctx = pools().sql_session(Arc::new(tables), "datafusion");
+    let ctx = test_pools().sql_session(Arc::new(tables), "datafusion");
     let e = ctx
         .sql("SELECT * FROM \"default\".\"sales\".\"orders\"")
         .await
@@ -152,7 +161,7 @@ async fn a_permission_taken_away_applies_at_the_next_refresh() {
         Arc::default(),
         "datafusion",
     );
-    let ctx = pools().sql_session(Arc::new(tables.clone()), "datafusion");
+    let ctx = test_pools().sql_session(Arc::new(tables.clone()), "datafusion");
     let query = "SELECT count(*) FROM \"default\".\"sales\".\"orders\"";
     tables.refresh(&subject(&["READ_ALL"])).unwrap();
     let rows = ctx.sql(query).await.unwrap().collect().await.unwrap();
@@ -169,7 +178,7 @@ async fn a_statement_reads_the_schemas_of_the_tables_it_names_only() {
         Arc::default(),
         "datafusion",
     );
-    let ctx = pools().sql_session(Arc::new(tables.clone()), "datafusion");
+    let ctx = test_pools().sql_session(Arc::new(tables.clone()), "datafusion");
     tables.refresh(&subject(&["READ_ALL"])).unwrap();
     let made = || tables.inner.made.lock().unwrap().len();
     assert_eq!(made(), 0, "a refresh reads no schema");
