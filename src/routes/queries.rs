@@ -203,11 +203,14 @@ async fn read_query_body(
 pub struct LinkQuery {
     expires: i64,
     signature: String,
+    /// What the reader was allowed when the result was made (a query job's links).
+    bound: Option<String>,
 }
 
 /// `GET /api/results/{name}`: no token; the link's signature and expiry are the authorisation.
 #[utoipa::path(get, path = "/api/results/{name}", tag = "queries", security(()),
-    params(("name" = String, Path), ("expires" = i64, Query), ("signature" = String, Query)),
+    params(("name" = String, Path), ("expires" = i64, Query), ("signature" = String, Query),
+        ("bound" = Option<String>, Query, description = "A query job's link: what its reader was allowed, checked again at download")),
     responses(
         (status = 200, description = "The result: a large query's CSV, or a refused upload's report (`-problems.csv`, `-problems.parquet`); the signed link is the authorisation", content(
             (String = "text/csv"),
@@ -224,7 +227,7 @@ pub async fn download_result(
     let name = path.into_inner();
     let stream = state
         .engine
-        .result(&name, link.expires, &link.signature)
+        .result(&name, link.expires, &link.signature, link.bound.as_deref())
         .await?;
     let content_type = if name.ends_with(".parquet") {
         "application/vnd.apache.parquet"

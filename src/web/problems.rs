@@ -229,7 +229,11 @@ pub async fn signed_result(
     };
     let expires = param("expires")?.parse::<i64>().ok()?;
     let signature = param("signature")?;
-    state.engine.result(name, expires, &signature).await.ok()
+    state
+        .engine
+        .result(name, expires, &signature, None)
+        .await
+        .ok()
 }
 
 /// The first `budget` bytes of a job's problem report, from its signed link (`report_url`, the

@@ -38,6 +38,7 @@ mod parity;
 mod permissions_every_kind;
 mod permissions_matrix;
 mod policies;
+mod policy_links;
 mod profiles;
 mod protected_domains;
 mod pyarrow_readback;

@@ -169,6 +169,14 @@ impl Auth {
         format!("{origin}/api/results/{name}?expires={expires}&signature={signature}")
     }
 
+    /// A download link bound to `bound` (what the reader was allowed when the result was made,
+    /// see `Engine::result`): signed with it, so the link cannot be given another.
+    pub fn result_link_bound(&self, origin: &str, name: &str, bound: &str, ttl: i64) -> String {
+        let expires = now_seconds() + ttl;
+        let signature = self.sign_link(&format!("{name}#{bound}"), expires);
+        format!("{origin}/api/results/{name}?expires={expires}&bound={bound}&signature={signature}")
+    }
+
     /// Checks a download link: 403 when expired or when the signature does not match.
     pub fn verify_link(&self, name: &str, expires: i64, signature: &str) -> Result<()> {
         if !self.signer.verify_bytes(

@@ -16,6 +16,7 @@ mod overview;
 mod policy;
 mod profile;
 mod query;
+mod result_links;
 pub mod sql;
 mod upload;
 
@@ -293,28 +294,6 @@ impl Engine {
             )));
         }
         Ok(job)
-    }
-
-    /// The bytes of a large query's result, when the link's signature and expiry hold (the link
-    /// is the authorisation: no pass). 404 for a name that is not a result or one no longer kept,
-    /// 403 for a bad link.
-    pub async fn result(
-        &self,
-        name: &str,
-        expires: i64,
-        signature: &str,
-    ) -> Result<crate::storage::ByteStream> {
-        if !safe_segment(name) || !(name.ends_with(".csv") || name.ends_with(".parquet")) {
-            return Err(Error::not_found(format!("No result [{name}]")));
-        }
-        self.auth.verify_link(name, expires, signature)?;
-        let key = crate::storage::keys::result_key(name);
-        self.storage.objects().stream(&key).await.map_err(|e| {
-            Error::not_found(format!(
-                "The result [{name}] is no longer available: run the query again"
-            ))
-            .context(e.report())
-        })
     }
 
     /// Removes the objects of a shared store (S3) that no catalog row lists and that are older

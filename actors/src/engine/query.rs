@@ -294,6 +294,8 @@ impl Engine {
         let ttl = self.settings.result_ttl_seconds;
         let limit = pools.settings().large_timeout;
         let this = self.clone();
+        // The link carries the policy the rows were read under: checked again at download.
+        let bound = format!("{:x}", prepared.policy_bound());
         actix::spawn(async move {
             let (job, jobs_for_run) = (id.clone(), jobs.clone());
             let work = async move {
@@ -308,7 +310,8 @@ impl Engine {
             let outcome = pools.run(Some(slot), limit, work, timed_out).await;
             let recorded = match &outcome {
                 Ok(_) => {
-                    let url = auth.result_link(&base_url, &format!("{id}.csv"), ttl);
+                    let name = format!("{id}.csv");
+                    let url = auth.result_link_bound(&base_url, &name, &bound, ttl);
                     jobs.succeed_with_url(&id, &url)
                 }
                 Err(e) => jobs.fail(&id, &crate::ingest::messages(e)),

@@ -40,6 +40,8 @@ pub struct PreparedQuery {
     keep_plan: bool,
     /// The commit whose files it reads (0: the version has no commit yet).
     commit: i64,
+    /// The fingerprint of the policy it reads under (0: none).
+    policy: u64,
     /// Keeps the snapshot's files on disk until the query is dropped.
     _lease: LeaseGuard,
 }
@@ -86,6 +88,7 @@ impl PreparedQuery {
             schema: table_schema,
             keep_plan: policy.is_none(),
             commit,
+            policy: policy_bound(policy),
             _lease: lease,
         })
     }
@@ -93,6 +96,11 @@ impl PreparedQuery {
     /// The commit whose files this query reads.
     pub fn commit(&self) -> i64 {
         self.commit
+    }
+
+    /// The fingerprint of the policy it reads under (0: none), which its result link carries.
+    pub fn policy_bound(&self) -> u64 {
+        self.policy
     }
 
     /// The table's columns the statement names (every one for `SELECT *`), for the audit log.
@@ -225,4 +233,12 @@ fn out_of_memory(why: &str) -> Error {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What a result made under `policy` is bound to: its fingerprint, 0 with none.
+pub fn policy_bound(policy: &EffectivePolicy) -> u64 {
+    match policy.is_none() {
+        true => 0,
+        false => policy.fingerprint,
+    }
 }
