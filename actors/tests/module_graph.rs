@@ -22,8 +22,9 @@ const LAYERS: &[&[&str]] = &[
         "job_state",
         "traced",
     ],
-    // Where things are kept: the data folder and the SQLite catalog, each behind one interface.
-    &["storage", "catalog"],
+    // Where things are kept: the data folder, the audit log and the catalog, each behind one
+    // interface.
+    &["storage", "audit", "catalog"],
     // Rules and the catalog's tables: schemas, jobs, subjects and permissions, dataset records
     // and schema versions, the manifest of files.
     &[

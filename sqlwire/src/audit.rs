@@ -73,7 +73,9 @@ impl Checker {
         let mut entry = AuditEntry::of(
             Front::Pg,
             kind_of(&running.sql),
-            self.subject().as_deref(),
+            self.subject()
+                .as_deref()
+                .map(|s| (s.id.as_str(), s.name.as_str())),
             noted,
             status_of(&answer),
         );

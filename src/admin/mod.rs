@@ -293,15 +293,7 @@ fn check_command(dir: &Path, url: Option<&str>, repair: bool) -> Result<ExitCode
 
 /// `audit verify`: the chain from the oldest row kept to the newest.
 fn audit_verify(dir: &Path, url: Option<&str>) -> Result<ExitCode, Failure> {
-    let file = dir.join(rapid_actors::audit::store::AUDIT_FILE);
-    if url.is_none() && !file.is_file() {
-        return Err(Failure::Other(format!(
-            "no audit log at {}: is this a rapid-rs data folder?",
-            file.display()
-        )));
-    }
-    let store = rapid_actors::audit::open_store(dir, url)?;
-    match rapid_actors::audit::verify(store.as_ref()) {
+    match rapid_actors::admin::audit::verify(dir, url) {
         Ok(found) => {
             print(
                 json!({"verified": true, "rows": found.rows, "first": found.first, "last": found.last}),

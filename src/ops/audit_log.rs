@@ -91,7 +91,7 @@ pub async fn audit_requests(
     let mut entry = AuditEntry::of(
         front,
         format!("{method} {route}"),
-        subject.as_deref(),
+        subject.as_deref().map(|s| (s.id.as_str(), s.name.as_str())),
         note.fields(),
         status,
     );

@@ -14,6 +14,8 @@ enum Gate {
     AnyToken,
     UserAdmin,
     DataAdmin,
+    /// USER_ADMIN or DATA_ADMIN (the audit log).
+    AuditReader,
     /// Read or write access to the dataset in the path, whose sensitivity is the second field.
     Dataset(bool, &'static str),
 }
@@ -140,6 +142,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
             "/api/schema/default/matrix/draft?version=1".into(),
             Some(json!({"description": "edited"})),
             DataAdmin,
+        ),
+        (
+            "GET",
+            "/audit",
+            "/api/audit?limit=1".into(),
+            None,
+            AuditReader,
         ),
         (
             "PUT",
@@ -329,6 +338,7 @@ fn allows(kind: &str, gate: Gate) -> bool {
         Gate::Public | Gate::AnyToken => true,
         Gate::UserAdmin => kind == "USER_ADMIN",
         Gate::DataAdmin => kind == "DATA_ADMIN",
+        Gate::AuditReader => kind == "USER_ADMIN" || kind == "DATA_ADMIN",
         Gate::Dataset(write, sensitivity) => {
             let verb = if write { "WRITE_" } else { "READ_" };
             let Some(rest) = kind.strip_prefix(verb) else {

@@ -8,6 +8,7 @@
 //!
 //! - [`clients::create_client`]: through [`crate::auth::Auth`] itself, with the service's own rules.
 
+pub mod audit;
 pub mod backup;
 pub mod check;
 pub mod clients;

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use chain::{verify, Verified};
 pub use note::{Note, NoteFields};
-pub use store::{open as open_store, AuditStore};
+pub use store::AuditStore;
 pub use writer::AuditLog;
 
 /// The rows of a page of `GET /api/audit` at most.
@@ -135,13 +135,13 @@ pub struct AuditFilter {
 }
 
 impl AuditEntry {
-    /// A row for a request of `subject` (none: refused before a subject was known) that ended
+    /// A row for a request of `subject` (id, name; none: refused before a subject was known) that ended
     /// now with `status`, with what the engine noted while serving it. The dataset fields are
     /// set when it read exactly one dataset.
     pub fn of(
         front: Front,
         action: String,
-        subject: Option<&crate::auth::Subject>,
+        subject: Option<(&str, &str)>,
         noted: NoteFields,
         status: u16,
     ) -> AuditEntry {
@@ -159,9 +159,9 @@ impl AuditEntry {
             None => noted.columns,
         };
         AuditEntry {
-            at: crate::catalog::now_text(),
-            subject_id: subject.map(|s| s.id.clone()),
-            subject_name: subject.map(|s| s.name.clone()),
+            at: now_text(),
+            subject_id: subject.map(|(id, _)| id.to_string()),
+            subject_name: subject.map(|(_, name)| name.to_string()),
             front,
             action: noted.action.unwrap_or(action),
             layer: one.as_ref().map(|(k, _, _)| k.layer.clone()),
@@ -199,4 +199,18 @@ pub fn time_bound(name: &str, text: Option<String>) -> crate::error::Result<Opti
     Ok(Some(
         parsed.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
     ))
+}
+
+/// Now as stored (RFC 3339 UTC with milliseconds: texts compare as the times do).
+pub fn now_text() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// The time `ago` before now, as [`now_text`] writes it.
+fn time_text_before(ago: std::time::Duration) -> String {
+    let ago = chrono::Duration::from_std(ago).unwrap_or(chrono::Duration::MAX);
+    let then = chrono::Utc::now()
+        .checked_sub_signed(ago)
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
+    then.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }

@@ -4,7 +4,7 @@
 //! so several nodes append one chain.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use rusqlite::{params_from_iter, Connection};
 
@@ -25,16 +25,6 @@ pub trait AuditStore: Send + Sync {
     fn chain_from(&self, after: i64, limit: usize) -> Result<Vec<AuditRecord>>;
     /// Removes the rows older than `before` (RFC 3339 text); how many.
     fn prune_before(&self, before: &str) -> Result<u64>;
-}
-
-/// The store of a data folder: the SQLite file, or the PostgreSQL catalog at `url`.
-pub fn open(data_dir: &Path, url: Option<&str>) -> Result<Arc<dyn AuditStore>> {
-    match url.map(str::trim).filter(|u| !u.is_empty()) {
-        Some(url) => Ok(Arc::new(crate::catalog::postgres::PostgresCatalog::open(
-            url,
-        )?)),
-        None => Ok(Arc::new(SqliteAudit::open(&data_dir.join(AUDIT_FILE))?)),
-    }
 }
 
 /// The columns in [`AuditEntry`]'s order after `id`, as both stores name them.

@@ -107,7 +107,7 @@ fn write_rows(
         if let Some(keep) = retention {
             if pruned_at.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
                 pruned_at = Some(Instant::now());
-                match store.prune_before(&crate::catalog::time_text_before(keep)) {
+                match store.prune_before(&super::time_text_before(keep)) {
                     Ok(0) => {}
                     Ok(n) => tracing::info!(rows = n, "removed audit rows past their retention"),
                     Err(e) => tracing::warn!(error = %e.report(), "audit retention not applied"),

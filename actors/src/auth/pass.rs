@@ -85,7 +85,7 @@ pub(crate) fn audit_reader_pass(subject: Arc<Subject>) -> Result<AuditReaderPass
         return Ok(AuditReaderPass { subject });
     }
     Err(Error::forbidden(format!(
-        "Subject {} may not read the audit log: it needs USER_ADMIN or DATA_ADMIN",
+        "Subject {} has no permission to read the audit log: it needs USER_ADMIN or DATA_ADMIN",
         subject.name
     )))
 }

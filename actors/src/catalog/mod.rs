@@ -41,6 +41,17 @@ pub fn open(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
     }
 }
 
+/// The audit log's store of a data folder: its own SQLite file beside a SQLite catalog, the
+/// catalog's database with a PostgreSQL one (see `crate::audit`).
+pub fn open_audit(data_dir: &Path, url: Option<&str>) -> Result<Arc<dyn crate::audit::AuditStore>> {
+    match postgres_url(url) {
+        None => Ok(Arc::new(crate::audit::store::SqliteAudit::open(
+            &data_dir.join(crate::audit::store::AUDIT_FILE),
+        )?)),
+        Some(url) => Ok(Arc::new(postgres::PostgresCatalog::open(url)?)),
+    }
+}
+
 /// Opens the existing catalog (never creating one), for `rapid-rs admin`.
 pub fn open_existing(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
     match postgres_url(url) {

@@ -70,7 +70,7 @@ impl Engine {
         let mut entry = AuditEntry::of(
             Front::Job,
             kind.to_string(),
-            Some(&job.subject),
+            Some((&job.subject.id, &job.subject.name)),
             job.note.fields(),
             status,
         );

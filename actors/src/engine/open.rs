@@ -100,7 +100,7 @@ impl Engine {
             config.compaction,
         )?;
         let audit = crate::audit::AuditLog::start(
-            crate::audit::open_store(&config.data_dir, config.catalog_url.as_deref())?,
+            crate::catalog::open_audit(&config.data_dir, config.catalog_url.as_deref())?,
             config.audit_retention,
         )?;
         let settings = Arc::new(Settings {

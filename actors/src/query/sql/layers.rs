@@ -4,10 +4,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use datafusion::catalog::{CatalogProvider, SchemaProvider, TableProvider};
+use datafusion::catalog::{CatalogProvider, CatalogProviderList, SchemaProvider, TableProvider};
 use datafusion::error::{DataFusionError, Result as DfResult};
 
 use super::tables::{version_table_name, SqlTables};
+use crate::audit::table::SYSTEM_CATALOG;
 use crate::history::AsOf;
 use crate::key::DatasetRecord;
 
@@ -140,5 +141,45 @@ impl SchemaProvider for DomainSchema {
 
     fn table_exist(&self, name: &str) -> bool {
         matches!(self.lookup(name), Ok(Some(_)))
+    }
+}
+
+/// The session's catalogs: its layers (as read at the statement's start), the audit log's
+/// `_system` for those who may read it, and the catalogs it registered.
+impl CatalogProviderList for SqlTables {
+    fn register_catalog(
+        &self,
+        name: String,
+        catalog: Arc<dyn CatalogProvider>,
+    ) -> Option<Arc<dyn CatalogProvider>> {
+        self.register(name, catalog)
+    }
+
+    fn catalog_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.readable().keys().cloned().collect();
+        if self.system_catalog().is_some() {
+            names.push(SYSTEM_CATALOG.to_string());
+        }
+        for name in self.registered_names() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        if name == SYSTEM_CATALOG {
+            return self.system_catalog();
+        }
+        let registered = self.registered(name);
+        if registered.is_none() && !self.readable().contains_key(name) {
+            return None;
+        }
+        Some(Arc::new(LayerCatalog {
+            tables: self.clone(),
+            layer: name.to_string(),
+            registered,
+        }))
     }
 }

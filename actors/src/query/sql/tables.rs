@@ -11,7 +11,7 @@
 //! by `@c{commit}`, reads that version as of a retained commit (`"orders@c12"`,
 //! `"orders@v1@c3"`); as-of names are not listed.
 
-use crate::audit::table::{AUDIT_SCHEMA, EVENTS_TABLE, SYSTEM_CATALOG};
+use crate::audit::table::{AUDIT_SCHEMA, EVENTS_TABLE};
 use crate::audit::{AuditStore, Note};
 use crate::auth::permission::Permission;
 use std::collections::{BTreeMap, HashMap};
@@ -19,8 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use datafusion::catalog::{
-    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemorySchemaProvider,
-    SchemaProvider, TableProvider,
+    CatalogProvider, MemoryCatalogProvider, MemorySchemaProvider, SchemaProvider, TableProvider,
 };
 
 use super::lazy_table::LazyTable;
@@ -131,7 +130,7 @@ impl SqlTables {
     }
 
     /// The audit log's catalog, when the session's subject may read it.
-    fn system_catalog(&self) -> Option<Arc<dyn CatalogProvider>> {
+    pub(super) fn system_catalog(&self) -> Option<Arc<dyn CatalogProvider>> {
         let store = self.inner.audit.get()?;
         let subject = self
             .inner
@@ -291,18 +290,8 @@ impl SqlTables {
             .clone()
     }
 
-    fn registered(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
-        self.inner
-            .registered
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-            .cloned()
-    }
-}
-
-impl CatalogProviderList for SqlTables {
-    fn register_catalog(
+    /// Registers a catalog the session makes (`pg_catalog`'s home).
+    pub(super) fn register(
         &self,
         name: String,
         catalog: Arc<dyn CatalogProvider>,
@@ -314,38 +303,24 @@ impl CatalogProviderList for SqlTables {
             .insert(name, catalog)
     }
 
-    fn catalog_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.readable().keys().cloned().collect();
-        if self.system_catalog().is_some() {
-            names.push(SYSTEM_CATALOG.to_string());
-        }
-        for name in self
-            .inner
+    /// The names of the catalogs the session registered.
+    pub(super) fn registered_names(&self) -> Vec<String> {
+        self.inner
             .registered
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .keys()
-        {
-            if !names.contains(name) {
-                names.push(name.clone());
-            }
-        }
-        names
+            .cloned()
+            .collect()
     }
 
-    fn catalog(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
-        if name == SYSTEM_CATALOG {
-            return self.system_catalog();
-        }
-        let registered = self.registered(name);
-        if registered.is_none() && !self.readable().contains_key(name) {
-            return None;
-        }
-        Some(Arc::new(super::layers::LayerCatalog {
-            tables: self.clone(),
-            layer: name.to_string(),
-            registered,
-        }))
+    pub(super) fn registered(&self, name: &str) -> Option<Arc<dyn CatalogProvider>> {
+        self.inner
+            .registered
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned()
     }
 }
 
