@@ -116,6 +116,31 @@ impl PolicyTable {
         })
     }
 
+    /// Whether a statement's filter may skip files below the policy: comparisons, `IN` lists and
+    /// null tests between an unmasked column and literals, and their `AND`/`OR`/`NOT`. No value
+    /// makes such a filter fail (nothing a hidden row holds can surface as an error), and on an
+    /// unmasked column the stored value is the one shown, so a file it skips holds no row the
+    /// statement would have kept. Anything else (arithmetic, casts, functions) stays above.
+    fn skips_files(&self, e: &Expr) -> bool {
+        use datafusion::logical_expr::Operator::*;
+        let column =
+            |e: &Expr| matches!(e, Expr::Column(c) if !self.policy.masks.contains_key(&c.name));
+        let literal = |e: &Expr| matches!(e, Expr::Literal(..));
+        match e {
+            Expr::BinaryExpr(b) => match b.op {
+                And | Or => self.skips_files(&b.left) && self.skips_files(&b.right),
+                Eq | NotEq | Lt | LtEq | Gt | GtEq => {
+                    (column(&b.left) && literal(&b.right)) || (literal(&b.left) && column(&b.right))
+                }
+                _ => false,
+            },
+            Expr::InList(l) => column(&l.expr) && l.list.iter().all(literal),
+            Expr::IsNull(e) | Expr::IsNotNull(e) => column(e),
+            Expr::Not(e) => self.skips_files(e),
+            _ => false,
+        }
+    }
+
     /// The policy's row filters over the table's own columns.
     fn filters(&self, state: &dyn Session, df: &DFSchema) -> DfResult<Vec<Expr>> {
         let session = state
@@ -144,18 +169,22 @@ impl TableProvider for PolicyTable {
         &self,
         filters: &[&Expr],
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
-        // The statement's filters run above the policy, never beside or before it.
-        Ok(vec![
-            TableProviderFilterPushDown::Unsupported;
-            filters.len()
-        ])
+        // The statement's filters run above the policy, never beside or before it; those that
+        // cannot fail and read no masked column also skip files below it (see `skips_files`).
+        Ok(filters
+            .iter()
+            .map(|f| match self.skips_files(f) {
+                true => TableProviderFilterPushDown::Inexact,
+                false => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
     }
 
     async fn scan(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        pushed: &[Expr],
         _limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let full = self.inner.schema();
@@ -172,8 +201,11 @@ impl TableProvider for PolicyTable {
             }
         }
         let read: Vec<usize> = read.into_iter().collect();
-        // The policy's own filters may skip files (partition values, column bounds).
-        let mut plan = self.inner.scan(state, Some(&read), &filters, None).await?;
+        // The policy's own filters may skip files (partition values, column bounds), and so may
+        // the statement's that cannot fail (they are applied above, after the policy's).
+        let mut skipping = filters.clone();
+        skipping.extend(pushed.iter().filter(|f| self.skips_files(f)).cloned());
+        let mut plan = self.inner.scan(state, Some(&read), &skipping, None).await?;
         let read_df = DFSchema::try_from(plan.schema().as_ref().clone())?;
         if let Some(predicate) = conjunction(filters) {
             let predicate = state.create_physical_expr(predicate, &read_df)?;
