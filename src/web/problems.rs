@@ -213,7 +213,7 @@ pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
     }
 }
 
-/// The file a signed result link (`/api/results/{name}?expires=&signature=`, one of a job the
+/// The file a signed result link (`/api/results/{name}?expires=[&bound=]&signature=`, one of a job the
 /// viewer may see) names, as a stream; `None` when the link is not one of ours or no longer valid.
 pub async fn signed_result(
     state: &AppState,
@@ -229,9 +229,11 @@ pub async fn signed_result(
     };
     let expires = param("expires")?.parse::<i64>().ok()?;
     let signature = param("signature")?;
+    // A query job's link is bound to what its reader was allowed: checked again here too.
+    let bound = param("bound");
     state
         .engine
-        .result(name, expires, &signature, None)
+        .result(name, expires, &signature, bound.as_deref())
         .await
         .ok()
 }
