@@ -58,7 +58,10 @@ pub fn run_bench(args: Vec<std::ffi::OsString>) -> std::process::ExitCode {
              install it with `cargo install --locked --path tools/bench`"
         );
     } else {
-        eprintln!("rapid-rs bench: cannot start {}: {error}", program.to_string_lossy());
+        eprintln!(
+            "rapid-rs bench: cannot start {}: {error}",
+            program.to_string_lossy()
+        );
     }
     std::process::ExitCode::FAILURE
 }

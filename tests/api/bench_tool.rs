@@ -14,7 +14,14 @@ use crate::support::{TestServer, ADMIN_ID, ADMIN_SECRET};
 fn args(s: &TestServer, extra: &[&str]) -> rapid_bench::BenchArgs {
     let url = format!("{}/api", s.base);
     let mut argv = vec!["rapid-bench", "--json", "--rows", "500", "--columns", "6"];
-    argv.extend(["--url", &url, "--client-id", ADMIN_ID, "--client-secret", ADMIN_SECRET]);
+    argv.extend([
+        "--url",
+        url.as_str(),
+        "--client-id",
+        ADMIN_ID,
+        "--client-secret",
+        ADMIN_SECRET,
+    ]);
     argv.extend(extra);
     rapid_bench::Cli::parse_from(argv).args
 }
@@ -93,7 +100,9 @@ fn pregenerated_files_upload_the_same_rows_and_need_a_file_count() {
     assert_eq!(report["rows_stored"], 3500);
     assert_eq!(report["exactly_once"], true);
     let refused = rapid_bench::run_blocking(args(&s, &["--pregenerate", "--duration", "1"]));
-    let error = refused.err().expect("--pregenerate with --duration refused");
+    let error = refused
+        .err()
+        .expect("--pregenerate with --duration refused");
     assert!(error.contains("--pregenerate needs --files"), "{error}");
 }
 
@@ -113,6 +122,9 @@ fn rapid_rs_bench_hands_over_to_the_tool_binary() {
     if out.status.success() {
         assert!(text.contains("Usage: rapid-bench"), "{text}");
     } else {
-        assert!(text.contains("cargo build --release -p rapid-bench"), "{text}");
+        assert!(
+            text.contains("cargo build --release -p rapid-bench"),
+            "{text}"
+        );
     }
 }
