@@ -100,9 +100,7 @@ fn pregenerated_files_upload_the_same_rows_and_need_a_file_count() {
     assert_eq!(report["rows_stored"], 3500);
     assert_eq!(report["exactly_once"], true);
     let refused = rapid_bench::run_blocking(args(&s, &["--pregenerate", "--duration", "1"]));
-    let error = refused
-        .err()
-        .expect("--pregenerate with --duration refused");
+    let error = refused.expect_err("--pregenerate with --duration refused");
     assert!(error.contains("--pregenerate needs --files"), "{error}");
 }
 
