@@ -55,12 +55,12 @@ summary() {
   local i total=$((SECONDS - RUN_START))
   [ "${#STEP_NAMES[@]}" -gt 0 ] || return 0
   echo >&2
-  printf '%-58s %9s  %s\n' "step" "duration" "result" >&2
+  printf '%-76s %9s  %s\n' "step" "duration" "result" >&2
   for i in "${!STEP_NAMES[@]}"; do
-    printf '%-58s %6dm%02ds  %s\n' "${STEP_NAMES[$i]}" $((STEP_TIMES[i] / 60)) \
+    printf '%-76s %6dm%02ds  %s\n' "${STEP_NAMES[$i]}" $((STEP_TIMES[i] / 60)) \
       $((STEP_TIMES[i] % 60)) "${STEP_RESULTS[$i]}" >&2
   done
-  printf '%-58s %6dm%02ds\n' "total" $((total / 60)) $((total % 60)) >&2
+  printf '%-76s %6dm%02ds\n' "total" $((total / 60)) $((total % 60)) >&2
 }
 
 if [ "$QUICK" = 0 ]; then
