@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 BIN="${1:-target/release/rapid-rs}"
 ROWS="${ROWS:-100000}" FILES="${FILES:-32}" UPLOADERS="${UPLOADERS:-16}" ROUNDS="${ROUNDS:-3}"
 [ -x "$BIN" ] || cargo build --release --locked --quiet
+# `"$BIN" bench` runs the load tool's own binary, rapid-bench, beside the server's (or on PATH).
+[ -x "$(dirname "$BIN")/rapid-bench" ] || command -v rapid-bench >/dev/null \
+  || cargo build --release --locked --quiet -p rapid-bench
 source scripts/lib-serve.sh
 
 run() { # uploaders datasets -> one line of JSON

@@ -13,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${RAPID_BIN:-}" ]; then
-  cargo build --locked --quiet
+  # rapid-bench too: `rapid-rs bench` below runs the load tool's binary beside the server's.
+  cargo build --locked --quiet -p rapid-rs -p rapid-bench
   RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs"
 fi
 scripts/setup-python.sh >/dev/null

@@ -13,32 +13,110 @@
 # 6. the web pages' headless Chromium journey (scripts/test-browser.sh, tests/browser);
 # 7. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
+#
+#   scripts/test.sh [CARGO TEST ARGS...]            everything above (what CI runs)
+#   scripts/test.sh --quick [CARGO TEST ARGS...]    the Rust tests and the SDK journey only: no
+#       Garage, PostgreSQL, Java or Chromium installed or started, so the tests that need S3,
+#       the PostgreSQL catalog or the JDBC/DuckDB clients skip with a line saying so.
+#
+# Each step is announced before it starts and timed; a table of the steps and their durations
+# ends the run, also when a step fails (the failing step is marked).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup-python.sh
-# The storage tests' S3 line runs against a single-node Garage (installed once by garage.sh);
-# RAPID_REQUIRE_S3=1 makes them fail rather than skip if it is missing. The PostgreSQL catalog's
-# tests run against a throwaway PostgreSQL (scripts/pg.sh); RAPID_REQUIRE_PG=1 likewise.
-# The wire clients' tests (tests/api/sql_clients.rs: the JDBC driver, DuckDB's extension from
-# .venv-ext) likewise with RAPID_REQUIRE_CLIENTS=1.
-source scripts/garage.sh
-source scripts/pg.sh
-source scripts/jdbc.sh
-trap 'garage_stop; pg_stop' EXIT
-garage_start
-pg_start
-jdbc_install
-RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 RAPID_REQUIRE_CLIENTS=1 \
+
+QUICK=0
+if [ "${1:-}" = "--quick" ]; then
+  QUICK=1
+  shift
+fi
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+
+STEP_NAMES=()
+STEP_TIMES=()
+STEP_RESULTS=()
+RUN_START=$SECONDS
+
+# step NAME COMMAND [ARGS...]: runs COMMAND in this shell (so a sourced start function's exports
+# stay), between a line naming it and a line with its duration; records both for the summary.
+step() {
+  local name="$1" start=$SECONDS status=0
+  shift
+  echo "==> [$(date +%H:%M:%S)] ${name}..." >&2
+  "$@" || status=$?
+  local took=$((SECONDS - start))
+  STEP_NAMES+=("$name")
+  STEP_TIMES+=("$took")
+  if [ "$status" = 0 ]; then STEP_RESULTS+=("ok"); else STEP_RESULTS+=("FAILED ($status)"); fi
+  printf '==> %s: %s in %dm%02ds\n' "$name" "${STEP_RESULTS[-1]}" $((took / 60)) $((took % 60)) >&2
+  return "$status"
+}
+
+summary() {
+  local i total=$((SECONDS - RUN_START))
+  [ "${#STEP_NAMES[@]}" -gt 0 ] || return 0
+  echo >&2
+  printf '%-76s %9s  %s\n' "step" "duration" "result" >&2
+  for i in "${!STEP_NAMES[@]}"; do
+    printf '%-76s %6dm%02ds  %s\n' "${STEP_NAMES[$i]}" $((STEP_TIMES[i] / 60)) \
+      $((STEP_TIMES[i] % 60)) "${STEP_RESULTS[$i]}" >&2
+  done
+  printf '%-76s %6dm%02ds\n' "total" $((total / 60)) $((total % 60)) >&2
+}
+
+if [ "$QUICK" = 0 ]; then
+  source scripts/garage.sh
+  source scripts/pg.sh
+  source scripts/jdbc.sh
+fi
+
+cleanup() {
+  local status=$?
+  if [ "$QUICK" = 0 ]; then
+    garage_stop
+    pg_stop
+  fi
+  summary
+  exit "$status"
+}
+trap cleanup EXIT
+
+step "Python test environments (.venv, .venv-ext; installs what is missing)" scripts/setup-python.sh
+
+if [ "$QUICK" = 1 ]; then
+  step "Build the tests (cargo test --workspace --no-run)" \
+    cargo test --workspace --locked --no-run "$@"
+  step "Rust tests (cargo test --workspace; S3, PostgreSQL and client tests skip)" \
+    env RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+  step "rAPId SDK journey (tests/sdk)" \
+    env RAPID_BIN="$TARGET/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
+  exit 0
+fi
+
+# The storage tests' S3 line runs against a single-node Garage (built from source once into
+# ~/.cache/rapid-rs-tools, rebuilt only when its version changes); RAPID_REQUIRE_S3=1 makes them
+# fail rather than skip if it is missing. The PostgreSQL catalog's tests run against a throwaway
+# PostgreSQL (scripts/pg.sh); RAPID_REQUIRE_PG=1 likewise. The wire clients' tests
+# (tests/api/sql_clients.rs: the JDBC driver, DuckDB's extension from .venv-ext) likewise with
+# RAPID_REQUIRE_CLIENTS=1.
+step "Garage S3 server (first run: a ~20 min build into ~/.cache/rapid-rs-tools)" garage_start
+step "PostgreSQL 15, throwaway (first run: apt install)" pg_start
+step "JDBC driver and Java runtime (first run: apt install)" jdbc_install
+step "Build the tests (cargo test --workspace --no-run)" \
+  cargo test --workspace --locked --no-run "$@"
+step "Rust tests (cargo test --workspace, with S3, PostgreSQL and clients)" \
+  env RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 RAPID_REQUIRE_CLIENTS=1 \
   RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
 pg_stop
-scripts/test-crash.sh 3
+step "Crash test, 3 rounds (tests/crash)" scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
-RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
+BIN="$TARGET/debug/rapid-rs"
+step "rAPId SDK journey (tests/sdk)" env RAPID_BIN="$BIN" .venv/bin/python -m pytest -q tests/sdk
 # The differential query test: our answers against DuckDB's over the same stored files
 #    (seed 21, 300 cases, 200 of them also as SQL over the wire; scripts/differential.sh SEED N
 #    runs more).
-DIFF_SEED=21 DIFF_CASES=300 DIFF_SQL_CASES=200 RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" \
+step "Differential query test against DuckDB (tests/differential)" \
+  env DIFF_SEED=21 DIFF_CASES=300 DIFF_SQL_CASES=200 RAPID_BIN="$BIN" \
   .venv/bin/python -m pytest -q tests/differential
-RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-openapi.sh
-RAPID_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/rapid-rs" scripts/test-browser.sh
-scripts/verify-systemd.sh
+step "OpenAPI conformance (schemathesis)" env RAPID_BIN="$BIN" scripts/test-openapi.sh
+step "Web pages in headless Chromium (tests/browser)" env RAPID_BIN="$BIN" scripts/test-browser.sh
+step "systemd unit (systemd-analyze verify)" scripts/verify-systemd.sh

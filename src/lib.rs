@@ -22,8 +22,8 @@
 //!    server-rendered HTML).
 //! 5. Assembly: [`cli`] (the command line), [`server`] (start-up, the public paths, graceful
 //!    shutdown), [`openapi`] (`/api/openapi.json`, `/api/docs`), [`admin`] and [`admin_client`]
-//!    (`rapid-rs admin`), and the binary (`main.rs`, which runs `rapid-rs bench` from the
-//!    load tool's own crate, tools/bench).
+//!    (`rapid-rs admin`), and the binary (`main.rs`; `rapid-rs bench` hands over to the load
+//!    tool's own binary, `rapid-bench` from tools/bench).
 //!
 //! Which paths need no token is decided at assembly: the route table marks its public routes,
 //! and `server` adds the API docs and the pages, so [`auth`] knows nothing of either front.

@@ -7,7 +7,7 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let args = match cli.command {
         Some(Command::Serve(args)) => *args,
-        Some(Command::Bench(args)) => return rapid_bench::main(args),
+        Some(Command::Bench(bench)) => return rapid_rs::cli::run_bench(bench.args),
         Some(Command::Admin(args)) => {
             rapid_rs::ops::logging::init("warn", rapid_rs::config_ops::LogFormat::Text);
             return rapid_rs::admin::run(args);

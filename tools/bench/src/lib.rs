@@ -1,6 +1,8 @@
-//! `rapid-rs bench`: a load tool for a running service. It creates the schema(s), runs N
-//! concurrent uploaders of generated files, waits for every job, prints a summary, and checks
-//! at the end, by querying counts, that every accepted row is stored exactly once.
+//! `rapid-bench` (also run as `rapid-rs bench`): a load tool for a running service. It creates the
+//! schema(s), runs N concurrent uploaders of generated files, waits for every job, prints a
+//! summary, and checks at the end, by querying counts, that every accepted row is stored exactly
+//! once. Its own binary (src/main.rs), so the server's build carries no HTTP client of its own nor
+//! the test kit (issue 57); `rapid-rs bench ARGS` runs this binary.
 
 mod client;
 mod data;
@@ -149,21 +151,33 @@ pub enum Target {
     Many,
 }
 
-/// `rapid-rs bench`: runs the tool on its own runtime and prints the report (JSON on stdout with
-/// `--json`, text otherwise); fails unless every accepted row is stored exactly once.
-pub fn main(args: BenchArgs) -> std::process::ExitCode {
-    let json = args.json;
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+/// The command line of the `rapid-bench` binary: only the tool's settings.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "rapid-bench",
+    version,
+    about = "Benchmark concurrent uploads against a running rapid-rs, and check every row is stored once"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub args: BenchArgs,
+}
+
+/// Runs the tool on its own runtime and returns its report (what `main` prints; the tests call
+/// it in-process).
+pub fn run_blocking(args: BenchArgs) -> Result<Report, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("rapid-rs bench: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    match runtime.block_on(run(args)) {
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(run(args))
+}
+
+/// `rapid-bench`: runs the tool and prints the report (JSON on stdout with `--json`, text
+/// otherwise); fails unless every accepted row is stored exactly once.
+pub fn main(args: BenchArgs) -> std::process::ExitCode {
+    let json = args.json;
+    match run_blocking(args) {
         Ok(report) => {
             if json {
                 println!(
@@ -182,7 +196,7 @@ pub fn main(args: BenchArgs) -> std::process::ExitCode {
             }
         }
         Err(e) => {
-            eprintln!("rapid-rs bench: {e}");
+            eprintln!("rapid-bench: {e}");
             std::process::ExitCode::FAILURE
         }
     }
