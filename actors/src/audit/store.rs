@@ -99,56 +99,45 @@ pub(crate) fn row_values(id: i64, prev: &str, entry: &AuditEntry) -> Result<(Vec
     Ok((values, own))
 }
 
-/// A stored row as both stores read it back, column by column in [`COLUMNS`]'s order.
-pub(crate) struct StoredRow {
-    pub id: i64,
-    pub texts: [Option<String>; 8],
-    pub ints: [Option<i64>; 6],
-    pub tail: [Option<String>; 5],
-}
-
-impl StoredRow {
-    pub(crate) fn into_record(self) -> Result<AuditRecord> {
-        let bad = || Error::internal("an audit row of an unexpected shape");
-        let [at, subject_id, subject_name, front, action, layer, domain, dataset] = self.texts;
-        let [version, commit, rows, bytes, status, duration_ms] = self.ints;
-        let [columns, policies, request_id, client_addr, statement] = [
-            self.tail[0].clone(),
-            self.tail[1].clone(),
-            self.tail[2].clone(),
-            self.tail[3].clone(),
-            self.tail[4].clone(),
-        ];
-        let list = |v: Option<String>| -> Result<Vec<String>> {
-            serde_json::from_str(v.as_deref().unwrap_or("[]")).map_err(|_| bad())
-        };
-        Ok(AuditRecord {
-            id: self.id,
-            entry: AuditEntry {
-                at: at.ok_or_else(bad)?,
-                subject_id,
-                subject_name,
-                front: front.as_deref().and_then(Front::parse).ok_or_else(bad)?,
-                action: action.ok_or_else(bad)?,
-                layer,
-                domain,
-                dataset,
-                version,
-                commit,
-                columns: list(columns)?,
-                policies: list(policies)?,
-                rows: rows.map(|n| n as u64),
-                bytes: bytes.map(|n| n as u64),
-                status: status.and_then(|s| u16::try_from(s).ok()).ok_or_else(bad)?,
-                duration_ms: duration_ms.map_or(0, |n| n as u64),
-                request_id,
-                client_addr,
-                statement,
-            },
-            prev_hash: String::new(),
-            hash: String::new(),
-        })
-    }
+/// A stored row back from its columns in [`COLUMNS`]'s order, as either store reads them:
+/// `text(i)` and `int(i)` give column `i`. The one place that knows which column is which.
+pub(crate) fn record_from(
+    text: impl Fn(usize) -> Result<Option<String>>,
+    int: impl Fn(usize) -> Result<Option<i64>>,
+) -> Result<AuditRecord> {
+    let bad = || Error::internal("an audit row of an unexpected shape");
+    let list = |i: usize| -> Result<Vec<String>> {
+        serde_json::from_str(text(i)?.as_deref().unwrap_or("[]")).map_err(|_| bad())
+    };
+    let required = |i: usize| text(i)?.ok_or_else(bad);
+    Ok(AuditRecord {
+        id: int(0)?.ok_or_else(bad)?,
+        entry: AuditEntry {
+            at: required(1)?,
+            subject_id: text(2)?,
+            subject_name: text(3)?,
+            front: Front::parse(&required(4)?).ok_or_else(bad)?,
+            action: required(5)?,
+            layer: text(6)?,
+            domain: text(7)?,
+            dataset: text(8)?,
+            version: int(9)?,
+            commit: int(10)?,
+            columns: list(11)?,
+            policies: list(12)?,
+            rows: int(13)?.map(|n| n as u64),
+            bytes: int(14)?.map(|n| n as u64),
+            status: int(15)?
+                .and_then(|s| u16::try_from(s).ok())
+                .ok_or_else(bad)?,
+            duration_ms: int(16)?.map_or(0, |n| n as u64),
+            request_id: text(17)?,
+            client_addr: text(18)?,
+            statement: text(19)?,
+        },
+        prev_hash: required(20)?,
+        hash: required(21)?,
+    })
 }
 
 /// The WHERE clause and its text parameters for `filter`; `mark(n)` writes the n-th placeholder
@@ -251,37 +240,14 @@ impl SqliteAudit {
         params: Vec<rusqlite::types::Value>,
     ) -> Result<Vec<AuditRecord>> {
         let mut stmt = conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(params_from_iter(params), |r| {
-            let text = |i: usize| r.get::<_, Option<String>>(i);
-            let int = |i: usize| r.get::<_, Option<i64>>(i);
-            Ok((
-                StoredRow {
-                    id: r.get(0)?,
-                    texts: [
-                        text(1)?,
-                        text(2)?,
-                        text(3)?,
-                        text(4)?,
-                        text(5)?,
-                        text(6)?,
-                        text(7)?,
-                        text(8)?,
-                    ],
-                    ints: [int(9)?, int(10)?, int(13)?, int(14)?, int(15)?, int(16)?],
-                    tail: [text(11)?, text(12)?, text(17)?, text(18)?, text(19)?],
-                },
-                r.get::<_, String>(20)?,
-                r.get::<_, String>(21)?,
-            ))
-        })?;
-        rows.map(|row| {
-            let (stored, prev_hash, hash) = row?;
-            let mut record = stored.into_record()?;
-            record.prev_hash = prev_hash;
-            record.hash = hash;
-            Ok(record)
-        })
-        .collect()
+        let mut rows = stmt.query(params_from_iter(params))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            let text = |i: usize| Ok(r.get::<_, Option<String>>(i)?);
+            let int = |i: usize| Ok(r.get::<_, Option<i64>>(i)?);
+            out.push(record_from(text, int)?);
+        }
+        Ok(out)
     }
 }
 

@@ -4,7 +4,7 @@
 use tokio_postgres::types::ToSql;
 
 use super::PostgresCatalog;
-use crate::audit::store::{row_values, where_clause, StoredRow, Value, COLUMNS};
+use crate::audit::store::{record_from, row_values, where_clause, Value, COLUMNS};
 use crate::audit::{AuditEntry, AuditFilter, AuditRecord, AuditStore};
 use crate::error::Result;
 
@@ -15,37 +15,15 @@ pub(super) const TABLES: &str = crate::audit::store::TABLE;
 const APPEND_LOCK: i64 = 0x0061_7564_6974;
 
 fn read(rows: Vec<tokio_postgres::Row>) -> Result<Vec<AuditRecord>> {
-    rows.into_iter()
+    rows.iter()
         .map(|r| {
-            let text = |i: usize| r.try_get::<_, Option<String>>(i);
-            let int = |i: usize| r.try_get::<_, Option<i64>>(i);
-            let status: Option<i32> = r.try_get(15)?;
-            let stored = StoredRow {
-                id: r.try_get(0)?,
-                texts: [
-                    text(1)?,
-                    text(2)?,
-                    text(3)?,
-                    text(4)?,
-                    text(5)?,
-                    text(6)?,
-                    text(7)?,
-                    text(8)?,
-                ],
-                ints: [
-                    int(9)?,
-                    int(10)?,
-                    int(13)?,
-                    int(14)?,
-                    status.map(i64::from),
-                    int(16)?,
-                ],
-                tail: [text(11)?, text(12)?, text(17)?, text(18)?, text(19)?],
+            let text = |i: usize| Ok(r.try_get::<_, Option<String>>(i)?);
+            // The status column is an INTEGER (int4); the others are BIGINT.
+            let int = |i: usize| match i {
+                15 => Ok(r.try_get::<_, Option<i32>>(i)?.map(i64::from)),
+                _ => Ok(r.try_get::<_, Option<i64>>(i)?),
             };
-            let mut record = stored.into_record()?;
-            record.prev_hash = r.try_get(20)?;
-            record.hash = r.try_get(21)?;
-            Ok(record)
+            record_from(text, int)
         })
         .collect()
 }
