@@ -12,12 +12,18 @@ const KEPT_CHARS: usize = 4_096;
 /// `sql` with its literals as `?` (a statement the tokenizer cannot read is kept as `?`: what
 /// it holds cannot be told apart from its literals).
 pub fn without_literals(sql: &str) -> String {
-    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else {
-        return "?".to_string();
-    };
-    let mut out = String::with_capacity(sql.len().min(KEPT_CHARS));
+    match Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() {
+        Ok(tokens) => tokens_without_literals(&tokens),
+        Err(_) => "?".to_string(),
+    }
+}
+
+/// A tokenized statement written back with its literals as `?`, cut at [`KEPT_CHARS`].
+pub fn tokens_without_literals(tokens: &[Token]) -> String {
+    let mut out = String::new();
+    let mut kept = 0;
     for token in tokens {
-        match token {
+        let piece = match token {
             Token::Number(..)
             | Token::SingleQuotedString(_)
             | Token::TripleSingleQuotedString(_)
@@ -36,16 +42,22 @@ pub fn without_literals(sql: &str) -> String {
             | Token::NationalQuoteDelimitedStringLiteral(_)
             | Token::EscapedStringLiteral(_)
             | Token::UnicodeStringLiteral(_)
-            | Token::HexStringLiteral(_) => out.push('?'),
+            | Token::HexStringLiteral(_) => "?".to_string(),
             // Comments may hold anything: one space keeps the words apart.
-            Token::Whitespace(w) if w.to_string().trim().is_empty() => out.push_str(&w.to_string()),
-            Token::Whitespace(_) => out.push(' '),
-            other => out.push_str(&other.to_string()),
+            Token::Whitespace(w) => match w.to_string() {
+                blank if blank.trim().is_empty() => blank,
+                _ => " ".to_string(),
+            },
+            other => other.to_string(),
+        };
+        // Counted as it grows: a long statement is not counted again at every token.
+        let chars = piece.chars().count();
+        if kept + chars > KEPT_CHARS {
+            out.extend(piece.chars().take(KEPT_CHARS - kept));
+            return out + "…";
         }
-        if out.chars().count() > KEPT_CHARS {
-            let cut: String = out.chars().take(KEPT_CHARS).collect();
-            return cut + "…";
-        }
+        kept += chars;
+        out.push_str(&piece);
     }
     out
 }

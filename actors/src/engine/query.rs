@@ -79,14 +79,9 @@ impl Engine {
             cap,
         )?;
         let commit = Some(prepared.commit());
-        note.read(
-            &record.key,
-            version,
-            commit,
-            prepared.columns_read(),
-            &policy.names,
-        );
-        note.statement(prepared.statement());
+        let (columns, statement) = prepared.audit_view();
+        note.read(&record.key, version, commit, columns, &policy.names);
+        note.statement(statement);
         Ok((prepared, version))
     }
 

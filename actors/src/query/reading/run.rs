@@ -103,9 +103,11 @@ impl PreparedQuery {
         self.policy
     }
 
-    /// The table's columns the statement names (every one for `SELECT *`), for the audit log.
-    pub fn columns_read(&self) -> Vec<String> {
-        use datafusion::sql::sqlparser::dialect::GenericDialect;
+    /// For the audit log, from one reading of the statement: the table's columns it names
+    /// (every one for `SELECT *`) and the statement with its literals as `?`.
+    pub fn audit_view(&self) -> (Vec<String>, String) {
+        use crate::audit::statement::tokens_without_literals;
+        use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
         use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
         let all = || {
             self.schema
@@ -114,15 +116,16 @@ impl PreparedQuery {
                 .map(|f| f.name().clone())
                 .collect()
         };
-        let Ok(tokens) = Tokenizer::new(&GenericDialect {}, &self.key.sql).tokenize() else {
-            return all();
+        let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, &self.key.sql).tokenize() else {
+            return (all(), "?".to_string());
         };
+        let statement = tokens_without_literals(&tokens);
         let words: Vec<&Token> = tokens
             .iter()
             .filter(|t| !matches!(t, Token::Whitespace(_)))
             .collect();
         if matches!(words.get(1), Some(Token::Mul)) {
-            return all();
+            return (all(), statement);
         }
         let mut named: Vec<String> = Vec::new();
         for token in words {
@@ -134,12 +137,7 @@ impl PreparedQuery {
                 }
             }
         }
-        named
-    }
-
-    /// The statement run, its literals as `?`, for the audit log.
-    pub fn statement(&self) -> String {
-        crate::audit::statement::without_literals(&self.key.sql)
+        (named, statement)
     }
 
     /// The physical plan, its leaves made to yield now and then (see yielding): a fresh copy of
