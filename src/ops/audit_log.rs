@@ -14,8 +14,7 @@ use actix_web::{web, HttpMessage, ResponseError};
 use rapid_actors::audit::{AuditEntry, Front, Note};
 use rapid_actors::Error;
 
-use super::request_log::RequestId;
-use crate::auth::Authenticated;
+use super::request_log::{route_of, subject_of, RequestId};
 use crate::connection::expect::Preflight;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -80,13 +79,7 @@ pub async fn audit_requests(
         // An `Expect: 100-continue` probe: the real request that follows is the one audited.
         return Ok(res);
     }
-    let route = request
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string());
-    let subject = request
-        .extensions()
-        .get::<Authenticated>()
-        .map(|a| a.0.clone());
+    let (route, subject) = (route_of(request), subject_of(request));
     let status = res.status().as_u16();
     let mut entry = AuditEntry::of(
         front,

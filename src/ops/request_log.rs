@@ -4,13 +4,15 @@
 //! line and the request metrics: route template, status, subject, bytes and duration. Never the
 //! query string, headers or bodies, where tokens, link signatures and secrets travel.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use actix_web::body::{BodySize, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::middleware::Next;
-use actix_web::HttpMessage;
+use actix_web::{HttpMessage, HttpRequest};
+use rapid_actors::auth::Subject;
 use tracing::Instrument;
 
 use crate::auth::Authenticated;
@@ -32,6 +34,21 @@ fn accepted(value: &HeaderValue) -> Option<String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:+=/@".contains(&b));
     ok.then(|| text.to_string())
+}
+
+/// The route template a request matched (`unmatched` when none did).
+pub fn route_of(request: &HttpRequest) -> String {
+    request
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string())
+}
+
+/// The subject the authentication middleware (or a page's session) named for a request.
+pub fn subject_of(request: &HttpRequest) -> Option<Arc<Subject>> {
+    request
+        .extensions()
+        .get::<Authenticated>()
+        .map(|a| a.0.clone())
 }
 
 pub async fn log_requests(
@@ -64,13 +81,8 @@ pub async fn log_requests(
         // An `Expect: 100-continue` probe: the real request that follows is logged.
         return Ok(res);
     }
-    let route = request
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string());
-    let subject = request
-        .extensions()
-        .get::<Authenticated>()
-        .map_or_else(|| "-".to_string(), |a| a.0.name.clone());
+    let route = route_of(request);
+    let subject = subject_of(request).map_or_else(|| "-".to_string(), |s| s.name.clone());
     let status = res.status().as_u16();
     let bytes_out = match res.response().body().size() {
         BodySize::Sized(n) => n,
