@@ -76,6 +76,22 @@ pub struct OpsArgs {
     #[arg(long, env = "RAPID_AUDIT_RETENTION_DAYS", default_value_t = 365,
           value_parser = clap::value_parser!(u64).range(0..=36_500))]
     pub audit_retention_days: u64,
+
+    /// Webhooks: the networks receivers may be in, comma-separated (`10.0.0.0/8,127.0.0.1`).
+    /// Empty: any address but link-local (cloud metadata), unspecified, multicast and broadcast.
+    #[arg(long, env = "RAPID_WEBHOOK_ALLOW", default_value = "")]
+    pub webhook_allow: String,
+
+    /// Webhooks: how long a delivery is retried (backoff doubling from 1 s to an hour) before it
+    /// is dead, kept for redelivery on demand.
+    #[arg(long, env = "RAPID_WEBHOOK_RETRY_SECS", default_value_t = 86_400,
+          value_parser = clap::value_parser!(u64).range(1..=2_592_000))]
+    pub webhook_retry_secs: u64,
+
+    /// Webhooks: one attempt's time limit (connecting, sending, the receiver's answer).
+    #[arg(long, env = "RAPID_WEBHOOK_TIMEOUT_SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub webhook_timeout_secs: u64,
 }
 
 impl OpsArgs {
@@ -93,6 +109,22 @@ impl OpsArgs {
     pub fn audit_retention(&self) -> Option<std::time::Duration> {
         (self.audit_retention_days > 0)
             .then(|| std::time::Duration::from_secs(self.audit_retention_days * 86_400))
+    }
+
+    /// How webhooks are delivered; `origin` is the public URL events name as their source.
+    pub fn deliveries(
+        &self,
+        origin: &str,
+    ) -> Result<rapid_actors::events::delivery::DeliverySettings, rapid_actors::Error> {
+        let rule = rapid_actors::events::receivers::ReceiverRule::parse(&self.webhook_allow)
+            .map_err(|e| e.context("RAPID_WEBHOOK_ALLOW"))?;
+        Ok(rapid_actors::events::delivery::DeliverySettings {
+            rule: std::sync::Arc::new(rule),
+            retry_for: std::time::Duration::from_secs(self.webhook_retry_secs),
+            timeout: std::time::Duration::from_secs(self.webhook_timeout_secs),
+            origin: origin.trim_end_matches('/').to_string(),
+            shared: false,
+        })
     }
 
     /// The history retention these flags give.

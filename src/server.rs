@@ -225,6 +225,9 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         history: args.ops.history(),
         audit_retention: args.ops.audit_retention(),
         profile_uploads: args.ops.profile_uploads,
+        deliveries: args
+            .ops
+            .deliveries(args.public_url.as_deref().unwrap_or(""))?,
     })?;
     match bootstrap {
         Bootstrap::Existing => {}

@@ -77,6 +77,7 @@ pub(crate) mod dataset;
 pub mod delta_log;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod file_kind;
 pub mod history;
 pub mod infer;

@@ -31,6 +31,7 @@ const LAYERS: &[&[&str]] = &[
         "schema",
         "jobs",
         "auth",
+        "events",
         "records",
         "manifest",
         "history",

@@ -68,6 +68,12 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         datasets::delete_raw_file,
         datasets::compact_dataset,
         crate::routes::audit::get_audit,
+        crate::routes::events::get_events,
+        crate::routes::events::create_webhook,
+        crate::routes::events::list_webhooks,
+        crate::routes::events::get_webhook,
+        crate::routes::events::delete_webhook,
+        crate::routes::events::redeliver,
         jobs::list_jobs,
         jobs::get_job,
         protected_domains::list_protected_domains,
@@ -88,6 +94,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         (name = "jobs", description = "Upload and large-query jobs"),
         (name = "policies", description = "Row filters and column masks per schema version"),
         (name = "audit", description = "Who read, wrote or changed what, on every front"),
+        (name = "events", description = "Change events: webhooks (Standard Webhooks, CloudEvents) and the pull feed"),
     )
 )]
 pub struct ApiDoc;

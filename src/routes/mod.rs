@@ -4,6 +4,7 @@
 pub(crate) mod audit;
 pub(crate) mod clients;
 pub(crate) mod datasets;
+pub(crate) mod events;
 pub(crate) mod history;
 pub(crate) mod jobs;
 pub(crate) mod policies;
@@ -111,6 +112,10 @@ route_table! {
         delete: datasets::delete_raw_file
     },
     "/audit" => { get: audit::get_audit },
+    "/events" => { get: events::get_events },
+    "/webhooks" => { post: events::create_webhook, get: events::list_webhooks },
+    "/webhooks/{id}" => { get: events::get_webhook, delete: events::delete_webhook },
+    "/webhooks/{id}/redeliver" => { post: events::redeliver },
     "/jobs" => { get: jobs::list_jobs },
     "/jobs/{job_id}" => { get: jobs::get_job },
     "/protected_domains" => { get: protected_domains::list_protected_domains },

@@ -393,6 +393,7 @@ pub trait Catalog:
     + SubjectCatalog
     + ProfileCatalog
     + PolicyCatalog
+    + super::events::EventsCatalog
     + Send
     + Sync
 {

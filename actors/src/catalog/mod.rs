@@ -7,6 +7,7 @@
 
 #[cfg(test)]
 pub(crate) mod conformance;
+mod events;
 pub(crate) mod interface;
 mod key_list;
 mod key_runs;
@@ -18,6 +19,7 @@ mod types;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use events::{DeliveryRow, DeliveryState, EventRow, EventsCatalog, WebhookRow};
 pub use interface::Catalog;
 pub use key_list::KeyList;
 pub use types::*;

@@ -9,6 +9,7 @@
 mod audit;
 mod browse;
 mod compactor;
+mod events;
 mod history;
 mod open;
 mod ops;
@@ -33,6 +34,7 @@ pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use compactor::CompactionFigures;
+pub use events::{DeliveryCounts, DeliveryView, EventPage, NewWebhook, WebhookView};
 pub use history::MAX_HISTORY_PAGE;
 pub use open::EngineConfig;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
@@ -71,6 +73,8 @@ pub struct Engine {
     /// The key of the `hash` column mask (see `Auth::mask_key`).
     mask_key: Arc<Vec<u8>>,
     audit: crate::audit::AuditLog,
+    /// The webhook delivery loop (stops with the last engine handle) and the receiver rule.
+    events: Arc<events::EventsState>,
 }
 
 struct Settings {

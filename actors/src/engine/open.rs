@@ -48,6 +48,8 @@ pub struct EngineConfig {
     pub audit_retention: Option<Duration>,
     /// Whether uploads are profiled (`RAPID_PROFILE_UPLOADS`).
     pub profile_uploads: bool,
+    /// How webhooks are delivered (receivers allowed, retry period, time limit).
+    pub deliveries: crate::events::delivery::DeliverySettings,
 }
 
 impl Engine {
@@ -103,6 +105,11 @@ impl Engine {
             crate::catalog::open_audit(&config.data_dir, config.catalog_url.as_deref())?,
             config.audit_retention,
         )?;
+        let mut deliveries = config.deliveries;
+        deliveries.shared = shared;
+        let receivers = deliveries.rule.clone();
+        let dispatcher =
+            crate::events::delivery::Dispatcher::start(catalog.clone(), auth.clone(), deliveries)?;
         let settings = Arc::new(Settings {
             shared_catalog: shared,
             max_upload_bytes: config.max_upload_bytes,
@@ -123,6 +130,10 @@ impl Engine {
             commits: Arc::default(),
             compactor,
             audit,
+            events: Arc::new(super::events::EventsState {
+                dispatcher,
+                receivers,
+            }),
         };
         Ok((engine, bootstrap))
     }

@@ -51,6 +51,7 @@ fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
         history: Default::default(),
         audit_retention: None,
         profile_uploads: true,
+        deliveries: Default::default(),
     }
 }
 

@@ -320,6 +320,8 @@ const MIGRATIONS: &[&str] = &[
     super::policies::TABLES,
     // 19: the audit log (issue 55).
     super::audit::TABLES,
+    // 20: change events: the outbox written by triggers, webhooks and deliveries (issue 58).
+    super::events::TABLES,
 ];
 
 /// The newest schema version this binary knows.

@@ -130,26 +130,33 @@ impl SubjectCatalog for PostgresCatalog {
                 return Ok(false);
             }
             insert_permissions(db, &subject.id, permissions)?;
+            super::events::permission_changed(db, &subject.id)?;
             Ok(true)
         })
     }
 
     fn delete_client(&self, client_id: &str) -> Result<bool> {
-        self.with(|db| {
+        self.transaction(|db| {
             let n = db.execute(
                 "DELETE FROM subjects WHERE subject_id = $1 AND kind = 'CLIENT'",
                 &[&client_id],
             )?;
+            if n > 0 {
+                super::events::permission_changed(db, client_id)?;
+            }
             Ok(n > 0)
         })
     }
 
     fn delete_user(&self, user_id: &str, username: &str) -> Result<bool> {
-        self.with(|db| {
+        self.transaction(|db| {
             let n = db.execute(
                 "DELETE FROM subjects WHERE subject_id = $1 AND kind = 'USER' AND name_key = $2",
                 &[&user_id, &username.to_ascii_lowercase()],
             )?;
+            if n > 0 {
+                super::events::permission_changed(db, user_id)?;
+            }
             Ok(n > 0)
         })
     }
@@ -190,6 +197,7 @@ impl SubjectCatalog for PostgresCatalog {
                 &[&subject_id],
             )?;
             insert_permissions(db, subject_id, permissions)?;
+            super::events::permission_changed(db, subject_id)?;
             Ok(true)
         })
     }
@@ -233,10 +241,18 @@ impl SubjectCatalog for PostgresCatalog {
                 &[&domain],
             )?;
             if !revoke.is_empty() {
-                db.execute(
-                    "DELETE FROM subject_permissions WHERE permission = ANY($1)",
+                let holders = db.query(
+                    "DELETE FROM subject_permissions WHERE permission = ANY($1)
+                     RETURNING subject_id",
                     &[&revoke],
                 )?;
+                let mut revoked = std::collections::BTreeSet::new();
+                for row in holders {
+                    revoked.insert(row.try_get::<_, String>(0)?);
+                }
+                for subject_id in &revoked {
+                    super::events::permission_changed(db, subject_id)?;
+                }
             }
             Ok(DomainDeletion::Deleted)
         })

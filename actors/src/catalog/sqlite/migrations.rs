@@ -391,6 +391,8 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "#,
     // 18: dataset policies and subject attributes (issue 55).
     super::policies::TABLES,
+    // 19: change events: the outbox written by triggers, webhooks and deliveries (issue 58).
+    super::events::TABLES,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

@@ -9,6 +9,7 @@ mod changes;
 mod checkpoint;
 mod datasets;
 mod erasure;
+mod events;
 mod history;
 mod jobs;
 mod manifest;

@@ -118,26 +118,33 @@ impl SubjectCatalog for SqliteCatalog {
                 return Ok(false);
             }
             insert_permissions(tx, &subject.id, permissions)?;
+            super::events::permission_changed(tx, &subject.id)?;
             Ok(true)
         })
     }
 
     fn delete_client(&self, client_id: &str) -> Result<bool> {
-        self.with(|c| {
-            let n = c.execute(
+        self.transaction(|tx| {
+            let n = tx.execute(
                 "DELETE FROM subjects WHERE subject_id = ?1 AND kind = 'CLIENT'",
                 [client_id],
             )?;
+            if n > 0 {
+                super::events::permission_changed(tx, client_id)?;
+            }
             Ok(n > 0)
         })
     }
 
     fn delete_user(&self, user_id: &str, username: &str) -> Result<bool> {
-        self.with(|c| {
-            let n = c.execute(
+        self.transaction(|tx| {
+            let n = tx.execute(
                 "DELETE FROM subjects WHERE subject_id = ?1 AND kind = 'USER' AND name_key = ?2",
                 params![user_id, username.to_ascii_lowercase()],
             )?;
+            if n > 0 {
+                super::events::permission_changed(tx, user_id)?;
+            }
             Ok(n > 0)
         })
     }
@@ -180,6 +187,7 @@ impl SubjectCatalog for SqliteCatalog {
                 [subject_id],
             )?;
             insert_permissions(tx, subject_id, permissions)?;
+            super::events::permission_changed(tx, subject_id)?;
             Ok(true)
         })
     }
@@ -208,9 +216,18 @@ impl SubjectCatalog for SqliteCatalog {
             if tx.execute("DELETE FROM protected_domains WHERE domain = ?1", [domain])? == 0 {
                 return Ok(DomainDeletion::NotFound);
             }
-            let mut stmt = tx.prepare("DELETE FROM subject_permissions WHERE permission = ?1")?;
+            let mut stmt = tx.prepare(
+                "DELETE FROM subject_permissions WHERE permission = ?1 RETURNING subject_id",
+            )?;
+            let mut revoked = std::collections::BTreeSet::new();
             for name in revoke {
-                stmt.execute([name])?;
+                let holders = stmt.query_map([name], |r| r.get::<_, String>(0))?;
+                for holder in holders {
+                    revoked.insert(holder?);
+                }
+            }
+            for subject_id in &revoked {
+                super::events::permission_changed(tx, subject_id)?;
             }
             Ok(DomainDeletion::Deleted)
         })
