@@ -7,6 +7,7 @@ mod appends;
 mod auth_version;
 mod changes;
 mod datasets;
+mod events;
 mod history;
 mod ids;
 mod jobs;
@@ -31,6 +32,14 @@ const NODE: &str = "node-a";
 
 /// Every case, by name.
 const CASES: &[(&str, Case)] = &[
+    (
+        "events::outbox_follows_changes",
+        events::outbox_follows_changes,
+    ),
+    (
+        "events::deliveries_are_leased_retried_and_redelivered",
+        events::deliveries_are_leased_retried_and_redelivered,
+    ),
     (
         "datasets::create_find_and_list",
         datasets::create_find_and_list,

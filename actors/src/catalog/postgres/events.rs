@@ -222,6 +222,20 @@ fn delivery_row(r: &Row) -> Result<DeliveryRow> {
     })
 }
 
+/// Positions the events committed but not positioned yet, in id order, under the lock.
+fn sequence(db: &Db<'_>) -> Result<usize> {
+    db.execute("SELECT pg_advisory_xact_lock($1)", &[&SEQUENCE_LOCK])?;
+    let n = db.execute(
+        "UPDATE events e SET position = s.position
+         FROM (SELECT id, (SELECT coalesce(max(position), 0) FROM events)
+                          + row_number() OVER (ORDER BY id) AS position
+               FROM events WHERE position IS NULL ORDER BY id LIMIT 10000) s
+         WHERE e.id = s.id",
+        &[],
+    )?;
+    Ok(n as usize)
+}
+
 fn events_from(db: &Db<'_>, after: i64, limit: usize) -> Result<Vec<EventRow>> {
     let sql = format!(
         "SELECT {EVENT_COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2"
@@ -256,22 +270,13 @@ impl EventsCatalog for PostgresCatalog {
     }
 
     fn sequence_events(&self) -> Result<usize> {
-        self.transaction(|db| {
-            db.execute("SELECT pg_advisory_xact_lock($1)", &[&SEQUENCE_LOCK])?;
-            let n = db.execute(
-                "UPDATE events e SET position = s.position
-                 FROM (SELECT id, (SELECT coalesce(max(position), 0) FROM events)
-                                  + row_number() OVER (ORDER BY id) AS position
-                       FROM events WHERE position IS NULL ORDER BY id LIMIT 10000) s
-                 WHERE e.id = s.id",
-                &[],
-            )?;
-            Ok(n as usize)
-        })
+        self.transaction(sequence)
     }
 
     fn create_webhook(&self, hook: &WebhookRow) -> Result<i64> {
         self.transaction(|db| {
+            // Events committed before it are positioned first, so it is owed none of them.
+            sequence(db)?;
             let after: i64 = db
                 .query_one("SELECT coalesce(max(position), 0)::BIGINT FROM events", &[])?
                 .try_get(0)?;
