@@ -25,7 +25,8 @@ pub(super) fn outbox_follows_changes(c: &dyn Catalog) {
     let stale = upload(&record, &job2, "r2.csv", &["data/b.parquet"]);
     assert_eq!(kind_of(c.commit_upload(&stale)), ErrorKind::Conflict);
     c.fail_job(&job2, &["refused".to_string()]).unwrap();
-    c.delete_raw_file(record.id, 1, "r1.csv", Some("s1")).unwrap();
+    c.delete_raw_file(record.id, 1, "r1.csv", Some("s1"))
+        .unwrap();
     c.add_schema_version(&record.key, &mut |_| Ok(schema(2)))
         .unwrap();
     assert!(c.put_policy(record.id, 1, "{}").unwrap());
@@ -79,19 +80,31 @@ pub(super) fn outbox_follows_changes(c: &dyn Catalog) {
     assert_eq!(delete.rows_removed, Some(2));
     assert_eq!(delete.subject.as_deref(), Some("s1"));
     assert_eq!(
-        (events[5].operation.as_deref(), events[7].operation.as_deref()),
+        (
+            events[5].operation.as_deref(),
+            events[7].operation.as_deref()
+        ),
         (Some("SET"), Some("REMOVED"))
     );
     assert_eq!(events[8].about.as_deref(), Some("s-ev"));
-    assert_eq!(events[11].dataset.as_deref(), Some("evented"), "named after its row is gone");
+    assert_eq!(
+        events[11].dataset.as_deref(),
+        Some("evented"),
+        "named after its row is gone"
+    );
     for pair in events.windows(2) {
         assert!(pair[0].position < pair[1].position, "positions ascend");
     }
     // Paging by position loses nothing.
     let first = c.events_after(0, 5).unwrap();
-    let rest = c.events_after(first.last().unwrap().position, 1000).unwrap();
+    let rest = c
+        .events_after(first.last().unwrap().position, 1000)
+        .unwrap();
     assert_eq!(first.len() + rest.len(), events.len());
-    assert_eq!(c.last_event_position().unwrap(), events.last().unwrap().position);
+    assert_eq!(
+        c.last_event_position().unwrap(),
+        events.last().unwrap().position
+    );
     assert_eq!(c.event(events[1].id).unwrap().as_ref(), Some(&events[1]));
 }
 
@@ -127,28 +140,44 @@ pub(super) fn deliveries_are_leased_retried_and_redelivered(c: &dyn Catalog) {
         }
     };
     assert_eq!(c.fan_out(100, 1_000, &mut wanted).unwrap(), 2);
-    assert_eq!(c.fan_out(100, 1_000, &mut wanted).unwrap(), 0, "fanned out once");
+    assert_eq!(
+        c.fan_out(100, 1_000, &mut wanted).unwrap(),
+        0,
+        "fanned out once"
+    );
     let claimed = c.claim_deliveries(1_000, 60_000, 10).unwrap();
     assert_eq!(claimed.len(), 1);
-    assert!(c.claim_deliveries(2_000, 60_000, 10).unwrap().is_empty(), "leased");
+    assert!(
+        c.claim_deliveries(2_000, 60_000, 10).unwrap().is_empty(),
+        "leased"
+    );
     let mut failed = claimed[0].clone();
     failed.attempts = 1;
     failed.next_at = 5_000;
     failed.last_status = Some(500);
     failed.first_at = Some(1_000);
     c.finish_delivery(&failed).unwrap();
-    assert!(c.claim_deliveries(4_000, 60_000, 10).unwrap().is_empty(), "not due");
+    assert!(
+        c.claim_deliveries(4_000, 60_000, 10).unwrap().is_empty(),
+        "not due"
+    );
     let again = c.claim_deliveries(5_000, 60_000, 10).unwrap();
     assert_eq!((again.len(), again[0].attempts), (1, 1));
     assert_eq!(c.release_claims().unwrap(), 1);
     let mut dead = again[0].clone();
     dead.state = DeliveryState::Dead;
     c.finish_delivery(&dead).unwrap();
-    assert!(c.claim_deliveries(9_000, 60_000, 10).unwrap().is_empty(), "dead");
+    assert!(
+        c.claim_deliveries(9_000, 60_000, 10).unwrap().is_empty(),
+        "dead"
+    );
     let shown = c.deliveries("wh_a", 10).unwrap();
     assert_eq!(shown[0].state, DeliveryState::Dead);
     assert!(c.redeliver("wh_a", dead.event_id, 10_000).unwrap());
-    assert!(!c.redeliver("wh_a", 999_999, 10_000).unwrap(), "no such event");
+    assert!(
+        !c.redeliver("wh_a", 999_999, 10_000).unwrap(),
+        "no such event"
+    );
     let due = c.claim_deliveries(10_000, 60_000, 10).unwrap();
     assert_eq!((due.len(), due[0].state), (1, DeliveryState::Pending));
     assert!(c.delete_webhook("wh_a").unwrap());
