@@ -74,6 +74,7 @@ use modifiers::{Aliases, CommonErrors, OptionalBodies, SecuritySchemes};
         crate::routes::events::get_webhook,
         crate::routes::events::delete_webhook,
         crate::routes::events::redeliver,
+        crate::routes::events::get_changes,
         jobs::list_jobs,
         jobs::get_job,
         protected_domains::list_protected_domains,

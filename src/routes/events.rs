@@ -2,12 +2,13 @@
 //! DATA_ADMIN, and the pull feed for any subject (the events of datasets it may read).
 
 use actix_web::{web, HttpRequest, HttpResponse};
-use rapid_actors::engine::{EventPage, NewWebhook, WebhookView};
+use rapid_actors::engine::{CommitRange, EventPage, NewWebhook, WebhookView};
 use rapid_actors::Error;
 use serde::Deserialize;
 
+use super::queries::accepted_format;
 use crate::answers as doc;
-use crate::auth::{AnySubject, Authorized, DataAdmin};
+use crate::auth::{AnySubject, Authorized, DataAdmin, DatasetAccess, Read};
 use crate::error::ApiResult;
 use crate::state::AppState;
 
@@ -125,4 +126,46 @@ pub async fn redeliver(
 ) -> ApiResult<HttpResponse> {
     state.engine.redeliver(&admin.pass, &id, &query.event_id)?;
     Ok(HttpResponse::Accepted().finish())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangesQuery {
+    version: Option<i64>,
+    from_commit: Option<i64>,
+    to_commit: Option<i64>,
+}
+
+#[utoipa::path(get, path = "/api/datasets/{layer}/{domain}/{dataset}/changes", tag = "events",
+    params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"),
+        ("dataset" = String, Path, example = "visits"),
+        ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"),
+        ("from_commit" = Option<i64>, Query, description = "The first commit (default: the oldest whose changes are kept)"),
+        ("to_commit" = Option<i64>, Query, description = "The last commit (default: the newest); at most 100 commits a call")),
+    responses(
+        (status = 200, description = "The rows the commits changed, as the caller may see them (READ access): the dataset's columns, `_change_type` (`delete` or `insert`) and `_commit`; in commit order, a commit's deletes first. Every row of a file a commit removed is a delete, every row of one it added an insert; compactions change no row", content(
+            (doc::QueryRows = "application/json"),
+            (String = "text/csv"),
+            (Vec<u8> = "application/vnd.apache.arrow.stream"),
+            (Vec<u8> = "application/vnd.apache.parquet"),
+        )),
+        (status = 400, description = "Commits outside the kept history, in the wrong order, more than 100, or more rows than a synchronous answer holds", body = doc::ErrorBody),
+        (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
+    ))]
+pub async fn get_changes(
+    access: DatasetAccess<Read>,
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    query: web::Query<ChangesQuery>,
+) -> ApiResult<HttpResponse> {
+    let format = accepted_format(&req)?;
+    let range = CommitRange {
+        from: query.from_commit,
+        to: query.to_commit,
+    };
+    let (content_type, bytes) = state
+        .engine
+        .changes(access.pass, query.version, range, format)
+        .await?;
+    Ok(HttpResponse::Ok().content_type(content_type).body(bytes))
 }

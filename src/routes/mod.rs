@@ -98,6 +98,7 @@ route_table! {
         delete: policies::delete_policy,
     },
     "/datasets/{layer}/{domain}/{dataset}/history" => { get: history::get_history },
+    "/datasets/{layer}/{domain}/{dataset}/changes" => { get: events::get_changes },
     "/datasets/{layer}/{domain}/{dataset}/rollback" => { post: history::rollback },
     "/datasets/{layer}/{domain}/{dataset}/compact" => { post: datasets::compact_dataset },
     "/datasets/{layer}/{domain}/{dataset}/query" => { post: queries::query_dataset },

@@ -7,6 +7,7 @@ mod audit;
 mod auth_tokens;
 mod bench_tool;
 mod catalog_postgres;
+mod changes;
 mod compaction;
 mod data_folder_relative;
 mod dataset_recreated;

@@ -326,6 +326,13 @@ fn all_routes() -> Vec<(&'static str, &'static str, String, Option<Value>, Gate)
                 Dataset(false, sens),
             ),
             (
+                "GET",
+                "/datasets/{layer}/{domain}/{dataset}/changes",
+                format!("/api/datasets/{d}/changes"),
+                None,
+                Dataset(false, sens),
+            ),
+            (
                 "POST",
                 "/datasets/{layer}/{domain}/{dataset}/query",
                 format!("/api/datasets/{d}/query"),

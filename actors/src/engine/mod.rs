@@ -8,6 +8,7 @@
 
 mod audit;
 mod browse;
+mod changes;
 mod compactor;
 mod events;
 mod history;
@@ -33,6 +34,7 @@ pub use crate::query::reading::info::{DatasetInfo, DateRange, InfoColumn, InfoMe
 pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
+pub use changes::{CommitRange, MAX_CHANGE_COMMITS};
 pub use compactor::CompactionFigures;
 pub use events::{DeliveryCounts, DeliveryView, EventPage, NewWebhook, WebhookView};
 pub use history::MAX_HISTORY_PAGE;
