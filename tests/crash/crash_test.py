@@ -2,7 +2,9 @@
 unique column), file deletions (also of rows merged by compaction), rollbacks, compactions
 (automatic and COMPACT jobs), schema creations and updates and dataset deletions against rapid-rs running on crashfs,
 with a power cut at a random moment of each round; after each restart everything acknowledged
-must be there, whole, and catalog and files must agree (see verify.py).
+must be there, whole, and catalog and files must agree (see verify.py), and every change must
+have its event, delivered at least once to a webhook receiver, with no phantom and no gap
+(see events.py).
 
 python tests/crash/crash_test.py --server target/debug/rapid-rs --crashfs target/debug/crashfs --rounds 200
 Exit code 0 when every round passed (or FUSE cannot be mounted here: then it says so and skips).
@@ -21,6 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from events import Events, check_events  # noqa: E402
 from procs import CrashFs, Server, fuse_unavailable  # noqa: E402
 from rollbacks import ROLL, Rollback, roll_worker  # noqa: E402
 from verify import verify_api, verify_files  # noqa: E402
@@ -33,8 +36,9 @@ COMPACTION_ENV = {"RAPID_COMPACT_AUTO": "true", "RAPID_COMPACT_MIN_FILES": "3",
                   "RAPID_COMPACT_IDLE_SECS": "1"}
 
 
-def setup(server, fs_dir):
+def setup(server, fs_dir, events):
     api = Api(server.base)
+    events.subscribe(api)
     for datasets, behaviour in [(APPEND, "APPEND"), (OVERWRITE, "OVERWRITE")]:
         for name, partitioned in datasets.items():
             r = api.call("POST", "/schema", json=schema(name, partitioned, behaviour))
@@ -70,7 +74,7 @@ def compactor_quiet(api, timeout=60):
 stats_quiet = []  # seconds waited for a quiet compactor, per round
 
 
-def run_round(n, rng, seed, server, fs, ledger, stats):
+def run_round(n, rng, seed, server, fs, ledger, stats, events):
     """One round: workers until a random cut; power cut; restart; checks. Returns failures."""
     stop = threading.Event()
     workers = [
@@ -105,6 +109,9 @@ def run_round(n, rng, seed, server, fs, ledger, stats):
     server.start()
     api = Api(server.base)
     checks = verify_api(api, ledger, n)
+    feed, deliveries = check_events(api, ledger, events, checks)
+    stats["events in the feed (last round)"] = feed
+    stats["webhook deliveries received"] = deliveries
     # A stop in the middle of a merge leaves its staged file and the files it replaced for the
     # next start-up to sweep; the on-disk checks want a quiet compactor (recovery after a cut
     # mid-merge is what they check).
@@ -192,14 +199,15 @@ def main():
     server = Server(os.path.abspath(args.server), fs.mountpoint, os.path.join(work, "server.log"),
                     COMPACTION_ENV)
     ledger, stats, failures, passed = Ledger(), collections.Counter(), [], 0
+    events = Events()
     try:
         fs.mount()
         server.start()
-        setup(server, fs.mountpoint)
+        setup(server, fs.mountpoint, events)
         server.stop()  # the datasets are made durable by a clean stop, whatever the build
         server.start()
         for n in range(1, args.rounds + 1):
-            failures = run_round(n, rng, seed, server, fs, ledger, stats)
+            failures = run_round(n, rng, seed, server, fs, ledger, stats, events)
             if failures:
                 print(f"\nround {n} FAILED (seed {seed}):")
                 kinds = collections.defaultdict(list)
@@ -218,6 +226,7 @@ def main():
         if server.proc is not None:
             server.stop()
         fs.stop()
+        events.receiver.stop()
     summary(ledger, stats, passed)
     print(f"crash: {passed} passed, {1 if failures else 0} failed")
     if failures or args.keep:

@@ -29,6 +29,8 @@ pub struct EventRow {
     pub job_id: Option<String>,
     /// The subject a `permission.changed` is about.
     pub about: Option<String>,
+    /// The upload a commit or a refusal is of (as the history names it).
+    pub raw_filename: Option<String>,
 }
 
 /// A subscription. `events` and `datasets` are JSON arrays of texts as the API took them.

@@ -95,6 +95,7 @@ pub fn cloud_event(event: &EventRow, origin: &str) -> Value {
         put("rows_removed", json!(event.rows_removed));
     }
     put("job_id", json!(event.job_id));
+    put("raw_filename", json!(event.raw_filename));
     put("subject_id", json!(event.about));
     let mut out = json!({
         "specversion": "1.0",

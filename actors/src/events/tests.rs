@@ -20,6 +20,7 @@ fn committed() -> EventRow {
         rows_removed: Some(0),
         job_id: None,
         about: None,
+        raw_filename: Some("r1.csv".into()),
     }
 }
 

@@ -74,7 +74,9 @@ pub(super) fn outbox_follows_changes(c: &dyn Catalog) {
     assert_eq!((commit.version, commit.commit), (Some(1), Some(1)));
     assert_eq!(commit.operation.as_deref(), Some("APPEND"));
     assert_eq!((commit.rows_added, commit.rows_removed), (Some(2), Some(0)));
+    assert_eq!(commit.raw_filename.as_deref(), Some("r1.csv"));
     assert_eq!(events[2].job_id.as_deref(), Some(job2.as_str()));
+    assert_eq!(events[2].raw_filename.as_deref(), Some("r2.csv"));
     let delete = &events[3];
     assert_eq!(delete.operation.as_deref(), Some("DELETE"));
     assert_eq!(delete.rows_removed, Some(2));

@@ -36,7 +36,8 @@ pub(super) const TABLES: &str = r#"
         rows_added   BIGINT,
         rows_removed BIGINT,
         job_id       TEXT,
-        about        TEXT
+        about        TEXT,
+        raw_filename TEXT
     );
     CREATE INDEX events_unsequenced ON events (id) WHERE position IS NULL;
     CREATE FUNCTION event_now() RETURNS TEXT LANGUAGE sql AS $$
@@ -46,12 +47,13 @@ pub(super) const TABLES: &str = r#"
     -- (a policy going with its deleted dataset) writes no event.
     CREATE FUNCTION dataset_event(kind TEXT, of_dataset BIGINT, of_version BIGINT,
                                   commit_no BIGINT, operation TEXT, subject TEXT,
-                                  rows_added BIGINT, rows_removed BIGINT) RETURNS void
+                                  rows_added BIGINT, rows_removed BIGINT,
+                                  raw_filename TEXT) RETURNS void
     LANGUAGE sql AS $$
         INSERT INTO events (at, type, layer, domain, dataset, sensitivity, version, commit_no,
-                            operation, subject, rows_added, rows_removed)
+                            operation, subject, rows_added, rows_removed, raw_filename)
         SELECT event_now(), kind, d.layer, d.domain, d.dataset, d.sensitivity, of_version,
-               commit_no, operation, subject, rows_added, rows_removed
+               commit_no, operation, subject, rows_added, rows_removed, raw_filename
         FROM datasets d WHERE d.id = of_dataset
     $$;
     CREATE FUNCTION commit_event() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -60,10 +62,10 @@ pub(super) const TABLES: &str = r#"
             PERFORM dataset_event(CASE NEW.operation WHEN 'ROLLBACK' THEN 'dataset.rolled_back'
                                                      ELSE 'dataset.committed' END,
                 NEW.dataset_id, NEW.version, NEW.commit_no, NEW.operation, NEW.subject,
-                NEW.rows_added, NEW.rows_removed);
+                NEW.rows_added, NEW.rows_removed, NEW.raw_filename);
         ELSIF TG_OP = 'UPDATE' AND NEW.operation = 'ERASE' AND OLD.operation <> 'ERASE' THEN
             PERFORM dataset_event('dataset.erased', NEW.dataset_id, NEW.version, NEW.commit_no,
-                NEW.operation, NEW.subject, NEW.rows_added, NEW.rows_removed);
+                NEW.operation, NEW.subject, NEW.rows_added, NEW.rows_removed, NEW.raw_filename);
         END IF;
         RETURN NULL;
     END $$;
@@ -73,10 +75,10 @@ pub(super) const TABLES: &str = r#"
     BEGIN
         IF TG_OP = 'INSERT' AND NEW.version = 1 THEN
             PERFORM dataset_event('schema.created', NEW.dataset_id, NEW.version,
-                                  NULL, NULL, NULL, NULL, NULL);
+                                  NULL, NULL, NULL, NULL, NULL, NULL);
         ELSIF TG_OP = 'INSERT' OR NEW.schema_json IS DISTINCT FROM OLD.schema_json THEN
             PERFORM dataset_event('schema.updated', NEW.dataset_id, NEW.version,
-                                  NULL, NULL, NULL, NULL, NULL);
+                                  NULL, NULL, NULL, NULL, NULL, NULL);
         END IF;
         RETURN NULL;
     END $$;
@@ -97,7 +99,7 @@ pub(super) const TABLES: &str = r#"
            AND (NEW.status = 'FAILED'
                 OR (NEW.status = 'SUCCESS' AND NEW.quarantine_url IS NOT NULL)) THEN
             INSERT INTO events (at, type, layer, domain, dataset, sensitivity, version, subject,
-                                rows_removed, job_id)
+                                rows_removed, job_id, raw_filename)
             VALUES (event_now(),
                     CASE NEW.status WHEN 'FAILED' THEN 'upload.rejected'
                                     ELSE 'upload.quarantined' END,
@@ -105,7 +107,7 @@ pub(super) const TABLES: &str = r#"
                     (SELECT sensitivity FROM datasets
                       WHERE layer = NEW.layer AND domain = NEW.domain
                         AND dataset_key = lower(NEW.dataset)),
-                    NEW.version, NEW.subject_id, NEW.rows_rejected, NEW.job_id);
+                    NEW.version, NEW.subject_id, NEW.rows_rejected, NEW.job_id, NEW.raw_filename);
         END IF;
         RETURN NULL;
     END $$;
@@ -115,10 +117,10 @@ pub(super) const TABLES: &str = r#"
     BEGIN
         IF TG_OP = 'DELETE' THEN
             PERFORM dataset_event('policy.changed', OLD.dataset_id, OLD.version,
-                                  NULL, 'REMOVED', NULL, NULL, NULL);
+                                  NULL, 'REMOVED', NULL, NULL, NULL, NULL);
         ELSE
             PERFORM dataset_event('policy.changed', NEW.dataset_id, NEW.version,
-                                  NULL, 'SET', NULL, NULL, NULL);
+                                  NULL, 'SET', NULL, NULL, NULL, NULL);
         END IF;
         RETURN NULL;
     END $$;
@@ -165,7 +167,8 @@ pub(super) fn permission_changed(db: &Db<'_>, subject_id: &str) -> Result<()> {
 }
 
 const EVENT_COLUMNS: &str = "id, position, at, type, layer, domain, dataset, sensitivity, \
-     version, commit_no, operation, subject, rows_added, rows_removed, job_id, about";
+     version, commit_no, operation, subject, rows_added, rows_removed, job_id, about, \
+     raw_filename";
 
 fn event_row(r: &Row) -> Result<EventRow> {
     Ok(EventRow {
@@ -185,6 +188,7 @@ fn event_row(r: &Row) -> Result<EventRow> {
         rows_removed: r.try_get(13)?,
         job_id: r.try_get(14)?,
         about: r.try_get(15)?,
+        raw_filename: r.try_get(16)?,
     })
 }
 

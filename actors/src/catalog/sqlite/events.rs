@@ -50,20 +50,21 @@ pub(super) const TABLES: &str = concat!(
         rows_added   INTEGER,
         rows_removed INTEGER,
         job_id       TEXT,
-        about        TEXT
+        about        TEXT,
+        raw_filename TEXT
     );
     CREATE TRIGGER events_committed AFTER INSERT ON commits
         WHEN NEW.operation NOT IN ('COMPACT', 'BASELINE')
     BEGIN
         INSERT INTO events (at, type, layer, domain, dataset, sensitivity, version, commit_no,
-                            operation, subject, rows_added, rows_removed)
+                            operation, subject, rows_added, rows_removed, raw_filename)
         SELECT "#,
     now_sql!(),
     r#",
                CASE NEW.operation WHEN 'ROLLBACK' THEN 'dataset.rolled_back'
                                   ELSE 'dataset.committed' END,
                d.layer, d.domain, d.dataset, d.sensitivity, NEW.version, NEW.commit_no,
-               NEW.operation, NEW.subject, NEW.rows_added, NEW.rows_removed
+               NEW.operation, NEW.subject, NEW.rows_added, NEW.rows_removed, NEW.raw_filename
         FROM ("#,
     dataset_of!("NEW.dataset_id"),
     r#") AS d;
@@ -72,12 +73,12 @@ pub(super) const TABLES: &str = concat!(
         WHEN NEW.operation = 'ERASE' AND OLD.operation <> 'ERASE'
     BEGIN
         INSERT INTO events (at, type, layer, domain, dataset, sensitivity, version, commit_no,
-                            operation, subject, rows_added, rows_removed)
+                            operation, subject, rows_added, rows_removed, raw_filename)
         SELECT "#,
     now_sql!(),
     r#", 'dataset.erased',
                d.layer, d.domain, d.dataset, d.sensitivity, NEW.version, NEW.commit_no,
-               NEW.operation, NEW.subject, NEW.rows_added, NEW.rows_removed
+               NEW.operation, NEW.subject, NEW.rows_added, NEW.rows_removed, NEW.raw_filename
         FROM ("#,
     dataset_of!("NEW.dataset_id"),
     r#") AS d;
@@ -117,7 +118,7 @@ pub(super) const TABLES: &str = concat!(
          AND (NEW.status = 'FAILED' OR (NEW.status = 'SUCCESS' AND NEW.quarantine_url IS NOT NULL))
     BEGIN
         INSERT INTO events (at, type, layer, domain, dataset, sensitivity, version, subject,
-                            rows_removed, job_id)
+                            rows_removed, job_id, raw_filename)
         SELECT "#,
     now_sql!(),
     r#",
@@ -126,7 +127,7 @@ pub(super) const TABLES: &str = concat!(
                (SELECT sensitivity FROM datasets
                  WHERE layer = NEW.layer AND domain = NEW.domain
                    AND dataset_key = lower(NEW.dataset)),
-               NEW.version, NEW.subject_id, NEW.rows_rejected, NEW.job_id;
+               NEW.version, NEW.subject_id, NEW.rows_rejected, NEW.job_id, NEW.raw_filename;
     END;
     CREATE TRIGGER events_policy_set AFTER INSERT ON dataset_policies
     BEGIN
@@ -209,7 +210,7 @@ pub(super) fn permission_changed(c: &Connection, subject_id: &str) -> Result<()>
 }
 
 const EVENT_COLUMNS: &str = "id, id, at, type, layer, domain, dataset, sensitivity, version, \
-     commit_no, operation, subject, rows_added, rows_removed, job_id, about";
+     commit_no, operation, subject, rows_added, rows_removed, job_id, about, raw_filename";
 
 fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
     Ok(EventRow {
@@ -229,6 +230,7 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
         rows_removed: r.get(13)?,
         job_id: r.get(14)?,
         about: r.get(15)?,
+        raw_filename: r.get(16)?,
     })
 }
 
