@@ -43,6 +43,7 @@ pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
                             @if v.is_data_admin() {
                                 li { a href="/schema/new" { "New schema" } }
                                 li { a href="/protected-domains" { "Protected domains" } }
+                                li { a href="/webhooks" { "Webhooks" } }
                             }
                             @if v.is_user_admin() { li { a href="/subjects" { "Subjects" } } }
                         }

@@ -46,6 +46,7 @@ mod sql;
 pub(crate) mod subjects;
 mod upload;
 mod view_sql;
+mod webhooks;
 
 use actix_web::http::header;
 use actix_web::{web, HttpResponse};
@@ -171,6 +172,17 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/datasets/{layer}/{domain}/{dataset}/query/job",
             web::post().to(query::post_query_job),
+        )
+        .route("/webhooks", web::get().to(webhooks::get_webhooks))
+        .route("/webhooks", web::post().to(webhooks::post_webhook))
+        .route("/webhooks/{id}", web::get().to(webhooks::get_webhook))
+        .route(
+            "/webhooks/{id}/redeliver",
+            web::post().to(webhooks::post_redeliver),
+        )
+        .route(
+            "/webhooks/{id}/delete",
+            web::post().to(webhooks::post_delete),
         )
         .route("/upload", web::get().to(upload::get_upload))
         .route(

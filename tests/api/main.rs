@@ -17,6 +17,7 @@ mod delta_log;
 mod durability;
 mod errors;
 mod events;
+mod events_pages;
 mod file_modes;
 mod front_budgets;
 mod generate;

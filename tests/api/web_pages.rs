@@ -60,7 +60,11 @@ impl<'a> Visitor<'a> {
         (status, String::new(), res)
     }
 
-    fn post(&mut self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String, Option<String>) {
+    pub(crate) fn post(
+        &mut self,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> (StatusCode, String, Option<String>) {
         let res = self
             .http
             .post(format!("{}{path}", self.server.base))
@@ -78,7 +82,7 @@ impl<'a> Visitor<'a> {
     }
 
     /// The page's CSRF token (the first `csrf` field).
-    fn csrf_of(&mut self, path: &str) -> String {
+    pub(crate) fn csrf_of(&mut self, path: &str) -> String {
         let (_, _, res) = self.get(path);
         let html = res.text().unwrap();
         let at = html.find("name=\"csrf\" value=\"").expect("a csrf field") + 19;
