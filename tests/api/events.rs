@@ -228,6 +228,40 @@ fn a_failing_receiver_is_retried_then_dead_and_redelivered_on_demand() {
     );
 }
 
+/// A receiver that takes every request and never answers in time holds at most a few attempts
+/// (each until the time limit), while uploads go on and another receiver gets every event.
+#[test]
+fn a_hanging_receiver_holds_up_neither_uploads_nor_other_receivers() {
+    let s = with_sales(Options {
+        env: vec![("RAPID_WEBHOOK_TIMEOUT_SECS".into(), "20".into())],
+        ..Default::default()
+    });
+    let hanging = Receiver::start();
+    hanging.delay_ms.store(25_000, Ordering::SeqCst);
+    let healthy = Receiver::start();
+    subscribe(&s, &hanging.url, json!(["dataset.committed"]), json!(["*"]));
+    subscribe(&s, &healthy.url, json!(["dataset.committed"]), json!(["*"]));
+    let token = s.admin_token();
+    let started = std::time::Instant::now();
+    for _ in 0..8 {
+        let (_, job) = s.upload_and_wait(&token, SALES, "a.csv", CSV.into());
+        assert_eq!(job["status"], "SUCCESS", "{job}");
+    }
+    healthy.wait_for(8);
+    // Had the hanging receiver's attempts stood in the queue, the healthy one would have waited
+    // for them (20 s each).
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "the healthy receiver waited {:?}",
+        started.elapsed()
+    );
+    let held = hanging.deliveries().len();
+    assert!(
+        (1..=4).contains(&held),
+        "{held} attempts held at once by one receiver"
+    );
+}
+
 #[test]
 fn subscriptions_and_receivers_are_checked() {
     let s = with_sales(Options::default());

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,6 +29,8 @@ pub struct Receiver {
     got: Arc<Mutex<Vec<Delivery>>>,
     /// The status the next requests get.
     pub answer: Arc<AtomicU16>,
+    /// How long it holds each request (recorded first) before answering.
+    pub delay_ms: Arc<AtomicU64>,
 }
 
 impl Receiver {
@@ -37,16 +39,22 @@ impl Receiver {
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let got = Arc::new(Mutex::new(Vec::new()));
         let answer = Arc::new(AtomicU16::new(204));
-        let (g, a) = (got.clone(), answer.clone());
+        let delay_ms = Arc::new(AtomicU64::new(0));
+        let (g, a, d) = (got.clone(), answer.clone(), delay_ms.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (g, a) = (g.clone(), a.clone());
+                let (g, a, d) = (g.clone(), a.clone(), d.clone());
                 std::thread::spawn(move || {
-                    let _ = serve(stream, &g, &a);
+                    let _ = serve(stream, &g, &a, &d);
                 });
             }
         });
-        Receiver { url, got, answer }
+        Receiver {
+            url,
+            got,
+            answer,
+            delay_ms,
+        }
     }
 
     pub fn deliveries(&self) -> Vec<Delivery> {
@@ -75,6 +83,7 @@ fn serve(
     stream: std::net::TcpStream,
     got: &Mutex<Vec<Delivery>>,
     answer: &AtomicU16,
+    delay_ms: &AtomicU64,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut line = String::new();
@@ -105,6 +114,7 @@ fn serve(
         body: String::from_utf8_lossy(&body).into_owned(),
         at: Instant::now(),
     });
+    std::thread::sleep(Duration::from_millis(delay_ms.load(Ordering::SeqCst)));
     let mut out = stream;
     write!(
         out,

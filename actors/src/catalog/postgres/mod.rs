@@ -201,4 +201,6 @@ mod tests;
 #[cfg(test)]
 mod tests_audit;
 #[cfg(test)]
+mod tests_events;
+#[cfg(test)]
 mod tests_locks;
