@@ -111,6 +111,7 @@ pub fn configure(sessions: web::Data<WebState>) -> impl FnOnce(&mut web::Service
 
 fn routes(cfg: &mut web::ServiceConfig) {
     schema_routes(cfg);
+    webhook_routes(cfg);
     cfg.route("/", web::get().to(catalogue::get_catalogue))
         .route("/static/app.css", web::get().to(app_css))
         .route("/static/app.js", web::get().to(app_js))
@@ -173,7 +174,16 @@ fn routes(cfg: &mut web::ServiceConfig) {
             "/datasets/{layer}/{domain}/{dataset}/query/job",
             web::post().to(query::post_query_job),
         )
-        .route("/webhooks", web::get().to(webhooks::get_webhooks))
+        .route("/upload", web::get().to(upload::get_upload))
+        .route(
+            "/datasets/{layer}/{domain}/{dataset}/upload",
+            web::post().to(upload::post_upload),
+        );
+}
+
+/// The webhook pages (DATA_ADMIN).
+fn webhook_routes(cfg: &mut web::ServiceConfig) {
+    cfg.route("/webhooks", web::get().to(webhooks::get_webhooks))
         .route("/webhooks", web::post().to(webhooks::post_webhook))
         .route("/webhooks/{id}", web::get().to(webhooks::get_webhook))
         .route(
@@ -183,11 +193,6 @@ fn routes(cfg: &mut web::ServiceConfig) {
         .route(
             "/webhooks/{id}/delete",
             web::post().to(webhooks::post_delete),
-        )
-        .route("/upload", web::get().to(upload::get_upload))
-        .route(
-            "/datasets/{layer}/{domain}/{dataset}/upload",
-            web::post().to(upload::post_upload),
         );
 }
 

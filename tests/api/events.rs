@@ -228,6 +228,31 @@ fn a_failing_receiver_is_retried_then_dead_and_redelivered_on_demand() {
     );
 }
 
+#[test]
+fn a_quarantined_upload_is_an_event_with_its_commit() {
+    let s = with_sales(Options::default());
+    let receiver = Receiver::start();
+    subscribe(
+        &s,
+        &receiver.url,
+        json!(["*"]),
+        json!(["default/shop/sales"]),
+    );
+    let token = s.admin_token();
+    let csv = "region,amount\nnorth,1\nsouth,lots\nnorth,3\n";
+    let path = format!("{SALES}?on_error=quarantine");
+    let (_, job) = s.upload_and_wait(&token, &path, "q.csv", csv.into());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    let mut got: Vec<Value> = receiver.wait_for(2).iter().map(Delivery::json).collect();
+    // Both written by the commit's transaction, in that order (deliveries may cross).
+    got.sort_by_key(|e| e["id"].as_str().unwrap().parse::<i64>().unwrap());
+    assert_eq!(got[0]["type"], "dataset.committed");
+    assert_eq!(got[0]["data"]["rows_added"], 2);
+    assert_eq!(got[1]["type"], "upload.quarantined");
+    assert_eq!(got[1]["data"]["rows_rejected"], 1, "{}", got[1]);
+    assert_eq!(got[1]["data"]["job_id"], job["job_id"]);
+}
+
 /// A receiver that takes every request and never answers in time holds at most a few attempts
 /// (each until the time limit), while uploads go on and another receiver gets every event.
 #[test]

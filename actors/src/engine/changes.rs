@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use datafusion::prelude::SessionContext;
 
 use super::query::{render, OutputFormat};
@@ -73,46 +74,8 @@ impl Engine {
         let ctx = pools.session();
         let storage = self.storage.clone();
         let work = async move {
-            let mut parts = Vec::new();
-            for c in commits.iter().filter(|c| c.operation != "COMPACT") {
-                for (kind, files) in [("delete", &c.removed), ("insert", &c.added)] {
-                    if files.is_empty() {
-                        continue;
-                    }
-                    let name = format!("{kind}_{}", c.commit);
-                    let table = subject_table(&storage, &schema, files, &policy)?;
-                    register(&ctx, &name, table)?;
-                    parts.push(format!(
-                        "SELECT *, '{kind}' AS _change_type, CAST({} AS BIGINT) AS _commit \
-                         FROM {name}",
-                        c.commit
-                    ));
-                }
-            }
-            let batches: Vec<RecordBatch>;
-            let arrow_schema = if parts.is_empty() {
-                let empty = subject_table(&storage, &schema, &[], &policy)?;
-                register(&ctx, "nothing", empty)?;
-                let sql = "SELECT *, 'insert' AS _change_type, CAST(0 AS BIGINT) AS _commit \
-                           FROM nothing WHERE false";
-                let frame = ctx.sql(sql).await.map_err(df)?;
-                let schema = Arc::new(frame.schema().as_arrow().clone());
-                batches = frame.collect().await.map_err(df)?;
-                schema
-            } else {
-                // 'delete' sorts before 'insert': a commit's deletes come first.
-                let sql = format!(
-                    "SELECT * FROM ({}) ORDER BY _commit, _change_type",
-                    parts.join(" UNION ALL ")
-                );
-                let frame = ctx.sql(&sql).await.map_err(df)?;
-                let frame = frame
-                    .limit(0, Some(SYNC_ROW_LIMIT as usize + 1))
-                    .map_err(df)?;
-                let schema = Arc::new(frame.schema().as_arrow().clone());
-                batches = frame.collect().await.map_err(df)?;
-                schema
-            };
+            let (arrow_schema, batches) =
+                changed_rows(&ctx, &storage, &schema, &policy, &commits).await?;
             let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
             note.rows(rows as u64);
             if rows as u64 > SYNC_ROW_LIMIT {
@@ -130,6 +93,51 @@ impl Engine {
         ));
         pools.run(Some(slot), limit, work, timed_out).await
     }
+}
+
+/// The rows `commits` removed and added, as the subject under `policy` sees them, with
+/// `_change_type` and `_commit`, a commit's deletes first; at most one row past the cap.
+async fn changed_rows(
+    ctx: &SessionContext,
+    storage: &crate::storage::Storage,
+    schema: &crate::schema::ValidSchema,
+    policy: &crate::query::policy::EffectivePolicy,
+    commits: &[crate::catalog::CommitChanges],
+) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    let mut parts = Vec::new();
+    for c in commits.iter().filter(|c| c.operation != "COMPACT") {
+        for (kind, files) in [("delete", &c.removed), ("insert", &c.added)] {
+            if files.is_empty() {
+                continue;
+            }
+            let name = format!("{kind}_{}", c.commit);
+            register(ctx, &name, subject_table(storage, schema, files, policy)?)?;
+            parts.push(format!(
+                "SELECT *, '{kind}' AS _change_type, CAST({} AS BIGINT) AS _commit FROM {name}",
+                c.commit
+            ));
+        }
+    }
+    if parts.is_empty() {
+        // No row changed: the answer's columns still.
+        register(ctx, "nothing", subject_table(storage, schema, &[], policy)?)?;
+        parts.push(
+            "SELECT *, 'insert' AS _change_type, CAST(0 AS BIGINT) AS _commit FROM nothing \
+             WHERE false"
+                .to_string(),
+        );
+    }
+    // 'delete' sorts before 'insert': a commit's deletes come first.
+    let sql = format!(
+        "SELECT * FROM ({}) ORDER BY _commit, _change_type",
+        parts.join(" UNION ALL ")
+    );
+    let frame = ctx.sql(&sql).await.map_err(df)?;
+    let frame = frame
+        .limit(0, Some(SYNC_ROW_LIMIT as usize + 1))
+        .map_err(df)?;
+    let arrow_schema = Arc::new(frame.schema().as_arrow().clone());
+    Ok((arrow_schema, frame.collect().await.map_err(df)?))
 }
 
 /// `from..=to` must lie in `first..=latest`, in order, at most [`MAX_CHANGE_COMMITS`] wide.

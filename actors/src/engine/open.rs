@@ -105,11 +105,7 @@ impl Engine {
             crate::catalog::open_audit(&config.data_dir, config.catalog_url.as_deref())?,
             config.audit_retention,
         )?;
-        let mut deliveries = config.deliveries;
-        deliveries.shared = shared;
-        let receivers = deliveries.rule.clone();
-        let dispatcher =
-            crate::events::delivery::Dispatcher::start(catalog.clone(), auth.clone(), deliveries)?;
+        let events = start_events(&catalog, &auth, config.deliveries, shared)?;
         let settings = Arc::new(Settings {
             shared_catalog: shared,
             max_upload_bytes: config.max_upload_bytes,
@@ -130,13 +126,27 @@ impl Engine {
             commits: Arc::default(),
             compactor,
             audit,
-            events: Arc::new(super::events::EventsState {
-                dispatcher,
-                receivers,
-            }),
+            events,
         };
         Ok((engine, bootstrap))
     }
+}
+
+/// The webhook delivery loop, and the receiver rule subscriptions are checked against.
+fn start_events(
+    catalog: &SharedCatalog,
+    auth: &Auth,
+    mut deliveries: crate::events::delivery::DeliverySettings,
+    shared: bool,
+) -> Result<Arc<super::events::EventsState>> {
+    deliveries.shared = shared;
+    let receivers = deliveries.rule.clone();
+    let dispatcher =
+        crate::events::delivery::Dispatcher::start(catalog.clone(), auth.clone(), deliveries)?;
+    Ok(Arc::new(super::events::EventsState {
+        dispatcher,
+        receivers,
+    }))
 }
 
 /// Start-up after a crash or a stop: staging holds only unfinished work, this node's jobs left

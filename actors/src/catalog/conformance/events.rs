@@ -15,7 +15,9 @@ fn kinds(events: &[EventRow]) -> Vec<String> {
     events.iter().map(|e| e.kind.clone()).collect()
 }
 
-pub(super) fn outbox_follows_changes(c: &dyn Catalog) {
+/// One change of every kind on dataset `evented` and subject `s-ev` (and one refused commit);
+/// answers the refused upload's job id.
+fn changes_of_every_kind(c: &dyn Catalog) -> String {
     let record = dataset(c, "evented");
     let job = upload_job(c, &record, "s1", "r1.csv");
     c.commit_upload(&upload(&record, &job, "r1.csv", &["data/a.parquet"]))
@@ -46,7 +48,11 @@ pub(super) fn outbox_follows_changes(c: &dyn Catalog) {
     // Its policy goes with the dataset: the deletion is one event, no policy change.
     assert!(c.put_policy(record.id, 2, "{}").unwrap());
     c.delete_dataset(record.id).unwrap();
+    job2
+}
 
+pub(super) fn outbox_follows_changes(c: &dyn Catalog) {
+    let job2 = changes_of_every_kind(c);
     let events = all_events(c);
     assert_eq!(
         kinds(&events),

@@ -69,7 +69,12 @@ fn two_nodes_position_events_and_claim_deliveries_once() {
     let ids: BTreeSet<i64> = events.iter().map(|e| e.id).collect();
     assert_eq!(ids.len(), 40);
 
-    // Fan-out by one node, claims by both at once: every delivery to exactly one node.
+    claims_are_shared_once(&nodes);
+}
+
+/// Fan-out by one node, claims by both at once: every delivery to exactly one node; a node
+/// that dies holding claims leaves them to the other when the lease ends.
+fn claims_are_shared_once(nodes: &[Arc<super::PostgresCatalog>; 2]) {
     let hooks: Vec<String> = nodes[0]
         .webhooks()
         .unwrap()
@@ -104,7 +109,6 @@ fn two_nodes_position_events_and_claim_deliveries_once() {
     assert!(a.is_disjoint(&b), "a delivery claimed by both nodes");
     assert_eq!(a.len() + b.len(), 80, "every delivery claimed once");
     assert_eq!(got[0].len() + got[1].len(), 80);
-    // Node 0 "dies" holding its claims: once the lease ends, node 1 takes them over.
     assert!(
         nodes[1]
             .claim_deliveries(30_000, 60_000, 100)
