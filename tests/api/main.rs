@@ -41,6 +41,7 @@ mod policies;
 mod policy_conformance;
 mod policy_fronts;
 mod policy_links;
+mod policy_probes;
 mod policy_views;
 mod profiles;
 mod protected_domains;

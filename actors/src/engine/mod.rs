@@ -36,7 +36,7 @@ pub use compactor::CompactionFigures;
 pub use history::MAX_HISTORY_PAGE;
 pub use open::EngineConfig;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
-pub use overview::{Overview, OVERVIEW_VERSIONS};
+pub use overview::{Overview, PolicyNotice, OVERVIEW_VERSIONS};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 
