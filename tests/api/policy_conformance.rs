@@ -115,7 +115,12 @@ fn setup(s: &TestServer) {
 /// A DATA_ADMIN under the rules, two readers of different attributes, a reader the policies
 /// except by name, and a PUBLIC reader without attributes.
 fn subjects(s: &TestServer) -> Vec<Who> {
-    let made: [(&str, &[&str], &[(&str, &str)]); 5] = [
+    type Made = (
+        &'static str,
+        &'static [&'static str],
+        &'static [(&'static str, &'static str)],
+    );
+    let made: [Made; 5] = [
         ("boss", &["DATA_ADMIN", "READ_ALL"], &[("region", "east")]),
         (
             "north",
