@@ -184,6 +184,36 @@ fn older_commits_versions_and_history_keep_the_policy() {
         );
     }
 
+    // The policy carried to version 2, whose rows are read under it too.
+    let admin = s.admin_token();
+    let (status, carried) = s.call(
+        "GET",
+        &format!("{STAFF}/policy?version=2"),
+        Some(&admin),
+        None,
+    );
+    assert_eq!(status, StatusCode::OK, "{carried}");
+    assert_eq!(carried["row_filters"][0]["name"], "own_region", "{carried}");
+    let v2 = "region,name,salary,card\nwest,gil,9,1\nnorth,hal,8,2\n";
+    let (_, job) = s.upload_and_wait(&admin, STAFF, "v2.csv", v2.into());
+    assert_eq!(job["status"], "SUCCESS", "{job}");
+    let (status, body) = s.call("POST", &format!("{STAFF}/query"), Some(t), Some(&json!({})));
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let hal = json!({"region": "north", "name": "REDACTED", "salary": 8, "card": "2"});
+    assert_eq!(rows(&body), vec![hal]);
+    // A next version without the masked column: refused until the policy changes.
+    schema["columns"] = json!([
+        {"name": "region", "data_type": "string", "allow_null": false},
+        {"name": "salary", "data_type": "int", "allow_null": false}
+    ]);
+    let (status, body) = s.call("PUT", "/api/schema", Some(&admin), Some(&schema));
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let details = body["details"].to_string();
+    assert!(
+        details.contains("policy of version 2") && details.contains("[name]"),
+        "{body}"
+    );
+
     // The history's row counts would count hidden rows: refused, as figures and profiles are.
     let history = format!("{STAFF}/history?version=1");
     let (status, body) = s.call("GET", &history, Some(t), None);

@@ -124,10 +124,14 @@ impl Engine {
         self.registry.create_schema(schema, &protected).await
     }
 
-    /// `PUT /schema`: validates `schema` and stores it as the dataset's next version.
+    /// `PUT /schema`: validates `schema` and stores it as the dataset's next version, under the
+    /// latest version's policy if it has one (see [`Engine::policy_carried`]).
     pub async fn update_schema(&self, _: &AdminPass, schema: &Schema) -> Result<ValidSchema> {
         let protected = self.auth.snapshot().protected_domains.clone();
-        self.registry.update_schema(schema, &protected).await
+        let carried = self.policy_carried(schema, &protected)?;
+        let valid = self.registry.update_schema(schema, &protected).await?;
+        self.carry_policy(carried, &valid)?;
+        Ok(valid)
     }
 
     /// `PATCH /schema/{layer}/{domain}/{dataset}`: edits a version's metadata in place.
