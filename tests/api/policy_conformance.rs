@@ -4,8 +4,9 @@
 //!
 //! Fronts (`policy_fronts`): `/query` as JSON and CSV, a large query's result file, `/api/sql`,
 //! the PostgreSQL listener through psql, the web query page's CSV download; every row and an
-//! aggregate by region through `/query`, `/api/sql` and the listener. Profiles and dataset
-//! figures: refused (403) to a subject under any rule, answered otherwise. The policies cover a
+//! aggregate by region and a filtered, ordered, limited read (its filter over masked values)
+//! through `/query`, `/api/sql` and the listener. Profiles and dataset figures: refused (403) to
+//! a subject under any rule, answered otherwise (their row count DuckDB's). The policies cover a
 //! row filter, one with `subject_attr`, two filters on one subject (AND), every mask kind,
 //! `except`, entries naming a permission, a subject name, a subject id and `"*"`, and a column's
 //! first applying mask winning. Hashed columns are compared by equality classes (the keyed
@@ -227,7 +228,7 @@ fn check_subject(
     who: &Who,
     visitor: &mut crate::web_pages::Visitor,
     v: &View,
-    (all, aggregate): (&[Row], &[Row]),
+    (all, aggregate, filtered): (&[Row], &[Row], &[Row]),
 ) -> Vec<Outcome> {
     let (names, agg_names) = (front::all_names(), front::aggregate_names());
     let want = front::canonical(all.to_vec(), &v.hashed, false);
@@ -273,12 +274,20 @@ fn check_subject(
         &[],
         &want_agg,
     );
+    let want_filtered = front::canonical(filtered.to_vec(), &v.hashed, false);
+    let body = front::filtered_body();
+    let rows = front::query(s, t, &body, &names, false);
+    compare("query json filtered", rows, &v.hashed, &want_filtered);
+    let rows = front::api_sql(s, t, &front::filtered_sql(table), &names);
+    compare("api/sql filtered", rows, &v.hashed, &want_filtered);
     if crate::sql_wire::psql_binary().is_some() {
         let (id, secret) = (&who.id, &who.secret);
         let rows = front::wire(s, id, secret, &front::all_sql("hr.staff"), &names);
         compare("psql", rows, &v.hashed, &want);
         let rows = front::wire(s, id, secret, &front::aggregate_sql("hr.staff"), &agg_names);
         compare("psql agg", rows, &[], &want_agg);
+        let rows = front::wire(s, id, secret, &front::filtered_sql("hr.staff"), &names);
+        compare("psql filtered", rows, &v.hashed, &want_filtered);
     }
     for what in ["profile", "info"] {
         let (status, body) = s.call("GET", &format!("{STAFF}/{what}"), Some(t), None);
@@ -324,6 +333,8 @@ fn conformance(options: Options) -> usize {
             queries.insert(format!("{p}/{}/all", w.name), v.sql.clone());
             let agg = front::aggregate_sql(&format!("({}) AS v", v.sql));
             queries.insert(format!("{p}/{}/agg", w.name), agg);
+            let filtered = front::filtered_sql(&format!("({}) AS v", v.sql));
+            queries.insert(format!("{p}/{}/filtered", w.name), filtered);
             views.insert(format!("{p}/{}", w.name), v);
         }
     }
@@ -360,8 +371,10 @@ fn conformance(options: Options) -> usize {
                     let v = &views[&key];
                     let all = &expected[&format!("{key}/all")];
                     let agg = &expected[&format!("{key}/agg")];
+                    let filtered = &expected[&format!("{key}/filtered")];
                     let s = &s;
-                    scope.spawn(move || (key, check_subject(s, w, visitor, v, (all, agg))))
+                    let want = (&all[..], &agg[..], &filtered[..]);
+                    scope.spawn(move || (key, check_subject(s, w, visitor, v, want)))
                 })
                 .collect();
             running.into_iter().map(|h| h.join().unwrap()).collect()

@@ -35,6 +35,22 @@ pub(crate) fn aggregate_sql(table: &str) -> String {
     )
 }
 
+/// A statement's own filter over masked values (`region` is redacted under one policy, `card`
+/// under several; never a hashed column, whose text DuckDB's view keeps), ordered and cut.
+pub(crate) const FILTER: &str = "id % 3 = 0 AND card IS NOT NULL AND region <> 'west'";
+pub(crate) const FILTER_LIMIT: usize = 300;
+
+pub(crate) fn filtered_sql(table: &str) -> String {
+    format!(
+        "{} WHERE {FILTER} ORDER BY id LIMIT {FILTER_LIMIT}",
+        all_sql(table)
+    )
+}
+
+pub(crate) fn filtered_body() -> Value {
+    json!({"filter": FILTER, "order_by_columns": [{"column": "id"}], "limit": FILTER_LIMIT})
+}
+
 fn answer_names(columns: &[&str]) -> Vec<String> {
     columns
         .iter()
