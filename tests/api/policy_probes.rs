@@ -284,6 +284,10 @@ fn the_catalogue_and_the_pages_show_no_hidden_row() {
     let (_, _, res) =
         visitor.get("/datasets/default/hr/staff/query?action=preview&filter=salary+%3E%3D+300");
     assert_clean("query page, filtered", &res.text().unwrap());
+    // The catalogue's row count would count hidden rows: a dash.
+    let (_, _, res) = visitor.get("/");
+    let page = res.text().unwrap();
+    assert!(page.contains("data-label=\"Rows\">—<"), "{page:.6000}");
 
     let Some(_) = psql_binary() else {
         eprintln!(
@@ -311,4 +315,21 @@ fn the_catalogue_and_the_pages_show_no_hidden_row() {
     }
     let (ok, out) = psql(&s, &north.id, &north.secret, &[asked[0]]);
     assert!(ok && out.trim() == "2", "{out}");
+
+    // The catalogue lists a masked column with the type the subject reads (a hashed number is
+    // text), not the stored one.
+    let hashed = json!({"column_masks": [{"column": "salary", "mask": "hash", "applies_to": ["*"],
+                                          "except": ["DATA_ADMIN"]}]});
+    assert_eq!(put_policy(&s, &hashed).0, StatusCode::OK);
+    let typed = "SELECT data_type FROM information_schema.columns \
+                 WHERE table_name = 'staff' AND column_name = 'salary'";
+    let (ok, out) = psql(&s, &north.id, &north.secret, &[typed]);
+    assert!(ok && out.trim() == "text", "{out}");
+    let (ok, out) = psql(
+        &s,
+        crate::support::ADMIN_ID,
+        crate::support::ADMIN_SECRET,
+        &[typed],
+    );
+    assert!(ok && out.trim() == "bigint", "{out}");
 }
