@@ -31,7 +31,7 @@ pub struct Overview {
 /// What the dataset page says of the version's policy.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PolicyNotice {
-    /// The version has no policy, or none of it applies to a subject who may not read it.
+    /// The version has no policy, or none of it applies to a subject who is no DATA_ADMIN.
     None,
     /// For a DATA_ADMIN: the policy as stored, and the names of what of it applies to them.
     Rules {
