@@ -17,6 +17,7 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "The version's commits, newest first (READ access): each upload, overwrite, raw file deletion and compaction, with the rows it added and removed", body = Vec<doc::Commit>),
         (status = 400, description = "A page or per_page out of range", body = doc::ErrorBody),
+        (status = 403, description = "No READ access, or a policy applies to the subject in this version (the rows added and removed count hidden rows)", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
 pub async fn get_history(

@@ -216,7 +216,7 @@ pub struct LinkQuery {
             (String = "text/csv"),
             (Vec<u8> = "application/vnd.apache.parquet"),
         )),
-        (status = 403, description = "The link is not valid or has expired", body = doc::ErrorBody),
+        (status = 403, description = "The link is not valid or has expired, or (a large query's or a SQL job's link) its reader may no longer read what it read: a revoked permission, a deleted subject, a policy set, changed or removed since", body = doc::ErrorBody),
         (status = 404, description = "No such result", body = doc::ErrorBody),
     ))]
 pub async fn download_result(

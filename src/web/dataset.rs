@@ -144,9 +144,11 @@ struct Shown {
     live: BTreeMap<String, i64>,
     partitions: Vec<(String, i64)>,
     can_write: bool,
-    profile: rapid_actors::profile::ProfileView,
+    /// `None` under a policy (with the files and their rows: they count hidden rows).
+    profile: Option<rapid_actors::profile::ProfileView>,
     /// Each version's stored rows, newest first.
     versions: Vec<(i64, i64)>,
+    policy: rapid_actors::engine::PolicyNotice,
 }
 
 pub async fn get_dataset(
@@ -183,6 +185,7 @@ async fn read_version(
         files,
         profile,
         versions,
+        policy,
     } = state.engine.overview(pass, asked).await?;
     let can_write = state
         .engine
@@ -199,6 +202,7 @@ async fn read_version(
         partitions: files.partitions,
         can_write,
         profile,
+        policy,
     })
 }
 
@@ -214,6 +218,7 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
         can_write,
         profile,
         versions,
+        policy,
     } = shown;
     let (version, can_write) = (*version, *can_write);
     let uploads = uploads_over_time(files, live);
@@ -241,9 +246,12 @@ fn dataset_body(viewer: &Viewer, params: &Params, shown: &Shown) -> Markup {
                 (bars("Rows per upload, oldest first", &uploads))
             }
         }
-        (crate::web::profile::section(profile))
-        h2 { "Files" }
-        (files_table(viewer, (&url, version), (files, live), can_write))
+        (crate::web::dataset_policy::section(policy))
+        @if let Some(profile) = profile {
+            (crate::web::profile::section(profile))
+            h2 { "Files" }
+            (files_table(viewer, (&url, version), (files, live), can_write))
+        }
         @if viewer.is_data_admin() {
             h2 { "Delete the dataset" }
             form method="post" action={ (url) "/delete" } {

@@ -13,6 +13,7 @@ mod catalogue;
 mod chart;
 mod checks_edit;
 mod dataset;
+mod dataset_policy;
 mod domains;
 mod done;
 mod facets;

@@ -5,20 +5,27 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::support::{schema_json, TestServer};
+use crate::support::{schema_json, Options, TestServer};
 
-const STAFF: &str = "/api/datasets/default/hr/staff";
-const TABLE: &str = "\"default\".\"hr\".\"staff\"";
-const CSV: &str = "region,name,salary,card\nnorth,ann,100,1234567890\nnorth,bob,0,2222333344\n\
+pub(crate) const STAFF: &str = "/api/datasets/default/hr/staff";
+pub(crate) const TABLE: &str = "\"default\".\"hr\".\"staff\"";
+pub(crate) const CSV: &str =
+    "region,name,salary,card\nnorth,ann,100,1234567890\nnorth,bob,0,2222333344\n\
                    south,cid,300,9999888877\nwest,dan,400,5555444433\n";
 
-struct Subject {
-    id: String,
-    token: String,
+pub(crate) struct Subject {
+    pub id: String,
+    pub secret: String,
+    pub token: String,
 }
 
 fn server() -> TestServer {
-    let s = TestServer::start();
+    server_with(Options::default())
+}
+
+/// The staff dataset (CSV) on a server started with `options`.
+pub(crate) fn server_with(options: Options) -> TestServer {
+    let s = TestServer::start_with(options);
     s.create_schema(&schema_json(
         "hr",
         "staff",
@@ -37,7 +44,7 @@ fn server() -> TestServer {
     s
 }
 
-fn subject(s: &TestServer, name: &str, region: Option<&str>) -> Subject {
+pub(crate) fn subject(s: &TestServer, name: &str, region: Option<&str>) -> Subject {
     let (id, secret) = s.create_client(name, &["READ_ALL"]);
     if let Some(region) = region {
         let (status, body) = s.call(
@@ -49,10 +56,10 @@ fn subject(s: &TestServer, name: &str, region: Option<&str>) -> Subject {
         assert_eq!(status, StatusCode::OK, "{body}");
     }
     let token = s.token(&id, &secret);
-    Subject { id, token }
+    Subject { id, secret, token }
 }
 
-fn put_policy(s: &TestServer, policy: &Value) -> (StatusCode, Value) {
+pub(crate) fn put_policy(s: &TestServer, policy: &Value) -> (StatusCode, Value) {
     s.call(
         "PUT",
         &format!("{STAFF}/policy"),
@@ -62,7 +69,7 @@ fn put_policy(s: &TestServer, policy: &Value) -> (StatusCode, Value) {
 }
 
 /// The answer's rows (a JSON answer is an object of rows by index), sorted.
-fn rows(answer: &Value) -> Vec<Value> {
+pub(crate) fn rows(answer: &Value) -> Vec<Value> {
     let mut rows: Vec<Value> = match answer {
         Value::Object(m) => m.values().cloned().collect(),
         Value::Array(a) => a.clone(),
@@ -273,7 +280,7 @@ fn three_subjects_under_three_policies_see_the_expected_rows() {
     assert_eq!(unhash(seen(&s, &none.token)), expected(|_| true, same));
 }
 
-fn sql(s: &TestServer, token: &str, statement: &str) -> (StatusCode, Value) {
+pub(crate) fn sql(s: &TestServer, token: &str, statement: &str) -> (StatusCode, Value) {
     s.call(
         "POST",
         "/api/sql",

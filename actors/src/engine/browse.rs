@@ -14,6 +14,7 @@ use crate::schema::ValidSchema;
 pub use crate::manifest::RawFile;
 
 /// A version's raw files (oldest first) and its rows per partition path (in path order).
+#[derive(Default)]
 pub struct VersionFiles {
     pub raw: Vec<RawFile>,
     pub partitions: Vec<(String, i64)>,

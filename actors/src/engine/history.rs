@@ -30,7 +30,8 @@ impl Engine {
 
     /// Page `page` (from 1) of `per_page` commits of `version` (the latest when absent or 0),
     /// newest first; 404 for a version that does not exist, 400 for a page or size out of range.
-    /// A page shorter than `per_page` is the last.
+    /// A page shorter than `per_page` is the last. 403 when a policy applies to the subject there
+    /// (the commits' row counts would count hidden rows).
     pub fn history(
         &self,
         pass: &DatasetPass<Read>,
@@ -50,7 +51,9 @@ impl Engine {
         }
         let record = pass.record();
         let version = pick_version(version, record.latest_version);
-        self.registry.schema(&record.key, Some(version))?;
+        let schema = self.registry.schema(&record.key, Some(version))?;
+        // Rows added and removed count hidden rows too.
+        self.refuse_under_policy(pass.subject(), record, version, &schema, "history")?;
         let offset = (page - 1).saturating_mul(per_page);
         self.catalog.commits(record.id, version, offset, per_page)
     }

@@ -40,7 +40,7 @@ pub use events::{DeliveryCounts, DeliveryView, EventPage, NewWebhook, WebhookVie
 pub use history::MAX_HISTORY_PAGE;
 pub use open::EngineConfig;
 pub use ops::{CatalogFigures, CommitFigures, Unfinished};
-pub use overview::{Overview, OVERVIEW_VERSIONS};
+pub use overview::{Overview, PolicyNotice, OVERVIEW_VERSIONS};
 pub use query::OutputFormat;
 pub use upload::{UploadAccepted, UploadTarget};
 
@@ -130,10 +130,14 @@ impl Engine {
         self.registry.create_schema(schema, &protected).await
     }
 
-    /// `PUT /schema`: validates `schema` and stores it as the dataset's next version.
+    /// `PUT /schema`: validates `schema` and stores it as the dataset's next version, under the
+    /// latest version's policy if it has one (see [`Engine::policy_carried`]).
     pub async fn update_schema(&self, _: &AdminPass, schema: &Schema) -> Result<ValidSchema> {
         let protected = self.auth.snapshot().protected_domains.clone();
-        self.registry.update_schema(schema, &protected).await
+        let carried = self.policy_carried(schema, &protected)?;
+        let valid = self.registry.update_schema(schema, &protected).await?;
+        self.carry_policy(carried, &valid)?;
+        Ok(valid)
     }
 
     /// `PATCH /schema/{layer}/{domain}/{dataset}`: edits a version's metadata in place.

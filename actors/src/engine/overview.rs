@@ -7,6 +7,7 @@ use super::{pick_version, DatasetInfo, Engine, VersionFiles};
 use crate::auth::pass::{AccessKind, DatasetPass, Read};
 use crate::error::{Error, Result};
 use crate::profile::ProfileView;
+use crate::query::policy::Policy;
 use crate::schema::Schema;
 
 /// The most versions [`Overview::versions`] lists (newest first).
@@ -18,10 +19,31 @@ pub struct Overview {
     pub schema: Schema,
     /// `GET .../info`, or why it could not be read (the page says so in place).
     pub info: std::result::Result<DatasetInfo, Error>,
+    /// Empty when a policy applies to the subject (its row counts count hidden rows).
     pub files: VersionFiles,
-    pub profile: ProfileView,
+    /// `None` when a policy applies to the subject (it is over every row).
+    pub profile: Option<ProfileView>,
     /// Each version's rows in its current commit, newest first (at most [`OVERVIEW_VERSIONS`]).
     pub versions: Vec<(i64, i64)>,
+    pub policy: PolicyNotice,
+}
+
+/// What the dataset page says of the version's policy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PolicyNotice {
+    /// The version has no policy, or none of it applies to a subject who is no DATA_ADMIN.
+    None,
+    /// For a DATA_ADMIN: the policy as stored, and the names of what of it applies to them.
+    Rules {
+        policy: Policy,
+        applies: Vec<String>,
+    },
+    /// For a reader the policy applies to: the names of its row filters and each masked column
+    /// with its mask; never a filter's text (it may name other subjects' attributes or values).
+    AppliesToYou {
+        filters: Vec<String>,
+        masks: Vec<(String, String)>,
+    },
 }
 
 impl Engine {
@@ -37,8 +59,15 @@ impl Engine {
         let version = page_version(version, pass.record().latest_version, &versions);
         let schema = self.schema(pass, Some(version))?.into_schema();
         let info = self.info(pass, Some(version)).await;
-        let files = self.version_files(pass, version)?;
-        let profile = self.profile(pass, Some(version))?;
+        let policy = self.policy_notice(pass, version)?;
+        // Under a policy the files' rows and the profile count hidden rows: not shown.
+        let (files, profile) = match self.counts_hidden(pass, version)? {
+            true => (VersionFiles::default(), None),
+            false => (
+                self.counted_files(pass, version)?,
+                Some(self.profile(pass, Some(version))?),
+            ),
+        };
         Ok(Overview {
             version,
             schema,
@@ -46,6 +75,37 @@ impl Engine {
             files,
             profile,
             versions,
+            policy,
+        })
+    }
+
+    /// The version's policy as the dataset page shows it to the pass's subject.
+    fn policy_notice(&self, pass: &DatasetPass<Read>, version: i64) -> Result<PolicyNotice> {
+        let record = pass.record();
+        let Some(json) = self.catalog.policy(record.id, version)? else {
+            return Ok(PolicyNotice::None);
+        };
+        let schema = self.registry.schema(&record.key, Some(version))?;
+        let applying = self.policy_for(pass.subject(), record, version, &schema)?;
+        if crate::auth::pass::admin_pass(pass.subject().clone()).is_ok() {
+            let policy: Policy = serde_json::from_str(&json)
+                .map_err(|e| Error::internal(format!("stored policy: {e}")))?;
+            let applies = applying.names;
+            return Ok(PolicyNotice::Rules { policy, applies });
+        }
+        if applying.is_none() {
+            return Ok(PolicyNotice::None);
+        }
+        let filters = applying.names.into_iter();
+        let mut masks: Vec<(String, String)> = applying
+            .masks
+            .iter()
+            .map(|(column, mask)| (column.clone(), mask.name().to_string()))
+            .collect();
+        masks.sort();
+        Ok(PolicyNotice::AppliesToYou {
+            filters: filters.filter(|n| !n.starts_with("mask:")).collect(),
+            masks,
         })
     }
 

@@ -25,6 +25,17 @@ impl Engine {
         let (record, version) = self.policy_target(key, version)?;
         let schema = self.registry.schema(key, Some(version))?;
         let policy = Policy::parse(body)?;
+        self.check_policy(&policy, &schema)?;
+        let json = serde_json::to_string(&policy)
+            .map_err(|e| Error::internal(format!("policy to JSON: {e}")))?;
+        if !self.catalog.put_policy(record.id, version, &json)? {
+            return Err(no_version(key, version));
+        }
+        Ok(policy)
+    }
+
+    /// `policy` against `schema`'s columns, its entries against the subjects and permissions.
+    fn check_policy(&self, policy: &Policy, schema: &crate::schema::ValidSchema) -> Result<()> {
         let snapshot = self.auth.snapshot();
         let is_known = |entry: &str| {
             snapshot
@@ -33,13 +44,49 @@ impl Engine {
                 .any(|s| s.id == entry || s.name.eq_ignore_ascii_case(entry))
                 || Permission::parse(entry, snapshot.permission_context()).is_some()
         };
-        policy.check(&schema, &is_known)?;
-        let json = serde_json::to_string(&policy)
-            .map_err(|e| Error::internal(format!("policy to JSON: {e}")))?;
-        if !self.catalog.put_policy(record.id, version, &json)? {
-            return Err(no_version(key, version));
+        policy.check(schema, &is_known)
+    }
+
+    /// For `PUT /schema`: the latest version's policy (dataset id, stored JSON), checked against
+    /// the next version's columns. A policy is per schema version, so a new version without it
+    /// would be read under none; 400 when it does not fit the new columns (the DATA_ADMIN
+    /// changes or removes it first).
+    pub(super) fn policy_carried(
+        &self,
+        schema: &crate::schema::Schema,
+        protected: &std::collections::BTreeSet<String>,
+    ) -> Result<Option<(i64, String)>> {
+        let next = self.registry.validate(schema, protected)?;
+        let key = DatasetKey::new(next.layer(), next.domain(), next.dataset());
+        // No such dataset: the update answers its own 404.
+        let Ok(record) = self.registry.find(&key) else {
+            return Ok(None);
+        };
+        let latest = record.latest_version;
+        let Some(json) = self.catalog.policy(record.id, latest)? else {
+            return Ok(None);
+        };
+        let policy: Policy = serde_json::from_str(&json)
+            .map_err(|e| Error::internal(format!("stored policy: {e}")))?;
+        self.check_policy(&policy, &next).map_err(|e| {
+            Error::invalid(format!(
+                "The policy of version {latest} would carry to the new version and does not fit \
+                 its columns ({e}): change or remove it first (PUT or DELETE .../policy)"
+            ))
+        })?;
+        Ok(Some((record.id, json)))
+    }
+
+    /// Stores the policy [`Engine::policy_carried`] found for the new version `valid`.
+    pub(super) fn carry_policy(
+        &self,
+        carried: Option<(i64, String)>,
+        valid: &crate::schema::ValidSchema,
+    ) -> Result<()> {
+        if let (Some((dataset_id, json)), Some(version)) = (carried, valid.version()) {
+            self.catalog.put_policy(dataset_id, version, &json)?;
         }
-        Ok(policy)
+        Ok(())
     }
 
     /// The policy of `key`'s schema `version` (absent: the latest); 404 when it has none.
@@ -115,8 +162,8 @@ impl Engine {
         match self.policy_for(subject, record, version, schema)?.is_none() {
             true => Ok(()),
             false => Err(Error::forbidden(format!(
-                "The {what} of this dataset version is hidden from subject {}: a policy \
-                 applies to it (query the dataset instead)",
+                "Subject {} may not see the {what} of this dataset version: a policy applies to \
+                 it there, and the {what} would count hidden rows (query the dataset instead)",
                 subject.name
             ))),
         }

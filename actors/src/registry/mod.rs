@@ -131,7 +131,8 @@ impl Registry {
         ))
     }
 
-    fn validate(
+    /// `schema` checked as a version of this instance would be (nothing stored).
+    pub(crate) fn validate(
         &self,
         schema: &Schema,
         protected_domains: &BTreeSet<String>,

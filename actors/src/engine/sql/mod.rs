@@ -107,6 +107,8 @@ impl Engine {
             check_limit.as_secs()
         ));
         let (session, logical) = pools.run(None, check_limit, check, timed_out).await?;
+        // The link carries the datasets read and their policies: checked again at download.
+        let bound = crate::query::sql::lazy_table::link_binding(&logical);
         let job_id = self.jobs.create(NewJob {
             kind: JobKind::Query,
             key: &DatasetKey::new("", "", ""),
@@ -121,6 +123,7 @@ impl Engine {
             session,
             plan: logical,
             base_url: base_url.to_string(),
+            bound,
             audit: JobAudit {
                 subject: pass.subject().clone(),
                 note: pass.note().clone(),
@@ -141,6 +144,7 @@ impl Engine {
             async move {
                 let (id, jobs_for_run) = (job.id.clone(), jobs.clone());
                 let (base_url, audit) = (job.base_url.clone(), job.audit.clone());
+                let bound = job.bound.clone();
                 let work = async move {
                     let (names, streams) =
                         partition_streams(job.session.context(), &job.plan).await?;
@@ -157,7 +161,8 @@ impl Engine {
                 let outcome = pools.run(Some(slot), limit, work, timed_out).await;
                 let recorded = match &outcome {
                     Ok(_) => {
-                        let url = auth.result_link(&base_url, &format!("{id}.csv"), ttl);
+                        let name = format!("{id}.csv");
+                        let url = auth.result_link_bound(&base_url, &name, &bound, ttl);
                         jobs.succeed_with_url(&id, &url)
                     }
                     Err(e) => jobs.fail(&id, &crate::ingest::messages(e)),
@@ -179,5 +184,7 @@ struct LargeSql {
     session: SqlSession,
     plan: datafusion::logical_expr::LogicalPlan,
     base_url: String,
+    /// What its result link is bound to (`lazy_table::link_binding`).
+    bound: String,
     audit: JobAudit,
 }

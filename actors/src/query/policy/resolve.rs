@@ -29,6 +29,17 @@ pub enum Mask {
 impl Mask {
     pub const NAMES: &'static [&'static str] = &["redact", "null", "hash", "last4", "year"];
 
+    /// Its name in a policy.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mask::Redact => "redact",
+            Mask::Null => "null",
+            Mask::Hash => "hash",
+            Mask::Last4 => "last4",
+            Mask::Year => "year",
+        }
+    }
+
     pub fn parse(name: &str) -> Result<Mask> {
         Ok(match name {
             "redact" => Mask::Redact,

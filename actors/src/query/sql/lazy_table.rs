@@ -149,3 +149,40 @@ impl TableProvider for LazyTable {
         table.scan(state, projection, filters, limit).await
     }
 }
+
+/// What a large statement's result link is bound to (see `engine::result_links`): each dataset
+/// version `plan` scans, once, with the fingerprint of the policy it was read under, as
+/// `-{layer}.{domain}.{dataset}.{version}.{fingerprint in hex}`, and `-_system` when it reads the
+/// audit log; after `sql`. URL-safe: names are lower-case letters, digits and `_`.
+pub fn link_binding(plan: &datafusion::logical_expr::LogicalPlan) -> String {
+    use datafusion::common::tree_node::TreeNodeRecursion;
+    use datafusion::logical_expr::LogicalPlan;
+    let mut read = std::collections::BTreeSet::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            let provider = datafusion::datasource::source_as_provider(&scan.source).ok();
+            match provider
+                .as_ref()
+                .and_then(|p| (p.as_ref() as &dyn std::any::Any).downcast_ref::<LazyTable>())
+            {
+                Some(t) => {
+                    let k = &t.key;
+                    let fingerprint = crate::query::reading::run::policy_bound(&t.policy);
+                    read.insert(format!(
+                        "{}.{}.{}.{}.{fingerprint:x}",
+                        k.layer, k.domain, k.dataset, t.version
+                    ));
+                }
+                None if scan.table_name.catalog() == Some(crate::audit::table::SYSTEM_CATALOG) => {
+                    read.insert("_system".to_string());
+                }
+                None => {}
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    std::iter::once("sql".to_string())
+        .chain(read)
+        .collect::<Vec<_>>()
+        .join("-")
+}
