@@ -80,6 +80,7 @@ pub async fn serve_until(
     })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
     let pg_addr = start_pg_listener(&args, &state.engine)?;
+    let mcp_server = start_mcp_listener(&args, state.clone())?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
     let engine = state.engine.clone();
@@ -87,6 +88,9 @@ pub async fn serve_until(
         shutdown.await;
         if let Some(metrics) = metrics_server {
             metrics.stop(false).await;
+        }
+        if let Some(mcp) = &mcp_server {
+            mcp.stop(true).await;
         }
         crate::ops::shutdown::drain(handle, engine, timeout).await;
     });
@@ -139,6 +143,51 @@ fn start_pg_listener(
     Ok(Some(addr))
 }
 
+/// Serves the MCP endpoint alone on `RAPID_MCP_LISTEN` when set, with the main address's
+/// connection front and middleware (so the same tokens, budgets and audit rows); its handle.
+fn start_mcp_listener(
+    args: &ServeArgs,
+    state: web::Data<AppState>,
+) -> std::io::Result<Option<actix_web::dev::ServerHandle>> {
+    let addr = args.mcp.mcp_listen.trim();
+    if addr.is_empty() {
+        return Ok(None);
+    }
+    let listeners = connection::bind(addr)?;
+    let addrs: Vec<_> = listeners
+        .iter()
+        .map(|l| l.local_addr())
+        .collect::<std::io::Result<_>>()?;
+    let settings =
+        connection::ConnectionSettings::from_args(args).map_err(std::io::Error::other)?;
+    let server = connection::server(listeners, settings, move || {
+        App::new()
+            .app_data(state.clone())
+            .configure(crate::mcp::configure)
+            .default_service(web::to(|| async {
+                let only = Error::not_found("This address serves only POST /api/mcp");
+                Err::<actix_web::HttpResponse, ApiError>(ApiError(only))
+            }))
+            .wrap(from_fn(authenticate))
+            .wrap(from_fn(json_errors))
+            .wrap(from_fn(crate::ops::audit_log::audit_requests))
+            .wrap(NormalizePath::new(TrailingSlash::Trim))
+            .wrap(from_fn(hold_unread_body))
+            .wrap(from_fn(crate::ops::request_log::log_requests))
+    })?;
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    for addr in addrs {
+        let url = format!("http://{addr}{}", crate::mcp::PATH);
+        crate::ops::logging::announce(
+            args.ops.log_format,
+            &format!("mcp listening on {url}"),
+            &url,
+        );
+    }
+    Ok(Some(handle))
+}
+
 /// Served without a token: the API's public routes, its document and docs page, the web pages.
 const PUBLIC: PublicPaths = PublicPaths(&[
     routes::is_public,
@@ -170,6 +219,8 @@ fn build_app(
         .app_data(web::PathConfig::default().error_handler(path_error))
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(crate::openapi::configure)
+        // Before the API's `/api` scope, which would otherwise take `/api/mcp`.
+        .configure(crate::mcp::configure)
         .configure(routes::configure)
         .configure(crate::web::configure(sessions))
         .default_service(web::to(crate::web::not_found))
@@ -255,6 +306,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
             "schema generations",
         ),
         max_value_bytes: args.limits.max_value_bytes as usize,
+        mcp: args.mcp.settings(),
     })
 }
 

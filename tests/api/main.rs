@@ -27,6 +27,8 @@ mod large_queries;
 mod layered_permissions;
 mod links_forwarded;
 mod listing_info;
+mod mcp;
+mod mcp_bypass;
 mod metadata_in_place;
 mod openapi;
 mod ops_admin;
