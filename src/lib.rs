@@ -22,7 +22,8 @@
 //!    table, one thin handler per endpoint), [`web`] (the pages at `/`: sessions, CSRF,
 //!    server-rendered HTML) and [`mcp`] (`/api/mcp`, the Model Context Protocol's tools).
 //! 5. Assembly: [`cli`] (the command line), [`server`] (start-up, the public paths, graceful
-//!    shutdown), [`openapi`] (`/api/openapi.json`, `/api/docs`), [`admin`] and [`admin_client`]
+//!    shutdown), [`side_listeners`] (the PostgreSQL and MCP listeners beside the main address),
+//!    [`openapi`] (`/api/openapi.json`, `/api/docs`), [`admin`] and [`admin_client`]
 //!    (`rapid-rs admin`), and the binary (`main.rs`; `rapid-rs bench` hands over to the load
 //!    tool's own binary, `rapid-bench` from tools/bench).
 //!
@@ -49,6 +50,7 @@ pub mod origin;
 pub mod params;
 pub mod routes;
 pub mod server;
+pub mod side_listeners;
 pub mod state;
 pub mod upload;
 pub mod web;

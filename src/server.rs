@@ -20,6 +20,7 @@ use crate::connection::hold::hold_unread_body;
 use crate::error::{json_errors, ApiError};
 use crate::file_modes;
 use crate::routes;
+use crate::side_listeners;
 use crate::state::AppState;
 use crate::web::WebState;
 
@@ -79,8 +80,8 @@ pub async fn serve_until(
         build_app(app_state.clone(), sessions.clone())
     })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
-    let pg_addr = start_pg_listener(&args, &state.engine)?;
-    let mcp_server = start_mcp_listener(&args, state.clone())?;
+    let pg_addr = side_listeners::start_pg_listener(&args, &state.engine)?;
+    let mcp_server = side_listeners::start_mcp_listener(&args, state.clone())?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
     let engine = state.engine.clone();
@@ -110,82 +111,6 @@ pub async fn serve_until(
     server.await?;
     crate::ops::shutdown::fail_unfinished(&state);
     Ok(())
-}
-
-/// Binds the PostgreSQL listener when `RAPID_PG_LISTEN` is set and serves it on the query
-/// threads (rapid-sqlwire); its address.
-fn start_pg_listener(
-    args: &ServeArgs,
-    engine: &Engine,
-) -> std::io::Result<Option<std::net::SocketAddr>> {
-    if args.pg_listen.trim().is_empty() {
-        return Ok(None);
-    }
-    let tls = match (&args.pg_tls_cert, &args.pg_tls_key) {
-        (Some(cert), Some(key)) => Some(rapid_sqlwire::TlsFiles {
-            cert: cert.clone(),
-            key: key.clone(),
-        }),
-        _ => None,
-    };
-    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim(), tls.as_ref())?
-        .with_bounds(rapid_sqlwire::Bounds {
-            startup: std::time::Duration::from_secs(args.pg_startup_seconds),
-            per_address: args.pg_connections_per_address as usize,
-        });
-    let addr = listener.local_addr()?;
-    let engine = engine.clone();
-    actix_web::rt::spawn(async move {
-        if let Err(e) = listener.serve(engine).await {
-            tracing::error!(error = %e.report(), "the PostgreSQL listener stopped");
-        }
-    });
-    Ok(Some(addr))
-}
-
-/// Serves the MCP endpoint alone on `RAPID_MCP_LISTEN` when set, with the main address's
-/// connection front and middleware (so the same tokens, budgets and audit rows); its handle.
-fn start_mcp_listener(
-    args: &ServeArgs,
-    state: web::Data<AppState>,
-) -> std::io::Result<Option<actix_web::dev::ServerHandle>> {
-    let addr = args.mcp.mcp_listen.trim();
-    if addr.is_empty() {
-        return Ok(None);
-    }
-    let listeners = connection::bind(addr)?;
-    let addrs: Vec<_> = listeners
-        .iter()
-        .map(|l| l.local_addr())
-        .collect::<std::io::Result<_>>()?;
-    let settings =
-        connection::ConnectionSettings::from_args(args).map_err(std::io::Error::other)?;
-    let server = connection::server(listeners, settings, move || {
-        App::new()
-            .app_data(state.clone())
-            .configure(crate::mcp::configure)
-            .default_service(web::to(|| async {
-                let only = Error::not_found("This address serves only POST /api/mcp");
-                Err::<actix_web::HttpResponse, ApiError>(ApiError(only))
-            }))
-            .wrap(from_fn(authenticate))
-            .wrap(from_fn(json_errors))
-            .wrap(from_fn(crate::ops::audit_log::audit_requests))
-            .wrap(NormalizePath::new(TrailingSlash::Trim))
-            .wrap(from_fn(hold_unread_body))
-            .wrap(from_fn(crate::ops::request_log::log_requests))
-    })?;
-    let handle = server.handle();
-    actix_web::rt::spawn(server);
-    for addr in addrs {
-        let url = format!("http://{addr}{}", crate::mcp::PATH);
-        crate::ops::logging::announce(
-            args.ops.log_format,
-            &format!("mcp listening on {url}"),
-            &url,
-        );
-    }
-    Ok(Some(handle))
 }
 
 /// Served without a token: the API's public routes, its document and docs page, the web pages.

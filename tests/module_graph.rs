@@ -29,7 +29,14 @@ const FLOORS: &[&[&str]] = &[
     // MCP endpoint.
     &["routes", "web", "mcp"],
     // Assembly: the command line, start-up, the OpenAPI document, the admin commands.
-    &["cli", "server", "openapi", "admin", "admin_client"],
+    &[
+        "cli",
+        "server",
+        "side_listeners",
+        "openapi",
+        "admin",
+        "admin_client",
+    ],
 ];
 
 /// The fronts, which may not import each other although they share a floor.

@@ -62,20 +62,8 @@ async fn post_message(
     body: web::Bytes,
 ) -> HttpResponse {
     let note = note_of(&req);
-    if let Some(version) = req.headers().get("mcp-protocol-version") {
-        let asked = String::from_utf8_lossy(version.as_bytes()).to_string();
-        if !VERSIONS.iter().any(|k| k.as_str() == asked) {
-            // The transport's rule: 400. The body names the revisions spoken (a 2026 client's
-            // probe carries its own and falls back to `initialize` on this).
-            let error = ErrorData::unsupported_protocol_version(
-                serde_json::from_value(Value::String(asked)).unwrap_or_default(),
-                VERSIONS,
-            );
-            let id = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| serde_json::from_value(v.get("id")?.clone()).ok());
-            return HttpResponse::BadRequest().json(ServerJsonRpcMessage::error(error, id));
-        }
+    if let Some(refusal) = unspoken_version(&req, &body) {
+        return refusal;
     }
     let value: Value = match serde_json::from_slice(&body) {
         Ok(v) => v,
@@ -106,11 +94,42 @@ async fn post_message(
         // Notifications (`notifications/initialized`, cancellations) and responses: nothing to do.
         return HttpResponse::Accepted().finish();
     };
-    let answer = match request.request {
+    match answer(&state, &caller, &note, request.request).await {
+        Ok(result) => json(&ServerJsonRpcMessage::response(result, request.id)),
+        Err(error) => refused(&note, Some(request.id), error),
+    }
+}
+
+/// A request that names a revision this endpoint does not speak in its `MCP-Protocol-Version`
+/// header: 400, the transport's rule, the body naming the revisions spoken (a 2026 client's
+/// `server/discover` probe carries its own, and falls back to `initialize` on this).
+fn unspoken_version(req: &HttpRequest, body: &[u8]) -> Option<HttpResponse> {
+    let asked = String::from_utf8_lossy(req.headers().get("mcp-protocol-version")?.as_bytes());
+    if VERSIONS.iter().any(|k| k.as_str() == asked) {
+        return None;
+    }
+    let error = ErrorData::unsupported_protocol_version(
+        serde_json::from_value(Value::String(asked.to_string())).unwrap_or_default(),
+        VERSIONS,
+    );
+    let id = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| serde_json::from_value(v.get("id")?.clone()).ok());
+    Some(HttpResponse::BadRequest().json(ServerJsonRpcMessage::error(error, id)))
+}
+
+/// The result of one request, or the JSON-RPC error answering it.
+async fn answer(
+    state: &AppState,
+    caller: &Authorized<AnySubject>,
+    note: &Note,
+    request: ClientRequest,
+) -> Result<ServerResult, ErrorData> {
+    match request {
         ClientRequest::InitializeRequest(r) => Ok(initialized(&r.params.protocol_version)),
         ClientRequest::PingRequest(_) => Ok(ServerResult::empty(())),
         ClientRequest::ListToolsRequest(_) => {
-            let tools = tools::listed(&state, &caller.subject);
+            let tools = tools::listed(state, &caller.subject);
             let mut list = ListToolsResult::with_all_items(tools);
             // The result type belongs to the 2026 revision, which this endpoint does not speak.
             list.result_type = None;
@@ -118,7 +137,7 @@ async fn post_message(
         }
         ClientRequest::CallToolRequest(r) => {
             note.action(format!("mcp.{}", r.params.name));
-            let called = tools::call(&state, &caller, &note, &r.params).await;
+            let called = tools::call(state, caller, note, &r.params).await;
             called.map(ServerResult::CallToolResult)
         }
         // A method served here that reached this arm did not parse as itself: its params.
@@ -131,10 +150,6 @@ async fn post_message(
             format!("Method not found: {}", other.method()),
             None,
         )),
-    };
-    match answer {
-        Ok(result) => json(&ServerJsonRpcMessage::response(result, request.id)),
-        Err(error) => refused(&note, Some(request.id), error),
     }
 }
 
