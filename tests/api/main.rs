@@ -29,6 +29,8 @@ mod links_forwarded;
 mod listing_info;
 mod mcp;
 mod mcp_bypass;
+mod mcp_policies;
+mod mcp_settings;
 mod metadata_in_place;
 mod openapi;
 mod ops_admin;
