@@ -217,8 +217,7 @@ impl Call<'_> {
 
     /// Rows of the version's current commit; `None` when a row filter hides the total.
     fn rows(&self, pass: &DatasetPass<Read>, version: i64) -> Result<Option<i64>, Error> {
-        let counted = self.state.engine.rows_per_version(pass)?;
-        Ok(counted.iter().find(|(v, _)| *v == version).map(|(_, r)| *r))
+        self.state.engine.rows_of_version(pass, version)
     }
 
     fn list_datasets(&self, args: &Args<'_>) -> Result<Value, Error> {
