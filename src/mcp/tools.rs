@@ -167,7 +167,6 @@ pub async fn call(
         Ok(value) => {
             let mut result = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
             result.structured_content = Some(value);
-            result.result_type = None;
             result
         }
         Err(e) => {
@@ -180,9 +179,7 @@ pub async fn call(
                 }
                 _ => e.to_string(),
             };
-            let mut result = CallToolResult::error(vec![ContentBlock::text(message)]);
-            result.result_type = None;
-            result
+            CallToolResult::error(vec![ContentBlock::text(message)])
         }
     })
 }

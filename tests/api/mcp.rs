@@ -65,11 +65,12 @@ fn a_job(s: &TestServer, token: &str) -> String {
     id
 }
 
-/// What tests/python/mcp_client.py prints after calling every tool as `token`'s subject.
-fn python_client(s: &TestServer, token: &str, job: &str) -> Value {
+/// What tests/python/mcp_client.py prints after calling every tool as `token`'s subject, the
+/// client connecting in `mode` (`auto`: the 2026 revision; `legacy`: the `initialize` handshake).
+fn python_client(s: &TestServer, token: &str, job: &str, mode: &str) -> Value {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/mcp_client.py");
     let out = Command::new(python())
-        .args([script, &s.url("/api/mcp"), token, job])
+        .args([script, &s.url("/api/mcp"), token, job, mode])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -100,9 +101,10 @@ fn the_official_python_client_lists_and_calls_every_tool_as_each_reader() {
     let public = s.token_with("mcp-public", &["READ_PUBLIC"]);
     let secret = s.token_with("mcp-secret", &["READ_PROTECTED_SECRET"]);
 
-    let seen = python_client(&s, &public, &a_job(&s, &public));
+    // The client's default: the 2026 revision, found by `server/discover`.
+    let seen = python_client(&s, &public, &a_job(&s, &public), "auto");
     assert_eq!(seen["server"], "rapid-rs", "{seen}");
-    assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_eq!(seen["protocol_version"], "2026-07-28", "{seen}");
     let tools = seen["tools"].as_object().unwrap();
     let names: Vec<&str> = tools.keys().map(String::as_str).collect();
     assert_eq!(
@@ -160,8 +162,11 @@ fn the_official_python_client_lists_and_calls_every_tool_as_each_reader() {
     assert_eq!(seen["job_status"]["status"], "SUCCESS", "{seen}");
     assert!(!seen.to_string().contains("\"salary\""), "{seen}");
 
-    // The PROTECTED domain's reader: payroll, and nothing of the PUBLIC trips it may not read.
-    let seen = python_client(&s, &secret, &a_job(&s, &secret));
+    // The PROTECTED domain's reader, over the `initialize` handshake: payroll, and nothing of
+    // the PUBLIC trips it may not read.
+    let seen = python_client(&s, &secret, &a_job(&s, &secret), "legacy");
+    assert_eq!(seen["protocol_version"], "2025-11-25", "{seen}");
+    assert_eq!(seen["tools"].as_object().unwrap().len(), 5, "{seen}");
     assert_eq!(
         datasets(&seen["list_datasets"]),
         ["secret/payroll"],
@@ -210,13 +215,32 @@ fn the_protocol_edges_answer_as_the_transport_says() {
         json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}),
     );
     assert_eq!(body, json!({"jsonrpc": "2.0", "id": "p", "result": {}}));
-    // The 2026 envelope's probe: method not found, which makes clients fall back to initialize.
-    let (_, body) = rpc(
-        &s,
-        &token,
-        json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}}),
+    // The 2026 revision's probe: every revision spoken, and the server's description.
+    let discover = json!({"jsonrpc": "2.0", "id": 2, "method": "server/discover", "params": {}});
+    let (_, body) = rpc(&s, &token, discover);
+    let versions = &body["result"]["supportedVersions"];
+    assert_eq!(
+        versions,
+        &json!(["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]),
+        "{body}"
     );
-    assert_eq!(body["error"]["code"], -32601, "{body}");
+    assert_eq!(body["result"]["capabilities"]["tools"], json!({}), "{body}");
+    assert_eq!(body["result"]["resultType"], "complete", "{body}");
+    // Results of the 2026 revision carry their type and caching hints; older ones neither.
+    let list = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}});
+    let modern = s
+        .request("POST", "/api/mcp")
+        .bearer_auth(&token)
+        .header("mcp-protocol-version", "2026-07-28")
+        .json(&list)
+        .send()
+        .unwrap();
+    let (_, body) = crate::support::into_parts(modern);
+    assert_eq!(body["result"]["resultType"], "complete", "{body}");
+    assert_eq!(body["result"]["ttlMs"], 0, "{body}");
+    let (_, body) = rpc(&s, &token, list);
+    assert!(body["result"].get("resultType").is_none(), "{body}");
+    assert!(body["result"]["tools"].is_array(), "{body}");
     let (_, body) = rpc(
         &s,
         &token,
@@ -264,9 +288,19 @@ fn the_protocol_edges_answer_as_the_transport_says() {
     assert_eq!(body["error"]["code"], -32022, "{body}");
     assert_eq!(body["id"], 8, "{body}");
     assert_eq!(
-        body["error"]["data"]["supported"][0], "2025-11-25",
+        body["error"]["data"]["supported"][0], "2026-07-28",
         "{body}"
     );
+    // The 2026 revision removed `ping`.
+    let modern_ping = s
+        .request("POST", "/api/mcp")
+        .bearer_auth(&token)
+        .header("mcp-protocol-version", "2026-07-28")
+        .json(&json!({"jsonrpc": "2.0", "id": 10, "method": "ping"}))
+        .send()
+        .unwrap();
+    let (_, body) = crate::support::into_parts(modern_ping);
+    assert_eq!(body["error"]["code"], -32601, "{body}");
     // No event stream and no session to end.
     let (status, _) = s.call("GET", "/api/mcp", Some(&token), None);
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED);

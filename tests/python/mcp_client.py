@@ -2,9 +2,11 @@
 subject: the tool list, then every tool called once (tests/api/mcp.rs drives it and checks
 what it prints).
 
-Usage: mcp_client.py URL TOKEN JOB_ID
-Prints one JSON object: the tools with their annotations, and each call's answer (the
-structured content, or the error text of a refused call).
+Usage: mcp_client.py URL TOKEN JOB_ID MODE
+MODE is the client's `mode`: `auto` (its default: `server/discover`, the 2026-07-28 revision's
+per-request envelope) or `legacy` (the `initialize` handshake).
+Prints one JSON object: the revision used, the tools with their annotations, and each call's
+answer (the structured content, or the error text of a refused call).
 """
 
 import asyncio
@@ -27,11 +29,11 @@ def outcome(result):
     return answer
 
 
-async def main(url, token, job_id):
+async def main(url, token, job_id, mode):
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
     transport = streamable_http_client(url, http_client=http)
     out = {}
-    async with http, Client(transport) as client:
+    async with http, Client(transport, mode=mode) as client:
         out["protocol_version"] = client.protocol_version
         out["server"] = client.server_info.name if client.server_info else None
         tools = await client.list_tools()
@@ -64,4 +66,4 @@ async def main(url, token, job_id):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
+    asyncio.run(main(*sys.argv[1:5]))
