@@ -27,13 +27,7 @@ use crate::state::AppState;
 /// Commits `describe_dataset` lists, newest first.
 const HISTORY_SHOWN: i64 = 10;
 
-const DATASET_ARGS: &str = r#"{
-    "layer": {"type": "string", "description": "The dataset's layer (list_datasets gives it)"},
-    "domain": {"type": "string"},
-    "dataset": {"type": "string"},
-    "version": {"type": "integer", "description": "Schema version; absent: the latest"}
-}"#;
-
+/// A tool's input schema: an object of `properties`, `required` present, nothing else.
 fn schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
     let mut s = JsonObject::new();
     s.insert("type".into(), "object".into());
@@ -43,14 +37,21 @@ fn schema(properties: Value, required: &[&str]) -> Arc<JsonObject> {
     Arc::new(s)
 }
 
+/// The arguments naming a dataset, and `extra`.
 fn dataset_properties(extra: Value) -> Value {
-    let mut p: JsonObject = serde_json::from_str(DATASET_ARGS).unwrap_or_default();
-    if let Value::Object(extra) = extra {
+    let mut p = json!({
+        "layer": {"type": "string", "description": "The dataset's layer (list_datasets gives it)"},
+        "domain": {"type": "string"},
+        "dataset": {"type": "string"},
+        "version": {"type": "integer", "description": "Schema version; absent: the latest"}
+    });
+    if let (Value::Object(p), Value::Object(extra)) = (&mut p, extra) {
         p.extend(extra);
     }
-    Value::Object(p)
+    p
 }
 
+/// A tool that only reads, annotated so (`readOnlyHint`, and it changes nothing it is asked twice).
 fn reading(tool: Tool, title: &str) -> Tool {
     tool.annotate(
         ToolAnnotations::with_title(title)
