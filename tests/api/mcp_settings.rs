@@ -114,6 +114,12 @@ fn write_tools_exist_only_with_the_setting_and_data_admin() {
         datasets(&listed).contains(&"travel/stops".to_string()),
         "{listed}"
     );
+    // A dataset without data yet is described all the same: no rows, no commit.
+    let stops = json!({"layer": "default", "domain": "travel", "dataset": "stops"});
+    let described = tool(&s, &reader, "describe_dataset", stops).unwrap();
+    assert_eq!(described["rows"], 0, "{described}");
+    assert_eq!(described["freshness"], Value::Null, "{described}");
+    assert_eq!(described["history"], json!([]), "{described}");
 }
 
 #[test]
