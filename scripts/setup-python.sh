@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -r tests/python/requirements.txt
-.venv/bin/python -c "import pyarrow, rapid, pandera, strenum, duckdb, psycopg, sqlalchemy, deltalake, standardwebhooks; print('python test environment ready: pyarrow', pyarrow.__version__)"
+.venv/bin/python -c "import pyarrow, rapid, pandera, strenum, duckdb, psycopg, sqlalchemy, deltalake, standardwebhooks, mcp; print('python test environment ready: pyarrow', pyarrow.__version__)"
 python3 -m venv .venv-ext
 .venv-ext/bin/python -m pip install --quiet --disable-pip-version-check -r tests/python/requirements-ext.txt
 .venv-ext/bin/python -c "import duckdb, duckdb_extension_postgres_scanner, duckdb_extension_delta; print('DuckDB extensions ready: duckdb', duckdb.__version__)"

@@ -248,6 +248,8 @@ pub struct ServeArgs {
     pub limits: crate::config_limits::LimitArgs,
     #[command(flatten)]
     pub ops: crate::config_ops::OpsArgs,
+    #[command(flatten)]
+    pub mcp: crate::config_mcp::McpArgs,
 }
 
 impl ServeArgs {

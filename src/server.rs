@@ -20,6 +20,7 @@ use crate::connection::hold::hold_unread_body;
 use crate::error::{json_errors, ApiError};
 use crate::file_modes;
 use crate::routes;
+use crate::side_listeners;
 use crate::state::AppState;
 use crate::web::WebState;
 
@@ -79,7 +80,8 @@ pub async fn serve_until(
         build_app(app_state.clone(), sessions.clone())
     })?;
     let metrics_server = crate::ops::metrics_bind::start(&args.ops, state.clone())?;
-    let pg_addr = start_pg_listener(&args, &state.engine)?;
+    let pg_addr = side_listeners::start_pg_listener(&args, &state.engine)?;
+    let mcp_server = side_listeners::start_mcp_listener(&args, state.clone())?;
     let handle = server.handle();
     let timeout = std::time::Duration::from_secs(args.ops.shutdown_timeout_seconds);
     let engine = state.engine.clone();
@@ -87,6 +89,9 @@ pub async fn serve_until(
         shutdown.await;
         if let Some(metrics) = metrics_server {
             metrics.stop(false).await;
+        }
+        if let Some(mcp) = &mcp_server {
+            mcp.stop(true).await;
         }
         crate::ops::shutdown::drain(handle, engine, timeout).await;
     });
@@ -106,37 +111,6 @@ pub async fn serve_until(
     server.await?;
     crate::ops::shutdown::fail_unfinished(&state);
     Ok(())
-}
-
-/// Binds the PostgreSQL listener when `RAPID_PG_LISTEN` is set and serves it on the query
-/// threads (rapid-sqlwire); its address.
-fn start_pg_listener(
-    args: &ServeArgs,
-    engine: &Engine,
-) -> std::io::Result<Option<std::net::SocketAddr>> {
-    if args.pg_listen.trim().is_empty() {
-        return Ok(None);
-    }
-    let tls = match (&args.pg_tls_cert, &args.pg_tls_key) {
-        (Some(cert), Some(key)) => Some(rapid_sqlwire::TlsFiles {
-            cert: cert.clone(),
-            key: key.clone(),
-        }),
-        _ => None,
-    };
-    let listener = rapid_sqlwire::PgListener::bind(args.pg_listen.trim(), tls.as_ref())?
-        .with_bounds(rapid_sqlwire::Bounds {
-            startup: std::time::Duration::from_secs(args.pg_startup_seconds),
-            per_address: args.pg_connections_per_address as usize,
-        });
-    let addr = listener.local_addr()?;
-    let engine = engine.clone();
-    actix_web::rt::spawn(async move {
-        if let Err(e) = listener.serve(engine).await {
-            tracing::error!(error = %e.report(), "the PostgreSQL listener stopped");
-        }
-    });
-    Ok(Some(addr))
 }
 
 /// Served without a token: the API's public routes, its document and docs page, the web pages.
@@ -170,6 +144,8 @@ fn build_app(
         .app_data(web::PathConfig::default().error_handler(path_error))
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .configure(crate::openapi::configure)
+        // Before the API's `/api` scope, which would otherwise take `/api/mcp`.
+        .configure(crate::mcp::configure)
         .configure(routes::configure)
         .configure(crate::web::configure(sessions))
         .default_service(web::to(crate::web::not_found))
@@ -258,6 +234,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
             "schema generations",
         ),
         max_value_bytes: args.limits.max_value_bytes as usize,
+        mcp: args.mcp.settings(),
     })
 }
 

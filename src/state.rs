@@ -21,6 +21,8 @@ pub struct AppState {
     pub generations: WorkPermits,
     /// The longest single value in an upload or sample.
     pub max_value_bytes: usize,
+    /// The MCP endpoint's answer caps and whether it offers write tools.
+    pub mcp: crate::config_mcp::McpSettings,
 }
 
 impl AppState {

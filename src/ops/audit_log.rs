@@ -1,5 +1,5 @@
 //! The audit log's HTTP side: one row per request to the API (`front` `http`, or `sql` for
-//! `/api/sql...`) and the pages (`web`), written once the answer is known and before it is sent
+//! `/api/sql...`, `mcp` for `/api/mcp`, one JSON-RPC message a request) and the pages (`web`), written once the answer is known and before it is sent
 //! (`AuditLog::record` returns once the row is durable), so an answered request always has its
 //! row. Liveness, readiness, metrics, the API document and the pages' static files are not
 //! requests for data or access and are left out. The request's [`Note`] is in its extensions
@@ -33,6 +33,9 @@ pub fn front_of(path: &str) -> Option<Front> {
     }
     if path == "/api/sql" || path.starts_with("/api/sql/") {
         return Some(Front::Sql);
+    }
+    if path == "/api/mcp" {
+        return Some(Front::Mcp);
     }
     match path == "/api" || path.starts_with("/api/") {
         true => Some(Front::Http),

@@ -21,6 +21,12 @@ fn routes() -> Vec<(&'static str, &'static str, Option<Value>, Needs)> {
         ("GET", "/api/status", None, Nothing),
         ("GET", "/api/layers", None, AnyToken),
         (
+            "POST",
+            "/api/mcp",
+            Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+            AnyToken,
+        ),
+        (
             "PUT",
             "/api/user/password",
             Some(json!({"current_password": "x", "new_password": "y"})),

@@ -121,6 +121,14 @@ impl TestServer {
             .map(|a| a.trim().parse().unwrap())
     }
 
+    /// The MCP listener's URL (`RAPID_MCP_LISTEN`), as printed at start-up.
+    pub fn mcp_url(&self) -> Option<String> {
+        self.preamble
+            .iter()
+            .find_map(|l| l.strip_prefix("mcp listening on "))
+            .map(|u| u.trim().to_string())
+    }
+
     /// Stops the server with SIGTERM (graceful) and hands back its folder for a restart.
     pub fn stop(mut self) -> TempDir {
         self.terminate();

@@ -173,7 +173,7 @@ impl AuditEntry {
             policies: noted.policies,
             rows: noted.rows,
             bytes: None,
-            status,
+            status: noted.status.unwrap_or(status),
             duration_ms: 0,
             request_id: None,
             client_addr: None,

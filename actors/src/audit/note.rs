@@ -19,8 +19,11 @@ pub struct NoteFields {
     pub policies: Vec<String>,
     pub rows: Option<u64>,
     pub statement: Option<String>,
-    /// A finer action than the front's own (a statement's kind).
+    /// A finer action than the front's own (a statement's kind, an MCP tool).
     pub action: Option<String>,
+    /// The outcome when the front's own status does not tell it: an MCP tool call refused
+    /// inside a 200 answer (the protocol carries the refusal in its body).
+    pub status: Option<u16>,
 }
 
 impl Note {
@@ -76,6 +79,10 @@ impl Note {
     pub fn action(&self, action: impl Into<String>) {
         let action = action.into();
         self.with(|f| f.action = Some(action))
+    }
+
+    pub fn status(&self, status: u16) {
+        self.with(|f| f.status = Some(status))
     }
 
     /// What was noted so far.

@@ -117,13 +117,26 @@ impl Engine {
         let latest = pass.record().latest_version;
         let mut out = vec![];
         for v in (1..=latest).rev().take(OVERVIEW_VERSIONS as usize) {
-            // A version whose rows a policy filters for this subject is not counted: its total
-            // would count hidden rows.
-            if !self.counts_hidden(pass, v)? {
-                out.push((v, self.counted_files(pass, v)?.live.values().sum()));
+            // A version whose rows a policy filters for this subject is not counted.
+            if let Some(rows) = self.rows_of_version(pass, v)? {
+                out.push((v, rows));
             }
         }
         Ok(out)
+    }
+
+    /// The rows of one version's current commit, as [`Engine::rows_per_version`] counts them;
+    /// `None` when a policy filters the version's rows for this subject (the total would count
+    /// hidden rows). A listing of many datasets asks this once each.
+    pub fn rows_of_version<A: AccessKind>(
+        &self,
+        pass: &DatasetPass<A>,
+        version: i64,
+    ) -> Result<Option<i64>> {
+        if self.counts_hidden(pass, version)? {
+            return Ok(None);
+        }
+        Ok(Some(self.counted_files(pass, version)?.live.values().sum()))
     }
 
     /// The version a page reads when none is asked: the newest one holding rows (a new schema
