@@ -52,6 +52,11 @@ fn row_filters_and_column_masks_apply_to_every_tool() {
     let described = tool(&s, &reader, "describe_dataset", trips.clone()).unwrap();
     assert_eq!(described["rows"], json!(null), "{described}");
     assert!(described["profile"]["hidden"].is_string(), "{described}");
+    assert_eq!(
+        described["history"],
+        json!(null),
+        "history counts hidden rows: {described}"
+    );
     let described = tool(&s, &admin, "describe_dataset", trips).unwrap();
     assert_eq!(described["rows"], 4, "{described}");
 
