@@ -173,7 +173,7 @@ impl TableProvider for PolicyTable {
         // cannot fail and read no masked column also skip files below it (see `skips_files`).
         Ok(filters
             .iter()
-            .map(|f| match self.skips_files(f) {
+            .map(|f| match self.skips_files(as_written(f)) {
                 true => TableProviderFilterPushDown::Inexact,
                 false => TableProviderFilterPushDown::Unsupported,
             })
@@ -204,7 +204,13 @@ impl TableProvider for PolicyTable {
         // The policy's own filters may skip files (partition values, column bounds), and so may
         // the statement's that cannot fail (they are applied above, after the policy's).
         let mut skipping = filters.clone();
-        skipping.extend(pushed.iter().filter(|f| self.skips_files(f)).cloned());
+        skipping.extend(
+            pushed
+                .iter()
+                .map(as_written)
+                .filter(|f| self.skips_files(f))
+                .cloned(),
+        );
         let mut plan = self.inner.scan(state, Some(&read), &skipping, None).await?;
         let read_df = DFSchema::try_from(plan.schema().as_ref().clone())?;
         if let Some(predicate) = conjunction(filters) {
@@ -223,6 +229,25 @@ impl TableProvider for PolicyTable {
         plan = Arc::new(ProjectionExec::try_new(exprs, plan)?);
         let schema = Arc::new(self.schema.project(&shown)?);
         Ok(Arc::new(PolicyExec::new(plan, schema, &self.policy.names)))
+    }
+}
+
+/// A statement's filter as written: the fronts hand each over as `(f) IS NOT DISTINCT FROM
+/// true` (so a NULL drops the row wherever it is evaluated); for skipping files the two are
+/// the same, and only the written form is one the file bounds can answer.
+fn as_written(e: &Expr) -> &Expr {
+    use datafusion::logical_expr::Operator::IsNotDistinctFrom;
+    match e {
+        Expr::BinaryExpr(b)
+            if b.op == IsNotDistinctFrom
+                && matches!(
+                    &*b.right,
+                    Expr::Literal(ScalarValue::Boolean(Some(true)), _)
+                ) =>
+        {
+            &b.left
+        }
+        _ => e,
     }
 }
 
