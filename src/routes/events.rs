@@ -23,8 +23,8 @@ pub struct FeedQuery {
 
 #[utoipa::path(get, path = "/api/events", tag = "events",
     params(
-        ("after" = Option<i64>, Query, description = "The `next` of the previous page (absent: from the start)"),
-        ("limit" = Option<usize>, Query, description = "Events per page, 1 to 1000 (default 100)"),
+        ("after" = Option<i64>, Query, minimum = 0, description = "The `next` of the previous page (absent: from the start)"),
+        ("limit" = Option<usize>, Query, minimum = 1, maximum = 1000, description = "Events per page, 1 to 1000 (default 100)"),
     ),
     responses(
         (status = 200, description = "CloudEvents 1.0 objects of datasets the caller may read, oldest first, and the cursor of the next page", body = EventPage),
@@ -140,8 +140,8 @@ pub struct ChangesQuery {
     params(("layer" = String, Path, example = "default"), ("domain" = String, Path, example = "demo"),
         ("dataset" = String, Path, example = "visits"),
         ("version" = Option<i64>, Query, description = "Schema version; absent, 0 or less: the latest"),
-        ("from_commit" = Option<i64>, Query, description = "The first commit (default: the oldest whose changes are kept)"),
-        ("to_commit" = Option<i64>, Query, description = "The last commit (default: the newest); at most 100 commits a call")),
+        ("from_commit" = Option<i64>, Query, minimum = 1, description = "The first commit (default: the oldest whose changes are kept)"),
+        ("to_commit" = Option<i64>, Query, minimum = 1, description = "The last commit (default: the newest); at most 100 commits a call")),
     responses(
         (status = 200, description = "The rows the commits changed, as the caller may see them (READ access): the dataset's columns, `_change_type` (`delete` or `insert`) and `_commit`; in commit order, a commit's deletes first. Every row of a file a commit removed is a delete, every row of one it added an insert; compactions change no row", content(
             (doc::QueryRows = "application/json"),
