@@ -321,7 +321,7 @@ const MIGRATIONS: &[&str] = &[
     // 19: the audit log (issue 55).
     super::audit::TABLES,
     // 20: change events: the outbox written by triggers, webhooks and deliveries (issue 58).
-    super::events::TABLES,
+    super::event_tables::TABLES,
 ];
 
 /// The newest schema version this binary knows.

@@ -12,6 +12,7 @@ mod audit;
 mod changes;
 mod datasets;
 mod erasure;
+mod event_tables;
 mod events;
 mod history;
 mod jobs;

@@ -392,7 +392,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 18: dataset policies and subject attributes (issue 55).
     super::policies::TABLES,
     // 19: change events: the outbox written by triggers, webhooks and deliveries (issue 58).
-    super::events::TABLES,
+    super::event_tables::TABLES,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

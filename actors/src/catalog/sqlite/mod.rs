@@ -9,6 +9,7 @@ mod changes;
 mod checkpoint;
 mod datasets;
 mod erasure;
+mod event_tables;
 mod events;
 mod history;
 mod jobs;
