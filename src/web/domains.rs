@@ -10,21 +10,13 @@ use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
-#[derive(serde::Deserialize)]
-pub struct Done {
-    #[serde(default)]
-    done: String,
-    #[serde(default)]
-    done_sig: String,
-}
-
 pub async fn get_domains(
     state: web::Data<AppState>,
-    done: web::Query<Done>,
+    done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
     let domains = state.auth().protected_domains(&pass);
-    let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
+    let said = done.said(&viewer);
     let body = domains_body(&viewer, said, &domains, None);
     Ok(ok(page(&viewer, "Protected domains", body)))
 }

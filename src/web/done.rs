@@ -12,6 +12,22 @@ fn tag(viewer: &Viewer, message: &str) -> String {
     sig.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The page's query after such a redirect.
+#[derive(serde::Deserialize)]
+pub struct Done {
+    #[serde(default)]
+    done: String,
+    #[serde(default)]
+    done_sig: String,
+}
+
+impl Done {
+    /// Its message when this session's, else "".
+    pub fn said(&self, viewer: &Viewer) -> &str {
+        verified(viewer, &self.done, &self.done_sig)
+    }
+}
+
 /// `done=...&done_sig=...` for a redirect after a change the viewer made.
 pub fn query(viewer: &Viewer, message: &str) -> String {
     let sig = tag(viewer, message);

@@ -63,14 +63,6 @@ fn permission_boxes(
     }
 }
 
-#[derive(serde::Deserialize)]
-pub struct Done {
-    #[serde(default)]
-    done: String,
-    #[serde(default)]
-    done_sig: String,
-}
-
 fn subjects_page(
     state: &AppState,
     pass: &UserAdminPass,
@@ -141,7 +133,7 @@ fn subjects_page(
 
 pub async fn get_subjects(
     state: web::Data<AppState>,
-    done: web::Query<Done>,
+    done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<UserAdmin>,
 ) -> PageResult {
     Ok(ok(subjects_page(
@@ -149,7 +141,7 @@ pub async fn get_subjects(
         &pass,
         &viewer,
         &[],
-        crate::web::done::verified(&viewer, &done.done, &done.done_sig),
+        done.said(&viewer),
         None,
     )))
 }
@@ -253,7 +245,7 @@ fn created_body(c: &Created) -> Markup {
 pub async fn get_subject(
     state: web::Data<AppState>,
     path: web::Path<String>,
-    done: web::Query<Done>,
+    done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<UserAdmin>,
 ) -> PageResult {
     let subject = state
@@ -268,7 +260,7 @@ pub async fn get_subject(
                 vec![format!("Subject with ID {path} does not exist")],
             )
         })?;
-    let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
+    let said = done.said(&viewer);
     let body = subject_body(&state, &pass, &viewer, &subject, said);
     Ok(ok(page(&viewer, &subject.name, body)))
 }

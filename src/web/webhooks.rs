@@ -14,20 +14,12 @@ use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
-#[derive(serde::Deserialize)]
-pub struct Done {
-    #[serde(default)]
-    done: String,
-    #[serde(default)]
-    done_sig: String,
-}
-
 pub async fn get_webhooks(
     state: web::Data<AppState>,
-    done: web::Query<Done>,
+    done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
-    let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
+    let said = done.said(&viewer);
     let hooks = with_counts(&state, &pass)?;
     let body = list_body(&viewer, said, &hooks, None);
     Ok(ok(page(&viewer, "Webhooks", body)))
@@ -132,11 +124,11 @@ pub async fn post_webhook(
 pub async fn get_webhook(
     state: web::Data<AppState>,
     path: web::Path<String>,
-    done: web::Query<Done>,
+    done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<DataAdmin>,
 ) -> PageResult {
     let hook = state.engine.webhook(&pass, &path)?;
-    let said = crate::web::done::verified(&viewer, &done.done, &done.done_sig);
+    let said = done.said(&viewer);
     let body = html! {
         @if !said.is_empty() { (notice(said)) }
         dl {

@@ -62,6 +62,7 @@ mod query_plans_kept;
 mod query_semantics;
 mod receiver;
 mod restart;
+mod route_gates;
 mod schemas;
 mod secrets;
 mod signin_flood;

@@ -171,9 +171,14 @@ impl Worker {
             .into_iter()
             .map(|h| (h.id.clone(), h))
             .collect();
+        // No subscription: no catalog write every turn. A later one is owed only events after
+        // it (`after_event`), so the fan-out skips what piled up meanwhile.
+        if hooks.is_empty() {
+            return Ok(());
+        }
         self.fan_out(&hooks)?;
         let room = MAX_IN_FLIGHT.saturating_sub(attempts.len());
-        if room == 0 || hooks.is_empty() {
+        if room == 0 {
             return Ok(());
         }
         let now = now_ms();
