@@ -103,10 +103,12 @@ pub struct UploadCommit {
     /// index existed): the keys of every file of generation `based_on`, recorded before the commit's own;
     /// the version's index is complete from then on. Needs `based_on`.
     pub backfill: Option<Vec<StoredKeys>>,
-    /// The upload's keys were checked against the version's unique index as of generation
-    /// `based_on` (so nothing was stored since): the commit records them without probing the
-    /// stored keys again, still refusing a key repeated inside the upload. False when unsure.
-    pub keys_checked: bool,
+    /// The version's manifest generation the engine read before checking the upload's keys
+    /// against the unique index (`None` when unsure): the commit probes only the runs written
+    /// after it (each run is tagged with a generation above the one its writer read), still
+    /// refusing a key repeated inside the upload. Equal to `based_on`, nothing is probed but
+    /// what this commit writes first (a backfill).
+    pub keys_checked_at: Option<i64>,
     /// APPEND or OVERWRITE, as the version's history will list it.
     pub operation: CommitOperation,
     /// The upload's column profile (JSON), kept with the raw file in the commit's transaction:

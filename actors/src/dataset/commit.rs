@@ -116,6 +116,8 @@ fn try_commit(
     let replaced_ids: HashSet<i64> = replaced.iter().map(|f| f.id).collect();
 
     let mut backfill = None;
+    // The generation the keys were last checked against: the commit probes the runs since.
+    let mut keys_checked_at = upload.checked_at;
     if !upload.output.unique.is_empty()
         && (attempt > 1 || !index_decides(catalog, record.id, upload)?)
     {
@@ -136,6 +138,7 @@ fn try_commit(
         if !problems.is_empty() {
             return Err(problems.into_error());
         }
+        keys_checked_at = based_on;
     }
 
     if !*placed {
@@ -151,7 +154,7 @@ fn try_commit(
         .collect();
     let mut commit = upload_commit(record, upload, based_on, &rels, &replaced_ids);
     commit.backfill = backfill;
-    commit.keys_checked = upload.checked_at.is_some() && upload.checked_at == based_on;
+    commit.keys_checked_at = keys_checked_at;
     let started = std::time::Instant::now();
     catalog.commit_upload(&commit)?;
     let micros = started.elapsed().as_micros();
@@ -261,7 +264,7 @@ fn upload_commit(
         based_on,
         replaced: replaced_ids.iter().copied().collect(),
         backfill: None,
-        keys_checked: false,
+        keys_checked_at: None,
         operation: match upload.behaviour {
             UpdateBehaviour::Append => CommitOperation::Append,
             UpdateBehaviour::Overwrite => CommitOperation::Overwrite,

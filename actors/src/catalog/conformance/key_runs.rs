@@ -40,6 +40,17 @@ fn commit(
     paths: &[&str],
     keys: ColumnKeys,
 ) -> crate::error::Result<()> {
+    commit_checked_at(c, record, (raw, paths), keys, None)
+}
+
+/// [`commit`], its keys checked by the engine as of generation `checked_at`.
+fn commit_checked_at(
+    c: &dyn Catalog,
+    record: &DatasetRecord,
+    (raw, paths): (&str, &[&str]),
+    keys: ColumnKeys,
+    checked_at: Option<i64>,
+) -> crate::error::Result<()> {
     let job = upload_job(c, record, "s1", raw);
     let mut commit = upload(record, &job, raw, paths);
     for (n, file) in commit.files.iter_mut().enumerate() {
@@ -50,7 +61,41 @@ fn commit(
         }];
     }
     commit.based_on = Some(c.manifest_generation(record.id, 1).unwrap());
+    commit.keys_checked_at = checked_at;
     c.commit_upload(&commit)
+}
+
+/// A commit whose keys the engine checked at generation G probes only the runs written since,
+/// and a key stored since refuses it, also when it landed in a run merged since; a key in an
+/// older run is the engine's check's to find (trusted, as documented).
+pub(super) fn checks_meet_the_runs_written_since(c: &dyn Catalog) {
+    let record = dataset(c, "since");
+    let append = |n: i64, keys, checked_at| {
+        let (raw, path) = (format!("r{n}.csv"), format!("p=a/{n}.parquet"));
+        commit_checked_at(c, &record, (&raw, &[&path]), keys, checked_at)
+    };
+    for n in 0..7 {
+        append(n, int_keys(n * 100..n * 100 + 100), None).unwrap();
+    }
+    let checked = c.manifest_generation(record.id, 1).unwrap();
+    // The eighth run of the tier: merged with the seven into a run written after the check.
+    append(7, int_keys([9_999].into_iter()), None).unwrap();
+    let late = append(8, int_keys([10_000, 9_999].into_iter()), Some(checked));
+    assert_eq!(
+        late.map_err(|e| e.kind),
+        Err(crate::error::ErrorKind::Conflict),
+        "a key stored after the check refuses the commit"
+    );
+    append(9, int_keys([10_000].into_iter()), Some(checked)).unwrap();
+    assert_eq!(count_found(c, &record, 10_000..10_001), 1);
+    // Checked as of the newest generation: no stored run is probed.
+    let now = c.manifest_generation(record.id, 1).unwrap();
+    append(10, int_keys([50].into_iter()), Some(now)).unwrap();
+    assert_eq!(
+        append(11, int_keys([50].into_iter()), Some(now)).map_err(|e| e.kind),
+        Err(crate::error::ErrorKind::Conflict),
+        "checked before commit 10: its run is probed"
+    );
 }
 
 /// 30 appends (runs merged 8 at a time); a deleted raw file's keys are gone and may be stored

@@ -165,6 +165,10 @@ const CASES: &[(&str, Case)] = &[
         key_runs::large_runs_span_blocks,
     ),
     (
+        "key_runs::checks_meet_the_runs_written_since",
+        key_runs::checks_meet_the_runs_written_since,
+    ),
+    (
         "swaps::merged_files_keep_keys_and_lose_a_raw_file_exactly",
         swaps::merged_files_keep_keys_and_lose_a_raw_file_exactly,
     ),
@@ -272,7 +276,7 @@ fn upload(record: &DatasetRecord, job_id: &str, raw: &str, paths: &[&str]) -> Up
         based_on: Some(0),
         replaced: Vec::new(),
         backfill: None,
-        keys_checked: false,
+        keys_checked_at: None,
         operation: crate::catalog::CommitOperation::Append,
         profile: None,
     }

@@ -42,6 +42,10 @@ pub(crate) struct IndexOf<'a> {
 pub(crate) struct RunRow {
     pub id: i64,
     pub level: i64,
+    /// Above the version's manifest generation its writer read (written in the transaction
+    /// that takes the generation past it): a check that read generation `g` saw every run
+    /// tagged `g` or less.
+    pub generation: i64,
     pub min_key: Vec<u8>,
     pub max_key: Vec<u8>,
 }
@@ -71,7 +75,8 @@ pub(crate) trait RunStore {
     fn blocks(&self, run: i64) -> Result<Vec<BlockRow>>;
     fn bloom(&self, run: i64, block: i64) -> Result<Vec<u8>>;
     fn entries(&self, run: i64, block: i64) -> Result<Vec<u8>>;
-    /// A new, empty run: listed by [`Self::runs`] once finished.
+    /// A new, empty run, tagged with the version's manifest generation plus one: listed by
+    /// [`Self::runs`] once finished.
     fn new_run(&self, index: IndexOf<'_>) -> Result<i64>;
     fn add_block(&self, block: &NewBlock<'_>) -> Result<()>;
     fn finish_run(&self, run: i64, level: i64, count: i64, min: &[u8], max: &[u8]) -> Result<()>;
@@ -109,16 +114,18 @@ pub(crate) fn find(
 ) -> Result<Vec<KeyHit>> {
     let sorted: Vec<Cow<'_, KeyList>> = lists.iter().map(|keys| keys.ascending()).collect();
     let lists: Vec<&KeyList> = sorted.iter().map(|k| k.as_ref()).collect();
-    find_sorted(store, index, &lists)
+    find_sorted(store, index, &lists, None)
 }
 
-/// [`find`] over lists already ascending.
+/// [`find`] over lists already ascending, in the runs tagged above generation `since` (every
+/// run when `None`).
 fn find_sorted(
     store: &dyn RunStore,
     index: IndexOf<'_>,
     lists: &[&KeyList],
+    since: Option<i64>,
 ) -> Result<Vec<KeyHit>> {
-    let found = entries_holding(store, index, lists)?;
+    let found = entries_holding(store, index, lists, since)?;
     if found.is_empty() {
         return Ok(Vec::new());
     }
@@ -140,11 +147,12 @@ struct Probe<'k> {
     hashes: Option<Vec<u64>>,
 }
 
-/// Every entry, live or dead, whose key is in one of `lists`.
+/// Every entry, live or dead, whose key is in one of `lists`, in the runs tagged above `since`.
 fn entries_holding(
     store: &dyn RunStore,
     index: IndexOf<'_>,
     lists: &[&KeyList],
+    since: Option<i64>,
 ) -> Result<Vec<Entry>> {
     let mut probes: Vec<Probe<'_>> = lists
         .iter()
@@ -158,6 +166,9 @@ fn entries_holding(
     let last = probes.iter().filter_map(|p| p.keys.last()).max().unwrap();
     let mut found = Vec::new();
     for run in store.runs(index)? {
+        if since.is_some_and(|g| run.generation <= g) {
+            continue;
+        }
         if run.max_key.as_slice() < first || run.min_key.as_slice() > last {
             continue;
         }

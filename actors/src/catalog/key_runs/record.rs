@@ -33,8 +33,9 @@ pub(crate) fn record_backfill(store: &dyn RunStore, commit: &UploadCommit) -> Re
 
 /// The keys of the commit's new files, after the replaced files' origins were dropped (an
 /// OVERWRITE may store again the values it replaces). A key a live entry holds refuses the
-/// commit as a conflict: the engine checks again and names the values. Not probed when the
-/// engine checked the keys against this very state ([`UploadCommit::keys_checked`]).
+/// commit as a conflict: the engine checks again and names the values. Only the runs written
+/// after the engine's own check are probed ([`UploadCommit::keys_checked_at`]): with several
+/// uploaders, the few runs of the commits that landed meanwhile, not the whole index.
 pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Result<()> {
     let lists = commit.files.iter().flat_map(|file| {
         file.unique_keys.iter().map(|keys| OriginKeys {
@@ -43,10 +44,8 @@ pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Re
             keys,
         })
     });
-    let refuse = if commit.keys_checked {
-        Refuse::Repeats
-    } else {
-        Refuse::RepeatsAndStored
+    let refuse = Refuse::RepeatsAndStored {
+        since: commit.keys_checked_at,
     };
     record_lists(store, commit, lists.collect(), refuse)
 }
@@ -56,10 +55,9 @@ pub(crate) fn record_new_keys(store: &dyn RunStore, commit: &UploadCommit) -> Re
 enum Refuse {
     /// Nothing: a backfill records the stored state as it is.
     Nothing,
-    /// A key repeated inside the commit.
-    Repeats,
-    /// That, or a key a live entry holds.
-    RepeatsAndStored,
+    /// A key repeated inside the commit, or one a live entry holds in a run written after
+    /// generation `since` (every run when `None`).
+    RepeatsAndStored { since: Option<i64> },
 }
 
 /// An origin's id and its keys, sorted.
@@ -95,9 +93,9 @@ fn record_lists(
             column,
         };
         let lists: Vec<(i64, &KeyList)> = lists.iter().map(|(o, k)| (*o, k.as_ref())).collect();
-        if refuse == Refuse::RepeatsAndStored {
+        if let Refuse::RepeatsAndStored { since } = refuse {
             let keys: Vec<&KeyList> = lists.iter().map(|(_, k)| *k).collect();
-            if !find_sorted(store, index, &keys)?.is_empty() {
+            if !find_sorted(store, index, &keys, since)?.is_empty() {
                 return Err(commit_conflict(commit.dataset_id, commit.version));
             }
         }

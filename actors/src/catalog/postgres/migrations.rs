@@ -322,6 +322,13 @@ const MIGRATIONS: &[&str] = &[
     super::audit::TABLES,
     // 20: change events: the outbox written by triggers, webhooks and deliveries (issue 58).
     super::event_tables::TABLES,
+    // 21: as SQLite's 20, each unique-index run tagged above the manifest generation its writer
+    // read, so a commit probes only the runs written after the engine's check (issue 52).
+    r#"
+    ALTER TABLE key_runs ADD COLUMN generation BIGINT NOT NULL DEFAULT 0;
+    UPDATE key_runs SET generation = COALESCE((SELECT s.generation FROM schema_versions s
+        WHERE s.dataset_id = key_runs.dataset_id AND s.version = key_runs.version), 0);
+    "#,
 ];
 
 /// The newest schema version this binary knows.

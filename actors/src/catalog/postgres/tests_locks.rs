@@ -40,7 +40,7 @@ fn commit_of(
         based_on: Some(based_on),
         replaced: Vec::new(),
         backfill: None,
-        keys_checked: false,
+        keys_checked_at: None,
         operation: crate::catalog::CommitOperation::Append,
         profile: None,
     }

@@ -36,7 +36,7 @@ struct Store<'d, 'c>(&'d Db<'c>);
 impl RunStore for Store<'_, '_> {
     fn runs(&self, index: IndexOf<'_>) -> Result<Vec<RunRow>> {
         let rows = self.0.query(
-            "SELECT id, level, min_key, max_key FROM key_runs
+            "SELECT id, level, min_key, max_key, generation FROM key_runs
              WHERE dataset_id = $1 AND version = $2 AND column_name = $3 AND finished",
             &[&index.dataset_id, &index.version, &index.column],
         )?;
@@ -47,6 +47,7 @@ impl RunStore for Store<'_, '_> {
                     level: r.try_get(1)?,
                     min_key: r.try_get(2)?,
                     max_key: r.try_get(3)?,
+                    generation: r.try_get(4)?,
                 })
             })
             .collect()
@@ -86,7 +87,9 @@ impl RunStore for Store<'_, '_> {
 
     fn new_run(&self, index: IndexOf<'_>) -> Result<i64> {
         let row = self.0.query_one(
-            "INSERT INTO key_runs (dataset_id, version, column_name) VALUES ($1, $2, $3)
+            "INSERT INTO key_runs (dataset_id, version, column_name, generation)
+             SELECT $1, $2, $3, COALESCE(MAX(generation), 0) + 1 FROM schema_versions
+             WHERE dataset_id = $1 AND version = $2
              RETURNING id",
             &[&index.dataset_id, &index.version, &index.column],
         )?;

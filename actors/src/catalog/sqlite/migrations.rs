@@ -393,6 +393,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
     super::policies::TABLES,
     // 19: change events: the outbox written by triggers, webhooks and deliveries (issue 58).
     super::event_tables::TABLES,
+    // 20: each unique-index run tagged above the manifest generation its writer read, so a
+    // commit probes only the runs written after the engine's check (issue 52). Runs already
+    // stored take their version's generation now: each holds only keys committed by then.
+    r#"
+    ALTER TABLE key_runs ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    UPDATE key_runs SET generation = COALESCE((SELECT s.generation FROM schema_versions s
+        WHERE s.dataset_id = key_runs.dataset_id AND s.version = key_runs.version), 0);
+    "#,
 ];
 
 pub fn apply(conn: &mut Connection) -> Result<()> {

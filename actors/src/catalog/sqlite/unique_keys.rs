@@ -44,7 +44,7 @@ struct Store<'c>(&'c Connection);
 impl RunStore for Store<'_> {
     fn runs(&self, index: IndexOf<'_>) -> Result<Vec<RunRow>> {
         let mut stmt = self.0.prepare_cached(
-            "SELECT id, level, min_key, max_key FROM key_runs
+            "SELECT id, level, min_key, max_key, generation FROM key_runs
              WHERE dataset_id = ?1 AND version = ?2 AND column_name = ?3 AND finished = 1",
         )?;
         let rows = stmt.query_map(
@@ -55,6 +55,7 @@ impl RunStore for Store<'_> {
                     level: r.get(1)?,
                     min_key: r.get(2)?,
                     max_key: r.get(3)?,
+                    generation: r.get(4)?,
                 })
             },
         )?;
@@ -92,7 +93,9 @@ impl RunStore for Store<'_> {
     fn new_run(&self, index: IndexOf<'_>) -> Result<i64> {
         self.0
             .prepare_cached(
-                "INSERT INTO key_runs (dataset_id, version, column_name) VALUES (?1, ?2, ?3)",
+                "INSERT INTO key_runs (dataset_id, version, column_name, generation)
+                 SELECT ?1, ?2, ?3, COALESCE(MAX(generation), 0) + 1 FROM schema_versions
+                 WHERE dataset_id = ?1 AND version = ?2",
             )?
             .execute(params![index.dataset_id, index.version, index.column])?;
         Ok(self.0.last_insert_rowid())
