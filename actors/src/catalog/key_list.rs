@@ -26,6 +26,12 @@ impl KeyList {
         self.ends.push(self.bytes.len());
     }
 
+    /// Empties the list, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.ends.clear();
+    }
+
     pub fn len(&self) -> usize {
         self.ends.len()
     }

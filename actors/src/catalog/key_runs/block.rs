@@ -143,6 +143,7 @@ impl BlockBuilder {
 }
 
 /// The entries of a stored block, in key order.
+#[cfg(test)]
 pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
     let mut entries = Vec::new();
     each_entry(bytes, |key, origin| {

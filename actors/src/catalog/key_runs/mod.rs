@@ -13,15 +13,16 @@
 //! The catalogs implement [`RunStore`]: the rows and blobs, nothing of the algorithm.
 
 mod block;
+mod merge;
 mod record;
 
 use std::borrow::Cow;
-use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 pub use block::Entry;
-use block::{decode, each_entry, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
+use block::{each_entry, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
+use merge::settle;
+pub(crate) use merge::MergeSorted;
 pub(crate) use record::{record_backfill, record_new_keys};
 
 use crate::catalog::{KeyHit, KeyList};
@@ -231,187 +232,78 @@ pub(super) fn write_run<K: AsRef<[u8]>>(
     index: IndexOf<'_>,
     entries: impl Iterator<Item = Result<(K, i64)>>,
 ) -> Result<()> {
-    let mut run = None;
-    let mut block = BlockBuilder::default();
-    let mut blocks = 0;
-    let mut count = 0;
-    let mut min: Option<Vec<u8>> = None;
-    let mut flush = |block: &mut BlockBuilder, run: &mut Option<i64>| -> Result<()> {
-        let id = match run {
-            Some(id) => *id,
-            None => *run.insert(store.new_run(index)?),
-        };
-        store.add_block(&NewBlock {
-            run: id,
-            block: blocks,
-            min_key: &block.first,
-            max_key: &block.last,
-            bloom: &block.bloom(),
-            entries: &block.bytes,
-        })?;
-        blocks += 1;
-        block.clear();
-        Ok(())
-    };
+    let mut run = RunWriter::new(store, index);
     for entry in entries {
         let (key, origin) = entry?;
-        let key = key.as_ref();
-        min.get_or_insert_with(|| key.to_vec());
-        count += 1;
-        block.push(key, origin);
-        if block.len() == BLOCK_ENTRIES {
-            flush(&mut block, &mut run)?;
-        }
+        run.push(key.as_ref(), origin)?;
     }
-    if block.len() > 0 {
-        flush(&mut block, &mut run)?;
-    }
-    if let (Some(id), Some(min)) = (run, min) {
-        store.finish_run(id, level_of(count), count as i64, &min, &block.last)?;
-    }
-    Ok(())
+    run.finish()
 }
 
-/// Merges the runs of any tier holding [`FANOUT`] or more, leaving dead entries out.
-pub(super) fn settle(store: &dyn RunStore, index: IndexOf<'_>) -> Result<()> {
-    loop {
-        let runs = store.runs(index)?;
-        let mut tiers: HashMap<i64, Vec<i64>> = HashMap::new();
-        for run in &runs {
-            tiers.entry(run.level).or_default().push(run.id);
-        }
-        let Some(full) = tiers.into_values().find(|ids| ids.len() >= FANOUT) else {
-            return Ok(());
-        };
-        let origins = store.origins(index.dataset_id, index.version)?;
-        let mut cursors = full
-            .iter()
-            .map(|&run| Cursor::open(store, run))
-            .collect::<Result<Vec<_>>>()?;
-        let merged = MergedEntries::new(&mut cursors)?
-            .filter(|e| e.as_ref().map_or(true, |e| origins.contains_key(&e.origin)))
-            .map(|e| e.map(|e| (e.key, e.origin)));
-        write_run(store, index, merged)?;
-        for run in full {
-            store.drop_run(run)?;
-        }
-    }
-}
-
-/// A run read block by block, in key order.
-struct Cursor<'s> {
+/// A run being written, block by block, from entries pushed in key order.
+pub(super) struct RunWriter<'s> {
     store: &'s dyn RunStore,
-    run: i64,
-    blocks: std::vec::IntoIter<BlockRow>,
-    current: std::vec::IntoIter<Entry>,
+    index: IndexOf<'s>,
+    run: Option<i64>,
+    block: BlockBuilder,
+    blocks: i64,
+    count: usize,
+    min: Option<Vec<u8>>,
 }
 
-impl<'s> Cursor<'s> {
-    fn open(store: &'s dyn RunStore, run: i64) -> Result<Cursor<'s>> {
-        Ok(Cursor {
+impl<'s> RunWriter<'s> {
+    pub(super) fn new(store: &'s dyn RunStore, index: IndexOf<'s>) -> RunWriter<'s> {
+        RunWriter {
             store,
-            run,
-            blocks: store.blocks(run)?.into_iter(),
-            current: Vec::new().into_iter(),
-        })
-    }
-
-    fn next_entry(&mut self) -> Result<Option<Entry>> {
-        loop {
-            if let Some(e) = self.current.next() {
-                return Ok(Some(e));
-            }
-            let Some(block) = self.blocks.next() else {
-                return Ok(None);
-            };
-            self.current = decode(&self.store.entries(self.run, block.block)?)?.into_iter();
+            index,
+            run: None,
+            block: BlockBuilder::default(),
+            blocks: 0,
+            count: 0,
+            min: None,
         }
     }
-}
 
-/// The entries of several runs, merged in key order (a heap of each run's next entry).
-struct MergedEntries<'c, 's> {
-    cursors: &'c mut [Cursor<'s>],
-    heap: BinaryHeap<Reverse<(Entry, usize)>>,
-}
-
-impl<'c, 's> MergedEntries<'c, 's> {
-    fn new(cursors: &'c mut [Cursor<'s>]) -> Result<MergedEntries<'c, 's>> {
-        let mut heap = BinaryHeap::new();
-        for (n, cursor) in cursors.iter_mut().enumerate() {
-            if let Some(e) = cursor.next_entry()? {
-                heap.push(Reverse((e, n)));
-            }
+    pub(super) fn push(&mut self, key: &[u8], origin: i64) -> Result<()> {
+        self.min.get_or_insert_with(|| key.to_vec());
+        self.count += 1;
+        self.block.push(key, origin);
+        if self.block.len() == BLOCK_ENTRIES {
+            self.flush()?;
         }
-        Ok(MergedEntries { cursors, heap })
+        Ok(())
     }
-}
 
-impl Iterator for MergedEntries<'_, '_> {
-    type Item = Result<Entry>;
+    fn flush(&mut self) -> Result<()> {
+        let id = match self.run {
+            Some(id) => id,
+            None => *self.run.insert(self.store.new_run(self.index)?),
+        };
+        self.store.add_block(&NewBlock {
+            run: id,
+            block: self.blocks,
+            min_key: &self.block.first,
+            max_key: &self.block.last,
+            bloom: &self.block.bloom(),
+            entries: &self.block.bytes,
+        })?;
+        self.blocks += 1;
+        self.block.clear();
+        Ok(())
+    }
 
-    fn next(&mut self) -> Option<Result<Entry>> {
-        let Reverse((entry, n)) = self.heap.pop()?;
-        match self.cursors[n].next_entry() {
-            Ok(Some(e)) => self.heap.push(Reverse((e, n))),
-            Ok(None) => {}
-            Err(e) => return Some(Err(e)),
+    /// The run listed (nothing written when no entry was pushed).
+    pub(super) fn finish(mut self) -> Result<()> {
+        if self.block.len() > 0 {
+            self.flush()?;
         }
-        Some(Ok(entry))
-    }
-}
-
-/// Sorted lists of keys, each with its origin, merged into one ascending sequence (a heap of each
-/// list's next key; the keys are borrowed, not copied, and the merged sequence is never held
-/// whole: a commit writes it into blocks as it comes).
-pub(crate) struct MergeSorted<'k> {
-    lists: Vec<(i64, &'k KeyList)>,
-    heap: BinaryHeap<Reverse<Head<'k>>>,
-}
-
-/// A list's next key in the merge: its [`prefix`], the key, the list and the key's place in it.
-type Head<'k> = (u128, &'k [u8], usize, usize);
-
-impl<'k> MergeSorted<'k> {
-    pub(crate) fn new(lists: &[(i64, &'k KeyList)]) -> MergeSorted<'k> {
-        let heap = lists
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, keys))| !keys.is_empty())
-            .map(|(n, (_, keys))| Reverse((prefix(keys.get(0)), keys.get(0), n, 0)))
-            .collect();
-        MergeSorted {
-            lists: lists.to_vec(),
-            heap,
+        if let (Some(id), Some(min)) = (self.run, &self.min) {
+            let count = self.count;
+            self.store
+                .finish_run(id, level_of(count), count as i64, min, &self.block.last)?;
         }
+        Ok(())
     }
-}
-
-impl<'k> Iterator for MergeSorted<'k> {
-    type Item = (&'k [u8], i64);
-
-    fn next(&mut self) -> Option<(&'k [u8], i64)> {
-        // The top is replaced in place by its list's next key (one sift), not popped and pushed.
-        let mut top = self.heap.peek_mut()?;
-        let Reverse((_, key, n, at)) = *top;
-        let (origin, keys) = self.lists[n];
-        if at + 1 < keys.len() {
-            let next = keys.get(at + 1);
-            *top = Reverse((prefix(next), next, n, at + 1));
-        } else {
-            PeekMut::pop(top);
-        }
-        Some((key, origin))
-    }
-}
-
-/// A key's first 16 bytes as a number (zero-padded): ordered as the keys are, so the heap
-/// compares one number and falls back to the bytes only on a tie (an `int` key is 9 bytes).
-fn prefix(key: &[u8]) -> u128 {
-    let mut bytes = [0u8; 16];
-    let n = key.len().min(16);
-    bytes[..n].copy_from_slice(&key[..n]);
-    u128::from_be_bytes(bytes)
 }
 
 #[cfg(test)]
@@ -426,35 +318,6 @@ mod tests {
         assert_eq!(level_of(65_535), 1);
         assert_eq!(level_of(65_536), 2);
         assert_eq!(level_of(10_000_000), 4);
-    }
-
-    #[test]
-    fn sorted_lists_merge_in_key_order_with_their_origins() {
-        let a: KeyList = [&[1][..], &[4], &[9]].into_iter().collect();
-        let b: KeyList = [&[2][..], &[4, 0], &[8]].into_iter().collect();
-        let none = KeyList::default();
-        let merged: Vec<_> = MergeSorted::new(&[(10, &a), (20, &b), (30, &none)]).collect();
-        let want: [(&[u8], i64); 6] = [
-            (&[1], 10),
-            (&[2], 20),
-            (&[4], 10),
-            (&[4, 0], 20),
-            (&[8], 20),
-            (&[9], 10),
-        ];
-        assert_eq!(merged, want);
-    }
-
-    #[test]
-    fn prefixes_order_as_their_keys() {
-        let keys: [&[u8]; 7] = [&[], &[0], &[0, 0], &[1], &[1; 16], &[1; 17], &[2, 0, 0]];
-        for a in keys {
-            for b in keys {
-                if prefix(a) != prefix(b) {
-                    assert_eq!(prefix(a) < prefix(b), a < b, "{a:?} {b:?}");
-                }
-            }
-        }
     }
 
     #[test]

@@ -108,11 +108,18 @@ fn record_lists(
             previous = Some(key);
             Ok((key, origin))
         });
+        let written = std::time::Instant::now();
         write_run(store, index, entries)?;
         if repeated && refuse != Refuse::Nothing {
             return Err(commit_conflict(commit.dataset_id, commit.version));
         }
+        let settled = std::time::Instant::now();
         settle(store, index)?;
+        tracing::debug!(
+            write = (settled - written).as_micros() as u64,
+            settle = settled.elapsed().as_micros() as u64,
+            "unique index run written"
+        );
     }
     Ok(())
 }

@@ -220,7 +220,7 @@ impl ManifestCatalog for SqliteCatalog {
         column: &str,
         lists: &[&crate::catalog::KeyList],
     ) -> Result<Option<Vec<KeyHit>>> {
-        self.transaction(|tx| unique_keys::stored_keys(tx, dataset_id, version, column, lists))
+        self.read(|tx| unique_keys::stored_keys(tx, dataset_id, version, column, lists))
     }
 
     fn delete_raw_file(

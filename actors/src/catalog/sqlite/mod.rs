@@ -17,6 +17,7 @@ mod manifest;
 mod migrations;
 mod policies;
 mod profiles;
+mod readers;
 mod rows;
 mod subjects;
 mod swap;
@@ -38,6 +39,8 @@ pub use crate::storage::CATALOG_FILE;
 pub struct SqliteCatalog {
     /// Declared before `conn`: dropped (its thread stopped) before the writer closes.
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
+    /// Connections for the unique index's checks, off the writer's lock (none for `admin`).
+    readers: Option<Arc<readers::Readers>>,
     conn: Arc<Mutex<Connection>>,
     /// The catalog file, for its size on disk.
     file: std::path::PathBuf,
@@ -71,8 +74,10 @@ impl SqliteCatalog {
         conn.pragma_update(None, "wal_autocheckpoint", checkpoint::BACKSTOP_PAGES)?;
         conn.pragma_update(None, "journal_size_limit", 64 * 1024 * 1024)?;
         let checkpointer = checkpoint::Checkpointer::start(&file)?;
+        let readers = readers::Readers::open(&file)?;
         let mut catalog = SqliteCatalog::wrap(conn, file);
         catalog.checkpointer = Some(Arc::new(checkpointer));
+        catalog.readers = Some(Arc::new(readers));
         Ok(catalog)
     }
 
@@ -98,6 +103,7 @@ impl SqliteCatalog {
     fn wrap(conn: Connection, file: std::path::PathBuf) -> SqliteCatalog {
         SqliteCatalog {
             checkpointer: None,
+            readers: None,
             conn: Arc::new(Mutex::new(conn)),
             file,
             shared: false,
@@ -118,6 +124,15 @@ impl SqliteCatalog {
             .lock()
             .map_err(|_| Error::internal("catalog lock poisoned by an earlier panic"))?;
         f(&mut conn)
+    }
+
+    /// Runs `f` in one read transaction off the writer's lock (on the writer when there are no
+    /// readers). `f` must not write.
+    fn read<R>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<R>) -> Result<R> {
+        match &self.readers {
+            Some(readers) => readers.read(f),
+            None => self.transaction(f),
+        }
     }
 
     /// Runs `f` inside one transaction, committed only when `f` succeeds.
