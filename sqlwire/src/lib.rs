@@ -18,7 +18,9 @@
 
 mod audit;
 mod bodies;
+mod case_lookups;
 mod catalog_rewrites;
+mod catalogue_tables;
 mod connection;
 mod copy_out;
 pub mod errors;
@@ -29,6 +31,7 @@ mod like_escape;
 mod meta_functions;
 mod one_message;
 mod pg_types;
+mod projection_parameters;
 mod rewrite;
 mod roles;
 mod savepoints;
