@@ -5,11 +5,17 @@
 //! expression ScalarSubquery"), so the condition moves into the lookup:
 //! `(SELECT v FROM ... WHERE (p) AND (c))`. The answer is the same: when `c` holds the lookup
 //! finds what it found, otherwise no row, which is NULL, the CASE's ELSE.
+//!
+//! A lookup of a truth value in a filter (`WHERE t.typrelid = 0 OR (SELECT c.relkind = 'c' FROM
+//! pg_class c WHERE c.oid = t.typrelid)`, the JDBC driver's `getTypeInfo`) is no more planned
+//! under OR; there it becomes `EXISTS (SELECT 1 FROM ... WHERE (p) AND (v))`: a filter keeps a row
+//! when the value is true, and drops it alike when it is false, NULL or not found.
 
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, BinaryOperator, CaseWhen, Expr, Query, SetExpr, Statement, Value,
+    visit_expressions_mut, BinaryOperator, CaseWhen, Expr, Query, SelectItem, SetExpr, Statement,
+    Value, VisitMut, VisitorMut,
 };
 
 use crate::catalog_rewrites::is_catalogue_table;
@@ -25,6 +31,73 @@ pub(crate) fn fold(statements: &mut Vec<Statement>) -> bool {
         ControlFlow::<()>::Continue(())
     });
     changed
+}
+
+/// Turns each truth-value lookup in a filter of `statements` into EXISTS; whether any.
+pub(crate) fn filter_lookups(statements: &mut Vec<Statement>) -> bool {
+    struct Filters(bool);
+    impl VisitorMut for Filters {
+        type Break = ();
+        fn pre_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+            if let SetExpr::Select(select) = query.body.as_mut() {
+                if let Some(filter) = select.selection.as_mut() {
+                    self.0 |= in_predicate(filter);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut filters = Filters(false);
+    let _ = statements.visit(&mut filters);
+    filters.0
+}
+
+/// Rewrites the lookups of `expr`, a predicate, where its truth is the filter's: itself, and the
+/// operands of its AND and OR (never under NOT, where false and NULL differ).
+fn in_predicate(expr: &mut Expr) -> bool {
+    match expr {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And | BinaryOperator::Or,
+            right,
+        } => in_predicate(left) | in_predicate(right),
+        Expr::Nested(inner) => in_predicate(inner),
+        Expr::Subquery(query) if is_lookup(query) => {
+            let mut query = query.clone();
+            let SetExpr::Select(select) = query.body.as_mut() else {
+                return false;
+            };
+            let (SelectItem::UnnamedExpr(value) | SelectItem::ExprWithAlias { expr: value, .. }) =
+                select.projection.remove(0)
+            else {
+                return false;
+            };
+            select.projection = vec![SelectItem::UnnamedExpr(Expr::value(Value::Number(
+                "1".into(),
+                false,
+            )))];
+            and_into(select, value);
+            *expr = Expr::Exists {
+                subquery: query,
+                negated: false,
+            };
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `select`'s filter and `condition`, both.
+fn and_into(select: &mut datafusion::sql::sqlparser::ast::Select, condition: Expr) {
+    let condition = Expr::Nested(Box::new(condition));
+    select.selection = Some(match select.selection.take() {
+        Some(p) => Expr::BinaryOp {
+            left: Box::new(Expr::Nested(Box::new(p))),
+            op: BinaryOperator::And,
+            right: Box::new(condition),
+        },
+        None => condition,
+    });
 }
 
 /// The lookup with the condition in it, when `expr` is a CASE of one condition whose result is a
@@ -57,15 +130,7 @@ fn folded(expr: &Expr) -> Option<Expr> {
     let SetExpr::Select(select) = query.body.as_mut() else {
         return None;
     };
-    let condition = Expr::Nested(Box::new(condition.clone()));
-    select.selection = Some(match select.selection.take() {
-        Some(p) => Expr::BinaryOp {
-            left: Box::new(Expr::Nested(Box::new(p))),
-            op: BinaryOperator::And,
-            right: Box::new(condition),
-        },
-        None => condition,
-    });
+    and_into(select, condition.clone());
     Some(Expr::Subquery(query))
 }
 
@@ -117,6 +182,29 @@ mod tests {
             out.as_deref(),
             Some("SELECT (SELECT typname FROM pg_type WHERE (x)) FROM t")
         );
+    }
+
+    #[test]
+    fn a_truth_value_lookup_in_a_filter_becomes_exists() {
+        let mut statements = Parser::parse_sql(
+            &PostgreSqlDialect {},
+            "SELECT t.typname FROM pg_type AS t WHERE t.typrelid = 0 OR \
+             (SELECT c.relkind = 'c' FROM pg_catalog.pg_class AS c WHERE c.oid = t.typrelid)",
+        )
+        .unwrap();
+        assert!(super::filter_lookups(&mut statements));
+        assert_eq!(
+            statements[0].to_string(),
+            "SELECT t.typname FROM pg_type AS t WHERE t.typrelid = 0 OR EXISTS (SELECT 1 \
+             FROM pg_catalog.pg_class AS c WHERE (c.oid = t.typrelid) AND (c.relkind = 'c'))"
+        );
+        // Under NOT, false and NULL differ: left as written.
+        let mut statements = Parser::parse_sql(
+            &PostgreSqlDialect {},
+            "SELECT 1 FROM t WHERE NOT (SELECT c.x FROM pg_class AS c WHERE c.oid = t.r)",
+        )
+        .unwrap();
+        assert!(!super::filter_lookups(&mut statements));
     }
 
     #[test]

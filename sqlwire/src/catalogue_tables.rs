@@ -13,9 +13,11 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::datasource::empty::EmptyTable;
+use datafusion::datasource::MemTable;
 use datafusion::error::Result as DfResult;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
@@ -93,6 +95,11 @@ impl SchemaProvider for EmptiedTables {
             let schema = Schema::new(columns.map(text).to_vec());
             return Ok(Some(Arc::new(EmptyTable::new(Arc::new(schema)))));
         }
+        if name.eq_ignore_ascii_case("pg_settings") {
+            if let Some(table) = self.inner.table(name).await? {
+                return Ok(Some(settings(table.schema())?));
+            }
+        }
         let table = self.inner.table(name).await?;
         let emptied = EMPTIED.contains(&name.to_ascii_lowercase().as_str());
         Ok(match (table, emptied) {
@@ -104,6 +111,24 @@ impl SchemaProvider for EmptiedTables {
     fn table_exist(&self, name: &str) -> bool {
         self.inner.table_exist(name) || ADDED.contains(&name.to_ascii_lowercase().as_str())
     }
+}
+
+/// `pg_settings` with the settings clients read from it: the emulation's one
+/// (`standard_conforming_strings`) and `max_index_keys`, PostgreSQL's compiled-in 32, which the
+/// JDBC driver reads before `getImportedKeys` and `getExportedKeys` (DBeaver, Metabase).
+fn settings(schema: SchemaRef) -> DfResult<Arc<dyn TableProvider>> {
+    let rows = [("standard_conforming_strings", "on"), ("max_index_keys", "32")];
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            "name" => Arc::new(StringArray::from_iter_values(rows.map(|r| r.0))) as ArrayRef,
+            "setting" => Arc::new(StringArray::from_iter_values(rows.map(|r| r.1))),
+            _ => new_null_array(f.data_type(), rows.len()),
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), columns)?;
+    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
 }
 
 /// Qualifies an unqualified [`ADDED`] view with `pg_catalog`, as PostgreSQL's search path

@@ -23,6 +23,7 @@ mod catalog_rewrites;
 mod catalogue_tables;
 mod connection;
 mod copy_out;
+mod ctid;
 pub mod errors;
 pub mod figures;
 pub mod framing;
