@@ -91,7 +91,13 @@ impl SchemaProvider for EmptiedTables {
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
         if name.eq_ignore_ascii_case("pg_indexes") {
             let text = |n: &str| Field::new(n, DataType::Utf8, true);
-            let columns = ["schemaname", "tablename", "indexname", "tablespace", "indexdef"];
+            let columns = [
+                "schemaname",
+                "tablename",
+                "indexname",
+                "tablespace",
+                "indexdef",
+            ];
             let schema = Schema::new(columns.map(text).to_vec());
             return Ok(Some(Arc::new(EmptyTable::new(Arc::new(schema)))));
         }
@@ -117,7 +123,10 @@ impl SchemaProvider for EmptiedTables {
 /// (`standard_conforming_strings`) and `max_index_keys`, PostgreSQL's compiled-in 32, which the
 /// JDBC driver reads before `getImportedKeys` and `getExportedKeys` (DBeaver, Metabase).
 fn settings(schema: SchemaRef) -> DfResult<Arc<dyn TableProvider>> {
-    let rows = [("standard_conforming_strings", "on"), ("max_index_keys", "32")];
+    let rows = [
+        ("standard_conforming_strings", "on"),
+        ("max_index_keys", "32"),
+    ];
     let columns = schema
         .fields()
         .iter()
@@ -143,9 +152,9 @@ pub(crate) fn qualify_added(statements: &mut Vec<Statement>) -> bool {
             } = factor
             {
                 let added = match name.0.as_slice() {
-                    [part] => part.as_ident().is_some_and(|i| {
-                        ADDED.contains(&i.value.to_ascii_lowercase().as_str())
-                    }),
+                    [part] => part
+                        .as_ident()
+                        .is_some_and(|i| ADDED.contains(&i.value.to_ascii_lowercase().as_str())),
                     _ => false,
                 };
                 if added {

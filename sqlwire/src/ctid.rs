@@ -56,7 +56,11 @@ fn tid(expr: &Expr) -> Option<(u64, u64)> {
     let Value::SingleQuotedString(text) = &v.value else {
         return None;
     };
-    let (page, offset) = text.trim().strip_prefix('(')?.strip_suffix(')')?.split_once(',')?;
+    let (page, offset) = text
+        .trim()
+        .strip_prefix('(')?
+        .strip_suffix(')')?
+        .split_once(',')?;
     let parsed = (page.trim().parse().ok()?, offset.trim().parse().ok()?);
     named_tid.then_some(parsed)
 }

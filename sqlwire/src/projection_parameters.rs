@@ -76,7 +76,10 @@ fn always_true(bound: &[String]) -> Option<Expr> {
     if bound.is_empty() {
         return None;
     }
-    let text: Vec<String> = bound.iter().map(|p| format!("({p} IS NULL OR true)")).collect();
+    let text: Vec<String> = bound
+        .iter()
+        .map(|p| format!("({p} IS NULL OR true)"))
+        .collect();
     Parser::new(&PostgreSqlDialect {})
         .try_with_sql(&text.join(" AND "))
         .and_then(|mut p| p.parse_expr())
@@ -96,8 +99,10 @@ mod tests {
     #[test]
     fn parameters_of_select_list_subqueries_stay_in_the_filter() {
         assert_eq!(
-            kept("SELECT a, (SELECT max(x) FROM t WHERE y <> $1::VARCHAR) AS m FROM s WHERE b = $2")
-                .as_deref(),
+            kept(
+                "SELECT a, (SELECT max(x) FROM t WHERE y <> $1::VARCHAR) AS m FROM s WHERE b = $2"
+            )
+            .as_deref(),
             Some(
                 "SELECT a, (SELECT max(x) FROM t WHERE y <> $1::VARCHAR) AS m FROM s \
                  WHERE (b = $2) AND ($1::VARCHAR IS NULL OR true)"
@@ -108,7 +113,10 @@ mod tests {
             Some("SELECT (SELECT $3) AS m WHERE ($3 IS NULL OR true)")
         );
         // No parameter in a select-list subquery: left as written.
-        assert_eq!(kept("SELECT a FROM s WHERE a IN (SELECT x FROM t WHERE y = $1)"), None);
+        assert_eq!(
+            kept("SELECT a FROM s WHERE a IN (SELECT x FROM t WHERE y = $1)"),
+            None
+        );
         assert_eq!(kept("SELECT (SELECT max(x) FROM t) AS m, $1 AS p"), None);
     }
 }
