@@ -6,8 +6,8 @@
 #      accepted row stored exactly once; then the same load against one node, for the figures;
 #   3. kill -9 of one node during uploads: no half-committed data (bench's exactly-once check),
 #      its jobs FAILED within the lease, the other node keeps serving;
-#   4. DuckDB (with its httpfs extension, from PyPI) reads the bucket's Parquet and counts the
-#      rows the service counts.
+#   4. DuckDB (its delta and httpfs extensions, from PyPI) reads the dataset's Delta table in the
+#      bucket (delta_scan, through the Delta log) and counts the rows the service counts.
 # Installs what it needs (PostgreSQL, Garage, nginx, a DuckDB venv) on first use.
 #   scripts/test-scale-out.sh            (RAPID_BIN=path to use a built binary)
 set -euo pipefail
@@ -162,35 +162,42 @@ done
 echo "   no job left IN PROGRESS (lease ${LEASE}s); node a still serves:"
 curl -sf "http://${node_addr[a]}/api/status"; echo
 
-say "4. DuckDB reads the bucket"
-duck="${RAPID_TOOLS:-$HOME/.cache/rapid-rs-tools}/duckdb-httpfs-venv"
-if [ ! -x "$duck/bin/python" ]; then
+say "4. DuckDB reads the dataset's Delta table in the bucket"
+# Through the Delta log (DuckDB's `delta` extension, delta_scan), as every lake reader must: the
+# bucket also keeps files that compaction replaced, for the retained history, which a glob of
+# its Parquet would count again.
+duck="${RAPID_TOOLS:-$HOME/.cache/rapid-rs-tools}/duckdb-delta-venv"
+if [ ! -x "$duck/bin/python" ] || ! "$duck/bin/python" -c 'import duckdb_extension_delta, duckdb_extension_httpfs' 2>/dev/null; then
   python3 -m venv "$duck"
-  "$duck/bin/pip" install --quiet --disable-pip-version-check duckdb==1.5.5 duckdb-extension-httpfs==1.5.5
+  "$duck/bin/pip" install --quiet --disable-pip-version-check duckdb==1.5.5 \
+    duckdb-extension-httpfs==1.5.5 duckdb-extension-delta==1.5.5
 fi
 ours="$(curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
   -d '{"select_columns": ["count(*) AS n"]}' \
   "http://${node_addr[a]}/api/datasets/default/bench/$dataset/query" \
   | .venv/bin/python -c 'import json,sys; print(json.load(sys.stdin)["0"]["n"])')"
 theirs="$("$duck/bin/python" - "$STORAGE_URL" "$dataset" <<'PY'
-import os, sys
+import glob, os, sys
 import duckdb
+import duckdb_extension_delta, duckdb_extension_httpfs
 url, dataset = sys.argv[1].rstrip("/"), sys.argv[2]
 endpoint = os.environ["AWS_ENDPOINT_URL"].split("://", 1)[1]
-import duckdb_extension_httpfs
-# DuckDB's own signed httpfs binary, from PyPI (the machine cannot reach DuckDB's download site).
-ext = os.path.join(os.path.dirname(duckdb_extension_httpfs.__file__), "extensions",
-                   f"v{duckdb.__version__}", "httpfs.duckdb_extension")
 con = duckdb.connect()
-con.execute(f"LOAD '{ext}'")
+# DuckDB's own signed extension binaries, from PyPI (the machine cannot reach DuckDB's site).
+for package in (duckdb_extension_httpfs, duckdb_extension_delta):
+    con.load_extension(glob.glob(os.path.join(os.path.dirname(package.__file__),
+                                              "extensions", "*", "*.duckdb_extension"))[0])
 con.execute(f"""CREATE SECRET s3 (TYPE s3, KEY_ID '{os.environ["AWS_ACCESS_KEY_ID"]}',
     SECRET '{os.environ["AWS_SECRET_ACCESS_KEY"]}', REGION '{os.environ["AWS_REGION"]}',
     ENDPOINT '{endpoint}', URL_STYLE 'path', USE_SSL false)""")
-n = con.execute(f"SELECT count(*) FROM read_parquet('{url}/data/default/bench/{dataset}/*/**/*.parquet',"
-                " hive_partitioning = true)").fetchone()[0]
+# The latest schema version's table, data/{layer}/{domain}/{dataset}/{version}/ (what /query reads).
+dataset_root = f"{url}/data/default/bench/{dataset}"
+logs = con.execute(f"SELECT file FROM glob('{dataset_root}/*/_delta_log/*.json')").fetchall()
+version = max(int(f[len(dataset_root) + 1:].split("/", 1)[0]) for (f,) in logs)
+n = con.execute(f"SELECT count(*) FROM delta_scan('{dataset_root}/{version}')").fetchone()[0]
 print(n)
 PY
 )"
-echo "   rapid-rs counts $ours rows of default/bench/$dataset; DuckDB counts $theirs in the bucket"
+echo "   rapid-rs counts $ours rows of default/bench/$dataset; DuckDB counts $theirs in its Delta table"
 [ "$ours" = "$theirs" ] || { echo "FAILED: the counts differ"; exit 1; }
 say "scale-out: all passed"

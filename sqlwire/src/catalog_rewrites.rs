@@ -2,10 +2,11 @@
 //! plan as written, each to a query it plans with the same answer here:
 //! - [`array_subqueries`]: PostgreSQL's `ARRAY(SELECT x ...)` constructor becomes the scalar
 //!   subquery `(SELECT array_agg(x ...) ...)` (psql's `\du`).
-//! - [`empty_catalogue_selects`]: a select that inner-joins a catalogue table the emulation keeps
-//!   empty (publications, policies, triggers...) has no rows, so it becomes a select of NULLs
-//!   under its column names with no rows; its expressions (a `generate_series` bounded by a
-//!   column in psql's `\d` publication footer) are then never planned.
+//! - [`empty_catalogue_selects`]: a select that inner-joins a catalogue table without rows
+//!   (publications, policies, triggers, indexes...: [`crate::catalogue_tables::EMPTY`]) has no
+//!   rows, so it becomes a select of NULLs under its column names with no rows; its expressions
+//!   (a `generate_series` bounded by a column in psql's `\d` publication footer, SQLAlchemy's
+//!   `unnest` of an index's `int2vector` keys) are then never planned.
 //! - [`storage_options`]: the storage options of a table, which datasets do not have.
 //! - [`catalogue_lookups`]: a correlated lookup of one catalogue row, aggregated.
 
@@ -17,26 +18,6 @@ use datafusion::sql::sqlparser::ast::{
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
-
-/// `pg_catalog` tables the emulation always answers empty, and no dataset ever fills.
-const EMPTY_TABLES: &[&str] = &[
-    "pg_publication",
-    "pg_publication_rel",
-    "pg_publication_namespace",
-    "pg_policy",
-    "pg_inherits",
-    "pg_trigger",
-    "pg_statistic_ext",
-    "pg_statistic_ext_data",
-    "pg_partitioned_table",
-    "pg_sequence",
-    "pg_foreign_table",
-    "pg_foreign_data_wrapper",
-    "pg_foreign_server",
-    "pg_user_mapping",
-    "pg_default_acl",
-    "pg_event_trigger",
-];
 
 /// Aggregates, which answer a row even over no rows (then the select is left as it is).
 const AGGREGATES: &[&str] = &[
@@ -188,7 +169,7 @@ fn aggregate_lookup(query: &mut Query) -> bool {
     true
 }
 
-fn is_catalogue_table(factor: &TableFactor) -> bool {
+pub(crate) fn is_catalogue_table(factor: &TableFactor) -> bool {
     plain_table_parts(factor).is_some_and(|parts| {
         (1..=3).contains(&parts.len())
             && in_pg_catalog(&parts)
@@ -254,7 +235,7 @@ fn is_empty_table(factor: &TableFactor) -> bool {
         in_pg_catalog(&parts)
             && parts
                 .last()
-                .is_some_and(|t| EMPTY_TABLES.contains(&t.as_str()))
+                .is_some_and(|t| crate::catalogue_tables::EMPTY.contains(&t.as_str()))
     })
 }
 
@@ -352,8 +333,8 @@ fn stub(select: &mut Select) -> bool {
     true
 }
 
-/// The parameters `select` binds, each as written (`$2::VARCHAR`, or `$2` when never cast).
-fn placeholders(select: &Select) -> Vec<String> {
+/// The parameters `node` binds, each as written (`$2::VARCHAR`, or `$2` when never cast).
+pub(crate) fn placeholders(node: &impl Visit) -> Vec<String> {
     #[derive(Default)]
     struct Finder {
         cast: Vec<(String, String)>,
@@ -381,7 +362,7 @@ fn placeholders(select: &Select) -> Vec<String> {
         }
     }
     let mut finder = Finder::default();
-    let _ = select.visit(&mut finder);
+    let _ = node.visit(&mut finder);
     let mut out: Vec<String> = finder.cast.iter().map(|(_, text)| text.clone()).collect();
     for p in finder.bare {
         if !finder.cast.iter().any(|(c, _)| *c == p) && !out.contains(&p) {

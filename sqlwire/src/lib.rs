@@ -18,9 +18,12 @@
 
 mod audit;
 mod bodies;
+mod case_lookups;
 mod catalog_rewrites;
+mod catalogue_tables;
 mod connection;
 mod copy_out;
+mod ctid;
 pub mod errors;
 pub mod figures;
 pub mod framing;
@@ -29,6 +32,7 @@ mod like_escape;
 mod meta_functions;
 mod one_message;
 mod pg_types;
+mod projection_parameters;
 mod rewrite;
 mod roles;
 mod savepoints;

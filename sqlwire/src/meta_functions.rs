@@ -36,6 +36,13 @@ pub(crate) fn all() -> Vec<ScalarUDF> {
     out.push(constant(
         "col_description",
         vec![DataType::Int64, DataType::Int64],
+        none.clone(),
+    ));
+    // The JDBC driver's getIndexInfo and SQLAlchemy's get_indexes name an index's columns with
+    // it; no index exists here (`catalogue_tables`), so no row ever reaches it.
+    out.push(constant(
+        "pg_get_indexdef",
+        vec![DataType::Int64, DataType::Int64, DataType::Boolean],
         none,
     ));
     for name in [

@@ -17,7 +17,10 @@ use rapid_actors::engine::sql::name_as_written;
 
 use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
 
-use crate::{catalog_rewrites, like_escape, pg_types};
+use crate::{
+    case_lookups, catalog_rewrites, catalogue_tables, ctid, like_escape, pg_types,
+    projection_parameters,
+};
 
 /// The statements of `sql` rewritten, or None when none of the rewrites applies (or the text does
 /// not parse, which the library then reports).
@@ -43,11 +46,16 @@ pub(crate) fn for_datafusion(
     changed |= like_escapes(&mut statements);
     changed |= pg_types::columns_view(&mut statements);
     changed |= name_as_written(&mut statements);
+    changed |= ctid::ranges(&mut statements);
+    changed |= case_lookups::fold(&mut statements);
+    changed |= case_lookups::filter_lookups(&mut statements);
+    changed |= catalogue_tables::qualify_added(&mut statements);
     changed |= catalog_rewrites::empty_catalogue_selects(&mut statements);
     changed |= catalog_rewrites::catalogue_lookups(&mut statements);
     let mut names = UniqueNames::default();
     let _ = statements.visit(&mut names);
     changed |= names.changed;
+    changed |= projection_parameters::keep(&mut statements);
     changed.then(|| {
         statements
             .iter()

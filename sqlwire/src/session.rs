@@ -12,7 +12,6 @@ use std::sync::{Arc, OnceLock};
 
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::sqlparser::ast::Statement;
-use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
 use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
 use datafusion_postgres::pgwire::api::query::ExtendedQueryHandler;
 use datafusion_postgres::pgwire::api::results::{QueryResponse, Response};
@@ -71,7 +70,7 @@ impl Checker {
         let session = self.engine.sql_session(pass, database);
         let ctx = session.context();
         let role = crate::roles::SubjectRole(user.to_string());
-        setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())?;
+        crate::catalogue_tables::setup(ctx, database, role)?;
         ctx.register_udf(functions::version());
         ctx.register_udf(functions::expand_array());
         ctx.register_udf(functions::to_regtype());

@@ -173,7 +173,7 @@ fn inspect(s: &crate::support::TestServer, user: &str, password: &str) -> serde_
 }
 
 #[test]
-fn sqlalchemys_inspector_lists_schemas_tables_and_no_views() {
+fn sqlalchemys_inspector_reflects_schemas_tables_and_columns() {
     let s = server_with_data(pg_options());
     let (public, public_secret) = s.create_client("sa-public", &["READ_PUBLIC"]);
     let answer = inspect(&s, &public, &public_secret);
@@ -189,11 +189,28 @@ fn sqlalchemys_inspector_lists_schemas_tables_and_no_views() {
         json!({"public": [], "travel": []}),
         "{answer}"
     );
+    // Each reflection Superset's dataset creation and "sync columns" call answers: the columns
+    // with PostgreSQL's types, and no key, index, constraint or comment.
+    let trips = &answer["reflected"]["travel.trips"];
+    let column = |name: &str, t: &str| json!({"name": name, "type": t, "nullable": true, "default": null, "comment": null});
     assert_eq!(
-        answer["foreign_keys"],
-        json!({"travel.trips": []}),
+        trips["columns"],
+        json!([
+            column("region", "TEXT"),
+            column("year", "BIGINT"),
+            column("price", "DOUBLE PRECISION")
+        ]),
         "{answer}"
     );
+    assert_eq!(
+        trips["pk"],
+        json!({"name": null, "constrained_columns": []}),
+        "{answer}"
+    );
+    for none in ["foreign_keys", "indexes", "unique", "checks"] {
+        assert_eq!(trips[none], json!([]), "{none}: {answer}");
+    }
+    assert_eq!(trips["comment"], json!({"text": null}), "{answer}");
     assert_eq!(answer["has_table"], json!(true), "{answer}");
     assert_eq!(answer["sum"], json!(35.5), "{answer}");
 
@@ -206,6 +223,12 @@ fn sqlalchemys_inspector_lists_schemas_tables_and_no_views() {
         "{answer}"
     );
     assert_eq!(answer["tables"]["secret"], json!(["payroll"]), "{answer}");
+    let salary = &answer["reflected"]["secret.payroll"]["columns"][0];
+    assert_eq!(
+        (&salary["name"], &salary["type"]),
+        (&json!("salary"), &json!("BIGINT")),
+        "{answer}"
+    );
 }
 
 #[test]

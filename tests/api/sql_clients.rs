@@ -81,7 +81,16 @@ fn jdbc_metadata_and_a_prepared_statement_show_each_subject_its_datasets() {
         json!(["price.float8", "region.text", "year.int8"]),
         "{answer}"
     );
-    assert_eq!(answer["primary_keys"], json!([]), "{answer}");
+    // Datasets have no keys and no indexes: each call answers, with nothing.
+    for call in [
+        "primary_keys",
+        "imported_keys",
+        "exported_keys",
+        "indexes",
+        "unique_indexes",
+    ] {
+        assert_eq!(answer[call], json!([]), "{call}: {answer}");
+    }
     // A parameter bound to a prepared statement (the extended protocol), as every tool sends.
     assert_eq!(
         answer["prepared"],
@@ -149,6 +158,23 @@ fn duckdbs_postgres_extension_attaches_and_lists_only_readable_datasets() {
     assert_eq!(answer["sum"], json!(35.5), "{answer}");
     let types = json!(["price:DOUBLE", "region:VARCHAR", "year:BIGINT"]);
     assert_eq!(answer["types"], types, "{answer}");
+    // With the extension's defaults (binary COPY with ctid page ranges, PostgreSQL's own
+    // catalogue tables on attach): the answer of /query.
+    let token = s.token(&public_id, &public_secret);
+    let query = json!({
+        "select_columns": ["region", "count(*) AS n", "sum(price) AS total"],
+        "group_by_columns": ["region"]
+    });
+    let path = "/api/datasets/default/travel/trips/query";
+    let (status, by_http) = s.call("POST", path, Some(&token), Some(&query));
+    assert_eq!(status, reqwest::StatusCode::OK, "{by_http}");
+    let mut expected = serde_json::Map::new();
+    for row in by_http.as_object().unwrap().values() {
+        let region = row["region"].as_str().unwrap().to_string();
+        expected.insert(region, json!([row["n"], row["total"]]));
+    }
+    assert_eq!(expected.len(), 3, "{by_http}");
+    assert_eq!(answer["defaults"], Value::Object(expected), "{answer}");
     let (reader, reader_secret) =
         s.create_client("duck-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
     let answer = duckdb_attach(&s, &python, &reader, &reader_secret);

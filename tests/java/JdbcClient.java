@@ -1,9 +1,9 @@
-// The PostgreSQL JDBC driver against rapid-rs's PostgreSQL listener (tests/api/sql_jdbc.rs runs this
+// The PostgreSQL JDBC driver against rapid-rs's PostgreSQL listener (tests/api/sql_clients.rs runs this
 // with `java -cp postgresql.jar JdbcClient.java HOST PORT USER PASSWORD`).
 //
-// It makes the DatabaseMetaData calls DBeaver and Metabase make on connect (product, catalogs,
-// schemas, tables, columns and their types), then a query with a prepared statement, and prints one
-// JSON object. A failing call prints its SQLSTATE under its name instead of an answer.
+// It makes the DatabaseMetaData calls DBeaver and Metabase make on connect and on browsing a table
+// (product, catalogs, schemas, tables, columns and their types, keys, indexes),
+// then a query with a prepared statement, and prints one JSON object. A failing call prints its SQLSTATE under its name instead of an answer.
 import java.sql.*;
 import java.util.*;
 
@@ -49,6 +49,11 @@ public class JdbcClient {
             record("columns", () -> column(md.getColumns(null, "travel", "trips", "%"),
                     "COLUMN_NAME", "TYPE_NAME"));
             record("primary_keys", () -> column(md.getPrimaryKeys(null, "travel", "trips"), "COLUMN_NAME"));
+            // What DBeaver's table view and Metabase's sync call next: keys and indexes.
+            record("imported_keys", () -> column(md.getImportedKeys(null, "travel", "trips"), "FKCOLUMN_NAME"));
+            record("exported_keys", () -> column(md.getExportedKeys(null, "travel", "trips"), "PKCOLUMN_NAME"));
+            record("indexes", () -> column(md.getIndexInfo(null, "travel", "trips", false, true), "INDEX_NAME"));
+            record("unique_indexes", () -> column(md.getIndexInfo(null, "travel", "trips", true, true), "INDEX_NAME"));
             record("prepared", () -> {
                 try (PreparedStatement ps = conn.prepareStatement(
                         "SELECT region, count(*) AS n FROM travel.trips WHERE region <> ? GROUP BY region ORDER BY region")) {

@@ -2,12 +2,11 @@
 runs this with .venv-ext's Python).
 
 Usage: pg_duckdb.py HOST PORT USER PASSWORD
-Prints one JSON object: the tables DuckDB lists in the attached database, and a grouped count
-read through it.
-
-The extension's defaults read tables with binary `COPY ... TO STDOUT` and list them from
-PostgreSQL's own catalogue tables; its two settings for PostgreSQL-compatible servers read through
-plain queries and `information_schema` instead, which is what the listener offers.
+Prints one JSON object: with the extension's two settings for PostgreSQL-compatible servers
+(plain queries, `information_schema`), the tables DuckDB lists in the attached database, a
+grouped count, a sum and the column types read through it; and with its defaults (no setting:
+binary `COPY ... TO STDOUT` by `ctid` page ranges, PostgreSQL's own catalogue tables on attach),
+`region: [count(*), sum(price)]`.
 """
 
 import json
@@ -32,8 +31,14 @@ def main():
     types = con.execute("SELECT column_name || ':' || data_type FROM duckdb_columns() "
                         "WHERE database_name = 'rapid' AND table_name = 'trips' "
                         "ORDER BY column_name").fetchall()
+    defaults = connect("duckdb_extension_postgres_scanner")
+    defaults.execute(f"ATTACH 'dbname=default host={host} port={port} user={user} "
+                     f"password={password}' AS r (TYPE postgres)")
+    grouped = defaults.execute("SELECT region, count(*), sum(price) FROM r.travel.trips "
+                               "GROUP BY region").fetchall()
     print(json.dumps({"tables": [t for (t,) in tables], "counts": {r: n for r, n in counts},
-                      "sum": total, "types": [t for (t,) in types]}))
+                      "sum": total, "types": [t for (t,) in types],
+                      "defaults": {r: [n, s] for r, n, s in grouped}}))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,173 @@
+//! The `pg_catalog` tables that have no rows here, and the two this listener empties itself.
+//!
+//! The emulation's `pg_index` and `pg_constraint` are a copy of a real PostgreSQL's system
+//! indexes and constraints, keyed by that server's object ids (`indrelid` 2836...), which no
+//! relation of this catalogue has (`pg_class` numbers every table from 16384 on). Datasets have
+//! neither indexes nor constraints, so both tables answer no rows here, with their columns kept:
+//! clients' index and key queries (SQLAlchemy's `get_pk_constraint`, `get_indexes`, DuckDB's
+//! `postgres` extension on attach) then find none, as they would for a table without any.
+//! For the same reason the view `pg_indexes`, which the emulation lacks (DuckDB's `postgres`
+//! extension lists indexes from it on attach), is here with no rows.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::datasource::empty::EmptyTable;
+use datafusion::datasource::MemTable;
+use datafusion::error::Result as DfResult;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{
+    Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitMut, VisitorMut,
+};
+use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
+
+use crate::roles::SubjectRole;
+
+/// Emptied by [`register`]: the emulation's rows describe objects that do not exist here.
+const EMPTIED: &[&str] = &["pg_index", "pg_constraint"];
+
+/// The views this listener adds to `pg_catalog`, without rows.
+const ADDED: &[&str] = &["pg_indexes"];
+
+/// `pg_catalog` tables that answer no rows, whatever the session holds (the emulation's empty
+/// ones, and [`EMPTIED`]): a select that inner-joins one has no rows
+/// (`catalog_rewrites::empty_catalogue_selects`).
+pub(crate) const EMPTY: &[&str] = &[
+    "pg_indexes",
+    "pg_index",
+    "pg_constraint",
+    "pg_attrdef",
+    "pg_publication",
+    "pg_publication_rel",
+    "pg_publication_namespace",
+    "pg_policy",
+    "pg_inherits",
+    "pg_trigger",
+    "pg_statistic_ext",
+    "pg_statistic_ext_data",
+    "pg_partitioned_table",
+    "pg_sequence",
+    "pg_foreign_table",
+    "pg_foreign_data_wrapper",
+    "pg_foreign_server",
+    "pg_user_mapping",
+    "pg_default_acl",
+    "pg_event_trigger",
+];
+
+/// Registers the emulation's `pg_catalog` in `database` for `role`, behind [`EmptiedTables`].
+pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> Result<(), String> {
+    setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())?;
+    let catalog = ctx
+        .catalog(database)
+        .ok_or_else(|| format!("no catalog {database}"))?;
+    let inner = catalog
+        .schema("pg_catalog")
+        .ok_or_else(|| "no pg_catalog schema".to_string())?;
+    catalog
+        .register_schema("pg_catalog", Arc::new(EmptiedTables { inner }))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The emulation's `pg_catalog`, with [`EMPTIED`] answering no rows under their own columns.
+#[derive(Debug)]
+struct EmptiedTables {
+    inner: Arc<dyn SchemaProvider>,
+}
+
+#[async_trait]
+impl SchemaProvider for EmptiedTables {
+    fn table_names(&self) -> Vec<String> {
+        let mut names = self.inner.table_names();
+        names.extend(ADDED.iter().map(|n| n.to_string()));
+        names
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if name.eq_ignore_ascii_case("pg_indexes") {
+            let text = |n: &str| Field::new(n, DataType::Utf8, true);
+            let columns = [
+                "schemaname",
+                "tablename",
+                "indexname",
+                "tablespace",
+                "indexdef",
+            ];
+            let schema = Schema::new(columns.map(text).to_vec());
+            return Ok(Some(Arc::new(EmptyTable::new(Arc::new(schema)))));
+        }
+        if name.eq_ignore_ascii_case("pg_settings") {
+            if let Some(table) = self.inner.table(name).await? {
+                return Ok(Some(settings(table.schema())?));
+            }
+        }
+        let table = self.inner.table(name).await?;
+        let emptied = EMPTIED.contains(&name.to_ascii_lowercase().as_str());
+        Ok(match (table, emptied) {
+            (Some(table), true) => Some(Arc::new(EmptyTable::new(table.schema()))),
+            (table, _) => table,
+        })
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.inner.table_exist(name) || ADDED.contains(&name.to_ascii_lowercase().as_str())
+    }
+}
+
+/// `pg_settings` with the settings clients read from it: the emulation's one
+/// (`standard_conforming_strings`) and `max_index_keys`, PostgreSQL's compiled-in 32, which the
+/// JDBC driver reads before `getImportedKeys` and `getExportedKeys` (DBeaver, Metabase).
+fn settings(schema: SchemaRef) -> DfResult<Arc<dyn TableProvider>> {
+    let rows = [
+        ("standard_conforming_strings", "on"),
+        ("max_index_keys", "32"),
+    ];
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|f| match f.name().as_str() {
+            "name" => Arc::new(StringArray::from_iter_values(rows.map(|r| r.0))) as ArrayRef,
+            "setting" => Arc::new(StringArray::from_iter_values(rows.map(|r| r.1))),
+            _ => new_null_array(f.data_type(), rows.len()),
+        })
+        .collect();
+    let batch = RecordBatch::try_new(schema.clone(), columns)?;
+    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+}
+
+/// Qualifies an unqualified [`ADDED`] view with `pg_catalog`, as PostgreSQL's search path
+/// finds it (the library qualifies the tables of its own emulation only); whether any.
+pub(crate) fn qualify_added(statements: &mut Vec<Statement>) -> bool {
+    struct Qualify(bool);
+    impl VisitorMut for Qualify {
+        type Break = ();
+        fn pre_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+            if let TableFactor::Table {
+                name, args: None, ..
+            } = factor
+            {
+                let added = match name.0.as_slice() {
+                    [part] => part
+                        .as_ident()
+                        .is_some_and(|i| ADDED.contains(&i.value.to_ascii_lowercase().as_str())),
+                    _ => false,
+                };
+                if added {
+                    let mut parts = vec![ObjectNamePart::Identifier(Ident::new("pg_catalog"))];
+                    parts.append(&mut name.0);
+                    *name = ObjectName(parts);
+                    self.0 = true;
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut qualify = Qualify(false);
+    let _ = statements.visit(&mut qualify);
+    qualify.0
+}
