@@ -33,6 +33,7 @@ mod meta_functions;
 mod one_message;
 mod pg_types;
 mod projection_parameters;
+mod projection_subqueries;
 mod rewrite;
 mod roles;
 mod savepoints;

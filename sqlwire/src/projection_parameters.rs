@@ -25,8 +25,13 @@ pub(crate) fn keep(statements: &mut Vec<Statement>) -> bool {
             if let SetExpr::Select(select) = query.body.as_mut() {
                 let mut bound = Vec::new();
                 for item in &select.projection {
-                    if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } =
-                        item
+                    // Only a subquery that is the item itself is nulled by the rule (one shielded
+                    // by `projection_subqueries` keeps its parameters where they are).
+                    if let SelectItem::UnnamedExpr(e @ Expr::Subquery(_))
+                    | SelectItem::ExprWithAlias {
+                        expr: e @ Expr::Subquery(_),
+                        ..
+                    } = item
                     {
                         in_subqueries(e, &mut bound);
                     }

@@ -19,7 +19,7 @@ use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser
 
 use crate::{
     case_lookups, catalog_rewrites, catalogue_tables, ctid, like_escape, pg_types,
-    projection_parameters,
+    projection_parameters, projection_subqueries,
 };
 
 /// The statements of `sql` rewritten, or None when none of the rewrites applies (or the text does
@@ -55,6 +55,7 @@ pub(crate) fn for_datafusion(
     let mut names = UniqueNames::default();
     let _ = statements.visit(&mut names);
     changed |= names.changed;
+    changed |= projection_subqueries::shield(&mut statements);
     changed |= projection_parameters::keep(&mut statements);
     changed.then(|| {
         statements

@@ -71,6 +71,7 @@ mod sql;
 mod sql_catalogues;
 mod sql_clients;
 mod sql_floods;
+mod sql_subqueries;
 mod sql_wire;
 mod storage_s3;
 mod subjects;
