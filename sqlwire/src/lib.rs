@@ -34,6 +34,7 @@ mod one_message;
 mod pg_types;
 mod projection_parameters;
 mod projection_subqueries;
+mod regproc_zero;
 mod rewrite;
 mod roles;
 mod savepoints;

@@ -135,12 +135,6 @@ impl Checker {
             .ok_or_else(|| pg_error("28000", "not signed in"))
     }
 
-    /// The parse budget, then [`Self::check_read_only`].
-    pub(crate) fn check<'a>(&self, open: &Open, sql: &'a str) -> PgWireResult<Cow<'a, str>> {
-        open.session.check_parse_cost(sql).map_err(refused)?;
-        self.check_read_only(open, sql)
-    }
-
     /// The parse budget alone (before any parser without one reads `sql`).
     pub(crate) fn check_parse_cost(&self, open: &Open, sql: &str) -> PgWireResult<()> {
         open.session.check_parse_cost(sql).map_err(refused)

@@ -149,11 +149,21 @@ fn unaliased_expressions_are_named_as_written_on_both_sql_fronts() {
 
 /// SQLAlchemy's inspector through psycopg with its defaults (`tests/python/pg_inspect.py`).
 fn inspect(s: &crate::support::TestServer, user: &str, password: &str) -> serde_json::Value {
+    run_script(s, "pg_inspect.py", user, password)
+}
+
+/// The JSON a client script in `tests/python` prints, given the listener and a subject.
+fn run_script(
+    s: &crate::support::TestServer,
+    script: &str,
+    user: &str,
+    password: &str,
+) -> serde_json::Value {
     let addr = s.pg_addr().unwrap();
     let out = std::process::Command::new(crate::pyarrow_readback::python())
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/python/pg_inspect.py"
+        .arg(format!(
+            "{}/tests/python/{script}",
+            env!("CARGO_MANIFEST_DIR")
         ))
         .args([
             &addr.ip().to_string(),
@@ -300,4 +310,32 @@ fn copy_to_stdout_writes_text_csv_and_binary_and_nothing_else() {
             ["west", null]
         ])
     );
+}
+
+/// The ADBC PostgreSQL driver with its defaults (`tests/python/pg_adbc.py`): typed Arrow
+/// columns, the PROTECTED table unknown to a PUBLIC reader and read by its reader.
+#[test]
+fn adbcs_driver_reads_typed_columns_with_its_defaults() {
+    let s = server_with_data(pg_options());
+    let (public, public_secret) = s.create_client("adbc-public", &["READ_PUBLIC"]);
+    let answer = run_script(&s, "pg_adbc.py", &public, &public_secret);
+    assert_eq!(
+        answer["rows"],
+        json!([
+            {"region": "north", "n": 2, "total": 30.5, "latest": 2018},
+            {"region": "south", "n": 1, "total": 5.0, "latest": 2018},
+            {"region": "west", "n": 1, "total": null, "latest": 2021}
+        ]),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["types"],
+        json!({"region": "string", "n": "int64", "total": "double", "latest": "int64"}),
+        "{answer}"
+    );
+    assert_eq!(answer["protected"], "42P01", "{answer}");
+    let (reader, reader_secret) =
+        s.create_client("adbc-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
+    let answer = run_script(&s, "pg_adbc.py", &reader, &reader_secret);
+    assert_eq!(answer["protected"], "ok [{'s': 100}]", "{answer}");
 }

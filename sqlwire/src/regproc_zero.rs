@@ -1,0 +1,87 @@
+//! `pg_type`'s function columns compared with 0. In PostgreSQL `typreceive` and its siblings are
+//! `regproc`, and `typreceive != 0` asks "has a binary input function" (the ADBC PostgreSQL
+//! driver's first query on connect). The emulated catalogue keeps them as text, the function's
+//! name or `-` for none, as PostgreSQL prints them, so the comparison with 0 failed to cast a name
+//! to a number. Here it becomes the comparison with `-`.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    visit_expressions_mut, BinaryOperator, Expr, Statement, Value,
+};
+
+/// `pg_type`'s columns of type `regproc`.
+const REGPROC: [&str; 7] = [
+    "typinput",
+    "typoutput",
+    "typreceive",
+    "typsend",
+    "typmodin",
+    "typmodout",
+    "typanalyze",
+];
+
+/// Rewrites `col = 0` and `col <> 0` (either side) for the columns above; whether any.
+pub(crate) fn compare_with_dash(statements: &mut Vec<Statement>) -> bool {
+    let mut changed = false;
+    let _ = visit_expressions_mut(statements, |expr| {
+        if let Expr::BinaryOp { left, op, right } = expr {
+            if matches!(op, BinaryOperator::Eq | BinaryOperator::NotEq) {
+                let dash = || Expr::value(Value::SingleQuotedString("-".into()));
+                if is_regproc(left) && is_zero(right) {
+                    **right = dash();
+                    changed = true;
+                } else if is_regproc(right) && is_zero(left) {
+                    **left = dash();
+                    changed = true;
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    changed
+}
+
+fn is_regproc(expr: &Expr) -> bool {
+    let name = match expr {
+        Expr::Identifier(i) => &i.value,
+        Expr::CompoundIdentifier(parts) => match parts.last() {
+            Some(i) => &i.value,
+            None => return false,
+        },
+        _ => return false,
+    };
+    REGPROC.contains(&name.to_ascii_lowercase().as_str())
+}
+
+fn is_zero(expr: &Expr) -> bool {
+    matches!(expr, Expr::Value(v) if matches!(&v.value, Value::Number(n, _) if n == "0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    fn rewritten(sql: &str) -> Option<String> {
+        let mut statements = Parser::parse_sql(&PostgreSqlDialect {}, sql).unwrap();
+        super::compare_with_dash(&mut statements).then(|| statements[0].to_string())
+    }
+
+    #[test]
+    fn function_columns_compared_with_zero_compare_with_a_dash() {
+        assert_eq!(
+            rewritten(
+                "SELECT oid FROM pg_catalog.pg_type WHERE (typreceive != 0 OR 0 <> t.typsend) \
+                 AND typtype != 'r'"
+            )
+            .as_deref(),
+            Some(
+                "SELECT oid FROM pg_catalog.pg_type WHERE (typreceive <> '-' OR '-' <> t.typsend) \
+                 AND typtype <> 'r'"
+            )
+        );
+        assert_eq!(rewritten("SELECT 1 FROM t WHERE typlen <> 0"), None);
+        assert_eq!(rewritten("SELECT 1 FROM t WHERE typreceive <> 1"), None);
+    }
+}
