@@ -34,7 +34,7 @@ mod one_message;
 mod pg_types;
 mod projection_parameters;
 mod projection_subqueries;
-mod regproc_zero;
+mod regproc_names;
 mod rewrite;
 mod roles;
 mod savepoints;

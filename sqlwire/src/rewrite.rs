@@ -19,7 +19,7 @@ use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser
 
 use crate::{
     case_lookups, catalog_rewrites, catalogue_tables, ctid, like_escape, pg_types,
-    projection_parameters, projection_subqueries, regproc_zero,
+    projection_parameters, projection_subqueries, regproc_names,
 };
 
 /// The statements of `sql` rewritten, or None when none of the rewrites applies (or the text does
@@ -44,7 +44,7 @@ pub(crate) fn for_datafusion(
     changed |= catalog_rewrites::array_subqueries(&mut statements);
     changed |= catalog_rewrites::storage_options(&mut statements);
     changed |= like_escapes(&mut statements);
-    changed |= regproc_zero::compare_with_dash(&mut statements);
+    changed |= regproc_names::compare_as_names(&mut statements);
     changed |= pg_types::columns_view(&mut statements);
     changed |= name_as_written(&mut statements);
     changed |= ctid::ranges(&mut statements);

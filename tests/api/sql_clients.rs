@@ -91,6 +91,13 @@ fn jdbc_metadata_and_a_prepared_statement_show_each_subject_its_datasets() {
     ] {
         assert_eq!(answer[call], json!([]), "{call}: {answer}");
     }
+    // The types, with the numbers a tool maps columns by.
+    let types = answer["type_info"]
+        .as_array()
+        .unwrap_or_else(|| panic!("getTypeInfo: {answer}"));
+    for name in ["int8", "float8", "text", "bool", "date", "timestamp"] {
+        assert!(types.contains(&json!(name)), "{name}: {answer}");
+    }
     // A parameter bound to a prepared statement (the extended protocol), as every tool sends.
     assert_eq!(
         answer["prepared"],

@@ -54,6 +54,8 @@ public class JdbcClient {
             record("exported_keys", () -> column(md.getExportedKeys(null, "travel", "trips"), "PKCOLUMN_NAME"));
             record("indexes", () -> column(md.getIndexInfo(null, "travel", "trips", false, true), "INDEX_NAME"));
             record("unique_indexes", () -> column(md.getIndexInfo(null, "travel", "trips", true, true), "INDEX_NAME"));
+            // DBeaver's data type list.
+            record("type_info", () -> column(md.getTypeInfo(), "TYPE_NAME"));
             record("prepared", () -> {
                 try (PreparedStatement ps = conn.prepareStatement(
                         "SELECT region, count(*) AS n FROM travel.trips WHERE region <> ? GROUP BY region ORDER BY region")) {

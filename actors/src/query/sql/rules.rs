@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::TableReference;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 
@@ -120,11 +121,20 @@ impl Admitted {
 }
 
 /// Every table `plan` scans still exists in `ctx` (a prepared statement outlives the refresh it
-/// was planned after: a permission taken away since refuses it).
+/// was planned after: a permission taken away since refuses it). A table function's rows
+/// (`generate_series(...)`, scanned as `generate_series()`) are no table: the session's own
+/// functions, unchanged by a refresh (the JDBC driver's `getTypeInfo` reads one).
 pub fn still_readable(ctx: &SessionContext, plan: &LogicalPlan) -> Result<(), Refused> {
     let mut missing = None;
     let _ = plan.apply_with_subqueries(|node| {
         if let LogicalPlan::TableScan(scan) = node {
+            if let TableReference::Bare { table } = &scan.table_name {
+                // No dataset's name holds "()": only the planner names a scan so.
+                let function = table.strip_suffix("()");
+                if function.is_some_and(|f| ctx.table_function(f).is_ok()) {
+                    return Ok(TreeNodeRecursion::Continue);
+                }
+            }
             let exists = ctx.table_exist(scan.table_name.clone());
             if !matches!(exists, Ok(true)) {
                 missing = Some(scan.table_name.to_string());
