@@ -82,29 +82,40 @@ impl Bloom {
     }
 }
 
-/// The first byte of a block's entries: their encoding.
-const FORMAT: u8 = 1;
+/// The first byte of a block as written: format 2, entries with restart points. Format 1 (no
+/// restarts, no trailer) is still read.
+pub(super) const FORMAT: u8 = 2;
+
+/// Every this many entries, one shares nothing with the entry before (a restart point): a
+/// lookup starts at the restart before its key instead of at the block's first entry.
+const RESTART: usize = 16;
 
 /// A block being written: its entries encoded as they come, after a format byte: per entry the
 /// length of the prefix it shares with the entry before (one byte), the length of the rest (one
 /// byte), the rest, and the origin as a LEB128 varint. Keys in order share most of their bytes
 /// (an `int` key of an ordered id costs 4 bytes, not 18), so a commit writes less to the catalog.
-/// Also the entries' hashes for the filter, and the block's first and last key.
+/// [`Self::seal`] then appends the restart points' offsets (`u32` each) and their count (`u32`),
+/// little-endian. Also the entries' hashes for the filter, and the block's first and last key.
 #[derive(Default)]
 pub(super) struct BlockBuilder {
     pub(super) bytes: Vec<u8>,
     hashes: Vec<u64>,
+    restarts: Vec<u32>,
     pub(super) first: Vec<u8>,
     pub(super) last: Vec<u8>,
 }
 
 impl BlockBuilder {
     pub(super) fn push(&mut self, key: &[u8], origin: i64) {
-        let shared = if self.hashes.is_empty() {
+        if self.hashes.is_empty() {
             self.first.clear();
             self.first.extend_from_slice(key);
             self.bytes.clear();
             self.bytes.push(FORMAT);
+            self.restarts.clear();
+        }
+        let shared = if self.hashes.len().is_multiple_of(RESTART) {
+            self.restarts.push(self.bytes.len() as u32);
             0
         } else {
             self.last
@@ -131,6 +142,15 @@ impl BlockBuilder {
         self.hashes.len()
     }
 
+    /// Appends the restart points: `bytes` is then the block as stored (push nothing more).
+    pub(super) fn seal(&mut self) {
+        for offset in &self.restarts {
+            self.bytes.extend_from_slice(&offset.to_le_bytes());
+        }
+        self.bytes
+            .extend_from_slice(&(self.restarts.len() as u32).to_le_bytes());
+    }
+
     /// The filter of the entries pushed so far.
     pub(super) fn bloom(&self) -> Vec<u8> {
         bloom(self.hashes.iter().copied())
@@ -139,59 +159,13 @@ impl BlockBuilder {
     pub(super) fn clear(&mut self) {
         self.bytes.clear();
         self.hashes.clear();
+        self.restarts.clear();
     }
-}
-
-/// The entries of a stored block, in key order.
-#[cfg(test)]
-pub(super) fn decode(bytes: &[u8]) -> Result<Vec<Entry>> {
-    let mut entries = Vec::new();
-    each_entry(bytes, |key, origin| {
-        entries.push(Entry {
-            key: key.to_vec(),
-            origin,
-        })
-    })?;
-    Ok(entries)
-}
-
-/// Calls `visit` with each entry of a stored block, in key order, the key in a buffer reused
-/// from entry to entry (a check reads whole blocks: no allocation per entry).
-pub(super) fn each_entry(bytes: &[u8], mut visit: impl FnMut(&[u8], i64)) -> Result<()> {
-    let damaged = || Error::internal("a unique index block is damaged");
-    if bytes.first() != Some(&FORMAT) {
-        return Err(damaged());
-    }
-    let mut key: Vec<u8> = Vec::with_capacity(64);
-    let mut at = 1;
-    while at < bytes.len() {
-        let (shared, len) = match bytes.get(at..at + 2) {
-            Some(&[shared, len]) => (shared as usize, len as usize),
-            _ => return Err(damaged()),
-        };
-        let rest = bytes.get(at + 2..at + 2 + len).ok_or_else(damaged)?;
-        if shared > key.len() {
-            return Err(damaged());
-        }
-        key.truncate(shared);
-        key.extend_from_slice(rest);
-        at += 2 + len;
-        let mut origin = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *bytes.get(at).ok_or_else(damaged)?;
-            at += 1;
-            origin |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                break;
-            }
-        }
-        visit(&key, origin as i64);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::read::decode;
     use super::*;
 
     #[test]
@@ -218,6 +192,7 @@ mod tests {
             (block.first.as_slice(), block.last.as_slice()),
             (&[][..], &[5; 33][..])
         );
+        block.seal();
         let bytes = block.bytes;
         assert_eq!(decode(&bytes).unwrap(), entries);
         assert!(decode(&bytes[..bytes.len() - 1]).is_err());
@@ -236,6 +211,7 @@ mod tests {
             block.push(&key, 7);
             entries.push(Entry { key, origin: 7 });
         }
+        block.seal();
         assert!(block.bytes.len() < 1_000 * 5, "{} bytes", block.bytes.len());
         assert_eq!(decode(&block.bytes).unwrap(), entries);
         block.clear();
@@ -243,6 +219,7 @@ mod tests {
         for t in texts {
             block.push(t, 300);
         }
+        block.seal();
         let back: Vec<Vec<u8>> = decode(&block.bytes)
             .unwrap()
             .into_iter()

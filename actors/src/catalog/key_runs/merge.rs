@@ -5,7 +5,7 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
-use super::block::each_entry;
+use super::read::each_entry;
 use super::{BlockRow, IndexOf, RunStore, RunWriter, FANOUT};
 use crate::catalog::KeyList;
 use crate::error::Result;

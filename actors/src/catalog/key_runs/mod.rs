@@ -14,15 +14,17 @@
 
 mod block;
 mod merge;
+mod read;
 mod record;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub use block::Entry;
-use block::{each_entry, key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
+use block::{key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
 use merge::settle;
 pub(crate) use merge::MergeSorted;
+use read::join;
 pub(crate) use record::{record_backfill, record_new_keys};
 
 use crate::catalog::{KeyHit, KeyList};
@@ -210,22 +212,6 @@ fn entries_holding(
     Ok(found)
 }
 
-/// The entries of a stored block whose key is among `candidates` (ascending).
-fn join(candidates: &[&[u8]], block: &[u8], found: &mut Vec<Entry>) -> Result<()> {
-    let mut c = 0;
-    each_entry(block, |key, origin| {
-        while c < candidates.len() && candidates[c] < key {
-            c += 1;
-        }
-        if c < candidates.len() && candidates[c] == key {
-            found.push(Entry {
-                key: key.to_vec(),
-                origin,
-            });
-        }
-    })
-}
-
 /// Writes one run from ascending entries (key, origin); none when there are no entries.
 pub(super) fn write_run<K: AsRef<[u8]>>(
     store: &dyn RunStore,
@@ -275,6 +261,7 @@ impl<'s> RunWriter<'s> {
     }
 
     fn flush(&mut self) -> Result<()> {
+        self.block.seal();
         let id = match self.run {
             Some(id) => id,
             None => *self.run.insert(self.store.new_run(self.index)?),
@@ -337,6 +324,7 @@ mod tests {
         for e in &entries {
             block.push(&e.key, e.origin);
         }
+        block.seal();
         let mut found = Vec::new();
         join(&[&[0], &[3], &[6], &[7]], &block.bytes, &mut found).unwrap();
         assert_eq!(found, [entry(3, 1), entry(3, 2), entry(7, 1)]);

@@ -1,0 +1,121 @@
+"""The SQL clients with their defaults reading as many rows of a 1M-row dataset as a synchronous
+answer holds (100,000, the cap of `/query` and the SQL fronts alike; issue 53's goal: within 1.5x
+of `/query` Arrow): the ADBC PostgreSQL driver (`fetch_arrow_table`) and DuckDB's `postgres`
+extension with no settings (binary COPY), against `/query` with `Accept:
+application/vnd.apache.arrow.stream` read into a pyarrow table. Alternated, after a warm-up.
+DuckDB's extension runs in `.venv-ext` (built for DuckDB 1.5.5), one process kept open.
+
+    .venv/bin/python benches/sql/clients.py [--binary target/release/rapid-rs] [--rows 1000000]
+        [--runs 7]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from urllib.parse import quote
+
+import adbc_driver_postgresql.dbapi as adbc
+import pyarrow as pa
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "peers"))
+import peers  # noqa: E402
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+ROWS = 100_000  # the synchronous answer's cap
+# One line in: a statement; one line out: seconds and rows, read into a DuckDB table (the
+# extension loaded once; .venv-ext has no pyarrow).
+DUCKDB_LOOP = """
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from duckdb_ext import connect
+con = connect("duckdb_extension_postgres_scanner")
+con.execute(sys.argv[2])
+for line in sys.stdin:
+    started = time.perf_counter()
+    con.execute("CREATE OR REPLACE TEMP TABLE copied AS " + line)
+    rows = con.execute("SELECT count(*) FROM copied").fetchone()[0]
+    print(time.perf_counter() - started, rows, flush=True)
+"""
+
+
+def main():
+    args = argparse.ArgumentParser()
+    args.add_argument("--binary", default="target/release/rapid-rs")
+    args.add_argument("--rows", type=int, default=1_000_000)
+    args.add_argument("--runs", type=int, default=7)
+    args.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "rapid-peers"))
+    a = args.parse_args()
+    os.makedirs(a.cache, exist_ok=True)
+    csv = os.path.join(a.cache, f"peers-{a.rows}.csv")
+    if not os.path.exists(csv):
+        peers.generate_csv(csv, a.rows)
+    os.environ["RAPID_PG_LISTEN"] = "127.0.0.1:0"
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = peers.Ours(a.binary, tmp)
+        duck = None
+        try:
+            ours.create("clients")
+            ours.upload("clients", csv)
+            host, port = ours.pg
+            user, secret = peers.ADMIN_ID, peers.ADMIN_SECRET
+            conn = adbc.connect(f"postgresql://{user}:{quote(secret, safe='')}@{host}:{port}"
+                                "/default?sslmode=disable")
+            attach = (f"ATTACH 'dbname=default host={host} port={port} user={user} "
+                      f"password={secret}' AS r (TYPE postgres)")
+            duck = subprocess.Popen(
+                [os.path.join(ROOT, ".venv-ext", "bin", "python"), "-c", DUCKDB_LOOP,
+                 os.path.join(ROOT, "tests", "python"), attach],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+            def arrow():
+                path = "/api/datasets/default/peers/clients/query"
+                ours.lean.request("POST", path, json.dumps({"limit": ROWS}).encode(), {
+                    "Authorization": ours.http.headers["Authorization"],
+                    "Accept": "application/vnd.apache.arrow.stream",
+                    "Content-Type": "application/json"})
+                res = ours.lean.getresponse()
+                table = pa.ipc.open_stream(res.read()).read_all()
+                assert table.num_rows == ROWS, table.num_rows
+
+            def over_adbc():
+                with conn.cursor() as cur:
+                    cur.execute(f"SELECT * FROM peers.clients LIMIT {ROWS}")
+                    assert cur.fetch_arrow_table().num_rows == ROWS
+
+            def over_duckdb():
+                duck.stdin.write(f"SELECT * FROM r.peers.clients LIMIT {ROWS}\n")
+                duck.stdin.flush()
+                seconds, rows = duck.stdout.readline().split()
+                assert int(rows) == ROWS, rows
+                return float(seconds)
+
+            times = {"arrow": [], "adbc": [], "duckdb": []}
+            for run in range(a.runs + 1):
+                for name, f in [("arrow", arrow), ("adbc", over_adbc), ("duckdb", over_duckdb)]:
+                    started = time.perf_counter()
+                    inner = f()
+                    spent = inner if inner is not None else time.perf_counter() - started
+                    if run:  # the first round warms up
+                        times[name].append(spent)
+            med = {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+            print(f"{ROWS:,} of {a.rows:,} rows x 10 columns, {a.runs} runs each, medians")
+            print("| `/query` Arrow | ADBC | DuckDB `postgres`, no settings | ADBC / Arrow | "
+                  "DuckDB / Arrow |")
+            print("|---|---|---|---|---|")
+            print(f"| {peers.fmt(med['arrow'])} | {peers.fmt(med['adbc'])} | "
+                  f"{peers.fmt(med['duckdb'])} | {med['adbc'] / med['arrow']:.2f} | "
+                  f"{med['duckdb'] / med['arrow']:.2f} |")
+            print(json.dumps(med))
+            conn.close()
+        finally:
+            if duck:
+                duck.kill()
+            ours.stop()
+
+
+if __name__ == "__main__":
+    main()
