@@ -183,11 +183,29 @@ pub(crate) fn response(
         );
         out.push(Ok(CopyData::new(line.into_bytes().into())));
     }
-    for batch in batches {
+    let fast = match copy.kind {
+        Kind::Binary => crate::copy_binary::rows(schema, batches),
+        Kind::Text | Kind::Csv => None,
+    };
+    let slow = match fast {
+        Some(rows) => {
+            out.extend(rows.into_iter().map(Ok));
+            &[][..]
+        }
+        None => batches,
+    };
+    out.reserve(slow.iter().map(|b| b.num_rows()).sum());
+    for batch in slow {
         for row in 0..batch.num_rows() {
-            for (column, field) in batch.columns().iter().zip(schema.fields()) {
-                let index = schema.index_of(field.name()).unwrap_or(0);
-                encode_value(&mut encoder, column, row, field, &fields[index])?;
+            // Columns by position: `fields` is the schema's, in its order (a lookup by name per
+            // value was a tenth of a binary copy's time).
+            for ((column, field), pg_field) in batch
+                .columns()
+                .iter()
+                .zip(schema.fields())
+                .zip(fields.iter())
+            {
+                encode_value(&mut encoder, column, row, field, pg_field)?;
             }
             out.push(Ok(encoder.take_copy()));
         }

@@ -22,6 +22,7 @@ mod case_lookups;
 mod catalog_rewrites;
 mod catalogue_tables;
 mod connection;
+mod copy_binary;
 mod copy_out;
 mod ctid;
 pub mod errors;
