@@ -19,7 +19,7 @@ use datafusion_postgres::arrow_pg::datatypes::arrow_schema_to_pg_fields;
 use datafusion_postgres::arrow_pg::encoder::encode_value;
 use datafusion_postgres::pgwire::api::portal::Format;
 use datafusion_postgres::pgwire::api::results::{
-    CopyCsvOptions, CopyEncoder, CopyResponse, CopyTextOptions, Response,
+    CopyCsvOptions, CopyEncoder, CopyResponse, CopyTextOptions, FieldInfo, Response,
 };
 use datafusion_postgres::pgwire::error::{PgWireError, PgWireResult};
 use rapid_actors::engine::sql::within_row_cap;
@@ -151,29 +151,7 @@ pub(crate) fn response(
         &Format::UnifiedText,
         None,
     )?);
-    let mut encoder = match copy.kind {
-        Kind::Binary => CopyEncoder::new_binary(fields.clone()),
-        Kind::Text => {
-            let mut options = CopyTextOptions::default();
-            if let Some(d) = copy.delimiter {
-                options.delimiter = d.to_string().into();
-            }
-            if let Some(n) = &copy.null {
-                options.null_string = n.as_str().into();
-            }
-            CopyEncoder::new_text(fields.clone(), options)
-        }
-        Kind::Csv => {
-            let mut options = CopyCsvOptions::default();
-            if let Some(d) = copy.delimiter {
-                options.delimiter = d.to_string().into();
-            }
-            if let Some(n) = &copy.null {
-                options.null_string = n.as_str().into();
-            }
-            CopyEncoder::new_csv(fields.clone(), options)
-        }
-    };
+    let mut encoder = encoder(copy, fields.clone());
     let mut out: Vec<PgWireResult<CopyData>> = Vec::new();
     if copy.header && copy.kind == Kind::Csv {
         let names: Vec<String> = fields.iter().map(|f| csv_quoted(f.name())).collect();
@@ -223,6 +201,33 @@ pub(crate) fn response(
         fields.len(),
         stream,
     )))
+}
+
+/// The library's encoder of the copy's format and options.
+fn encoder(copy: &CopyOut, fields: Arc<Vec<FieldInfo>>) -> CopyEncoder {
+    match copy.kind {
+        Kind::Binary => CopyEncoder::new_binary(fields.clone()),
+        Kind::Text => {
+            let mut options = CopyTextOptions::default();
+            if let Some(d) = copy.delimiter {
+                options.delimiter = d.to_string().into();
+            }
+            if let Some(n) = &copy.null {
+                options.null_string = n.as_str().into();
+            }
+            CopyEncoder::new_text(fields.clone(), options)
+        }
+        Kind::Csv => {
+            let mut options = CopyCsvOptions::default();
+            if let Some(d) = copy.delimiter {
+                options.delimiter = d.to_string().into();
+            }
+            if let Some(n) = &copy.null {
+                options.null_string = n.as_str().into();
+            }
+            CopyEncoder::new_csv(fields.clone(), options)
+        }
+    }
 }
 
 /// A CSV header's name, quoted when it needs to be.
