@@ -17,8 +17,9 @@ use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch, StringArra
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::datasource::empty::EmptyTable;
-use datafusion::datasource::MemTable;
+use datafusion::datasource::{provider_as_source, MemTable, ViewTable};
 use datafusion::error::Result as DfResult;
+use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
     Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitMut, VisitorMut,
@@ -68,8 +69,9 @@ pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> 
     let inner = catalog
         .schema("pg_catalog")
         .ok_or_else(|| "no pg_catalog schema".to_string())?;
+    let databases = ctx.catalog_names();
     catalog
-        .register_schema("pg_catalog", Arc::new(EmptiedTables { inner }))
+        .register_schema("pg_catalog", Arc::new(EmptiedTables { inner, databases }))
         .map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -78,6 +80,8 @@ pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> 
 #[derive(Debug)]
 struct EmptiedTables {
     inner: Arc<dyn SchemaProvider>,
+    /// The session's databases (the layers): `pg_database` lists only these.
+    databases: Vec<String>,
 }
 
 #[async_trait]
@@ -101,6 +105,11 @@ impl SchemaProvider for EmptiedTables {
             let schema = Schema::new(columns.map(text).to_vec());
             return Ok(Some(Arc::new(EmptyTable::new(Arc::new(schema)))));
         }
+        if name.eq_ignore_ascii_case("pg_database") {
+            if let Some(table) = self.inner.table(name).await? {
+                return Ok(Some(only_databases(table, &self.databases)?));
+            }
+        }
         if name.eq_ignore_ascii_case("pg_settings") {
             if let Some(table) = self.inner.table(name).await? {
                 return Ok(Some(settings(table.schema())?));
@@ -117,6 +126,20 @@ impl SchemaProvider for EmptiedTables {
     fn table_exist(&self, name: &str) -> bool {
         self.inner.table_exist(name) || ADDED.contains(&name.to_ascii_lowercase().as_str())
     }
+}
+
+/// `pg_database` without the `postgres` database the emulation always lists: a session here is
+/// in a layer, and `dbname=postgres` is refused (3D000) unless a layer has that name, so psql's
+/// `\l` listed a database nobody could connect to.
+fn only_databases(
+    table: Arc<dyn TableProvider>,
+    databases: &[String],
+) -> DfResult<Arc<dyn TableProvider>> {
+    let listed = databases.iter().map(|d| lit(d.as_str())).collect();
+    let plan = LogicalPlanBuilder::scan("pg_database", provider_as_source(table), None)?
+        .filter(col("datname").in_list(listed, false))?
+        .build()?;
+    Ok(Arc::new(ViewTable::new(plan, None)))
 }
 
 /// `pg_settings` with the settings clients read from it: the emulation's one

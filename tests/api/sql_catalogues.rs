@@ -42,7 +42,13 @@ fn psqls_meta_commands_describe_what_the_subject_may_read() {
     assert_eq!(p("\\dt").trim(), "travel|trips|table|postgres");
     assert!(p("\\dt+").starts_with("travel|trips|table|postgres|permanent|"));
     assert_eq!(p("\\dn").trim(), "public|postgres\ntravel|postgres");
-    assert!(p("\\l").lines().any(|l| l.starts_with("default|")));
+    // Only the databases a session can be in: not the emulation's `postgres` (refused, 3D000).
+    let databases = p("\\l");
+    assert!(
+        databases.lines().any(|l| l.starts_with("default|")),
+        "{databases}"
+    );
+    assert!(!databases.lines().any(|l| l.starts_with("postgres|")), "{databases}");
     assert_eq!(p("\\dv").trim(), "Did not find any relations.");
     assert_eq!(p("\\di").trim(), "Did not find any relations.");
     // `\du`: the subject itself, no other.
