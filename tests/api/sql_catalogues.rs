@@ -48,7 +48,10 @@ fn psqls_meta_commands_describe_what_the_subject_may_read() {
         databases.lines().any(|l| l.starts_with("default|")),
         "{databases}"
     );
-    assert!(!databases.lines().any(|l| l.starts_with("postgres|")), "{databases}");
+    assert!(
+        !databases.lines().any(|l| l.starts_with("postgres|")),
+        "{databases}"
+    );
     assert_eq!(p("\\dv").trim(), "Did not find any relations.");
     assert_eq!(p("\\di").trim(), "Did not find any relations.");
     // `\du`: the subject itself, no other.

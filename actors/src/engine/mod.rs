@@ -131,13 +131,11 @@ impl Engine {
     }
 
     /// `PUT /schema`: validates `schema` and stores it as the dataset's next version, under the
-    /// latest version's policy if it has one (see [`Engine::policy_carried`]).
+    /// latest version's policy if it has one (see [`Engine::check_policy_carries`]).
     pub async fn update_schema(&self, _: &AdminPass, schema: &Schema) -> Result<ValidSchema> {
         let protected = self.auth.snapshot().protected_domains.clone();
-        let carried = self.policy_carried(schema, &protected)?;
-        let valid = self.registry.update_schema(schema, &protected).await?;
-        self.carry_policy(carried, &valid)?;
-        Ok(valid)
+        self.check_policy_carries(schema, &protected)?;
+        self.registry.update_schema(schema, &protected).await
     }
 
     /// `PATCH /schema/{layer}/{domain}/{dataset}`: edits a version's metadata in place.

@@ -47,24 +47,25 @@ impl Engine {
         policy.check(schema, &is_known)
     }
 
-    /// For `PUT /schema`: the latest version's policy (dataset id, stored JSON), checked against
-    /// the next version's columns. A policy is per schema version, so a new version without it
-    /// would be read under none; 400 when it does not fit the new columns (the DATA_ADMIN
-    /// changes or removes it first).
-    pub(super) fn policy_carried(
+    /// For `PUT /schema`: the latest version's policy, if any, checked against the next
+    /// version's columns. The catalog copies it to the new version in the version's own
+    /// transaction (a policy is per version: a new version without it would be read under
+    /// none); 400 when it does not fit the new columns (the DATA_ADMIN changes or removes it
+    /// first).
+    pub(super) fn check_policy_carries(
         &self,
         schema: &crate::schema::Schema,
         protected: &std::collections::BTreeSet<String>,
-    ) -> Result<Option<(i64, String)>> {
+    ) -> Result<()> {
         let next = self.registry.validate(schema, protected)?;
         let key = DatasetKey::new(next.layer(), next.domain(), next.dataset());
         // No such dataset: the update answers its own 404.
         let Ok(record) = self.registry.find(&key) else {
-            return Ok(None);
+            return Ok(());
         };
         let latest = record.latest_version;
         let Some(json) = self.catalog.policy(record.id, latest)? else {
-            return Ok(None);
+            return Ok(());
         };
         let policy: Policy = serde_json::from_str(&json)
             .map_err(|e| Error::internal(format!("stored policy: {e}")))?;
@@ -73,20 +74,7 @@ impl Engine {
                 "The policy of version {latest} would carry to the new version and does not fit \
                  its columns ({e}): change or remove it first (PUT or DELETE .../policy)"
             ))
-        })?;
-        Ok(Some((record.id, json)))
-    }
-
-    /// Stores the policy [`Engine::policy_carried`] found for the new version `valid`.
-    pub(super) fn carry_policy(
-        &self,
-        carried: Option<(i64, String)>,
-        valid: &crate::schema::ValidSchema,
-    ) -> Result<()> {
-        if let (Some((dataset_id, json)), Some(version)) = (carried, valid.version()) {
-            self.catalog.put_policy(dataset_id, version, &json)?;
-        }
-        Ok(())
+        })
     }
 
     /// The policy of `key`'s schema `version` (absent: the latest); 404 when it has none.

@@ -32,6 +32,14 @@ pub(super) fn policy_per_version(c: &dyn Catalog) {
         c.policy(record.id, 2).unwrap().as_deref(),
         Some("{\"b\":1}")
     );
+    // A new version takes the latest version's policy in its own transaction.
+    c.add_schema_version(&record.key, &mut |_| Ok(schema(3)))
+        .unwrap();
+    assert_eq!(
+        c.policy(record.id, 3).unwrap().as_deref(),
+        Some("{\"b\":1}"),
+        "carried to the new version"
+    );
     c.delete_dataset(record.id).unwrap();
     assert_eq!(
         c.policy(record.id, 2).unwrap(),

@@ -38,6 +38,19 @@ fn find_dataset(db: &Db<'_>, key: &DatasetKey) -> Result<Option<DatasetRecord>> 
 /// PROTECTED schema its domain must exist, and stays locked (FOR SHARE) until the commit: deleting
 /// the domain locks it FOR UPDATE before it looks for datasets in it, so one of the two waits and
 /// then sees the other's outcome.
+/// As SQLite's: the latest version's policy copied to the new version in its transaction.
+fn carry_policy(db: &Db<'_>, dataset_id: i64, from: i64, to: i64) -> Result<()> {
+    if to > from {
+        db.execute(
+            "INSERT INTO dataset_policies (dataset_id, version, policy_json, updated_at)
+             SELECT dataset_id, $3, policy_json, $4 FROM dataset_policies
+             WHERE dataset_id = $1 AND version = $2",
+            &[&dataset_id, &from, &to, &now_text()],
+        )?;
+    }
+    Ok(())
+}
+
 fn insert_version(db: &Db<'_>, dataset_id: i64, schema: &SchemaVersion) -> Result<()> {
     if let Some(domain) = &schema.protected_domain {
         let exists = db.query_opt(
@@ -125,6 +138,7 @@ impl DatasetCatalog for PostgresCatalog {
             let current = find_dataset(db, key)?.ok_or_else(|| key.not_found())?;
             let schema = next(&current)?;
             insert_version(db, current.id, &schema)?;
+            carry_policy(db, current.id, current.latest_version, schema.version)?;
             Ok(DatasetRecord {
                 latest_version: current.latest_version.max(schema.version),
                 ..current

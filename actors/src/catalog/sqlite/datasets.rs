@@ -43,6 +43,21 @@ pub(super) fn find_dataset(conn: &Connection, key: &DatasetKey) -> Result<Option
     }))
 }
 
+/// The policy of the latest version `from`, if any, for the new version `to`, in the new
+/// version's transaction: a policy is per version, and a version stored before its policy would be
+/// read unfiltered until the policy followed (issue 55).
+fn carry_policy(conn: &Connection, dataset_id: i64, from: i64, to: i64) -> Result<()> {
+    if to > from {
+        conn.prepare_cached(
+            "INSERT INTO dataset_policies (dataset_id, version, policy_json, updated_at)
+             SELECT dataset_id, ?3, policy_json, ?4 FROM dataset_policies
+             WHERE dataset_id = ?1 AND version = ?2",
+        )?
+        .execute(params![dataset_id, from, to, now_text()])?;
+    }
+    Ok(())
+}
+
 /// Stores a schema version inside the transaction that creates or bumps the dataset: for a
 /// PROTECTED schema it checks there that the protected domain still exists, so a domain deleted
 /// after the request's own check cannot be left with a dataset in it (deleting a domain is refused
@@ -142,6 +157,7 @@ impl DatasetCatalog for SqliteCatalog {
             let current = find_dataset(tx, key)?.ok_or_else(|| key.not_found())?;
             let schema = next(&current)?;
             insert_version(tx, current.id, &schema)?;
+            carry_policy(tx, current.id, current.latest_version, schema.version)?;
             Ok(DatasetRecord {
                 latest_version: current.latest_version.max(schema.version),
                 ..current
