@@ -7,13 +7,11 @@
 //! The bytes are the library's (a test compares them).
 
 use datafusion::arrow::array::{
-    Array, AsArray, BooleanArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
-    RecordBatch,
+    Array, AsArray, BooleanArray, Date32Array, Float32Array, Float64Array, Int16Array, Int32Array,
+    Int64Array, LargeStringArray, RecordBatch, StringArray, StringViewArray,
+    TimestampMicrosecondArray, TimestampMillisecondArray, TimestampSecondArray,
 };
-use datafusion::arrow::datatypes::{
-    DataType, Date32Type, Schema, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampSecondType,
-};
+use datafusion::arrow::datatypes::{DataType, Schema, TimeUnit};
 use datafusion_postgres::pgwire::messages::copy::CopyData;
 
 /// Days from 1970-01-01 to PostgreSQL's epoch, 2000-01-01.
@@ -21,52 +19,54 @@ const EPOCH_DAYS: i32 = 10_957;
 /// The same in microseconds.
 const EPOCH_MICROS: i64 = EPOCH_DAYS as i64 * 86_400_000_000;
 
-/// A column as its values are written.
-enum Column<'a> {
+/// A column as its values are written: its array for nulls, and the values typed once a batch.
+struct Column<'a> {
+    array: &'a dyn Array,
+    values: Values<'a>,
+}
+
+/// The typed values of a column (text and timestamps too: no type match per value).
+enum Values<'a> {
     Bool(&'a BooleanArray),
     I16(&'a Int16Array),
     I32(&'a Int32Array),
     I64(&'a Int64Array),
     F32(&'a Float32Array),
     F64(&'a Float64Array),
-    Text(&'a dyn Array),
-    Date(&'a datafusion::arrow::array::PrimitiveArray<Date32Type>),
-    /// A timestamp of the unit given.
-    Timestamp(&'a dyn Array, TimeUnit),
+    Utf8(&'a StringArray),
+    LargeUtf8(&'a LargeStringArray),
+    Utf8View(&'a StringViewArray),
+    Date(&'a Date32Array),
+    Seconds(&'a TimestampSecondArray),
+    Millis(&'a TimestampMillisecondArray),
+    Micros(&'a TimestampMicrosecondArray),
 }
 
 impl<'a> Column<'a> {
     fn of(array: &'a dyn Array) -> Option<Column<'a>> {
-        Some(match array.data_type() {
-            DataType::Boolean => Column::Bool(array.as_boolean()),
-            DataType::Int16 => Column::I16(array.as_primitive()),
-            DataType::Int32 => Column::I32(array.as_primitive()),
-            DataType::Int64 => Column::I64(array.as_primitive()),
-            DataType::Float32 => Column::F32(array.as_primitive()),
-            DataType::Float64 => Column::F64(array.as_primitive()),
-            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Column::Text(array),
-            DataType::Date32 => Column::Date(array.as_primitive()),
+        let values = match array.data_type() {
+            DataType::Boolean => Values::Bool(array.as_boolean()),
+            DataType::Int16 => Values::I16(array.as_primitive()),
+            DataType::Int32 => Values::I32(array.as_primitive()),
+            DataType::Int64 => Values::I64(array.as_primitive()),
+            DataType::Float32 => Values::F32(array.as_primitive()),
+            DataType::Float64 => Values::F64(array.as_primitive()),
+            DataType::Utf8 => Values::Utf8(array.as_string()),
+            DataType::LargeUtf8 => Values::LargeUtf8(array.as_string()),
+            DataType::Utf8View => Values::Utf8View(array.as_string_view()),
+            DataType::Date32 => Values::Date(array.as_primitive()),
+            DataType::Timestamp(TimeUnit::Second, _) => Values::Seconds(array.as_primitive()),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => Values::Millis(array.as_primitive()),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => Values::Micros(array.as_primitive()),
             // Nanoseconds are rounded to microseconds by the library's conversion: left to it.
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => return None,
-            DataType::Timestamp(unit, _) => Column::Timestamp(array, *unit),
             _ => return None,
-        })
+        };
+        Some(Column { array, values })
     }
 
     /// Value `row`'s length and bytes, or -1 for a null.
     fn write(&self, row: usize, out: &mut Vec<u8>) {
-        let array: &dyn Array = match self {
-            Column::Bool(a) => *a,
-            Column::I16(a) => *a,
-            Column::I32(a) => *a,
-            Column::I64(a) => *a,
-            Column::F32(a) => *a,
-            Column::F64(a) => *a,
-            Column::Text(a) => *a,
-            Column::Date(a) => *a,
-            Column::Timestamp(a, _) => *a,
-        };
-        if array.is_null(row) {
+        if self.array.is_null(row) {
             out.extend_from_slice(&(-1i32).to_be_bytes());
             return;
         }
@@ -74,39 +74,23 @@ impl<'a> Column<'a> {
             out.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
             out.extend_from_slice(bytes);
         };
-        match self {
-            Column::Bool(a) => value(&[u8::from(a.value(row))]),
-            Column::I16(a) => value(&a.value(row).to_be_bytes()),
-            Column::I32(a) => value(&a.value(row).to_be_bytes()),
-            Column::I64(a) => value(&a.value(row).to_be_bytes()),
-            Column::F32(a) => value(&a.value(row).to_bits().to_be_bytes()),
-            Column::F64(a) => value(&a.value(row).to_bits().to_be_bytes()),
-            Column::Text(a) => value(text(*a, row).as_bytes()),
-            Column::Date(a) => value(&(a.value(row) - EPOCH_DAYS).to_be_bytes()),
-            Column::Timestamp(a, unit) => {
-                // Microseconds since 1970.
-                let micros = match unit {
-                    TimeUnit::Second => a
-                        .as_primitive::<TimestampSecondType>()
-                        .value(row)
-                        .saturating_mul(1_000_000),
-                    TimeUnit::Millisecond => a
-                        .as_primitive::<TimestampMillisecondType>()
-                        .value(row)
-                        .saturating_mul(1_000),
-                    _ => a.as_primitive::<TimestampMicrosecondType>().value(row),
-                };
-                value(&(micros - EPOCH_MICROS).to_be_bytes())
-            }
+        // Timestamps as microseconds since PostgreSQL's epoch.
+        let since_epoch = |micros: i64| (micros - EPOCH_MICROS).to_be_bytes();
+        match &self.values {
+            Values::Bool(a) => value(&[u8::from(a.value(row))]),
+            Values::I16(a) => value(&a.value(row).to_be_bytes()),
+            Values::I32(a) => value(&a.value(row).to_be_bytes()),
+            Values::I64(a) => value(&a.value(row).to_be_bytes()),
+            Values::F32(a) => value(&a.value(row).to_bits().to_be_bytes()),
+            Values::F64(a) => value(&a.value(row).to_bits().to_be_bytes()),
+            Values::Utf8(a) => value(a.value(row).as_bytes()),
+            Values::LargeUtf8(a) => value(a.value(row).as_bytes()),
+            Values::Utf8View(a) => value(a.value(row).as_bytes()),
+            Values::Date(a) => value(&(a.value(row) - EPOCH_DAYS).to_be_bytes()),
+            Values::Seconds(a) => value(&since_epoch(a.value(row).saturating_mul(1_000_000))),
+            Values::Millis(a) => value(&since_epoch(a.value(row).saturating_mul(1_000))),
+            Values::Micros(a) => value(&since_epoch(a.value(row))),
         }
-    }
-}
-
-fn text(array: &dyn Array, row: usize) -> &str {
-    match array.data_type() {
-        DataType::Utf8 => array.as_string::<i32>().value(row),
-        DataType::LargeUtf8 => array.as_string::<i64>().value(row),
-        _ => array.as_string_view().value(row),
     }
 }
 
