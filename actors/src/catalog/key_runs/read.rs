@@ -11,37 +11,44 @@ fn damaged() -> Error {
     Error::internal("a unique index block is damaged")
 }
 
-/// Where a block's entries end, and its restart points (none in format 1).
+/// Where a block's entries end, and how many restart points follow them (none in format 1).
+/// The offsets are read when a seek needs them: a pass over the block (merges, many
+/// candidates) reads none.
 struct Layout {
     end: usize,
-    restarts: Vec<usize>,
+    restarts: usize,
+}
+
+impl Layout {
+    /// Restart point `i`'s offset, checked to lie among the entries.
+    fn restart(&self, bytes: &[u8], i: usize) -> Result<usize> {
+        let at = self.end + 4 * i;
+        let word = bytes.get(at..at + 4).ok_or_else(damaged)?;
+        // unwrap: a slice of 4 bytes
+        let offset = u32::from_le_bytes(word.try_into().unwrap()) as usize;
+        if offset < 1 || offset >= self.end.max(2) {
+            return Err(damaged());
+        }
+        Ok(offset)
+    }
 }
 
 fn layout(bytes: &[u8]) -> Result<Layout> {
     match bytes.first() {
         Some(1) => Ok(Layout {
             end: bytes.len(),
-            restarts: Vec::new(),
+            restarts: 0,
         }),
         Some(&FORMAT) => {
-            let word = |at: usize| -> Result<usize> {
-                let b = bytes.get(at..at + 4).ok_or_else(damaged)?;
-                // unwrap: a slice of 4 bytes
-                Ok(u32::from_le_bytes(b.try_into().unwrap()) as usize)
-            };
             let count_at = bytes.len().checked_sub(4).ok_or_else(damaged)?;
-            let count = word(count_at)?;
-            let end = count
+            let word = bytes.get(count_at..).ok_or_else(damaged)?;
+            // unwrap: the last 4 bytes
+            let restarts = u32::from_le_bytes(word.try_into().unwrap()) as usize;
+            let end = restarts
                 .checked_mul(4)
                 .and_then(|n| count_at.checked_sub(n))
                 .filter(|&end| end >= 1)
                 .ok_or_else(damaged)?;
-            let restarts = (0..count)
-                .map(|i| word(end + 4 * i))
-                .collect::<Result<Vec<_>>>()?;
-            if restarts.iter().any(|&r| r < 1 || r >= end.max(2)) {
-                return Err(damaged());
-            }
             Ok(Layout { end, restarts })
         }
         _ => Err(damaged()),
@@ -102,7 +109,7 @@ pub(super) fn each_entry(bytes: &[u8], mut visit: impl FnMut(&[u8], i64)) -> Res
 pub(super) fn join(candidates: &[&[u8]], bytes: &[u8], found: &mut Vec<Entry>) -> Result<()> {
     let layout = layout(bytes)?;
     // A seek costs a binary search and about `block::RESTART` entries; a pass, every entry.
-    if candidates.len() * 3 >= layout.restarts.len() {
+    if candidates.len() * 3 >= layout.restarts {
         let mut c = 0;
         return each_entry(bytes, |key, origin| {
             while c < candidates.len() && candidates[c] < key {
@@ -129,17 +136,17 @@ pub(super) fn join(candidates: &[&[u8]], bytes: &[u8], found: &mut Vec<Entry>) -
         }
         // The last restart whose key is below the candidate: equal keys (one value's dead and
         // live entries) may begin before a restart holding it.
-        let (mut lo, mut hi) = (0, layout.restarts.len());
+        let (mut lo, mut hi) = (0, layout.restarts);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if restart_key(layout.restarts[mid])? < candidate {
+            if restart_key(layout.restart(bytes, mid)?)? < candidate {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
         key.clear();
-        let start = layout.restarts[lo.saturating_sub(1)];
+        let start = layout.restart(bytes, lo.saturating_sub(1))?;
         walk(bytes, start, layout.end, &mut key, |k, origin| {
             if k == candidate {
                 found.push(Entry {
