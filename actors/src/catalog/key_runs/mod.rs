@@ -306,27 +306,4 @@ mod tests {
         assert_eq!(level_of(65_536), 2);
         assert_eq!(level_of(10_000_000), 4);
     }
-
-    #[test]
-    fn the_join_finds_every_entry_of_a_candidate() {
-        let entry = |k: u8, origin| Entry {
-            key: vec![k],
-            origin,
-        };
-        let entries = vec![
-            entry(1, 1),
-            entry(3, 1),
-            entry(3, 2),
-            entry(5, 1),
-            entry(7, 1),
-        ];
-        let mut block = BlockBuilder::default();
-        for e in &entries {
-            block.push(&e.key, e.origin);
-        }
-        block.seal();
-        let mut found = Vec::new();
-        join(&[&[0], &[3], &[6], &[7]], &block.bytes, &mut found).unwrap();
-        assert_eq!(found, [entry(3, 1), entry(3, 2), entry(7, 1)]);
-    }
 }

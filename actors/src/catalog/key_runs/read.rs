@@ -203,6 +203,29 @@ mod tests {
     }
 
     #[test]
+    fn the_join_finds_every_entry_of_a_candidate() {
+        let entry = |k: u8, origin| Entry {
+            key: vec![k],
+            origin,
+        };
+        let entries = vec![
+            entry(1, 1),
+            entry(3, 1),
+            entry(3, 2),
+            entry(5, 1),
+            entry(7, 1),
+        ];
+        let mut block = BlockBuilder::default();
+        for e in &entries {
+            block.push(&e.key, e.origin);
+        }
+        block.seal();
+        let mut found = Vec::new();
+        join(&[&[0], &[3], &[6], &[7]], &block.bytes, &mut found).unwrap();
+        assert_eq!(found, [entry(3, 1), entry(3, 2), entry(7, 1)]);
+    }
+
+    #[test]
     fn seeks_and_passes_find_the_same_entries() {
         let (bytes, entries) = block();
         assert_eq!(decode(&bytes).unwrap(), entries);
