@@ -116,8 +116,10 @@ impl<'s> Cursor<'s> {
 /// Sorted lists of keys, each with its origin, merged into one ascending sequence (a heap of each
 /// list's next key; the keys are borrowed, not copied, and the merged sequence is never held
 /// whole: a commit writes it into blocks as it comes).
-pub(crate) struct MergeSorted<'k> {
+pub(super) struct MergeSorted<'k> {
     lists: Vec<(i64, &'k KeyList)>,
+    /// Where each list's part in the merge ends.
+    ends: Vec<usize>,
     heap: BinaryHeap<Reverse<Head<'k>>>,
 }
 
@@ -125,15 +127,30 @@ pub(crate) struct MergeSorted<'k> {
 type Head<'k> = (u128, &'k [u8], usize, usize);
 
 impl<'k> MergeSorted<'k> {
-    pub(crate) fn new(lists: &[(i64, &'k KeyList)]) -> MergeSorted<'k> {
+    /// The merge of the whole lists (what the ranges of a commit's run are checked against).
+    #[cfg(test)]
+    pub(super) fn new(lists: &[(i64, &'k KeyList)]) -> MergeSorted<'k> {
+        let whole: Vec<(usize, usize)> = lists.iter().map(|(_, keys)| (0, keys.len())).collect();
+        MergeSorted::within(lists, &whole)
+    }
+
+    /// The merge of the part `bounds[i]` (start, end) of each list `i`.
+    pub(super) fn within(
+        lists: &[(i64, &'k KeyList)],
+        bounds: &[(usize, usize)],
+    ) -> MergeSorted<'k> {
         let heap = lists
             .iter()
+            .zip(bounds)
             .enumerate()
-            .filter(|(_, (_, keys))| !keys.is_empty())
-            .map(|(n, (_, keys))| Reverse((prefix(keys.get(0)), keys.get(0), n, 0)))
+            .filter(|(_, (_, (start, end)))| start < end)
+            .map(|(n, ((_, keys), &(start, _)))| {
+                Reverse((prefix(keys.get(start)), keys.get(start), n, start))
+            })
             .collect();
         MergeSorted {
             lists: lists.to_vec(),
+            ends: bounds.iter().map(|&(_, end)| end).collect(),
             heap,
         }
     }
@@ -147,7 +164,7 @@ impl<'k> Iterator for MergeSorted<'k> {
         let mut top = self.heap.peek_mut()?;
         let Reverse((_, key, n, at)) = *top;
         let (origin, keys) = self.lists[n];
-        if at + 1 < keys.len() {
+        if at + 1 < self.ends[n] {
             let next = keys.get(at + 1);
             *top = Reverse((prefix(next), next, n, at + 1));
         } else {

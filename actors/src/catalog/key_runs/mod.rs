@@ -13,6 +13,7 @@
 //! The catalogs implement [`RunStore`]: the rows and blobs, nothing of the algorithm.
 
 mod block;
+mod build;
 mod merge;
 mod read;
 mod record;
@@ -23,7 +24,6 @@ use std::collections::HashMap;
 pub use block::Entry;
 use block::{key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
 use merge::settle;
-pub(crate) use merge::MergeSorted;
 use read::join;
 pub(crate) use record::{record_backfill, record_new_keys};
 
@@ -210,20 +210,6 @@ fn entries_holding(
         }
     }
     Ok(found)
-}
-
-/// Writes one run from ascending entries (key, origin); none when there are no entries.
-pub(super) fn write_run<K: AsRef<[u8]>>(
-    store: &dyn RunStore,
-    index: IndexOf<'_>,
-    entries: impl Iterator<Item = Result<(K, i64)>>,
-) -> Result<()> {
-    let mut run = RunWriter::new(store, index);
-    for entry in entries {
-        let (key, origin) = entry?;
-        run.push(key.as_ref(), origin)?;
-    }
-    run.finish()
 }
 
 /// A run being written, block by block, from entries pushed in key order.

@@ -5,7 +5,8 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::{find_sorted, settle, write_run, IndexOf, MergeSorted, RunStore};
+use super::build::{build_run, store_run};
+use super::{find_sorted, settle, IndexOf, RunStore};
 use crate::catalog::refusal::commit_conflict;
 use crate::catalog::{ColumnKeys, KeyList, UploadCommit};
 use crate::error::Result;
@@ -99,23 +100,19 @@ fn record_lists(
                 return Err(commit_conflict(commit.dataset_id, commit.version));
             }
         }
-        // Written as merged; a key repeated inside the commit is noticed on the way and refuses
-        // it (the transaction, and so the run, is rolled back).
-        let mut previous: Option<&[u8]> = None;
-        let mut repeated = false;
-        let entries = MergeSorted::new(&lists).map(|(key, origin)| {
-            repeated |= previous == Some(key);
-            previous = Some(key);
-            Ok((key, origin))
-        });
-        let written = std::time::Instant::now();
-        write_run(store, index, entries)?;
-        if repeated && refuse != Refuse::Nothing {
+        // Built off the catalog's rows, on several threads; a key repeated inside the commit
+        // refuses it (the transaction, and so the run, is rolled back).
+        let started = std::time::Instant::now();
+        let run = build_run(&lists);
+        if run.repeated && refuse != Refuse::Nothing {
             return Err(commit_conflict(commit.dataset_id, commit.version));
         }
+        let written = std::time::Instant::now();
+        store_run(store, index, &run)?;
         let settled = std::time::Instant::now();
         settle(store, index)?;
         tracing::debug!(
+            build = (written - started).as_micros() as u64,
             write = (settled - written).as_micros() as u64,
             settle = settled.elapsed().as_micros() as u64,
             "unique index run written"
