@@ -13,18 +13,17 @@ use super::{pick_version, Engine};
 use crate::auth::pass::{DatasetPass, Write};
 use crate::catalog::ColumnKeys;
 use crate::dataset::{check_before_answer, staged_keys, CommitUpload, StagedUpload};
-use crate::error::{Error, ErrorKind, ReportLinks, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::file_kind::FileKind;
-use crate::ingest::{
-    ingest_stream, messages, parquet_path, quarantine_path, report_path, Chunk, IngestPlan,
-    OnError, StagedOutput,
-};
-use crate::jobs::{JobKind, JobReport, JobStatus, JobStep, NewJob};
+use crate::ingest::{ingest_stream, messages, Chunk, IngestPlan, OnError, StagedOutput};
+use crate::jobs::{JobKind, JobStatus, JobStep, NewJob};
 use crate::key::DatasetRecord;
 use crate::schema::ValidSchema;
-use crate::storage::keys::result_key;
-use crate::storage::StagedObject;
 use crate::traced::Traced;
+
+// The upload's report and quarantine, beside it (they read its private fields).
+#[path = "upload_reports.rs"]
+mod reports;
 
 /// A checked upload destination: the dataset, the version and its schema.
 pub struct UploadTarget {
@@ -93,105 +92,6 @@ impl UploadTarget {
     pub fn on_error(mut self, on_error: OnError) -> UploadTarget {
         self.on_error = on_error;
         self
-    }
-
-    /// Fails the job of an upload refused with `e`; a validation refusal's report (when it
-    /// wrote one) is kept first and linked from the job and from `e`.
-    async fn refused(&self, job_id: &str, mut e: Error) -> Result<Error> {
-        let jobs = &self.engine.jobs;
-        let Some(found) = e.report.as_deref_mut() else {
-            jobs.fail(job_id, &messages(&e))?;
-            return Ok(e);
-        };
-        let report = report_path(&self.engine.storage.staged_data(job_id));
-        found.links = self.keep_report(job_id, report).await;
-        let job_report = JobReport {
-            url: found.links.as_ref().map(|l| l.csv.clone()),
-            rows_rejected: found.rows_rejected as i64,
-            quarantine_url: None,
-        };
-        jobs.fail_with_report(job_id, &messages(&e), &job_report)?;
-        Ok(e)
-    }
-
-    /// Keeps a refused upload's whole report (when validation wrote one), as the results
-    /// `{job_id}-problems.csv` and `.parquet`, kept and expiring like large-query results; their
-    /// signed links.
-    async fn keep_report(&self, job_id: &str, report: PathBuf) -> Option<ReportLinks> {
-        if !report.is_file() {
-            return None;
-        }
-        let files = [
-            (parquet_path(&report), format!("{job_id}-problems.parquet")),
-            (report, format!("{job_id}-problems.csv")),
-        ];
-        let links = self.keep_results(job_id, files).await?;
-        Some(ReportLinks {
-            csv: links[1].clone(),
-            parquet: links[0].clone(),
-        })
-    }
-
-    /// Keeps staged files as results named as given (the last one is written last), kept and
-    /// expiring like large-query results; their signed links, or `None` when they could not be
-    /// stored (logged: the upload's outcome does not depend on them).
-    async fn keep_results<const N: usize>(
-        &self,
-        job_id: &str,
-        files: [(PathBuf, String); N],
-    ) -> Option<[String; N]> {
-        let engine = &self.engine;
-        let names = files.clone().map(|(_, name)| name);
-        let objects: Vec<StagedObject> = files
-            .into_iter()
-            .map(|(staged, name)| StagedObject {
-                staged,
-                key: result_key(&name),
-            })
-            .collect();
-        let store = engine.storage.objects().clone();
-        let put = tokio::task::spawn_blocking(move || store.put(&objects)).await;
-        if let Err(e) = put
-            .map_err(|e| Error::internal(e.to_string()))
-            .and_then(|r| r)
-        {
-            tracing::warn!(job_id, error = %e.report(), "could not keep an upload's report");
-            return None;
-        }
-        let ttl = engine.settings.result_ttl_seconds;
-        Some(names.map(|name| engine.auth.result_link(&self.link_origin, &name, ttl)))
-    }
-
-    /// Keeps a quarantining upload's report and quarantine file and links them from its job.
-    async fn keep_quarantine(
-        &self,
-        job_id: &str,
-        output: &StagedOutput,
-    ) -> Result<Option<QuarantineOutcome>> {
-        if self.on_error != OnError::Quarantine {
-            return Ok(None);
-        }
-        let mut outcome = QuarantineOutcome {
-            rows_accepted: output.rows,
-            rows_rejected: 0,
-            report_url: None,
-            quarantine_url: None,
-        };
-        if let Some(q) = output.quarantined {
-            let staged = self.engine.storage.staged_data(job_id);
-            let files = [(quarantine_path(&staged), format!("{job_id}-quarantine.csv"))];
-            let report = self.keep_report(job_id, report_path(&staged)).await;
-            outcome.rows_rejected = q.rows_rejected;
-            outcome.report_url = report.map(|r| r.csv);
-            outcome.quarantine_url = self.keep_results(job_id, files).await.map(|[l]| l);
-            let job_report = JobReport {
-                url: outcome.report_url.clone(),
-                rows_rejected: q.rows_rejected as i64,
-                quarantine_url: outcome.quarantine_url.clone(),
-            };
-            self.engine.jobs.record_report(job_id, &job_report)?;
-        }
-        Ok(Some(outcome))
     }
 
     /// Steps 2 to 6: receives the file `filename` from `body`, validates it, answers with the

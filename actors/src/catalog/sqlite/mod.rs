@@ -18,6 +18,7 @@ mod migrations;
 mod policies;
 mod profiles;
 mod readers;
+mod rollback;
 mod rows;
 mod subjects;
 mod swap;
