@@ -57,7 +57,11 @@ fn bloom(hashes: impl ExactSizeIterator<Item = u64>) -> Vec<u8> {
             set[(p / 64) as usize] |= 1 << (p % 64);
         }
     }
-    set.iter().flat_map(|w| w.to_le_bytes()).collect()
+    let mut bytes = Vec::with_capacity(words * 8);
+    for word in set {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    bytes
 }
 
 /// A stored filter, read to be probed.
