@@ -173,8 +173,6 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
 
 fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let layers = args.layer_list().map_err(Error::invalid)?;
-    // Before the catalog opens: its SQLite sync level follows this setting.
-    rapid_actors::storage::set_durability(args.durability);
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
@@ -197,6 +195,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         result_ttl_seconds: args.result_ttl_seconds,
         storage_url: args.storage_url.clone(),
         sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
+        durability: args.durability,
         compaction: args.ops.compaction(),
         history: args.ops.history(),
         audit_retention: args.ops.audit_retention(),

@@ -47,6 +47,7 @@ fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
         result_ttl_seconds: 3600,
         storage_url: None,
         sweep_grace: Duration::from_secs(3600),
+        durability: Default::default(),
         compaction: Default::default(),
         history: Default::default(),
         audit_retention: None,
