@@ -176,7 +176,6 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
-    rapid_actors::delta_log::checkpoint::set_interval(args.ops.delta_checkpoint_interval);
     let settings = args.auth_settings()?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
@@ -196,6 +195,7 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         storage_url: args.storage_url.clone(),
         sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
         durability: args.durability,
+        delta_checkpoint_interval: args.ops.delta_checkpoint_interval,
         compaction: args.ops.compaction(),
         history: args.ops.history(),
         audit_retention: args.ops.audit_retention(),

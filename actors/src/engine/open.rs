@@ -44,6 +44,9 @@ pub struct EngineConfig {
     /// discipline in `crate::storage`): the storage, the SQLite catalog and audit log, uploads and
     /// the admin credentials file of this engine follow it.
     pub durability: Durability,
+    /// Log versions between Delta checkpoints of this engine's tables
+    /// (`RAPID_DELTA_CHECKPOINT_INTERVAL`; 0: none).
+    pub delta_checkpoint_interval: u64,
     /// When small data files are merged.
     pub compaction: crate::compaction::CompactionSettings,
     /// How long replaced files stay readable as earlier commits.
@@ -58,8 +61,9 @@ pub struct EngineConfig {
 
 impl Engine {
     /// Opens the catalog, starts auth, recovers from an interrupted run (see [`recover`]),
-    /// starts the query threads and the registry. Call once, inside a running actix system,
-    /// after the process-wide Delta checkpoint interval and the data folder's modes are set.
+    /// starts the query threads and the registry. Call once per engine, inside a running actix
+    /// system, after the data folder's modes are set. Everything the engine decides by is in
+    /// `config`: engines in one process may differ.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
         let durability = config.durability;
         // First: a storage URL that cannot be used stops the start before the catalog is made.
@@ -68,7 +72,8 @@ impl Engine {
             config.storage_url.as_deref(),
             config.sweep_grace,
             durability,
-        )?;
+        )?
+        .with_checkpoint_interval(config.delta_checkpoint_interval);
         let catalog =
             crate::catalog::open(&config.data_dir, config.catalog_url.as_deref(), durability)?;
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth, durability)?;

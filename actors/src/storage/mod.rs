@@ -89,18 +89,19 @@ pub fn staged_parquet(dir: &Path, n: usize) -> PathBuf {
 }
 
 /// The data folder's local paths, and the kept objects ([`ObjectStorage`]) with their read leases;
-/// how durably files are written there.
+/// how durably files are written there, and how often the Delta logs of its tables checkpoint.
 #[derive(Debug, Clone)]
 pub struct Storage {
     root: PathBuf,
     objects: Arc<dyn ObjectStorage>,
     leases: Leases,
     durability: Durability,
+    checkpoint_interval: u64,
 }
 
 impl Storage {
-    /// The data folder `root`, keeping its objects in it ([`LocalFolder`]), fully durable (what
-    /// `rapid-rs admin` works with).
+    /// The data folder `root`, keeping its objects in it ([`LocalFolder`]), fully durable, with
+    /// Delta checkpoints at the default interval (what `rapid-rs admin` works with).
     pub fn new(root: impl Into<PathBuf>) -> Storage {
         let root = root.into();
         let objects = Arc::new(LocalFolder::new(root.clone()));
@@ -130,19 +131,33 @@ impl Storage {
     }
 
     /// The data folder `root` for the local files, with the objects kept in `objects` (fully
-    /// durable).
+    /// durable, checkpoints at the default interval).
     pub fn with_objects(root: impl Into<PathBuf>, objects: Arc<dyn ObjectStorage>) -> Storage {
         Storage {
             root: root.into(),
             leases: Leases::new(objects.clone()),
             objects,
             durability: Durability::Full,
+            checkpoint_interval: crate::delta_log::checkpoint::DEFAULT_INTERVAL,
+        }
+    }
+
+    /// This storage with a Delta checkpoint every `every` log versions (0: none).
+    pub fn with_checkpoint_interval(self, every: u64) -> Storage {
+        Storage {
+            checkpoint_interval: every,
+            ..self
         }
     }
 
     /// How durably files are written here (see the durability discipline above).
     pub fn durability(&self) -> Durability {
         self.durability
+    }
+
+    /// Log versions between Delta checkpoints (`RAPID_DELTA_CHECKPOINT_INTERVAL`; 0: none).
+    pub fn checkpoint_interval(&self) -> u64 {
+        self.checkpoint_interval
     }
 
     /// The kept objects: raw files, data files, large-query results.

@@ -48,6 +48,7 @@ fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
         storage_url: None,
         sweep_grace: Duration::from_secs(3600),
         durability: Default::default(),
+        delta_checkpoint_interval: 10,
         compaction: Default::default(),
         history: Default::default(),
         audit_retention: None,
