@@ -200,6 +200,23 @@ mod tests {
     }
 
     #[test]
+    fn each_value_syncs_by_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let (mut full, mut off) = (
+            DirSyncs::new(dir.path(), Durability::Full),
+            DirSyncs::new(dir.path(), Durability::Off),
+        );
+        full.received(&missing);
+        off.received(&missing);
+        // Off syncs nothing, so a folder that is not there goes unnoticed; Full opens it.
+        assert!(off.sync().is_ok());
+        assert!(full.sync().is_err());
+        assert!(Durability::Off.sync_dir(&missing).is_ok());
+        assert!(Durability::Full.sync_dir(&missing).is_err());
+    }
+
+    #[test]
     fn durability_parses_from_its_two_names() {
         assert_eq!("FULL".parse::<Durability>(), Ok(Durability::Full));
         assert_eq!("off".parse::<Durability>(), Ok(Durability::Off));
