@@ -173,12 +173,9 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
 
 fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
     let layers = args.layer_list().map_err(Error::invalid)?;
-    // Before the catalog opens: its SQLite sync level follows this setting.
-    rapid_actors::storage::set_durability(args.durability);
     if args.durability == rapid_actors::storage::Durability::Off {
         tracing::warn!("RAPID_DURABILITY=off: a power cut may lose acknowledged changes");
     }
-    rapid_actors::delta_log::checkpoint::set_interval(args.ops.delta_checkpoint_interval);
     let settings = args.auth_settings()?;
     let trusted_proxies =
         TrustedProxies::parse(&args.limits.trusted_proxies).map_err(Error::invalid)?;
@@ -197,6 +194,8 @@ fn build_state(args: &ServeArgs) -> Result<AppState, Error> {
         result_ttl_seconds: args.result_ttl_seconds,
         storage_url: args.storage_url.clone(),
         sweep_grace: std::time::Duration::from_secs(args.sweep_grace_secs),
+        durability: args.durability,
+        delta_checkpoint_interval: args.ops.delta_checkpoint_interval,
         compaction: args.ops.compaction(),
         history: args.ops.history(),
         audit_retention: args.ops.audit_retention(),

@@ -4,6 +4,7 @@
 use rapid_actors::error::Error;
 use rapid_actors::file_kind::FileKind;
 use rapid_actors::ingest::{ingest_stream, messages, Chunk, IngestPlan};
+use rapid_actors::storage::Durability;
 
 // The fuzz targets' schema (every type, check and `unique`), so an input replays as it crashed.
 #[path = "../../fuzz/fuzz_targets/common.rs"]
@@ -29,7 +30,8 @@ fn ingest_parquet_body(body: &'static [u8], max_value_bytes: usize) -> Result<()
         on_error: Default::default(),
         profile: true,
     };
-    let result = ingest_stream(FileKind::Parquet, rx, &dir.path().join("raw"), &plan);
+    let raw = dir.path().join("raw");
+    let result = ingest_stream(FileKind::Parquet, rx, &raw, &plan, Durability::Full);
     sender.join().unwrap();
     result.map(|_| ())
 }

@@ -9,6 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use rapid_actors::file_kind::FileKind;
 use rapid_actors::ingest::{ingest_stream, Chunk, IngestPlan};
 use rapid_actors::schema::ValidSchema;
+use rapid_actors::storage::Durability;
 
 #[path = "common.rs"]
 mod common;
@@ -60,6 +61,7 @@ fuzz_target!(|data: &[u8]| {
         on_error: Default::default(),
         profile: true,
     };
-    let _ = ingest_stream(kind, rx, &dir.path().join("raw"), &plan);
+    let raw = dir.path().join("raw");
+    let _ = ingest_stream(kind, rx, &raw, &plan, Durability::Full);
     let _ = sender.join();
 });

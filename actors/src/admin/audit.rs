@@ -17,6 +17,6 @@ pub fn verify(data_dir: &Path, url: Option<&str>) -> Result<Verified> {
             file.display()
         )));
     }
-    let store = crate::catalog::open_audit(data_dir, url)?;
+    let store = crate::catalog::open_audit(data_dir, url, crate::storage::Durability::Full)?;
     crate::audit::verify(store.as_ref())
 }

@@ -24,7 +24,7 @@ use crate::audit::store::{SqliteAudit, AUDIT_FILE};
 use crate::catalog::sqlite::SqliteCatalog;
 use crate::error::{Error, Result};
 use crate::storage::{
-    is_missing, keys, LocalFolder, ObjectStorage, StagedObject, Storage, CATALOG_FILE,
+    is_missing, keys, Durability, LocalFolder, ObjectStorage, StagedObject, Storage, CATALOG_FILE,
 };
 
 /// Rounds of "copy the catalog, copy its files" before giving up (a store rewritten faster than
@@ -85,7 +85,7 @@ fn copy_audit_log(data_dir: &Path, dest: &Path) -> Result<()> {
     if !file.is_file() {
         return Ok(());
     }
-    SqliteAudit::open(&file)?.copy_to(&dest.join(AUDIT_FILE))
+    SqliteAudit::open(&file, Durability::Full)?.copy_to(&dest.join(AUDIT_FILE))
 }
 
 fn finish(
@@ -218,7 +218,7 @@ fn restore_objects(from: &dyn ObjectStorage, listed: &[ListedFile], to: &Storage
     for (n, f) in listed.iter().enumerate() {
         let staged = to.staged_copy(n);
         copy_object(from, &f.rel, &staged)?;
-        crate::storage::sync_file(&std::fs::File::open(&staged)?)?;
+        to.durability().sync_file(&std::fs::File::open(&staged)?)?;
         group.push(StagedObject {
             staged,
             key: f.rel.clone(),

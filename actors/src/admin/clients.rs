@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::auth::{Auth, AuthSettings, NewClient};
 use crate::error::Result;
+use crate::storage::Durability;
 
 /// Opens the data folder's catalog, starts auth on it and creates the client `name` with
 /// `permissions`; its secret is in the answer, once. Call inside a running actix system.
@@ -15,8 +16,9 @@ pub async fn create_client(
     name: String,
     permissions: Vec<String>,
 ) -> Result<NewClient> {
-    let catalog = crate::catalog::open(data_dir, catalog_url)?;
-    let (auth, _) = Auth::start(catalog, settings)?;
+    // As every admin command: fully durable.
+    let catalog = crate::catalog::open(data_dir, catalog_url, Durability::Full)?;
+    let (auth, _) = Auth::start(catalog, settings, Durability::Full)?;
     auth.create_client(
         &crate::auth::pass::operator_user_admin_pass(),
         name,

@@ -193,16 +193,13 @@ pub struct SqliteAudit {
 }
 
 impl SqliteAudit {
-    pub fn open(file: &Path) -> Result<SqliteAudit> {
+    /// Opens (creating if needed) the log at `file`, its commits synced as `durability` says.
+    pub fn open(file: &Path, durability: crate::storage::Durability) -> Result<SqliteAudit> {
         let at = || format!("opening the audit log {}", file.display());
         let conn = Connection::open(file).map_err(|e| Error::from(e).context(at()))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL as the catalog: an answered request's row survives a power cut.
-        let synchronous = match crate::storage::durability() {
-            crate::storage::Durability::Full => "FULL",
-            crate::storage::Durability::Off => "NORMAL",
-        };
-        conn.pragma_update(None, "synchronous", synchronous)?;
+        conn.pragma_update(None, "synchronous", durability.sqlite_synchronous())?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.execute_batch(TABLE)
             .map_err(|e| Error::from(e).context(at()))?;

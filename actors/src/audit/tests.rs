@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::store::SqliteAudit;
 use super::*;
+use crate::storage::Durability;
 
 fn entry(n: u64, subject: &str, front: Front, dataset: Option<&str>) -> AuditEntry {
     AuditEntry {
@@ -31,7 +32,7 @@ fn entry(n: u64, subject: &str, front: Front, dataset: Option<&str>) -> AuditEnt
 }
 
 fn store(dir: &tempfile::TempDir) -> Arc<SqliteAudit> {
-    Arc::new(SqliteAudit::open(&dir.path().join("audit.sqlite")).unwrap())
+    Arc::new(SqliteAudit::open(&dir.path().join("audit.sqlite"), Durability::Full).unwrap())
 }
 
 fn all(store: &SqliteAudit) -> AuditFilter {

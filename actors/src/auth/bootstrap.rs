@@ -7,6 +7,7 @@ use super::secrets;
 use super::AuthSettings;
 use crate::catalog::{AdminClient, Catalog};
 use crate::error::Result;
+use crate::storage::Durability;
 
 #[derive(Debug, Clone)]
 pub struct AdminCredentials {
@@ -51,7 +52,11 @@ fn admin_client(client_id: &str, secret: &str) -> AdminClient {
 
 /// Creates the admin client if needed; says what was done about it. (The signing key is
 /// `key_file`'s business.)
-pub(super) fn prepare(catalog: &dyn Catalog, settings: &AuthSettings) -> Result<Bootstrap> {
+pub(super) fn prepare(
+    catalog: &dyn Catalog,
+    settings: &AuthSettings,
+    durability: Durability,
+) -> Result<Bootstrap> {
     if let Some(creds) = &settings.admin_override {
         catalog.put_admin_client(&admin_client(&creds.client_id, &creds.client_secret))?;
         return Ok(Bootstrap::FromEnvironment {
@@ -64,7 +69,7 @@ pub(super) fn prepare(catalog: &dyn Catalog, settings: &AuthSettings) -> Result<
     };
     let admin = admin_client(&creds.client_id, &creds.client_secret);
     let created = catalog.create_first_admin(&admin, &mut || {
-        write_credentials_file(&settings.credentials_file, &creds)
+        write_credentials_file(&settings.credentials_file, &creds, durability)
     })?;
     Ok(if created {
         Bootstrap::Generated {
@@ -82,7 +87,11 @@ pub fn admin_client_id(catalog: &dyn Catalog) -> Result<Option<String>> {
 }
 
 /// Writes the generated credentials once, readable by the owner only.
-fn write_credentials_file(path: &std::path::Path, creds: &AdminCredentials) -> Result<()> {
+fn write_credentials_file(
+    path: &std::path::Path,
+    creds: &AdminCredentials,
+    durability: Durability,
+) -> Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
@@ -99,9 +108,9 @@ fn write_credentials_file(path: &std::path::Path, creds: &AdminCredentials) -> R
     writeln!(file, "{body:#}")?;
     // Durable before the transaction creating the admin commits: after a power cut the admin
     // never exists without the file that holds its only copy of the secret.
-    crate::storage::sync_file(&file)?;
+    durability.sync_file(&file)?;
     if let Some(folder) = path.parent() {
-        crate::storage::sync_dir(folder)?;
+        durability.sync_dir(folder)?;
     }
     Ok(())
 }

@@ -85,11 +85,16 @@ pub struct Auth {
 }
 
 impl Auth {
-    /// Prepares the catalog (signing key, admin client) and starts the AuthActor on its own
-    /// arbiter, so its catalog writes never block an HTTP worker. Call inside a running actix system.
-    pub fn start(catalog: SharedCatalog, settings: AuthSettings) -> Result<(Auth, Bootstrap)> {
+    /// Prepares the catalog (signing key, admin client: a generated one's credentials file
+    /// synced as `durability` says) and starts the AuthActor on its own arbiter, so its catalog
+    /// writes never block an HTTP worker. Call inside a running actix system.
+    pub fn start(
+        catalog: SharedCatalog,
+        settings: AuthSettings,
+        durability: crate::storage::Durability,
+    ) -> Result<(Auth, Bootstrap)> {
         let key = key_file::load_or_create(catalog.as_ref(), &settings.key_file)?;
-        let bootstrap = bootstrap::prepare(catalog.as_ref(), &settings)?;
+        let bootstrap = bootstrap::prepare(catalog.as_ref(), &settings, durability)?;
         let layers: Arc<[String]> = settings.layers.clone().into();
         let snapshot = AuthSnapshot::load(catalog.as_ref(), layers)?;
         let published: Published = Arc::new(RwLock::new(Arc::new(snapshot)));

@@ -8,6 +8,7 @@ use super::pass::user_admin_pass;
 use super::{Auth, AuthSettings};
 use crate::catalog::sqlite::SqliteCatalog;
 use crate::error::ErrorKind;
+use crate::storage::Durability;
 
 fn settings(dir: &std::path::Path) -> AuthSettings {
     AuthSettings {
@@ -26,7 +27,9 @@ fn node(dir: &std::path::Path) -> Auth {
     let catalog = SqliteCatalog::open(&dir.join("data"))
         .unwrap()
         .shared_like_a_node();
-    Auth::start(Arc::new(catalog), settings(dir)).unwrap().0
+    Auth::start(Arc::new(catalog), settings(dir), Durability::Full)
+        .unwrap()
+        .0
 }
 
 #[actix::test]
@@ -64,7 +67,7 @@ async fn changes_on_one_node_take_effect_on_the_other_at_once() {
 async fn a_node_alone_on_its_catalog_does_not_read_it_per_request() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = Arc::new(SqliteCatalog::open(&dir.path().join("data")).unwrap());
-    let auth = Auth::start(catalog.clone(), settings(dir.path()))
+    let auth = Auth::start(catalog.clone(), settings(dir.path()), Durability::Full)
         .unwrap()
         .0;
     let before = auth.snapshot();

@@ -25,6 +25,7 @@ pub use key_list::KeyList;
 pub use types::*;
 
 use crate::error::Result;
+use crate::storage::Durability;
 
 /// The catalog as every part of the engine holds it.
 pub type SharedCatalog = Arc<dyn Catalog>;
@@ -35,20 +36,28 @@ fn postgres_url(url: Option<&str>) -> Option<&str> {
 }
 
 /// Opens (creating if needed) the catalog and brings it to the newest schema: the SQLite file of
-/// the data folder `data_dir` when `url` is unset or empty, else the PostgreSQL catalog at `url`.
-pub fn open(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
+/// the data folder `data_dir` when `url` is unset or empty (its commits synced as `durability`
+/// says), else the PostgreSQL catalog at `url` (whose own settings decide).
+pub fn open(data_dir: &Path, url: Option<&str>, durability: Durability) -> Result<SharedCatalog> {
     match postgres_url(url) {
-        None => Ok(Arc::new(sqlite::SqliteCatalog::open(data_dir)?)),
+        None => Ok(Arc::new(sqlite::SqliteCatalog::open_with(
+            data_dir, durability,
+        )?)),
         Some(url) => Ok(Arc::new(postgres::PostgresCatalog::open(url)?)),
     }
 }
 
-/// The audit log's store of a data folder: its own SQLite file beside a SQLite catalog, the
-/// catalog's database with a PostgreSQL one (see `crate::audit`).
-pub fn open_audit(data_dir: &Path, url: Option<&str>) -> Result<Arc<dyn crate::audit::AuditStore>> {
+/// The audit log's store of a data folder: its own SQLite file beside a SQLite catalog (synced
+/// as `durability` says), the catalog's database with a PostgreSQL one (see `crate::audit`).
+pub fn open_audit(
+    data_dir: &Path,
+    url: Option<&str>,
+    durability: Durability,
+) -> Result<Arc<dyn crate::audit::AuditStore>> {
     match postgres_url(url) {
         None => Ok(Arc::new(crate::audit::store::SqliteAudit::open(
             &data_dir.join(crate::audit::store::AUDIT_FILE),
+            durability,
         )?)),
         Some(url) => Ok(Arc::new(postgres::PostgresCatalog::open(url)?)),
     }

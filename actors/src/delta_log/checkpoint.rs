@@ -10,7 +10,6 @@
 //! lists the folder).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use arrow::datatypes::{DataType, Field, Fields, Schema, SchemaRef};
@@ -24,18 +23,10 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::storage::ObjectStorage;
 
-/// Log versions between checkpoints (`RAPID_DELTA_CHECKPOINT_INTERVAL`; 0: none). Delta's own
-/// writers checkpoint every 10.
-static INTERVAL: AtomicU64 = AtomicU64::new(10);
-
-/// Sets the checkpoint interval for the process (start-up, from the settings).
-pub fn set_interval(every: u64) {
-    INTERVAL.store(every, Ordering::Relaxed);
-}
-
-pub fn interval() -> u64 {
-    INTERVAL.load(Ordering::Relaxed)
-}
+/// Log versions between checkpoints unless the storage is given another interval
+/// (`RAPID_DELTA_CHECKPOINT_INTERVAL`, carried by `Storage::checkpoint_interval`; 0: none).
+/// Delta's own writers checkpoint every 10.
+pub const DEFAULT_INTERVAL: u64 = 10;
 
 const LAST: &str = "_last_checkpoint";
 const SUFFIX: &str = ".checkpoint.parquet";
@@ -243,10 +234,11 @@ pub fn decode(bytes: Vec<u8>) -> Result<State> {
     Ok(state)
 }
 
-/// Makes sure the newest checkpoint due at or below log version `last` exists, derived from
-/// the log in `folder`; answers whether it wrote one.
-pub fn ensure(objects: &dyn ObjectStorage, folder: &str, last: i64) -> Result<bool> {
-    let every = interval() as i64;
+/// Makes sure the newest checkpoint due at or below log version `last` exists, checkpointing
+/// every `every` versions (0: never), derived from the log in `folder`; answers whether it
+/// wrote one.
+pub fn ensure(objects: &dyn ObjectStorage, folder: &str, last: i64, every: u64) -> Result<bool> {
+    let every = i64::try_from(every).unwrap_or(i64::MAX);
     if every <= 0 || last < every {
         return Ok(false);
     }

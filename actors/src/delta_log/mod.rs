@@ -150,7 +150,7 @@ fn write_missing(
     let (first, from) = match log {
         Some(log) if log.first > latest => (floor, None),
         Some(log) if log.last == latest => {
-            checkpoint_due(objects, record, version, latest - log.first);
+            checkpoint_due(storage, record, version, latest - log.first);
             return Ok(Some(0));
         }
         Some(log) if log.last >= floor => (log.first, Some(log.last + 1)),
@@ -178,7 +178,7 @@ fn write_missing(
         }
         // (Else another node wrote it first: from the same rows, so the same bytes.)
     }
-    checkpoint_due(objects, record, version, latest - first);
+    checkpoint_due(storage, record, version, latest - first);
     Ok(Some(written))
 }
 
@@ -191,11 +191,13 @@ fn log_folder(record: &DatasetRecord, version: i64) -> String {
     )
 }
 
-/// The checkpoint due at or below log version `last` written when it is missing (after the
-/// JSON versions it summarises). A failure is logged, not returned: the log is complete
-/// without it (readers replay the JSON), and the next commit or start-up tries again.
-fn checkpoint_due(objects: &dyn ObjectStorage, record: &DatasetRecord, version: i64, last: i64) {
-    if let Err(e) = checkpoint::ensure(objects, &log_folder(record, version), last) {
+/// The checkpoint due at or below log version `last` (at the storage's interval) written when
+/// it is missing (after the JSON versions it summarises). A failure is logged, not returned:
+/// the log is complete without it (readers replay the JSON), and the next commit or start-up
+/// tries again.
+fn checkpoint_due(storage: &Storage, record: &DatasetRecord, version: i64, last: i64) {
+    let (objects, every) = (storage.objects().as_ref(), storage.checkpoint_interval());
+    if let Err(e) = checkpoint::ensure(objects, &log_folder(record, version), last, every) {
         tracing::warn!(version, error = %e.report(), "writing a Delta checkpoint");
     }
 }

@@ -57,7 +57,7 @@ use crate::manifest::remove_unlisted_files;
 use crate::query::QueryPools;
 use crate::registry::Registry;
 use crate::schema::{MetadataPatch, Schema, ValidSchema};
-use crate::storage::{safe_segment, Storage};
+use crate::storage::{safe_segment, Durability, Storage};
 use crate::traced::Traced;
 
 #[derive(Clone)]
@@ -98,6 +98,11 @@ impl Engine {
     /// The instance's layers.
     pub fn layers(&self) -> &[String] {
         self.registry.layers()
+    }
+
+    /// Whether this engine syncs what it acknowledges (`EngineConfig::durability`).
+    pub fn durability(&self) -> Durability {
+        self.storage.durability()
     }
 
     /// A pass for any authenticated subject.

@@ -13,7 +13,7 @@ use crate::jobs::Jobs;
 use crate::manifest::remove_unlisted_files;
 use crate::query::{QueryPools, QuerySettings};
 use crate::registry::Registry;
-use crate::storage::Storage;
+use crate::storage::{Durability, Storage};
 
 /// What the engine is opened with (the edge builds it from its flags and environment).
 pub struct EngineConfig {
@@ -40,6 +40,13 @@ pub struct EngineConfig {
     pub storage_url: Option<String>,
     /// How old an unlisted object in a shared store must be before it is swept.
     pub sweep_grace: Duration,
+    /// Whether acknowledged changes are fsynced first (`RAPID_DURABILITY`; see the durability
+    /// discipline in `crate::storage`): the storage, the SQLite catalog and audit log, uploads and
+    /// the admin credentials file of this engine follow it.
+    pub durability: Durability,
+    /// Log versions between Delta checkpoints of this engine's tables
+    /// (`RAPID_DELTA_CHECKPOINT_INTERVAL`; 0: none).
+    pub delta_checkpoint_interval: u64,
     /// When small data files are merged.
     pub compaction: crate::compaction::CompactionSettings,
     /// How long replaced files stay readable as earlier commits.
@@ -54,17 +61,22 @@ pub struct EngineConfig {
 
 impl Engine {
     /// Opens the catalog, starts auth, recovers from an interrupted run (see [`recover`]),
-    /// starts the query threads and the registry. Call once, inside a running actix system,
-    /// after the process-wide durability setting and the data folder's modes are set.
+    /// starts the query threads and the registry. Call once per engine, inside a running actix
+    /// system, after the data folder's modes are set. Everything the engine decides by is in
+    /// `config`: engines in one process may differ.
     pub fn open(config: EngineConfig) -> Result<(Engine, Bootstrap)> {
+        let durability = config.durability;
         // First: a storage URL that cannot be used stops the start before the catalog is made.
         let storage = Storage::open(
             &config.data_dir,
             config.storage_url.as_deref(),
             config.sweep_grace,
-        )?;
-        let catalog = crate::catalog::open(&config.data_dir, config.catalog_url.as_deref())?;
-        let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth)?;
+            durability,
+        )?
+        .with_checkpoint_interval(config.delta_checkpoint_interval);
+        let catalog =
+            crate::catalog::open(&config.data_dir, config.catalog_url.as_deref(), durability)?;
+        let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth, durability)?;
         let shared = config.catalog_url.is_some();
         recover(&catalog, &storage, &config.node_id, shared)?;
         // Delta logs behind the catalog (a stop between a commit and its log version, versions
@@ -102,7 +114,11 @@ impl Engine {
             config.compaction,
         )?;
         let audit = crate::audit::AuditLog::start(
-            crate::catalog::open_audit(&config.data_dir, config.catalog_url.as_deref())?,
+            crate::catalog::open_audit(
+                &config.data_dir,
+                config.catalog_url.as_deref(),
+                durability,
+            )?,
             config.audit_retention,
         )?;
         let events = start_events(&catalog, &auth, config.deliveries, shared)?;

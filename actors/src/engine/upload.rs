@@ -176,6 +176,7 @@ impl UploadTarget {
         let schema = self.schema.clone();
         let max_value_bytes = engine.settings.max_value_bytes;
         let (on_error, profile) = (self.on_error, engine.settings.profile_uploads);
+        let durability = engine.storage.durability();
         let ingest = move |rx| {
             std::fs::create_dir_all(&staging)?;
             let progress = move |rows: u64| {
@@ -189,7 +190,7 @@ impl UploadTarget {
                 on_error,
                 profile,
             };
-            ingest_stream(kind, rx, &raw_staged, &plan)
+            ingest_stream(kind, rx, &raw_staged, &plan, durability)
         };
         let (output, raw_bytes) =
             stream_to_ingest(body, engine.settings.max_upload_bytes, ingest).await?;

@@ -8,7 +8,9 @@ use super::csv_records::{CsvRecords, Record};
 use super::csv_split::BatchRule;
 use super::{arrow_schema, header_mapping, IngestPlan, StagedOutput, Validator};
 use crate::error::{Error, ErrorKind, Result};
+use crate::storage::Durability;
 
+/// Ingests a CSV file, its staged data files synced (fully durable).
 pub fn ingest_csv<R: Read + Send>(input: R, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
     ingest_csv_with(input, plan, CsvOptions::default())
 }
@@ -20,19 +22,31 @@ pub fn ingest_csv_with<R: Read + Send>(
     plan: &IngestPlan<'_>,
     options: CsvOptions,
 ) -> Result<StagedOutput> {
+    ingest_csv_synced(input, plan, options, Durability::Full)
+}
+
+/// [`ingest_csv_with`], the staged data files synced as `durability` says (an upload: its
+/// engine's setting).
+pub(super) fn ingest_csv_synced<R: Read + Send>(
+    input: R,
+    plan: &IngestPlan<'_>,
+    options: CsvOptions,
+    durability: Durability,
+) -> Result<StagedOutput> {
     let share = options.share_cores;
-    ingest_csv_while(input, plan, options, &mut || {
+    ingest_csv_while(input, plan, options, durability, &mut || {
         share && super::running::cores_each() < 2
     })
 }
 
-/// [`ingest_csv_with`], parsing on this thread alone while `busy()` says other uploads hold
+/// [`ingest_csv_synced`], parsing on this thread alone while `busy()` says other uploads hold
 /// the cores, and on the parallel path from the first batch on where it no longer does: the
 /// last upload of a burst gets both cores instead of leaving one idle.
 pub(super) fn ingest_csv_while<R: Read + Send>(
     input: R,
     plan: &IngestPlan<'_>,
     options: CsvOptions,
+    durability: Durability,
     busy: &mut dyn FnMut() -> bool,
 ) -> Result<StagedOutput> {
     let mut reader = CsvRecords::new(input, plan.max_value_bytes);
@@ -67,7 +81,7 @@ pub(super) fn ingest_csv_while<R: Read + Send>(
         },
         schema: arrow_schema(plan.schema),
     };
-    let mut validator = Validator::new(plan)?;
+    let mut validator = Validator::new(plan, durability)?;
     // Without parsing threads, this thread parses everything.
     let mut no_threads = || true;
     let busy: &mut dyn FnMut() -> bool = if options.workers < 2 {

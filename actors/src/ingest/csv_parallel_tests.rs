@@ -10,6 +10,7 @@ use serde_json::json;
 use super::super::csv_input::ingest_csv_while;
 use super::super::{ingest_csv_with, messages, test_schema as valid, CsvOptions, IngestPlan};
 use crate::schema::ValidSchema;
+use crate::storage::Durability;
 
 fn schema(partitioned: bool) -> ValidSchema {
     let mut region = json!({"name": "region", "data_type": "string", "allow_null": true});
@@ -106,7 +107,7 @@ fn run_switching(
                 asked += 1;
                 asked <= n
             };
-            ingest_csv_while(input, &plan, options, &mut busy)
+            ingest_csv_while(input, &plan, options, Durability::Full, &mut busy)
         }
     };
     match result {

@@ -51,6 +51,7 @@ use writer_lanes::BackgroundWriter;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{sanitise_column_name, DataType, ValidColumn, ValidSchema};
+use crate::storage::Durability;
 
 pub const BATCH_ROWS: usize = 64 * 1024;
 
@@ -202,12 +203,13 @@ struct Validator {
 
 impl Validator {
     /// Nulls are the inputs' business (CSV checks them while parsing, Parquet on its source
-    /// columns), so that a value that failed to parse is reported once, as a type error.
-    fn new(plan: &IngestPlan<'_>) -> Result<Validator> {
+    /// columns), so that a value that failed to parse is reported once, as a type error. The
+    /// staged data files are synced as `durability` says.
+    fn new(plan: &IngestPlan<'_>, durability: Durability) -> Result<Validator> {
         let columns = plan.schema.columns().to_vec();
         let batch_schema = arrow_schema(plan.schema);
         let running = running::Running::enter();
-        let writer = PartitionedWriter::new(plan.staging, &batch_schema, &columns)?;
+        let writer = PartitionedWriter::new(plan.staging, &batch_schema, &columns, durability)?;
         let lanes = if writer.is_partitioned() {
             running::cores_each()
         } else {
@@ -372,14 +374,15 @@ fn check_batch(
         .collect()
 }
 
-/// Writes already-typed batches (all columns, schema order) as staged, partitioned Parquet: the
-/// write stage of an upload on its own, for benchmarks and tools.
+/// Writes already-typed batches (all columns, schema order) as staged, partitioned Parquet
+/// (synced): the write stage of an upload on its own, for benchmarks and tools.
 pub fn stage_batches(
     schema: &ValidSchema,
     batches: &[RecordBatch],
     dir: &Path,
 ) -> Result<Vec<StagedDataFile>> {
-    let mut writer = PartitionedWriter::new(dir, &arrow_schema(schema), schema.columns())?;
+    let columns = schema.columns();
+    let mut writer = PartitionedWriter::new(dir, &arrow_schema(schema), columns, Durability::Full)?;
     for b in batches {
         writer.write(b)?;
     }

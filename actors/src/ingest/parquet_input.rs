@@ -23,6 +23,7 @@ use super::value_limit::{first_too_long, too_long};
 use super::{date_to_days, header_mapping, IngestPlan, StagedOutput, Validator};
 use crate::error::{Error, ErrorKind, Result};
 use crate::schema::{DataType, ValidColumn};
+use crate::storage::Durability;
 
 fn not_readable(e: impl std::fmt::Display) -> Error {
     Error::many(
@@ -39,7 +40,18 @@ pub fn untrusted_file_options() -> ArrowReaderOptions {
     ArrowReaderOptions::new().with_skip_arrow_metadata(true)
 }
 
+/// Ingests a Parquet file, its staged data files synced (fully durable).
 pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput> {
+    ingest_parquet_synced(path, plan, Durability::Full)
+}
+
+/// [`ingest_parquet`], the staged data files synced as `durability` says (an upload: its
+/// engine's setting).
+pub(super) fn ingest_parquet_synced(
+    path: &Path,
+    plan: &IngestPlan<'_>,
+    durability: Durability,
+) -> Result<StagedOutput> {
     check_footer(path)?;
     let file = std::fs::File::open(path)?;
     let loaded = ArrowReaderMetadata::load(&file, untrusted_file_options()).map_err(|e| {
@@ -59,7 +71,7 @@ pub fn ingest_parquet(path: &Path, plan: &IngestPlan<'_>) -> Result<StagedOutput
     // Every page checked, and batch sizes chosen, before any data is decoded.
     let read_plan = parquet_guard::plan(path, loaded.metadata(), plan.max_value_bytes)?;
     let metadata = with_dictionaries(loaded, &read_plan.oversize_dictionary)?;
-    let mut validator = Validator::new(plan)?;
+    let mut validator = Validator::new(plan, durability)?;
     let mut row = 0u64;
     for (group, batch_rows) in read_plan.batch_rows.iter().enumerate() {
         let reader =

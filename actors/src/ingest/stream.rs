@@ -8,10 +8,12 @@ use std::path::Path;
 
 use tokio::sync::mpsc::Receiver;
 
-use super::{ingest_csv, ingest_parquet, IngestPlan, StagedOutput};
+use super::csv_input::ingest_csv_synced;
+use super::parquet_input::ingest_parquet_synced;
+use super::{CsvOptions, IngestPlan, StagedOutput};
 use crate::error::{Error, Result};
 use crate::file_kind::FileKind;
-use crate::storage::WriteBehind;
+use crate::storage::{Durability, WriteBehind};
 
 /// One message of the body stream: a chunk, or word that the body broke off (client gone,
 /// size limit), which must fail the parse rather than look like a short file.
@@ -35,17 +37,17 @@ struct RawWriter {
 }
 
 impl RawWriter {
-    fn start(file: File) -> RawWriter {
+    fn start(file: File, durability: Durability) -> RawWriter {
         let (tx, rx) = std::sync::mpsc::sync_channel::<bytes::Bytes>(64);
         let thread = std::thread::spawn(move || {
             // Chunks are written as they are (a buffer would copy every byte once more), and
             // handed to the kernel for writing back as they go (see WriteBehind).
-            let mut out = WriteBehind::new(file);
+            let mut out = WriteBehind::new(file, durability);
             for chunk in rx {
                 out.write_all(&chunk)?;
             }
             // Synced on this thread while the parser finishes (storage durability discipline).
-            crate::storage::sync_file(out.get_ref())
+            durability.sync_file(out.get_ref())
         });
         RawWriter { tx, thread }
     }
@@ -59,11 +61,12 @@ impl RawWriter {
 }
 
 impl ChunkReader {
-    pub fn new(rx: Receiver<Chunk>, raw: File) -> ChunkReader {
+    /// Chunks from `rx`, also written to `raw`, which is synced as `durability` says.
+    pub fn new(rx: Receiver<Chunk>, raw: File, durability: Durability) -> ChunkReader {
         ChunkReader {
             rx,
             current: bytes::Bytes::new(),
-            raw: Some(RawWriter::start(raw)),
+            raw: Some(RawWriter::start(raw, durability)),
             bytes_read: 0,
         }
     }
@@ -117,20 +120,22 @@ impl Read for ChunkReader {
 }
 
 /// Receives and ingests one upload: CSV is parsed while it streams in; Parquet is written to
-/// `raw_path` first (its footer, at the end, is needed to read it). Returns the staged output
-/// and the number of raw bytes.
+/// `raw_path` first (its footer, at the end, is needed to read it). The raw file and the staged
+/// data files are synced as `durability` says. Returns the staged output and the number of raw
+/// bytes.
 pub fn ingest_stream(
     kind: FileKind,
     rx: Receiver<Chunk>,
     raw_path: &Path,
     plan: &IngestPlan<'_>,
+    durability: Durability,
 ) -> Result<(StagedOutput, u64)> {
     let raw = File::create(raw_path)
         .map_err(|e| Error::from(e).context(format!("creating {}", raw_path.display())))?;
-    let mut reader = ChunkReader::new(rx, raw);
+    let mut reader = ChunkReader::new(rx, raw, durability);
     match kind {
         FileKind::Csv => {
-            let output = ingest_csv(&mut reader, plan)?;
+            let output = ingest_csv_synced(&mut reader, plan, CsvOptions::default(), durability)?;
             // Anything after the last record (a trailing newline) still belongs to the raw file.
             reader.drain()?;
             reader.finish_raw()?;
@@ -139,7 +144,10 @@ pub fn ingest_stream(
         FileKind::Parquet => {
             reader.drain()?;
             reader.finish_raw()?;
-            Ok((ingest_parquet(raw_path, plan)?, reader.bytes_read))
+            Ok((
+                ingest_parquet_synced(raw_path, plan, durability)?,
+                reader.bytes_read,
+            ))
         }
     }
 }

@@ -21,7 +21,7 @@ use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 use crate::schema::{DataType, ValidColumn};
-use crate::storage::{encode_partition_value, WriteBehind};
+use crate::storage::{encode_partition_value, Durability, WriteBehind};
 
 const BUFFER_BUDGET: usize = 24 * 1024 * 1024;
 const MAX_OPEN_WRITERS: usize = 64;
@@ -95,6 +95,8 @@ pub(super) struct PartitionedWriter {
     properties: WriterProperties,
     /// Text columns (position in the file batch, path) written with a dictionary by default.
     text_columns: Vec<(usize, ColumnPath)>,
+    /// How the finished files are synced.
+    durability: Durability,
 }
 
 impl PartitionedWriter {
@@ -102,6 +104,7 @@ impl PartitionedWriter {
         dir: &Path,
         batch_schema: &ArrowSchema,
         columns: &[ValidColumn],
+        durability: Durability,
     ) -> Result<Self> {
         std::fs::create_dir_all(dir)?;
         let mut partitions: Vec<(usize, usize, String, DataType)> = columns
@@ -154,6 +157,7 @@ impl PartitionedWriter {
             max_open: MAX_OPEN_WRITERS,
             properties: properties.build(),
             text_columns,
+            durability,
         })
     }
 
@@ -178,6 +182,7 @@ impl PartitionedWriter {
             max_open: (MAX_OPEN_WRITERS / lanes).max(1),
             properties: self.properties.clone(),
             text_columns: self.text_columns.clone(),
+            durability: self.durability,
         }
     }
 
@@ -273,7 +278,7 @@ impl PartitionedWriter {
             }
             let path = crate::storage::staged_parquet(&self.dir, self.next_file);
             self.next_file += self.file_step;
-            let file = WriteBehind::new(File::create(&path)?);
+            let file = WriteBehind::new(File::create(&path)?, self.durability);
             let writer = ArrowWriter::try_new(
                 file,
                 self.file_schema.clone(),
@@ -373,7 +378,7 @@ impl PartitionedWriter {
     /// on (durable before it can become reachable: the storage module's discipline).
     fn close(&mut self, partition_path: &str) -> Result<()> {
         if let Some(file) = self.close_unsynced(partition_path)? {
-            crate::storage::sync_file(&file)?;
+            self.durability.sync_file(&file)?;
         }
         Ok(())
     }
@@ -385,7 +390,7 @@ impl PartitionedWriter {
         for key in keys {
             files.extend(self.close_unsynced(&key)?);
         }
-        crate::storage::sync_files(&files)?;
+        self.durability.sync_files(&files)?;
         Ok(self.done)
     }
 }

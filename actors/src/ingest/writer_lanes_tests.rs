@@ -13,6 +13,7 @@ use super::super::writer::PartitionedWriter;
 use super::super::{arrow_schema, test_schema};
 use super::BackgroundWriter;
 use crate::schema::ValidSchema;
+use crate::storage::Durability;
 
 fn schema() -> ValidSchema {
     test_schema(
@@ -37,7 +38,13 @@ fn batch(schema: &ValidSchema, from: i64, to: i64, parts: i64) -> RecordBatch {
 fn every_row_is_stored_once_in_order_within_its_partition() {
     let schema = schema();
     let dir = tempfile::tempdir().unwrap();
-    let writer = PartitionedWriter::new(dir.path(), &arrow_schema(&schema), schema.columns());
+    let columns = schema.columns();
+    let writer = PartitionedWriter::new(
+        dir.path(),
+        &arrow_schema(&schema),
+        columns,
+        Durability::Full,
+    );
     let mut lanes = BackgroundWriter::start(writer.unwrap(), 2);
     // 100 partitions: more than a lane may keep open, so files are closed and new ones made.
     for start in (0..30_000).step_by(1_000) {
@@ -95,7 +102,9 @@ fn a_lane_that_cannot_write_is_an_error_not_a_hang() {
     let schema = schema();
     let dir = tempfile::tempdir().unwrap();
     let staging = dir.path().join("staging");
-    let writer = PartitionedWriter::new(&staging, &arrow_schema(&schema), schema.columns());
+    let columns = schema.columns();
+    let writer =
+        PartitionedWriter::new(&staging, &arrow_schema(&schema), columns, Durability::Full);
     let mut lanes = Some(BackgroundWriter::start(writer.unwrap(), 2));
     std::fs::remove_dir_all(&staging).unwrap();
     for start in (0..200_000).step_by(20_000) {

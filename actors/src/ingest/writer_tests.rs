@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::super::{arrow_schema, test_schema};
 use super::PartitionedWriter;
+use crate::storage::Durability;
 
 /// Text columns' values, column by column.
 type Columns = Vec<Vec<Option<String>>>;
@@ -43,8 +44,13 @@ fn write(rows: usize) -> (Vec<bool>, Columns, Columns) {
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut writer =
-        PartitionedWriter::new(dir.path(), &arrow_schema(&schema), schema.columns()).unwrap();
+    let mut writer = PartitionedWriter::new(
+        dir.path(),
+        &arrow_schema(&schema),
+        schema.columns(),
+        Durability::Full,
+    )
+    .unwrap();
     writer.write(&batch).unwrap();
     let files = writer.finish().unwrap();
     assert_eq!(files.len(), 1);

@@ -1,19 +1,19 @@
-//! fsync helpers and the process-wide durability setting (the discipline is in the module doc of
-//! `storage`). The setting is read wherever a sync would happen, like PostgreSQL's
-//! `synchronous_commit`: set once at start-up, durable unless an operator turns it off.
+//! fsync helpers and the durability setting (the discipline is in the module doc of
+//! `storage`). The setting is a value, like PostgreSQL's `synchronous_commit`: the engine is
+//! opened with it and carries it where a sync would happen (its [`super::Storage`], the
+//! catalog's open, an upload's writers), durable unless an operator turns it off. Two engines in
+//! one process may differ.
 
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::{Error, Result};
 
-static OFF: AtomicBool = AtomicBool::new(false);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Durability {
     /// Every acknowledged change is on stable storage first (the default).
+    #[default]
     Full,
     /// No fsync by the service; SQLite syncs only at checkpoints. A power cut (not a process
     /// crash) may lose recent acknowledged changes, or leave listed files without their bytes.
@@ -32,42 +32,42 @@ impl std::str::FromStr for Durability {
     }
 }
 
-pub fn set_durability(d: Durability) {
-    OFF.store(d == Durability::Off, Ordering::SeqCst);
-}
-
-pub fn durability() -> Durability {
-    if OFF.load(Ordering::SeqCst) {
-        Durability::Off
-    } else {
-        Durability::Full
+impl Durability {
+    /// Makes a written file's contents and size durable.
+    pub fn sync_file(self, file: &File) -> std::io::Result<()> {
+        match self {
+            Durability::Full => file.sync_all(),
+            Durability::Off => Ok(()),
+        }
     }
-}
 
-/// Makes a written file's contents and size durable.
-pub fn sync_file(file: &File) -> std::io::Result<()> {
-    match durability() {
-        Durability::Full => file.sync_all(),
-        Durability::Off => Ok(()),
+    /// Makes several files' contents durable at once (see [`in_parallel`]).
+    pub fn sync_files(self, files: &[File]) -> std::io::Result<()> {
+        match self {
+            Durability::Full => in_parallel(files, File::sync_all),
+            Durability::Off => Ok(()),
+        }
     }
-}
 
-/// Makes several files' contents durable at once (see [`in_parallel`]).
-pub fn sync_files(files: &[File]) -> std::io::Result<()> {
-    match durability() {
-        Durability::Full => in_parallel(files, File::sync_all),
-        Durability::Off => Ok(()),
+    /// Makes a directory's entries (names created, renamed in or removed) durable.
+    pub fn sync_dir(self, dir: &Path) -> Result<()> {
+        if self == Durability::Off {
+            return Ok(());
+        }
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::internal(format!("syncing folder {}: {e}", dir.display())))
     }
-}
 
-/// Makes a directory's entries (names created, renamed in or removed) durable.
-pub fn sync_dir(dir: &Path) -> Result<()> {
-    if durability() == Durability::Off {
-        return Ok(());
+    /// SQLite's `synchronous` level for the databases in the data folder (catalog, audit log).
+    /// FULL: a commit returns once its WAL frames are fsynced, so acknowledged changes survive a
+    /// power cut (NORMAL may roll the last commits back; it syncs at checkpoints only).
+    pub fn sqlite_synchronous(self) -> &'static str {
+        match self {
+            Durability::Full => "FULL",
+            Durability::Off => "NORMAL",
+        }
     }
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| Error::internal(format!("syncing folder {}: {e}", dir.display())))
 }
 
 /// Most syncs in flight at once for one caller.
@@ -101,14 +101,17 @@ fn in_parallel<T: Sync>(
 pub struct DirSyncs {
     root: PathBuf,
     dirs: BTreeSet<PathBuf>,
+    durability: Durability,
 }
 
 impl DirSyncs {
-    /// Directories under `root` (the data folder, included) are tracked.
-    pub fn new(root: &Path) -> DirSyncs {
+    /// Directories under `root` (the data folder, included) are tracked, and synced as
+    /// `durability` says.
+    pub fn new(root: &Path, durability: Durability) -> DirSyncs {
         DirSyncs {
             root: root.to_path_buf(),
             dirs: BTreeSet::new(),
+            durability,
         }
     }
 
@@ -135,7 +138,7 @@ impl DirSyncs {
 
     /// Syncs every recorded folder, concurrently.
     pub fn sync(&self) -> Result<()> {
-        if durability() == Durability::Off {
+        if self.durability == Durability::Off {
             return Ok(());
         }
         let dirs: Vec<&PathBuf> = self.dirs.iter().collect();
@@ -150,7 +153,7 @@ mod tests {
 
     #[test]
     fn each_directory_and_its_ancestors_once() {
-        let mut s = DirSyncs::new(Path::new("/d"));
+        let mut s = DirSyncs::new(Path::new("/d"), Durability::Full);
         s.received(Path::new("/d/data/l/x/1/p=a"));
         s.received(Path::new("/d/data/l/x/1/p=b"));
         s.received(Path::new("/d/raw/l/x/1"));
@@ -177,7 +180,7 @@ mod tests {
     #[test]
     fn parallel_syncs_cover_every_item_and_report_a_failure() {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = DirSyncs::new(dir.path());
+        let mut s = DirSyncs::new(dir.path(), Durability::Full);
         for i in 0..40 {
             let d = dir.path().join(format!("p={i}"));
             std::fs::create_dir(&d).unwrap();
@@ -189,11 +192,28 @@ mod tests {
         assert!(s.sync().is_err());
         let seen = std::sync::atomic::AtomicUsize::new(0);
         in_parallel(&(0..100).collect::<Vec<_>>(), |_| {
-            seen.fetch_add(1, Ordering::SeqCst);
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(())
         })
         .unwrap();
-        assert_eq!(seen.load(Ordering::SeqCst), 100);
+        assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 100);
+    }
+
+    #[test]
+    fn each_value_syncs_by_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing");
+        let (mut full, mut off) = (
+            DirSyncs::new(dir.path(), Durability::Full),
+            DirSyncs::new(dir.path(), Durability::Off),
+        );
+        full.received(&missing);
+        off.received(&missing);
+        // Off syncs nothing, so a folder that is not there goes unnoticed; Full opens it.
+        assert!(off.sync().is_ok());
+        assert!(full.sync().is_err());
+        assert!(Durability::Off.sync_dir(&missing).is_ok());
+        assert!(Durability::Full.sync_dir(&missing).is_err());
     }
 
     #[test]

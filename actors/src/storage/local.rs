@@ -16,7 +16,7 @@ use super::objects::{
     check_key, check_prefix, missing, ByteStream, DataFusionStore, ObjectMeta, ObjectRead,
     ObjectStorage, StagedObject,
 };
-use super::DirSyncs;
+use super::{DirSyncs, Durability};
 use crate::error::{Error, Result};
 
 /// Bytes read per item of a download stream.
@@ -25,16 +25,25 @@ const STREAM_CHUNK: usize = 256 * 1024;
 #[derive(Debug, Clone)]
 pub struct LocalFolder {
     root: PathBuf,
+    durability: Durability,
 }
 
 impl LocalFolder {
-    /// The objects under `root` (the data folder). A relative root is made absolute against the
-    /// current folder now: DataFusion's object store takes absolute paths only, and the default
-    /// data folder (`./data`) is relative.
+    /// The objects under `root` (the data folder), fully durable. A relative root is made
+    /// absolute against the current folder now: DataFusion's object store takes absolute paths
+    /// only, and the default data folder (`./data`) is relative.
     pub fn new(root: impl Into<PathBuf>) -> LocalFolder {
         let root = root.into();
         let root = std::path::absolute(&root).unwrap_or(root);
-        LocalFolder { root }
+        LocalFolder {
+            root,
+            durability: Durability::Full,
+        }
+    }
+
+    /// These objects, synced as `durability` says.
+    pub fn with_durability(self, durability: Durability) -> LocalFolder {
+        LocalFolder { durability, ..self }
     }
 
     /// The file that keeps `key` (for copies into a local folder: backups).
@@ -60,7 +69,7 @@ impl LocalFolder {
 
     /// Moves every staged file into place, then syncs the folders that received them.
     fn place(&self, objects: &[StagedObject], placed: &mut Vec<PathBuf>) -> Result<()> {
-        let mut folders = DirSyncs::new(&self.root);
+        let mut folders = DirSyncs::new(&self.root, self.durability);
         for object in objects {
             let target = self.path(&object.key)?;
             super::move_into_place(&object.staged, &target)?;
@@ -84,11 +93,11 @@ fn link_new(tmp: &Path, target: &Path) -> Result<bool> {
     }
 }
 
-/// A new file holding `bytes`, its content synced.
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// A new file holding `bytes`, its content synced as `durability` says.
+fn write_synced(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
     let mut file = std::fs::File::create_new(path)?;
     std::io::Write::write_all(&mut file, bytes)?;
-    super::sync_file(&file)?;
+    durability.sync_file(&file)?;
     Ok(())
 }
 
@@ -130,13 +139,14 @@ impl ObjectStorage for LocalFolder {
         let made = !folder.is_dir();
         std::fs::create_dir_all(&folder)?;
         let tmp = folder.join(format!(".{}.tmp", uuid::Uuid::new_v4().simple()));
-        let written = write_synced(&tmp, bytes).and_then(|()| link_new(&tmp, &target));
+        let written =
+            write_synced(&tmp, bytes, self.durability).and_then(|()| link_new(&tmp, &target));
         let _ = std::fs::remove_file(&tmp);
         if written? {
-            let mut folders = DirSyncs::new(&self.root);
+            let mut folders = DirSyncs::new(&self.root, self.durability);
             match made {
                 true => folders.received(&folder),
-                false => return super::sync_dir(&folder).map(|()| true),
+                false => return self.durability.sync_dir(&folder).map(|()| true),
             }
             folders.sync()?;
             return Ok(true);

@@ -45,6 +45,9 @@
 //! start-up and every ten minutes ([`ObjectStorage::unlisted_grace`]).
 //! Catalog-only changes (schemas, subjects, jobs) are durable by step 3 alone.
 //! `RAPID_DURABILITY=off` skips the syncs of steps 1-2 and runs SQLite with `synchronous=NORMAL`.
+//! The setting is a [`Durability`] value the engine is opened with (`EngineConfig::durability`):
+//! its [`Storage`] (and the [`LocalFolder`] in it) carries it, and so do the catalog's open and
+//! an upload's writers. `rapid-rs admin` commands use the default, `Full`.
 
 mod durability;
 pub mod keys;
@@ -58,9 +61,7 @@ mod write_behind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use durability::{
-    durability, set_durability, sync_dir, sync_file, sync_files, DirSyncs, Durability,
-};
+pub use durability::{DirSyncs, Durability};
 pub use keys::{decode_partition_value, encode_partition_value, safe_segment};
 pub use leases::{LeaseGuard, Leases};
 pub use local::LocalFolder;
@@ -87,16 +88,20 @@ pub fn staged_parquet(dir: &Path, n: usize) -> PathBuf {
     dir.join(format!("{n}.parquet"))
 }
 
-/// The data folder's local paths, and the kept objects ([`ObjectStorage`]) with their read leases.
+/// The data folder's local paths, and the kept objects ([`ObjectStorage`]) with their read leases;
+/// how durably files are written there, and how often the Delta logs of its tables checkpoint.
 #[derive(Debug, Clone)]
 pub struct Storage {
     root: PathBuf,
     objects: Arc<dyn ObjectStorage>,
     leases: Leases,
+    durability: Durability,
+    checkpoint_interval: u64,
 }
 
 impl Storage {
-    /// The data folder `root`, keeping its objects in it ([`LocalFolder`]).
+    /// The data folder `root`, keeping its objects in it ([`LocalFolder`]), fully durable, with
+    /// Delta checkpoints at the default interval (what `rapid-rs admin` works with).
     pub fn new(root: impl Into<PathBuf>) -> Storage {
         let root = root.into();
         let objects = Arc::new(LocalFolder::new(root.clone()));
@@ -105,29 +110,54 @@ impl Storage {
 
     /// The data folder `root`, with the objects where `storage_url` (`RAPID_STORAGE_URL`) says:
     /// in the data folder itself when it is unset or empty, in an S3-compatible bucket for
-    /// `s3://bucket/prefix` ([`S3Objects`], unlisted objects swept after `sweep_grace`).
+    /// `s3://bucket/prefix` ([`S3Objects`], unlisted objects swept after `sweep_grace`). Files
+    /// written in the data folder are synced as `durability` says.
     pub fn open(
         root: impl Into<PathBuf>,
         storage_url: Option<&str>,
         sweep_grace: std::time::Duration,
+        durability: Durability,
     ) -> Result<Storage> {
         let root = root.into();
-        match storage_url.map(str::trim).filter(|u| !u.is_empty()) {
-            None => Ok(Storage::new(root)),
-            Some(url) => {
-                let objects = Arc::new(S3Objects::from_url(url, sweep_grace)?);
-                Ok(Storage::with_objects(root, objects))
-            }
-        }
+        let objects: Arc<dyn ObjectStorage> =
+            match storage_url.map(str::trim).filter(|u| !u.is_empty()) {
+                None => Arc::new(LocalFolder::new(root.clone()).with_durability(durability)),
+                Some(url) => Arc::new(S3Objects::from_url(url, sweep_grace)?),
+            };
+        Ok(Storage {
+            durability,
+            ..Storage::with_objects(root, objects)
+        })
     }
 
-    /// The data folder `root` for the local files, with the objects kept in `objects`.
+    /// The data folder `root` for the local files, with the objects kept in `objects` (fully
+    /// durable, checkpoints at the default interval).
     pub fn with_objects(root: impl Into<PathBuf>, objects: Arc<dyn ObjectStorage>) -> Storage {
         Storage {
             root: root.into(),
             leases: Leases::new(objects.clone()),
             objects,
+            durability: Durability::Full,
+            checkpoint_interval: crate::delta_log::checkpoint::DEFAULT_INTERVAL,
         }
+    }
+
+    /// This storage with a Delta checkpoint every `every` log versions (0: none).
+    pub fn with_checkpoint_interval(self, every: u64) -> Storage {
+        Storage {
+            checkpoint_interval: every,
+            ..self
+        }
+    }
+
+    /// How durably files are written here (see the durability discipline above).
+    pub fn durability(&self) -> Durability {
+        self.durability
+    }
+
+    /// Log versions between Delta checkpoints (`RAPID_DELTA_CHECKPOINT_INTERVAL`; 0: none).
+    pub fn checkpoint_interval(&self) -> u64 {
+        self.checkpoint_interval
     }
 
     /// The kept objects: raw files, data files, large-query results.

@@ -57,8 +57,9 @@ pub type ByteStream = BoxStream<'static, std::io::Result<Bytes>>;
 pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
     /// Keeps each staged file under its key, durably, as one group: once this returns, every
     /// object survives a power cut. A key that exists is replaced. The caller has already synced
-    /// each staged file's contents (`sync_file`, step 1 of the durability discipline), so the
-    /// syncs overlap the upload. On error none of the group's keys is left behind.
+    /// each staged file's contents (`Durability::sync_file`, step 1 of the durability
+    /// discipline), so the syncs overlap the upload. On error none of the group's keys is left
+    /// behind.
     fn put(&self, objects: &[StagedObject]) -> Result<()>;
 
     /// Keeps `bytes` under `key` unless an object is there already (put-if-absent), durably

@@ -6,24 +6,27 @@
 use std::fs::File;
 use std::io::Write;
 
-#[cfg(target_os = "linux")]
-use super::durability::{durability, Durability};
+use super::durability::Durability;
 
 /// Bytes written between two write-back starts.
 const WRITE_BEHIND_BYTES: u64 = 8 << 20;
 
 pub struct WriteBehind {
     file: File,
+    /// Off: nothing will be synced, so nothing is handed over early either.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    durability: Durability,
     written: u64,
     /// Where the range not yet handed over starts.
     started: u64,
 }
 
 impl WriteBehind {
-    /// Writes appended to `file`, which is empty.
-    pub fn new(file: File) -> WriteBehind {
+    /// Writes appended to `file`, which is empty and will be synced as `durability` says.
+    pub fn new(file: File, durability: Durability) -> WriteBehind {
         WriteBehind {
             file,
+            durability,
             written: 0,
             started: 0,
         }
@@ -39,7 +42,7 @@ impl WriteBehind {
 
     fn hand_over(&mut self) {
         #[cfg(target_os = "linux")]
-        if durability() == Durability::Full {
+        if self.durability == Durability::Full {
             use std::os::fd::AsRawFd;
             // SAFETY: sync_file_range only reads its integer arguments; the descriptor is
             // open for as long as `self.file` is. SYNC_FILE_RANGE_WRITE starts write-back and
@@ -80,13 +83,13 @@ mod tests {
     fn every_byte_arrives_in_order_across_hand_overs() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
-        let mut w = WriteBehind::new(File::create(&path).unwrap());
+        let mut w = WriteBehind::new(File::create(&path).unwrap(), Durability::Full);
         let block: Vec<u8> = (0..=255u8).cycle().take(3 << 20).collect();
         for _ in 0..7 {
             w.write_all(&block).unwrap();
         }
         assert_eq!(w.started, 18 << 20, "handed over at 9 and 18 MiB");
-        super::super::sync_file(w.get_ref()).unwrap();
+        Durability::Full.sync_file(w.get_ref()).unwrap();
         let back = std::fs::read(&path).unwrap();
         assert_eq!(back.len(), 21 << 20);
         assert!(back.chunks(3 << 20).all(|c| c == block.as_slice()));

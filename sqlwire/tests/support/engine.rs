@@ -19,8 +19,8 @@ pub const ADMIN_ID: &str = "seed-admin";
 const ADMIN_SECRET: &str = "seed-admin-secret-0123456789abcdef0123456789";
 
 /// The engine's settings in `dir`: `name` names the node and key file; statements end within
-/// `query`'s time limit.
-fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
+/// `query`'s time limit. Fully durable, a Delta checkpoint every 10 log versions.
+pub fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
     let layers = vec!["default".to_string()];
     EngineConfig {
         data_dir: dir.clone(),
@@ -47,6 +47,8 @@ fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
         result_ttl_seconds: 3600,
         storage_url: None,
         sweep_grace: Duration::from_secs(3600),
+        durability: rapid_actors::storage::Durability::Full,
+        delta_checkpoint_interval: 10,
         compaction: Default::default(),
         history: Default::default(),
         audit_retention: None,
@@ -63,9 +65,14 @@ pub async fn seeded_engine(
     query: QuerySettings,
     datasets: &[(&str, &str)],
 ) -> (Engine, String, String) {
-    let (engine, _) = Engine::open(config(dir, name, query)).expect("engine");
-    let admin = engine.auth().snapshot().subjects.get(ADMIN_ID).cloned();
-    let admin = admin.expect("the admin client");
+    seeded(config(dir, name, query), datasets).await
+}
+
+/// [`seeded_engine`] opened with `config` (its node id names the reader).
+pub async fn seeded(config: EngineConfig, datasets: &[(&str, &str)]) -> (Engine, String, String) {
+    let name = config.node_id.clone();
+    let (engine, _) = Engine::open(config).expect("engine");
+    let admin = admin(&engine);
     let admin_pass = engine.admin_pass(admin.clone()).expect("admin pass");
     for (schema, csv) in datasets {
         let schema: Schema = serde_json::from_str(schema).expect("schema json");
@@ -74,24 +81,7 @@ pub async fn seeded_engine(
             .await
             .expect("create schema");
         let key = DatasetKey::new("default", &schema.metadata.domain, &schema.metadata.dataset);
-        let pass = engine.dataset_pass::<Write>(admin.clone(), &key);
-        let body = Bytes::from(csv.to_string());
-        let body = futures_util::stream::iter([Ok::<_, rapid_actors::Error>(body)]);
-        let accepted = engine
-            .upload_target(pass.expect("write pass"), None)
-            .expect("upload target")
-            .receive("data.csv", body)
-            .await
-            .expect("upload");
-        let subject = engine.subject_pass(admin.clone());
-        loop {
-            let job = engine.job(&subject, &accepted.job_id).expect("job");
-            match job.status {
-                JobStatus::InProgress => tokio::time::sleep(Duration::from_millis(20)).await,
-                JobStatus::Success => break,
-                JobStatus::Failed => panic!("the upload failed: {:?}", job.errors),
-            }
-        }
+        upload_csv(&engine, &key, csv).await;
     }
     let user_admin = engine.user_admin_pass(admin).expect("user admin pass");
     let reader = engine
@@ -104,6 +94,35 @@ pub async fn seeded_engine(
         .await
         .expect("reader client");
     (engine, reader.client_id, reader.client_secret)
+}
+
+fn admin(engine: &Engine) -> std::sync::Arc<rapid_actors::auth::Subject> {
+    let admin = engine.auth().snapshot().subjects.get(ADMIN_ID).cloned();
+    admin.expect("the admin client")
+}
+
+/// Uploads `csv` to the latest version of `key` as the admin client; returns once its job
+/// succeeded (the commit is made).
+pub async fn upload_csv(engine: &Engine, key: &DatasetKey, csv: &str) {
+    let admin = admin(engine);
+    let pass = engine.dataset_pass::<Write>(admin.clone(), key);
+    let body = Bytes::from(csv.to_string());
+    let body = futures_util::stream::iter([Ok::<_, rapid_actors::Error>(body)]);
+    let accepted = engine
+        .upload_target(pass.expect("write pass"), None)
+        .expect("upload target")
+        .receive("data.csv", body)
+        .await
+        .expect("upload");
+    let subject = engine.subject_pass(admin);
+    loop {
+        let job = engine.job(&subject, &accepted.job_id).expect("job");
+        match job.status {
+            JobStatus::InProgress => tokio::time::sleep(Duration::from_millis(20)).await,
+            JobStatus::Success => break,
+            JobStatus::Failed => panic!("the upload failed: {:?}", job.errors),
+        }
+    }
 }
 
 /// A frontend message: its tag, its length (with itself) and `body`.

@@ -79,7 +79,7 @@ impl PostgresCatalog {
     pub(crate) fn open_config(config: Config) -> Result<PostgresCatalog> {
         let at = describe(&config);
         let catalog = PostgresCatalog {
-            pool: Pool::new(config),
+            pool: Pool::new(config)?,
         };
         catalog
             .pool
@@ -96,7 +96,7 @@ impl PostgresCatalog {
     fn open_existing_config(config: Config) -> Result<PostgresCatalog> {
         let at = describe(&config);
         let catalog = PostgresCatalog {
-            pool: Pool::new(config),
+            pool: Pool::new(config)?,
         };
         match catalog.pool.with(migrations::current)? {
             None => Err(Error::not_found(format!("no rapid-rs catalog at {at}"))),

@@ -1,8 +1,9 @@
 //! Connections to PostgreSQL, usable from any thread: actix actor threads and tokio workers
 //! (inside a runtime) as well as plain threads and `spawn_blocking`.
 //!
-//! Each connection's I/O task runs on one small runtime of this module's own; a caller sends its
-//! statement to it and waits for the answer with [`block_on`], a plain park/unpark loop that is
+//! Each connection's I/O task runs on a small runtime of its catalog's own (started when the
+//! catalog opens, stopped when it is dropped); a caller sends its statement to it and waits for
+//! the answer with [`block_on`], a plain park/unpark loop that is
 //! no tokio runtime (so it never panics as "a runtime within a runtime", which the sync
 //! `postgres` crate's `block_on` does). The caller blocks as it blocks on SQLite's mutex, and the
 //! callbacks of the catalog interface run on the caller's thread, inside its transaction.
@@ -15,7 +16,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
@@ -31,22 +32,36 @@ const CONNECTIONS: usize = 8;
 /// A statement's parameters.
 pub(super) type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
 
-/// The runtime every connection's I/O task runs on, for the whole process (never dropped, so never
-/// dropped inside an async context either).
-fn runtime() -> Result<&'static tokio::runtime::Runtime> {
-    static RUNTIME: OnceLock<std::result::Result<tokio::runtime::Runtime, String>> =
-        OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .thread_name("rapid-pg")
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
+/// The runtime one catalog's connections run their I/O tasks on: one thread, started with the
+/// pool. Dropped without waiting for its tasks (`shutdown_background`): the catalog's last
+/// holder may drop it inside an async context (an actix thread), where a runtime's blocking
+/// drop panics. The connections end with it.
+struct IoRuntime {
+    handle: tokio::runtime::Handle,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl IoRuntime {
+    fn start() -> Result<IoRuntime> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("rapid-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::internal(format!("starting the PostgreSQL runtime: {e}")))?;
+        Ok(IoRuntime {
+            handle: runtime.handle().clone(),
+            runtime: Some(runtime),
         })
-        .as_ref()
-        .map_err(|e| Error::internal(format!("starting the PostgreSQL runtime: {e}")))
+    }
+}
+
+impl Drop for IoRuntime {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
 }
 
 struct ThreadWaker(std::thread::Thread);
@@ -71,10 +86,10 @@ pub(super) fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// Opens one connection; its I/O task runs on [`runtime`] until the connection ends.
-fn connect(config: &Config) -> Result<Client> {
+/// Opens one connection; its I/O task runs on `runtime` until the connection ends.
+fn connect(runtime: &IoRuntime, config: &Config) -> Result<Client> {
     let config = config.clone();
-    let task = runtime()?.spawn(async move {
+    let task = runtime.handle.spawn(async move {
         let (client, connection) = config.connect(NoTls).await?;
         tokio::spawn(async move {
             if let Err(e) = connection.await {
@@ -153,21 +168,24 @@ pub(super) struct Pool {
     config: Config,
     slots: Vec<Mutex<Option<Conn>>>,
     next: AtomicUsize,
+    /// Declared after `slots`: the connections are dropped before their runtime stops.
+    runtime: IoRuntime,
 }
 
 impl Pool {
-    pub(super) fn new(mut config: Config) -> Pool {
+    pub(super) fn new(mut config: Config) -> Result<Pool> {
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
         if config.get_application_name().is_none() {
             config.application_name("rapid-rs");
         }
-        Pool {
+        Ok(Pool {
             config,
             slots: (0..CONNECTIONS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
-        }
+            runtime: IoRuntime::start()?,
+        })
     }
 
     /// The first free slot (so a quiet node keeps few connections open), else waits for one in
@@ -201,7 +219,7 @@ impl Pool {
         if slot.as_ref().is_none_or(|c| c.client.is_closed()) {
             *slot = None;
             *slot = Some(Conn {
-                client: connect(&self.config)?,
+                client: connect(&self.runtime, &self.config)?,
                 statements: RefCell::default(),
             });
         }
@@ -220,7 +238,7 @@ impl Pool {
     /// transaction goes on.
     pub(super) fn with_own_connection<R>(&self, f: impl FnOnce(&Db<'_>) -> Result<R>) -> Result<R> {
         let conn = Conn {
-            client: connect(&self.config)?,
+            client: connect(&self.runtime, &self.config)?,
             statements: RefCell::default(),
         };
         f(&Db { conn: &conn })

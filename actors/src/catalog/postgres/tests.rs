@@ -45,7 +45,7 @@ impl Schemas {
     }
 
     fn admin(&self) -> Pool {
-        Pool::new(parse(&self.url).unwrap())
+        Pool::new(parse(&self.url).unwrap()).unwrap()
     }
 
     /// A new empty schema; returns its name.

@@ -50,8 +50,19 @@ pub struct SqliteCatalog {
 }
 
 impl SqliteCatalog {
-    /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest schema.
+    /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest
+    /// schema, fully durable (tests; the engine opens it with its own setting).
+    #[cfg(test)]
     pub fn open(data_dir: &Path) -> Result<SqliteCatalog> {
+        SqliteCatalog::open_with(data_dir, crate::storage::Durability::Full)
+    }
+
+    /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest
+    /// schema, its commits synced as `durability` says.
+    pub fn open_with(
+        data_dir: &Path,
+        durability: crate::storage::Durability,
+    ) -> Result<SqliteCatalog> {
         let file = crate::storage::Storage::new(data_dir).catalog_file();
         let at = || format!("opening the catalog {}", file.display());
         std::fs::create_dir_all(data_dir).map_err(|e| Error::from(e).context(at()))?;
@@ -59,11 +70,7 @@ impl SqliteCatalog {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL: a commit returns once its WAL frames are fsynced, so acknowledged changes survive
         // a power cut (NORMAL may roll the last commits back). See the storage module's discipline.
-        let synchronous = match crate::storage::durability() {
-            crate::storage::Durability::Full => "FULL",
-            crate::storage::Durability::Off => "NORMAL",
-        };
-        conn.pragma_update(None, "synchronous", synchronous)?;
+        conn.pragma_update(None, "synchronous", durability.sqlite_synchronous())?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         // The unique index's lookups and inserts touch pages all over its B-tree (keys arrive in
         // any order): a 64 MiB page cache (default 2 MiB) keeps them in memory, not in syscalls.

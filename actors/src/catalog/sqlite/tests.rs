@@ -34,6 +34,20 @@ fn commits_are_synced_by_default() {
 }
 
 #[test]
+fn each_catalog_syncs_as_it_was_opened_to() {
+    let (full, off) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let off = SqliteCatalog::open_with(off.path(), crate::storage::Durability::Off).unwrap();
+    let full = SqliteCatalog::open_with(full.path(), crate::storage::Durability::Full).unwrap();
+    let level = |cat: &SqliteCatalog| -> i64 {
+        cat.with(|c| Ok(c.query_row("PRAGMA synchronous", [], |r| r.get(0))?))
+            .unwrap()
+    };
+    // Opened after `off` in the same process, `full` does not change it.
+    assert_eq!(level(&off), 1, "synchronous=NORMAL");
+    assert_eq!(level(&full), 2, "synchronous=FULL");
+}
+
+#[test]
 fn catalog_uses_wal_journal() {
     let dir = tempfile::tempdir().unwrap();
     let cat = SqliteCatalog::open(dir.path()).unwrap();

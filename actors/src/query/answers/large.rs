@@ -50,7 +50,7 @@ pub async fn write_csv_streams(
         let _ = jobs.set_progress(job_id, rows);
     })
     .await?;
-    crate::storage::sync_file(&file)?;
+    storage.durability().sync_file(&file)?;
     let _ = jobs.set_progress(job_id, count);
     // SUCCESS promises the result: kept durably (off the async workers: it syncs).
     let object = StagedObject {
