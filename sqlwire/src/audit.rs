@@ -84,6 +84,12 @@ impl Checker {
             .get_or_insert_with(|| statement::without_literals(&running.sql));
         entry.duration_ms = running.started.elapsed().as_millis() as u64;
         entry.client_addr = self.client_addr();
+        // Inside the statement's span (and its connection's): an operator can follow a session.
+        tracing::debug!(
+            status = entry.status,
+            ms = entry.duration_ms,
+            "PostgreSQL statement answered"
+        );
         match self.engine().audit().record(entry).await {
             Ok(()) => answer,
             Err(e) => {

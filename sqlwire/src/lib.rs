@@ -206,7 +206,15 @@ async fn accept(
         ));
         let signed_in = handlers.signed_in();
         let tls = tls.clone();
-        tokio::spawn(async move {
+        // Named by sign-in (backend pid and subject): every line logged for this connection and
+        // its statements says whose session it was.
+        let span = tracing::info_span!(
+            "pg_connection",
+            %peer,
+            pid = tracing::field::Empty,
+            subject = tracing::field::Empty
+        );
+        let connection = async move {
             let _slots = (permit, address, figures::OpenConnection::new());
             tokio::select! {
                 ended = framing::process_socket(socket, tls, handlers) => if let Err(e) = ended {
@@ -216,7 +224,8 @@ async fn accept(
                     tracing::debug!(%peer, "PostgreSQL connection closed: no sign-in within {:?} (RAPID_PG_STARTUP_SECONDS)", bounds.startup);
                 }
             }
-        });
+        };
+        tokio::spawn(tracing::Instrument::instrument(connection, span));
     }
 }
 

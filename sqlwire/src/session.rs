@@ -37,6 +37,8 @@ pub struct Checker {
     note: std::sync::Mutex<Note>,
     /// The connection's socket, watched (never read) while a statement runs.
     watcher: TcpStream,
+    /// Statements this connection has run: each one's span carries its number.
+    statements: std::sync::atomic::AtomicU64,
 }
 
 /// What sign-in opens: the engine's session for the subject, and the library's service and
@@ -55,12 +57,22 @@ impl Checker {
             open: OnceLock::new(),
             note: Default::default(),
             watcher,
+            statements: Default::default(),
         }
     }
 
     /// After sign-in: the session of `pass`'s subject, whose default catalog is `database`,
     /// holding `pg_catalog` and an empty `public` schema beside the domains of the layer of
     /// that name, if any. `user` is the name it signed in with, its role in `pg_roles`.
+    /// The span of the connection's next statement (inside the connection's span, which names
+    /// the peer, backend pid and subject): its log lines say which session and statement.
+    pub(crate) fn statement_span(&self) -> tracing::Span {
+        let statement = 1 + self
+            .statements
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::info_span!("pg_statement", statement)
+    }
+
     pub(crate) fn start(
         &self,
         pass: &SubjectPass,

@@ -110,6 +110,9 @@ impl StartupHandler for SignIn {
                     .start(&pass, &user, &database)
                     .map_err(|e| fatal("XX000", e))?;
                 let (pid, secret) = self.keys.generate(client);
+                tracing::Span::current()
+                    .record("pid", pid)
+                    .record("subject", pass.subject().id.as_str());
                 client.set_pid_and_secret_key(pid, secret.clone());
                 // Registered so that the protocol's cancel request stops this session's statement.
                 let (handle, guard) = self.manager.register(pid, secret);

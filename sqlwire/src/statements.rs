@@ -17,6 +17,7 @@ use datafusion_postgres::pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use datafusion_postgres::pgwire::error::{PgWireError, PgWireResult};
 use datafusion_postgres::pgwire::messages::PgWireBackendMessage;
 use futures_util::sink::Sink;
+use tracing::Instrument;
 
 use crate::errors::{classify, pg_error};
 use crate::figures::FIGURES;
@@ -39,6 +40,7 @@ impl SimpleQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let span = self.checker.statement_span();
         let status = client.transaction_status();
         let running = self.checker.begin(query);
         let answer = async {
@@ -55,9 +57,10 @@ impl SimpleQueryHandler for Statements {
             let work = SimpleQueryHandler::do_query(open.service.as_ref(), client, &query);
             self.checker.limited(open, work).await
         }
+        .instrument(span.clone())
         .await;
         FIGURES.statement(&answer);
-        self.checker.end(running, answer).await
+        self.checker.end(running, answer).instrument(span).await
     }
 }
 
@@ -82,6 +85,7 @@ impl ExtendedQueryHandler for Statements {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let span = self.checker.statement_span();
         let running = self.checker.begin(&portal.statement.statement.0);
         let answer = async {
             let open = self.checker.refresh()?;
@@ -104,9 +108,10 @@ impl ExtendedQueryHandler for Statements {
             let mut responses = self.checker.limited(open, work).await?;
             Ok(responses.pop().unwrap_or(Response::EmptyQuery))
         }
+        .instrument(span.clone())
         .await;
         FIGURES.statement(&answer);
-        self.checker.end(running, answer).await
+        self.checker.end(running, answer).instrument(span).await
     }
 }
 
