@@ -190,43 +190,61 @@ async fn accept(
             }
             continue;
         };
-        // A second handle on the socket tells a running statement that the client has gone.
-        let (socket, watcher) = match split_watcher(socket) {
-            Ok(pair) => pair,
-            Err(e) => {
-                tracing::warn!(%peer, error = %e, "PostgreSQL listener: socket setup failed");
-                continue;
-            }
-        };
-        let handlers = Arc::new(connection::Connection::new(
-            engine.clone(),
-            peer.ip(),
-            manager.clone(),
-            watcher,
-        ));
-        let signed_in = handlers.signed_in();
-        let tls = tls.clone();
-        // Named by sign-in (backend pid and subject): every line logged for this connection and
-        // its statements says whose session it was.
-        let span = tracing::info_span!(
-            "pg_connection",
-            %peer,
-            pid = tracing::field::Empty,
-            subject = tracing::field::Empty
+        let slots = (permit, address);
+        serve_connection(
+            (socket, peer),
+            slots,
+            tls.clone(),
+            bounds,
+            (&engine, &manager),
         );
-        let connection = async move {
-            let _slots = (permit, address, figures::OpenConnection::new());
-            tokio::select! {
-                ended = framing::process_socket(socket, tls, handlers) => if let Err(e) = ended {
-                    tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
-                },
-                () = startup_expired(bounds.startup, &signed_in) => {
-                    tracing::debug!(%peer, "PostgreSQL connection closed: no sign-in within {:?} (RAPID_PG_STARTUP_SECONDS)", bounds.startup);
-                }
-            }
-        };
-        tokio::spawn(tracing::Instrument::instrument(connection, span));
     }
+}
+
+/// Serves one accepted connection on its own task, holding its slots (the listener's and its
+/// address's) until it ends.
+fn serve_connection(
+    (socket, peer): (tokio::net::TcpStream, SocketAddr),
+    slots: (tokio::sync::OwnedSemaphorePermit, AddressSlot),
+    tls: Option<TlsAcceptor>,
+    bounds: Bounds,
+    (engine, manager): (&Engine, &Arc<ConnectionManager>),
+) {
+    // A second handle on the socket tells a running statement that the client has gone.
+    let (socket, watcher) = match split_watcher(socket) {
+        Ok(pair) => pair,
+        Err(e) => {
+            tracing::warn!(%peer, error = %e, "PostgreSQL listener: socket setup failed");
+            return;
+        }
+    };
+    let handlers = Arc::new(connection::Connection::new(
+        engine.clone(),
+        peer.ip(),
+        manager.clone(),
+        watcher,
+    ));
+    let signed_in = handlers.signed_in();
+    // Named by sign-in (backend pid and subject): every line logged for this connection and
+    // its statements says whose session it was.
+    let span = tracing::info_span!(
+        "pg_connection",
+        %peer,
+        pid = tracing::field::Empty,
+        subject = tracing::field::Empty
+    );
+    let connection = async move {
+        let _slots = (slots, figures::OpenConnection::new());
+        tokio::select! {
+            ended = framing::process_socket(socket, tls, handlers) => if let Err(e) = ended {
+                tracing::debug!(%peer, error = %e, "PostgreSQL connection ended with an error");
+            },
+            () = startup_expired(bounds.startup, &signed_in) => {
+                tracing::debug!(%peer, "PostgreSQL connection closed: no sign-in within {:?} (RAPID_PG_STARTUP_SECONDS)", bounds.startup);
+            }
+        }
+    };
+    tokio::spawn(tracing::Instrument::instrument(connection, span));
 }
 
 /// Resolves when `limit` has passed without a sign-in (counted before the connection closes);

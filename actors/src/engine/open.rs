@@ -79,23 +79,7 @@ impl Engine {
         let (auth, bootstrap) = Auth::start(catalog.clone(), config.auth, durability)?;
         let shared = config.catalog_url.is_some();
         recover(&catalog, &storage, &config.node_id, shared)?;
-        // Delta logs behind the catalog (a stop between a commit and its log version, versions
-        // stored before the logs, `rapid-rs admin compact`) are written first, while the
-        // catalog still has every retired row their missing versions are derived from.
-        let (logged, lagging) = crate::delta_log::sync_all(catalog.as_ref(), &storage)?;
-        if logged > 0 {
-            tracing::info!(
-                logged,
-                "wrote Delta log versions the catalog had and the log lacked"
-            );
-        }
-        // Commits that aged out while stopped (or merges of `rapid-rs admin compact`, which
-        // applies no retention) give up their files before anything reads.
-        let expired =
-            crate::history::expire_all(catalog.as_ref(), &storage, &config.history, &lagging)?;
-        if expired > 0 {
-            tracing::info!(expired, "removed files of expired commits");
-        }
+        catch_up(&catalog, &storage, &config.history)?;
         // Before anything can run a query: empties the spill folder, starts the query threads.
         let pools = QueryPools::start(config.query)?;
         let jobs = Jobs::new(catalog.clone(), &config.node_id);
@@ -146,6 +130,32 @@ impl Engine {
         };
         Ok((engine, bootstrap))
     }
+}
+
+/// What a stop left behind, done before anything reads: Delta log versions the catalog has and
+/// the logs lack, and the files of commits that aged out meanwhile.
+fn catch_up(
+    catalog: &Arc<dyn crate::catalog::Catalog>,
+    storage: &Storage,
+    history: &crate::history::HistorySettings,
+) -> Result<()> {
+    // Delta logs behind the catalog (a stop between a commit and its log version, versions
+    // stored before the logs, `rapid-rs admin compact`) are written first, while the
+    // catalog still has every retired row their missing versions are derived from.
+    let (logged, lagging) = crate::delta_log::sync_all(catalog.as_ref(), storage)?;
+    if logged > 0 {
+        tracing::info!(
+            logged,
+            "wrote Delta log versions the catalog had and the log lacked"
+        );
+    }
+    // Commits that aged out while stopped (or merges of `rapid-rs admin compact`, which
+    // applies no retention) give up their files before anything reads.
+    let expired = crate::history::expire_all(catalog.as_ref(), storage, history, &lagging)?;
+    if expired > 0 {
+        tracing::info!(expired, "removed files of expired commits");
+    }
+    Ok(())
 }
 
 /// The webhook delivery loop, and the receiver rule subscriptions are checked against.
