@@ -9,7 +9,7 @@ use crate::schema::{validate_stored, Schema, ValidSchema};
 use crate::sensitivity::Sensitivity;
 
 /// The schema of `version` (the latest when `None`) of a dataset.
-pub fn load_schema(
+pub(crate) fn load_schema(
     catalog: &dyn Catalog,
     record: &DatasetRecord,
     version: Option<i64>,
@@ -32,7 +32,7 @@ pub fn load_schema(
 
 /// `schema` (with its version number set) as the catalog stores it. A PROTECTED schema names its
 /// protected domain, which the catalog checks still exists in the step that stores it.
-pub fn stored_version(schema: &ValidSchema) -> Result<SchemaVersion> {
+pub(crate) fn stored_version(schema: &ValidSchema) -> Result<SchemaVersion> {
     let version = schema
         .version()
         .ok_or_else(|| Error::internal("a schema version is stored without its number"))?;

@@ -72,7 +72,7 @@ fn uuid_like() -> String {
 mod checks {
     use super::*;
 
-    pub fn put_then_read_round_trips(s: Subject) {
+    pub(crate) fn put_then_read_round_trips(s: Subject) {
         let bytes: Vec<u8> = (0..10_000u32).map(|i| (i % 251) as u8).collect();
         let staged = s.stage(&bytes);
         let key = "raw/l/d/s/1/20260101T000000Z-ab12-file.csv".to_string();
@@ -97,7 +97,7 @@ mod checks {
         assert_eq!(tail, &bytes[9_990..]);
     }
 
-    pub fn a_group_put_keeps_every_object(s: Subject) {
+    pub(crate) fn a_group_put_keeps_every_object(s: Subject) {
         let group: Vec<StagedObject> = (0..5)
             .map(|i| StagedObject {
                 staged: s.stage(format!("object {i}").as_bytes()),
@@ -111,7 +111,7 @@ mod checks {
         assert_eq!(s.keys("data").len(), 5);
     }
 
-    pub fn a_failed_group_put_leaves_none_of_its_keys(s: Subject) {
+    pub(crate) fn a_failed_group_put_leaves_none_of_its_keys(s: Subject) {
         let good = StagedObject {
             staged: s.stage(b"good"),
             key: "data/l/d/s/1/good.parquet".into(),
@@ -127,7 +127,7 @@ mod checks {
 
     /// Put-if-absent (the Delta log): the first write wins, a second leaves it as it was, and
     /// no hidden leftover is listed.
-    pub fn put_new_writes_once(s: Subject) {
+    pub(crate) fn put_new_writes_once(s: Subject) {
         let key = "data/l/d/s/1/_delta_log/00000000000000000000.json";
         assert!(s.objects.put_new(key, b"first\n").unwrap());
         assert!(!s.objects.put_new(key, b"second, longer\n").unwrap());
@@ -135,7 +135,7 @@ mod checks {
         assert_eq!(s.keys("data"), [key]);
     }
 
-    pub fn put_replaces_an_existing_object(s: Subject) {
+    pub(crate) fn put_replaces_an_existing_object(s: Subject) {
         s.put("results/j.csv", b"first, longer version");
         s.put("results/j.csv", b"second");
         assert_eq!(s.read("results/j.csv"), b"second");
@@ -143,7 +143,7 @@ mod checks {
         assert_eq!(s.keys("results"), ["results/j.csv"]);
     }
 
-    pub fn list_sees_its_prefix_and_nothing_outside(s: Subject) {
+    pub(crate) fn list_sees_its_prefix_and_nothing_outside(s: Subject) {
         for key in [
             "data/l/d/s/1/a.parquet",
             "data/l/d/s/2/p=x/b.parquet",
@@ -167,7 +167,7 @@ mod checks {
         assert_eq!(listed[0].size, "raw/l/d/s/1/r.csv".len() as u64);
     }
 
-    pub fn delete_removes_one_object_and_is_idempotent(s: Subject) {
+    pub(crate) fn delete_removes_one_object_and_is_idempotent(s: Subject) {
         s.put("data/l/d/s/1/a.parquet", b"a");
         s.put("data/l/d/s/1/b.parquet", b"b");
         s.objects.delete("data/l/d/s/1/a.parquet").unwrap();
@@ -179,7 +179,7 @@ mod checks {
         assert_eq!(s.keys("data"), ["data/l/d/s/1/b.parquet"]);
     }
 
-    pub fn delete_prefix_removes_that_prefix_only(s: Subject) {
+    pub(crate) fn delete_prefix_removes_that_prefix_only(s: Subject) {
         for key in [
             "data/l/d/s/1/a.parquet",
             "data/l/d/s/2/p=y/b.parquet",
@@ -196,7 +196,7 @@ mod checks {
         );
     }
 
-    pub fn a_missing_object_is_reported_as_missing(s: Subject) {
+    pub(crate) fn a_missing_object_is_reported_as_missing(s: Subject) {
         s.put("raw/l/d/s/1/there.csv", b"x");
         let key = "raw/l/d/s/1/not-there.csv";
         assert!(is_missing(&s.objects.open(key).err().unwrap()));
@@ -218,7 +218,7 @@ mod checks {
         assert!(!s.objects.exists("raw/l/d/s/1").unwrap());
     }
 
-    pub fn sizes_are_exact(s: Subject) {
+    pub(crate) fn sizes_are_exact(s: Subject) {
         let big = vec![7u8; (1 << 20) + 3];
         s.put("data/l/d/s/1/empty.parquet", b"");
         s.put("data/l/d/s/1/big.parquet", &big);
@@ -238,7 +238,7 @@ mod checks {
         assert_eq!(sizes, [(1 << 20) + 3, 0]);
     }
 
-    pub fn partition_segments_keep_their_encoding(s: Subject) {
+    pub(crate) fn partition_segments_keep_their_encoding(s: Subject) {
         let keys = [
             "data/l/d/s/1/city=S%C3%A3o%20Paulo/f.parquet",
             "data/l/d/s/1/city=a%2Fb/f.parquet",
@@ -258,7 +258,7 @@ mod checks {
         assert_eq!(s.keys("data/l/d/s/1/city=a%2Fb"), [keys[1]]);
     }
 
-    pub fn keys_that_leave_the_store_are_refused(s: Subject) {
+    pub(crate) fn keys_that_leave_the_store_are_refused(s: Subject) {
         for bad in [
             "",
             "../x",
@@ -280,7 +280,7 @@ mod checks {
         assert!(s.objects.list("../").is_err());
     }
 
-    pub fn stream_yields_the_whole_object(s: Subject) {
+    pub(crate) fn stream_yields_the_whole_object(s: Subject) {
         let bytes: Vec<u8> = (0..700_000u32).map(|i| (i % 13) as u8).collect();
         s.put("results/big.csv", &bytes);
         let rt = tokio::runtime::Builder::new_current_thread()
@@ -300,7 +300,7 @@ mod checks {
     }
 
     /// The Parquet reader (unique checks) and DataFusion's store see the same object.
-    pub fn parquet_and_datafusion_read_the_kept_object(s: Subject) {
+    pub(crate) fn parquet_and_datafusion_read_the_kept_object(s: Subject) {
         use arrow::array::{Int64Array, RecordBatch};
         use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
         let schema = Arc::new(arrow::datatypes::Schema::new(vec![

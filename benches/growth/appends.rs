@@ -10,14 +10,14 @@ use std::time::{Duration, Instant};
 use crate::client::{median, Bench};
 
 /// The `rapid-rs bench` schema's partitioning: 20 categories.
-pub const CATEGORIES: usize = 20;
+pub(crate) const CATEGORIES: usize = 20;
 /// How many appends are timed at each end.
-pub const ENDS: usize = 25;
+pub(crate) const ENDS: usize = 25;
 /// Progress goes to stderr every this many finished appends.
 const PROGRESS: usize = 250;
 
 /// Rows `first..first + n` as CSV (ids in random order, so min/max per file prune nothing).
-pub fn rows(first: u64, n: u64, header: bool) -> Vec<u8> {
+pub(crate) fn rows(first: u64, n: u64, header: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(n as usize * 48);
     if header {
         writeln!(out, "category,id,price,qty,region").unwrap();
@@ -42,21 +42,21 @@ pub fn rows(first: u64, n: u64, header: bool) -> Vec<u8> {
 
 /// The appends' times to SUCCESS, by append index (the order in which they were sent), and the
 /// wall time of them all.
-pub struct Appends {
+pub(crate) struct Appends {
     pub times: Vec<Duration>,
     pub all: Duration,
 }
 
 impl Appends {
     /// Medians of the first and of the last [`ENDS`] appends sent, in ms.
-    pub fn ends(&self) -> (f64, f64) {
+    pub(crate) fn ends(&self) -> (f64, f64) {
         let k = self.times.len();
         (median(&self.times[..ENDS]), median(&self.times[k - ENDS..]))
     }
 }
 
 /// Sends `appends` uploads of `per_append` rows to `dataset` from `uploaders` threads.
-pub fn run(
+pub(crate) fn run(
     bench: &Bench,
     dataset: &str,
     appends: usize,

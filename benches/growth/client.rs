@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use reqwest::blocking::Client;
 use serde_json::{json, Value};
 
-pub struct Bench {
+pub(crate) struct Bench {
     pub http: Client,
     pub base: String,
     pub token: String,
@@ -14,24 +14,24 @@ pub struct Bench {
 
 /// A query's median time over the timed runs, and its answer's row count.
 #[derive(Clone, Copy, Debug)]
-pub struct Timed {
+pub(crate) struct Timed {
     pub ms: f64,
     pub rows: usize,
 }
 
 /// q1: partition pruning + limit (3 columns where category = 'c7' limit 1000).
-pub fn q1() -> Value {
+pub(crate) fn q1() -> Value {
     json!({"select_columns": ["id", "price", "qty"], "filter": "category = 'c7'", "limit": 1000})
 }
 
 /// q2: a full scan of two columns (group by category, avg, having, order).
-pub fn q2() -> Value {
+pub(crate) fn q2() -> Value {
     json!({"select_columns": ["category", "avg(price) AS mean"], "group_by_columns": ["category"],
            "aggregation_conditions": "avg(price) > 1", "order_by_columns": [{"column": "category"}]})
 }
 
 impl Bench {
-    pub fn create(&self, dataset: &str, unique: bool) {
+    pub(crate) fn create(&self, dataset: &str, unique: bool) {
         let schema = json!({
             "metadata": {"domain": "bench", "dataset": dataset, "sensitivity": "PUBLIC",
                          "owners": [{"name": "Bench", "email": "bench@example.com"}]},
@@ -56,7 +56,7 @@ impl Bench {
 
     /// Uploads `csv` to `dataset`; the time from the POST until its job is SUCCESS (202, then
     /// polling the job every 2 ms).
-    pub fn upload(&self, dataset: &str, csv: Vec<u8>) -> Duration {
+    pub(crate) fn upload(&self, dataset: &str, csv: Vec<u8>) -> Duration {
         let part = reqwest::blocking::multipart::Part::bytes(csv).file_name("part.csv");
         let form = reqwest::blocking::multipart::Form::new().part("file", part);
         let t = Instant::now();
@@ -107,7 +107,7 @@ impl Bench {
     }
 
     /// q1 and q2 on `dataset`: medians over `runs` runs after a warm-up.
-    pub fn queries(&self, dataset: &str, runs: usize) -> (Timed, Timed) {
+    pub(crate) fn queries(&self, dataset: &str, runs: usize) -> (Timed, Timed) {
         (
             self.timed(dataset, &q1(), runs),
             self.timed(dataset, &q2(), runs),
@@ -125,7 +125,7 @@ impl Bench {
 }
 
 /// The median of `times`, in ms.
-pub fn median(times: &[Duration]) -> f64 {
+pub(crate) fn median(times: &[Duration]) -> f64 {
     let mut ms: Vec<f64> = times.iter().map(|t| t.as_secs_f64() * 1000.0).collect();
     ms.sort_by(|a, b| a.partial_cmp(b).unwrap());
     ms[ms.len() / 2]

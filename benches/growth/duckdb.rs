@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::client::Timed;
 
 /// DuckDB's figures on one dataset's files.
-pub struct Peer {
+pub(crate) struct Peer {
     pub version: String,
     pub files: u64,
     pub rows: u64,
@@ -19,7 +19,7 @@ pub struct Peer {
 }
 
 /// The Python to run DuckDB with: `BENCH_PYTHON`, else the project's `.venv/bin/python`.
-pub fn python() -> Result<PathBuf, String> {
+pub(crate) fn python() -> Result<PathBuf, String> {
     let path = match std::env::var_os("BENCH_PYTHON") {
         Some(p) => PathBuf::from(p),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python"),
@@ -42,7 +42,7 @@ pub fn python() -> Result<PathBuf, String> {
 
 /// `{dataset folder}/{version}/**/*.parquet` for the dataset's latest schema version (storage
 /// keys: `data/{layer}/{domain}/{dataset}/{version}/{partition}=../{file}.parquet`).
-pub fn dataset_glob(dataset_dir: &Path) -> Option<String> {
+pub(crate) fn dataset_glob(dataset_dir: &Path) -> Option<String> {
     let version = std::fs::read_dir(dataset_dir)
         .ok()?
         .flatten()
@@ -52,7 +52,7 @@ pub fn dataset_glob(dataset_dir: &Path) -> Option<String> {
 }
 
 /// Runs `benches/growth/duckdb_q.py` on `glob`, `runs` timed runs per query.
-pub fn run(python: &Path, glob: &str, runs: usize) -> Result<Peer, String> {
+pub(crate) fn run(python: &Path, glob: &str, runs: usize) -> Result<Peer, String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/growth/duckdb_q.py");
     let out = Command::new(python)
         .arg(&script)

@@ -5,7 +5,7 @@ use crate::client::Timed;
 use crate::duckdb::Peer;
 
 /// One dataset's figures.
-pub struct Line {
+pub(crate) struct Line {
     pub dataset: String,
     pub files: usize,
     /// Median to SUCCESS of the first appends (the one upload's time for the one-upload dataset).
@@ -30,7 +30,7 @@ fn ratio(a: f64, b: f64) -> String {
 }
 
 /// q1 and q2 on the appended dataset against the one upload (`lines`: once, appended).
-pub fn ours(lines: &[Line; 2]) {
+pub(crate) fn ours(lines: &[Line; 2]) {
     let [once, appended] = lines;
     for (what, a, b) in [
         ("q1 filter + limit", once.q1, appended.q1),
@@ -46,7 +46,7 @@ pub fn ours(lines: &[Line; 2]) {
 }
 
 /// DuckDB's answers against ours: the same row counts, and every row stored read once.
-pub fn check_peer(line: &Line, rows: u64) {
+pub(crate) fn check_peer(line: &Line, rows: u64) {
     let Some(peer) = &line.peer else {
         return;
     };
@@ -76,7 +76,7 @@ const HEADER: &str = "| case | dataset | files | first 25 ms | last 25 ms | last
     | q1 ours ms | q1 DuckDB ms | q1 ours / DuckDB | q2 ours ms | q2 DuckDB ms | q2 ours / DuckDB |";
 
 /// The summary table: `case` names the run's settings.
-pub fn summary(case: &str, lines: &[Line]) {
+pub(crate) fn summary(case: &str, lines: &[Line]) {
     println!("\nsummary (medians; files counted after settling):\n");
     println!("{HEADER}");
     println!("|{}", "---|".repeat(HEADER.matches('|').count() - 1));

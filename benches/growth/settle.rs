@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(500);
 
 /// The Parquet files under `dir`, at any depth.
-pub fn parquet_files(dir: &Path) -> usize {
+pub(crate) fn parquet_files(dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -44,7 +44,7 @@ fn bytes(dir: &Path) -> u64 {
         .sum()
 }
 
-pub struct Settled {
+pub(crate) struct Settled {
     /// The file counts of each folder when the wait began, and when it ended.
     pub before: Vec<usize>,
     pub after: Vec<usize>,
@@ -58,7 +58,7 @@ pub struct Settled {
 
 /// Counts the Parquet files of `dirs` and sums their bytes every [`POLL`] until neither has
 /// changed for `quiet` (at once when `quiet` is zero), or until `timeout`.
-pub fn settle(dirs: &[PathBuf], quiet: Duration, timeout: Duration) -> Settled {
+pub(crate) fn settle(dirs: &[PathBuf], quiet: Duration, timeout: Duration) -> Settled {
     let count = || dirs.iter().map(|d| parquet_files(d)).collect::<Vec<_>>();
     let size = || dirs.iter().map(|d| bytes(d)).sum::<u64>();
     let start = Instant::now();

@@ -4,7 +4,7 @@
 use rapid_actors::schema::{validate, Schema, SchemaContext, ValidSchema};
 use serde_json::json;
 
-pub fn upload_schema() -> ValidSchema {
+pub(crate) fn upload_schema() -> ValidSchema {
     let schema: Schema = serde_json::from_value(json!({
         "metadata": {"domain": "fuzz", "dataset": "upload", "sensitivity": "PUBLIC",
                      "owners": [{"name": "Fuzz", "email": "fuzz@example.com"}]},

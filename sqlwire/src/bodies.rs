@@ -9,14 +9,14 @@
 //! (`framing`) answers a refused body `08P01` and never hands it to pgwire.
 
 /// The tags of the messages [`check`] reads: those whose pgwire decoders can read past the end.
-pub const CHECKED: &[u8] = b"PBCDE";
+pub(crate) const CHECKED: &[u8] = b"PBCDE";
 
 const INSUFFICIENT: &str = "insufficient data left in message";
 
 /// Ok when `body` is a well-formed body of message `tag` (one of [`CHECKED`]) as PostgreSQL
 /// reads it: every field inside the body, strings ended by a NUL, nothing after the last field.
 /// Err: what is wrong.
-pub fn check(tag: u8, body: &[u8]) -> Result<(), String> {
+pub(crate) fn check(tag: u8, body: &[u8]) -> Result<(), String> {
     let mut fields = Fields(body);
     match tag {
         b'P' => parse(&mut fields)?,

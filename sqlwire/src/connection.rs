@@ -17,7 +17,7 @@ use crate::session::Checker;
 use crate::signin::{server_parameters, SignIn};
 use crate::statements::{GuardedParser, Statements};
 
-pub struct Connection {
+pub(crate) struct Connection {
     statements: Arc<Statements>,
     signin: Arc<SignIn>,
     cancel: Arc<DefaultCancelHandler>,
@@ -26,7 +26,7 @@ pub struct Connection {
 impl Connection {
     /// A connection from `peer`; `watcher` is a second handle on its socket, watched while a
     /// statement runs (see [`Checker`]).
-    pub fn new(
+    pub(crate) fn new(
         engine: Engine,
         peer: IpAddr,
         manager: Arc<ConnectionManager>,
@@ -55,7 +55,7 @@ impl Connection {
     }
 
     /// Set once the client has finished startup and sign-in.
-    pub fn signed_in(&self) -> Arc<AtomicBool> {
+    pub(crate) fn signed_in(&self) -> Arc<AtomicBool> {
         self.signin.signed_in.clone()
     }
 }

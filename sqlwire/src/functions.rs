@@ -24,7 +24,8 @@ fn text_argument(args: &[ColumnarValue], refusal: &str) -> DfResult<ArrayRef> {
 
 /// What `version()` answers over the wire: clients (SQLAlchemy's dialect) read the PostgreSQL
 /// version it starts with, as in `server_version` (pgwire's 16.6).
-pub const VERSION: &str = "PostgreSQL 16.6 (rapid-rs, Apache DataFusion 55) on x86_64-pc-linux-gnu";
+pub(crate) const VERSION: &str =
+    "PostgreSQL 16.6 (rapid-rs, Apache DataFusion 55) on x86_64-pc-linux-gnu";
 
 pub(crate) fn version() -> ScalarUDF {
     create_udf(

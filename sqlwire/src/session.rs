@@ -30,7 +30,7 @@ use crate::errors::{self, classify, pg_error, refused};
 use crate::{copy_out, functions, rewrite};
 
 /// A connection's session: nothing until sign-in, then the subject's.
-pub struct Checker {
+pub(crate) struct Checker {
     engine: Engine,
     open: OnceLock<Open>,
     /// The current statement's audit note: the rows it answers are noted in it.

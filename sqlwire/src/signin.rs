@@ -29,7 +29,7 @@ use rapid_actors::engine::Engine;
 use crate::errors::{fatal, sign_in_refused};
 use crate::session::Checker;
 
-pub struct SignIn {
+pub(crate) struct SignIn {
     pub(crate) engine: Engine,
     pub(crate) peer: IpAddr,
     pub(crate) checker: Arc<Checker>,
@@ -41,7 +41,7 @@ pub struct SignIn {
 }
 
 /// What the server tells clients at startup: read-only sessions, not a superuser.
-pub fn server_parameters() -> DefaultServerParameterProvider {
+pub(crate) fn server_parameters() -> DefaultServerParameterProvider {
     let mut p = DefaultServerParameterProvider::default();
     p.is_superuser = false;
     p.default_transaction_read_only = true;

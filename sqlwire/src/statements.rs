@@ -26,7 +26,7 @@ use crate::{copy_out, savepoints};
 
 pub(crate) type PgStatement = (String, Option<(Statement, LogicalPlan)>);
 
-pub struct Statements {
+pub(crate) struct Statements {
     pub(crate) checker: Arc<Checker>,
     pub(crate) parser: Arc<GuardedParser>,
 }
@@ -116,7 +116,7 @@ impl ExtendedQueryHandler for Statements {
 }
 
 /// The library's parser, behind the session's refresh and the read-only gate.
-pub struct GuardedParser {
+pub(crate) struct GuardedParser {
     pub(crate) checker: Arc<Checker>,
 }
 

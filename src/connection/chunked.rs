@@ -4,7 +4,7 @@
 //! guess, and actix-http then refuses the body itself.
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChunkState {
+pub(super) enum ChunkState {
     /// Reading a chunk-size line: hex digits so far, and whether an extension (`;...`) started.
     Size {
         size: u64,
@@ -36,7 +36,7 @@ pub enum ChunkState {
 }
 
 impl ChunkState {
-    pub fn start() -> ChunkState {
+    pub(super) fn start() -> ChunkState {
         ChunkState::Size {
             size: 0,
             digits: 0,
@@ -46,7 +46,7 @@ impl ChunkState {
 
     /// Consumes bytes of `buf` while the body lasts; returns how many belong to the body. Stops
     /// early at `Done` (the rest is the next request) or `Lost`.
-    pub fn advance(&mut self, buf: &[u8]) -> usize {
+    pub(super) fn advance(&mut self, buf: &[u8]) -> usize {
         let mut i = 0;
         while i < buf.len() {
             match *self {

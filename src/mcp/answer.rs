@@ -19,7 +19,7 @@ fn cell(c: Cell) -> Value {
 /// `{"columns", "rows", "row_count", "truncated"}`: the first rows of `table` that fit in
 /// `max_rows` and `max_bytes` (each row counted as its JSON text); `more` says the table was
 /// itself cut short before it got here (a query run with a limit one past the cap).
-pub fn capped(table: Table, max_rows: u64, max_bytes: u64, more: bool) -> Value {
+pub(super) fn capped(table: Table, max_rows: u64, max_bytes: u64, more: bool) -> Value {
     let total = table.rows.len();
     let (mut rows, mut bytes) = (Vec::new(), 0u64);
     for row in table.rows {

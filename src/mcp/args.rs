@@ -7,14 +7,14 @@ use rmcp::model::JsonObject;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-pub struct Args<'a>(pub &'a JsonObject);
+pub(super) struct Args<'a>(pub &'a JsonObject);
 
 impl Args<'_> {
     fn present(&self, name: &str) -> Option<&Value> {
         self.0.get(name).filter(|v| !v.is_null())
     }
 
-    pub fn text(&self, name: &str) -> Result<String, Error> {
+    pub(super) fn text(&self, name: &str) -> Result<String, Error> {
         match self.present(name) {
             Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
             Some(_) => Err(Error::invalid(format!(
@@ -24,7 +24,7 @@ impl Args<'_> {
         }
     }
 
-    pub fn whole(&self, name: &str) -> Result<Option<i64>, Error> {
+    pub(super) fn whole(&self, name: &str) -> Result<Option<i64>, Error> {
         match self.present(name) {
             None => Ok(None),
             Some(v) => v
@@ -35,7 +35,7 @@ impl Args<'_> {
     }
 
     /// An argument read as `T` (a query object, a filter, a schema), absent: `None`.
-    pub fn object<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, Error> {
+    pub(super) fn object<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>, Error> {
         match self.present(name) {
             None => Ok(None),
             Some(v) if !v.is_object() => Err(Error::invalid(format!("`{name}` must be an object"))),
@@ -46,7 +46,7 @@ impl Args<'_> {
     }
 
     /// The dataset named by `layer`, `domain` and `dataset`.
-    pub fn dataset(&self) -> Result<DatasetKey, Error> {
+    pub(super) fn dataset(&self) -> Result<DatasetKey, Error> {
         Ok(DatasetKey::new(
             &self.text("layer")?,
             &self.text("domain")?,
@@ -55,7 +55,7 @@ impl Args<'_> {
     }
 
     /// The rows asked for (`max_rows`), at most `cap`; absent: `cap`.
-    pub fn max_rows(&self, cap: u64) -> Result<u64, Error> {
+    pub(super) fn max_rows(&self, cap: u64) -> Result<u64, Error> {
         match self.whole("max_rows")? {
             None => Ok(cap),
             Some(n) if n >= 1 => Ok((n as u64).min(cap)),

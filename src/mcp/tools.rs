@@ -67,7 +67,7 @@ fn max_rows_property() -> Value {
 }
 
 /// The tools `subject` is offered.
-pub fn listed(state: &AppState, subject: &Arc<Subject>) -> Vec<Tool> {
+pub(super) fn listed(state: &AppState, subject: &Arc<Subject>) -> Vec<Tool> {
     let mut tools = vec![
         reading(Tool::new(
             "list_datasets",
@@ -135,7 +135,7 @@ fn write_tools(state: &AppState, subject: &Arc<Subject>) -> bool {
 
 /// Runs a tool. An unknown tool is a protocol error; a refusal by the engine is the tool's
 /// answer (`isError`, the message the API would give), and the audit row gets its status.
-pub async fn call(
+pub(super) async fn call(
     state: &AppState,
     caller: &Authorized<AnySubject>,
     note: &Note,

@@ -58,13 +58,13 @@ fn page(mut res: HttpResponseBuilder) -> HttpResponseBuilder {
     res
 }
 
-pub async fn index() -> HttpResponse {
+pub(super) async fn index() -> HttpResponse {
     page(HttpResponse::Ok())
         .content_type("text/html; charset=utf-8")
         .body(INDEX)
 }
 
-pub async fn asset(file: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn asset(file: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let name = file.into_inner();
     let not_found = || ApiError(Error::not_found(format!("No docs file [{name}]")));
     if name == "index.html" {

@@ -14,7 +14,7 @@ const TOKEN_URL: &str = "/api/oauth2/token";
 /// `bearer`: the token from `POST /api/oauth2/token`; `basic`: client credentials at that endpoint;
 /// `oauth2`: the same endpoint described as OAuth2 (client credentials, and password for users),
 /// so that clients and tools know where tokens come from (its refusals are OAuth2's 400 and 401).
-pub struct SecuritySchemes;
+pub(super) struct SecuritySchemes;
 
 impl Modify for SecuritySchemes {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
@@ -41,7 +41,7 @@ impl Modify for SecuritySchemes {
 /// of the first's operations, with their own operation ids.
 const ALIASES: &[(&str, &str)] = &[("/api/subject/permissions", "/api/subjects/permissions")];
 
-pub struct Aliases;
+pub(super) struct Aliases;
 
 impl Modify for Aliases {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
@@ -64,7 +64,7 @@ impl Modify for Aliases {
 /// describes the body's type, this marks it optional.
 const OPTIONAL_BODIES: &[&str] = &["list_datasets", "query_dataset", "query_dataset_large"];
 
-pub struct OptionalBodies;
+pub(super) struct OptionalBodies;
 
 impl Modify for OptionalBodies {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
@@ -100,7 +100,7 @@ fn operations(item: &mut utoipa::openapi::PathItem) -> impl Iterator<Item = &mut
 /// Answers any operation can give, added where an operation does not describe them itself:
 /// 400 (a malformed request, path or query parameter), 500 and 503 (heavy work pools full, with
 /// `Retry-After`); and for operations that need a token, 401 and 403.
-pub struct CommonErrors;
+pub(super) struct CommonErrors;
 
 const COMMON: &[(&str, &str)] = &[
     ("400", "Bad request: the message says what is wrong"),
@@ -130,7 +130,7 @@ impl Modify for CommonErrors {
     }
 }
 
-pub fn error_response(description: &str) -> utoipa::openapi::Response {
+pub(super) fn error_response(description: &str) -> utoipa::openapi::Response {
     ResponseBuilder::new()
         .description(description)
         .content(

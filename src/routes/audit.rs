@@ -16,7 +16,7 @@ const DEFAULT_PAGE: usize = 100;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AuditQuery {
+pub(crate) struct AuditQuery {
     subject_id: Option<String>,
     layer: Option<String>,
     domain: Option<String>,
@@ -76,7 +76,7 @@ impl AuditQuery {
         (status = 400, description = "A bad front, time or limit", body = doc::ErrorBody),
         (status = 403, description = "Neither USER_ADMIN nor DATA_ADMIN", body = doc::ErrorBody),
     ))]
-pub async fn get_audit(
+pub(crate) async fn get_audit(
     reader: Authorized<AuditReader>,
     state: web::Data<AppState>,
     query: web::Query<AuditQuery>,

@@ -12,7 +12,7 @@ fn default_permissions() -> Vec<String> {
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateClientRequest {
+pub(crate) struct CreateClientRequest {
     #[schema(pattern = "^[a-zA-Z][a-zA-Z0-9@._-]{2,127}$")]
     client_name: String,
     #[serde(default = "default_permissions")]
@@ -27,7 +27,7 @@ pub struct CreateClientRequest {
         (status = 400, description = "Invalid name or permissions, or a client with this name exists \
             (400, not 409: the rAPId SDK reads it as \"already exists\")", body = doc::ErrorBody),
     ))]
-pub async fn create_client(
+pub(crate) async fn create_client(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<CreateClientRequest>,
@@ -46,7 +46,7 @@ pub async fn create_client(
         (status = 200, description = "Deleted (USER_ADMIN)", body = doc::DeletedSubject),
         (status = 404, description = "No such client", body = doc::ErrorBody),
     ))]
-pub async fn delete_client(
+pub(crate) async fn delete_client(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,

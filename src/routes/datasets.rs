@@ -22,7 +22,7 @@ use crate::upload::receive_upload;
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
         (status = 422, description = "The data fails validation: the first 100 problems and a count of the rest in `details`, and `report_url`, a signed link to every problem as CSV (row, column, rule, value, key, message), when there were problems in rows", body = doc::ErrorBody),
     ))]
-pub async fn upload_dataset(
+pub(crate) async fn upload_dataset(
     req: HttpRequest,
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
@@ -40,7 +40,7 @@ pub async fn upload_dataset(
 }
 
 #[derive(Debug, Deserialize)]
-pub struct VersionPath {
+pub(crate) struct VersionPath {
     layer: String,
     domain: String,
     dataset: String,
@@ -53,7 +53,7 @@ pub struct VersionPath {
         (status = 200, description = "The raw file names of the version", body = Vec<String>),
         (status = 404, description = "No such dataset, or no files", body = doc::ErrorBody),
     ))]
-pub async fn list_raw_files(
+pub(crate) async fn list_raw_files(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     path: web::Path<VersionPath>,
@@ -70,7 +70,7 @@ pub async fn list_raw_files(
         (status = 200, description = "The file and its rows are deleted (WRITE access); with `erase=true`, from every retained commit too", body = doc::Confirmation),
         (status = 404, description = "No such dataset or file", body = doc::ErrorBody),
     ))]
-pub async fn delete_raw_file(
+pub(crate) async fn delete_raw_file(
     access: DatasetAccess<Write>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String, i64, String)>,
@@ -92,7 +92,7 @@ pub async fn delete_raw_file(
         (status = 202, description = "Deleted: every version, file and schema (DATA_ADMIN)", body = doc::Confirmation),
         (status = 400, description = "No such dataset (400, not 404: the rAPId SDK expects it)", body = doc::ErrorBody),
     ))]
-pub async fn delete_dataset(
+pub(crate) async fn delete_dataset(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
@@ -118,7 +118,7 @@ pub async fn delete_dataset(
         (status = 202, description = "A COMPACT job merges the version's small files (DATA_ADMIN); answers of queries are the same before, during and after", body = doc::QueryJobAccepted),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
-pub async fn compact_dataset(
+pub(crate) async fn compact_dataset(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,

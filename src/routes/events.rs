@@ -16,7 +16,7 @@ const DEFAULT_PAGE: usize = 100;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct FeedQuery {
+pub(crate) struct FeedQuery {
     after: Option<i64>,
     limit: Option<usize>,
 }
@@ -30,7 +30,7 @@ pub struct FeedQuery {
         (status = 200, description = "CloudEvents 1.0 objects of datasets the caller may read, oldest first, and the cursor of the next page", body = EventPage),
         (status = 400, description = "A bad `after` or `limit`", body = doc::ErrorBody),
     ))]
-pub async fn get_events(
+pub(crate) async fn get_events(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -59,7 +59,7 @@ pub async fn get_events(
         (status = 201, description = "The subscription; its signing secret is shown this once (DATA_ADMIN)", body = NewWebhook),
         (status = 400, description = "A bad URL, a refused receiver address, an unknown event type or dataset form", body = doc::ErrorBody),
     ))]
-pub async fn create_webhook(
+pub(crate) async fn create_webhook(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     body: web::Bytes,
@@ -70,7 +70,7 @@ pub async fn create_webhook(
 
 #[utoipa::path(get, path = "/api/webhooks", tag = "events",
     responses((status = 200, description = "Every subscription, without secrets (DATA_ADMIN)", body = Vec<WebhookView>)))]
-pub async fn list_webhooks(
+pub(crate) async fn list_webhooks(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
 ) -> ApiResult<HttpResponse> {
@@ -83,7 +83,7 @@ pub async fn list_webhooks(
         (status = 200, description = "The subscription with its delivery counts and newest deliveries (DATA_ADMIN)", body = WebhookView),
         (status = 404, description = "No such webhook", body = doc::ErrorBody),
     ))]
-pub async fn get_webhook(
+pub(crate) async fn get_webhook(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -97,7 +97,7 @@ pub async fn get_webhook(
         (status = 204, description = "Removed, with what it was still owed (DATA_ADMIN)"),
         (status = 404, description = "No such webhook", body = doc::ErrorBody),
     ))]
-pub async fn delete_webhook(
+pub(crate) async fn delete_webhook(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -108,7 +108,7 @@ pub async fn delete_webhook(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RedeliverQuery {
+pub(crate) struct RedeliverQuery {
     event_id: String,
 }
 
@@ -118,7 +118,7 @@ pub struct RedeliverQuery {
         (status = 202, description = "The event is due for the webhook again (DATA_ADMIN)"),
         (status = 404, description = "No such webhook, or no such event visible to the caller", body = doc::ErrorBody),
     ))]
-pub async fn redeliver(
+pub(crate) async fn redeliver(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     id: web::Path<String>,
@@ -130,7 +130,7 @@ pub async fn redeliver(
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ChangesQuery {
+pub(crate) struct ChangesQuery {
     version: Option<i64>,
     from_commit: Option<i64>,
     to_commit: Option<i64>,
@@ -152,7 +152,7 @@ pub struct ChangesQuery {
         (status = 400, description = "Commits outside the kept history, in the wrong order, more than 100, or more rows than a synchronous answer holds", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
-pub async fn get_changes(
+pub(crate) async fn get_changes(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     req: HttpRequest,

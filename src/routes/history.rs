@@ -20,7 +20,7 @@ use crate::state::AppState;
         (status = 403, description = "No READ access, or a policy applies to the subject in this version (the rows added and removed count hidden rows)", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
-pub async fn get_history(
+pub(crate) async fn get_history(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     query: web::Query<HistoryQuery>,
@@ -41,7 +41,7 @@ pub async fn get_history(
         (status = 404, description = "No such dataset, version or commit, or a commit past history retention", body = doc::ErrorBody),
         (status = 409, description = "A raw file deletion lies between to_commit and now (deleted uploads are not kept)", body = doc::ErrorBody),
     ))]
-pub async fn rollback(
+pub(crate) async fn rollback(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,

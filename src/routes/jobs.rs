@@ -8,7 +8,7 @@ use crate::state::AppState;
 /// The caller's jobs; every job for DATA_ADMIN.
 #[utoipa::path(get, path = "/api/jobs", tag = "jobs",
     responses((status = 200, description = "The caller's jobs (every job for DATA_ADMIN)", body = Vec<doc::JobView>)))]
-pub async fn list_jobs(
+pub(crate) async fn list_jobs(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
 ) -> ApiResult<HttpResponse> {
@@ -23,7 +23,7 @@ pub async fn list_jobs(
         (status = 200, description = "The job (its owner or DATA_ADMIN)", body = doc::JobView),
         (status = 404, description = "No such job", body = doc::ErrorBody),
     ))]
-pub async fn get_job(
+pub(crate) async fn get_job(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     path: web::Path<String>,

@@ -27,7 +27,7 @@ fn key(path: web::Path<(String, String, String)>) -> DatasetKey {
         (status = 400, description = "An unknown column, mask, subject or permission, or a filter that does not parse", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
-pub async fn put_policy(
+pub(crate) async fn put_policy(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
@@ -48,7 +48,7 @@ pub async fn put_policy(
         (status = 200, description = "The version's policy (DATA_ADMIN)", body = Policy),
         (status = 404, description = "No such dataset or version, or it has no policy", body = doc::ErrorBody),
     ))]
-pub async fn get_policy(
+pub(crate) async fn get_policy(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
@@ -68,7 +68,7 @@ pub async fn get_policy(
         (status = 204, description = "The policy is removed (DATA_ADMIN)"),
         (status = 404, description = "No such dataset or version, or it has no policy", body = doc::ErrorBody),
     ))]
-pub async fn delete_policy(
+pub(crate) async fn delete_policy(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
@@ -89,7 +89,7 @@ pub async fn delete_policy(
         (status = 400, description = "Not an object of text values", body = doc::ErrorBody),
         (status = 404, description = "No such subject", body = doc::ErrorBody),
     ))]
-pub async fn set_subject_attributes(
+pub(crate) async fn set_subject_attributes(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,

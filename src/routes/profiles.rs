@@ -16,7 +16,7 @@ use crate::state::AppState;
         (status = 403, description = "No READ access, or a policy applies to the subject in this version (a profile is over every row)", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
-pub async fn get_profile(
+pub(crate) async fn get_profile(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     query: web::Query<VersionQuery>,

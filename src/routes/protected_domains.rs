@@ -11,7 +11,7 @@ use crate::state::AppState;
         (status = 201, description = "Created, with its READ/WRITE permissions (DATA_ADMIN)", body = doc::Confirmation),
         (status = 409, description = "It exists", body = doc::ErrorBody),
     ))]
-pub async fn create_protected_domain(
+pub(crate) async fn create_protected_domain(
     caller: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -27,7 +27,7 @@ pub async fn create_protected_domain(
 
 #[utoipa::path(get, path = "/api/protected_domains", tag = "protected domains",
     responses((status = 200, description = "Every protected domain (DATA_ADMIN)", body = Vec<String>)))]
-pub async fn list_protected_domains(
+pub(crate) async fn list_protected_domains(
     caller: Authorized<DataAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
@@ -40,7 +40,7 @@ pub async fn list_protected_domains(
         (status = 202, description = "Deleted (DATA_ADMIN); 400 while datasets use it", body = doc::Confirmation),
         (status = 404, description = "No such protected domain", body = doc::ErrorBody),
     ))]
-pub async fn delete_protected_domain(
+pub(crate) async fn delete_protected_domain(
     caller: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,

@@ -2,7 +2,7 @@
 
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
-pub use rapid_actors::engine::OutputFormat as Format;
+pub(crate) use rapid_actors::engine::OutputFormat as Format;
 use rapid_actors::Error;
 
 use crate::answers as doc;
@@ -12,7 +12,7 @@ use crate::params::{QueryAt, COMMIT_HEADER};
 use crate::state::AppState;
 
 /// The answer's format from the request's Accept header (see [`negotiate`]).
-pub fn accepted_format(req: &HttpRequest) -> Result<Format, Error> {
+pub(crate) fn accepted_format(req: &HttpRequest) -> Result<Format, Error> {
     negotiate(
         req.headers()
             .get(header::ACCEPT)
@@ -21,7 +21,7 @@ pub fn accepted_format(req: &HttpRequest) -> Result<Format, Error> {
 }
 
 /// From the Accept header: missing, `*/*` or a browser-style list mean JSON.
-pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
+pub(crate) fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
     let Some(accept) = accept.map(str::trim).filter(|a| !a.is_empty()) else {
         return Ok(Format::Json);
     };
@@ -63,7 +63,7 @@ pub fn negotiate(accept: Option<&str>) -> Result<Format, Error> {
         (status = 400, description = "A bad query, or as_of_commit and as_of both given, or as_of not an RFC 3339 time", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version, no such commit (or none at or before as_of), or a commit past history retention", body = doc::ErrorBody),
     ))]
-pub async fn query_dataset(
+pub(crate) async fn query_dataset(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     query: web::Query<QueryAt>,
@@ -84,7 +84,7 @@ pub async fn query_dataset(
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct InfoQuery {
+pub(crate) struct InfoQuery {
     version: Option<i64>,
 }
 
@@ -94,7 +94,7 @@ pub struct InfoQuery {
         (status = 200, description = "Schema and figures (READ access)", body = doc::DatasetInfo),
         (status = 404, description = "No such dataset or version, or no data", body = doc::ErrorBody),
     ))]
-pub async fn get_dataset_info(
+pub(crate) async fn get_dataset_info(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     query: web::Query<InfoQuery>,
@@ -104,7 +104,7 @@ pub async fn get_dataset_info(
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct ListQuery {
+pub(crate) struct ListQuery {
     #[serde(default)]
     enriched: bool,
 }
@@ -116,7 +116,7 @@ pub struct ListQuery {
     responses(
         (status = 200, description = "The latest version of every dataset the caller may see", body = Vec<doc::DatasetEntry>),
     ))]
-pub async fn list_datasets(
+pub(crate) async fn list_datasets(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     query: web::Query<ListQuery>,
@@ -148,7 +148,7 @@ pub async fn list_datasets(
         (status = 400, description = "A bad query, or as_of_commit and as_of both given, or as_of not an RFC 3339 time", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version, no such commit (or none at or before as_of), or a commit past history retention", body = doc::ErrorBody),
     ))]
-pub async fn query_dataset_large(
+pub(crate) async fn query_dataset_large(
     access: DatasetAccess<Read>,
     state: web::Data<AppState>,
     query: web::Query<QueryAt>,
@@ -200,7 +200,7 @@ async fn read_query_body(
 }
 
 #[derive(Debug, serde::Deserialize)]
-pub struct LinkQuery {
+pub(crate) struct LinkQuery {
     expires: i64,
     signature: String,
     /// What the reader was allowed when the result was made (a query job's links).
@@ -219,7 +219,7 @@ pub struct LinkQuery {
         (status = 403, description = "The link is not valid or has expired, or (a large query's or a SQL job's link) its reader may no longer read what it read: a revoked permission, a deleted subject, a policy set, changed or removed since", body = doc::ErrorBody),
         (status = 404, description = "No such result", body = doc::ErrorBody),
     ))]
-pub async fn download_result(
+pub(crate) async fn download_result(
     state: web::Data<AppState>,
     path: web::Path<String>,
     link: web::Query<LinkQuery>,

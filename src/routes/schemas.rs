@@ -19,7 +19,7 @@ use crate::upload::{draft_from_field, file_field};
         (status = 201, description = "Stored as version 1 (DATA_ADMIN)", body = doc::SchemaStored),
         (status = 409, description = "The dataset exists", body = doc::ErrorBody),
     ))]
-pub async fn create_schema(
+pub(crate) async fn create_schema(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     body: web::Json<Schema>,
@@ -42,7 +42,7 @@ pub async fn create_schema(
         (status = 200, description = "Stored as the next version (DATA_ADMIN)", body = doc::SchemaStored),
         (status = 404, description = "No such dataset", body = doc::ErrorBody),
     ))]
-pub async fn update_schema(
+pub(crate) async fn update_schema(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     body: web::Json<Schema>,
@@ -73,7 +73,7 @@ pub async fn update_schema(
         (status = 400, description = "Sensitivity, columns or an unknown key, or metadata that fails validation", body = doc::ErrorBody),
         (status = 404, description = "No such dataset or version", body = doc::ErrorBody),
     ))]
-pub async fn patch_metadata(
+pub(crate) async fn patch_metadata(
     admin: Authorized<DataAdmin>,
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
@@ -90,7 +90,7 @@ pub async fn patch_metadata(
 }
 
 #[derive(Debug, Deserialize)]
-pub struct GenerateFullPath {
+pub(crate) struct GenerateFullPath {
     layer: String,
     sensitivity: String,
     domain: String,
@@ -98,7 +98,7 @@ pub struct GenerateFullPath {
 }
 
 #[derive(Debug, Deserialize)]
-pub struct GenerateShortPath {
+pub(crate) struct GenerateShortPath {
     domain: String,
     dataset: String,
 }
@@ -112,7 +112,7 @@ pub struct GenerateShortPath {
         (status = 200, description = "A draft schema to edit and store", body = doc::Schema),
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
     ))]
-pub async fn generate_schema(
+pub(crate) async fn generate_schema(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     path: web::Path<GenerateFullPath>,
@@ -141,7 +141,7 @@ pub async fn generate_schema(
         (status = 200, description = "A draft schema to edit and store", body = doc::Schema),
         (status = 413, description = "The file is over the upload limit", body = doc::ErrorBody),
     ))]
-pub async fn generate_schema_short(
+pub(crate) async fn generate_schema_short(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     path: web::Path<GenerateShortPath>,

@@ -12,7 +12,7 @@ use crate::state::AppState;
 /// The statement to run.
 #[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
 #[schema(example = json!({"sql": "SELECT city, count(*) AS n FROM \"default\".\"demo\".\"visits\" GROUP BY city"}))]
-pub struct SqlRequest {
+pub(crate) struct SqlRequest {
     /// One SELECT (or EXPLAIN). A dataset's latest schema version is
     /// `"{layer}"."{domain}"."{dataset}"`, an older one `"{layer}"."{domain}"."{dataset}@v{n}"`.
     pub sql: String,
@@ -31,7 +31,7 @@ pub struct SqlRequest {
         )),
         (status = 400, description = "Not one SELECT, a statement that writes, an unknown table, or too many rows", body = doc::ErrorBody),
     ))]
-pub async fn run_sql(
+pub(crate) async fn run_sql(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     req: HttpRequest,
@@ -54,7 +54,7 @@ pub async fn run_sql(
         (status = 202, description = "A QUERY job; when it succeeds its result_url downloads the CSV", body = doc::QueryJobAccepted),
         (status = 400, description = "Not one SELECT, a statement that writes, or an unknown table", body = doc::ErrorBody),
     ))]
-pub async fn run_sql_large(
+pub(crate) async fn run_sql_large(
     caller: Authorized<AnySubject>,
     state: web::Data<AppState>,
     req: HttpRequest,

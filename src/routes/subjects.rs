@@ -8,7 +8,7 @@ use crate::state::AppState;
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SetPermissionsRequest {
+pub(crate) struct SetPermissionsRequest {
     subject_id: String,
     #[schema(schema_with = doc::rules::replacement_permissions)]
     permissions: Vec<String>,
@@ -16,7 +16,7 @@ pub struct SetPermissionsRequest {
 
 #[utoipa::path(get, path = "/api/subjects", tag = "subjects",
     responses((status = 200, description = "Every client and user (USER_ADMIN)", body = Vec<doc::SubjectView>)))]
-pub async fn list_subjects(
+pub(crate) async fn list_subjects(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
@@ -29,7 +29,7 @@ pub async fn list_subjects(
         (status = 200, description = "The subject's permissions, replaced (USER_ADMIN)", body = doc::SubjectPermissions),
         (status = 404, description = "No such subject", body = doc::ErrorBody),
     ))]
-pub async fn set_subject_permissions(
+pub(crate) async fn set_subject_permissions(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<SetPermissionsRequest>,
@@ -47,7 +47,7 @@ pub async fn set_subject_permissions(
 
 #[utoipa::path(get, path = "/api/permissions", tag = "subjects",
     responses((status = 200, description = "Every valid permission name (USER_ADMIN)", body = Vec<String>)))]
-pub async fn list_permissions(
+pub(crate) async fn list_permissions(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
 ) -> HttpResponse {
@@ -60,7 +60,7 @@ pub async fn list_permissions(
         (status = 200, description = "The subject's permissions (USER_ADMIN)", body = Vec<doc::PermissionItem>),
         (status = 404, description = "No such subject", body = doc::ErrorBody),
     ))]
-pub async fn get_subject_permissions(
+pub(crate) async fn get_subject_permissions(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     path: web::Path<String>,

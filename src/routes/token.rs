@@ -16,7 +16,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
-pub struct TokenRequest {
+pub(crate) struct TokenRequest {
     /// Absent: `client_credentials`.
     #[schema(schema_with = doc::rules::grant_type)]
     grant_type: Option<String>,
@@ -61,7 +61,7 @@ fn basic_credentials(req: &HttpRequest) -> Option<(String, String)> {
         (status = 429, description = "Too many failed sign-ins for this account or address: retry \
             after the `Retry-After` seconds", body = doc::ErrorBody),
     ))]
-pub async fn issue_token(
+pub(crate) async fn issue_token(
     req: HttpRequest,
     body: web::Bytes,
     state: web::Data<AppState>,

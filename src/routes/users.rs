@@ -12,7 +12,7 @@ fn default_permissions() -> Vec<String> {
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateUserRequest {
+pub(crate) struct CreateUserRequest {
     #[schema(pattern = "^[a-zA-Z][a-zA-Z0-9@._-]{2,127}$")]
     username: String,
     /// An address in one of the instance's allowed e-mail domains (`ALLOWED_EMAIL_DOMAINS`).
@@ -25,14 +25,14 @@ pub struct CreateUserRequest {
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DeleteUserRequest {
+pub(crate) struct DeleteUserRequest {
     username: String,
     user_id: String,
 }
 
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ChangePasswordRequest {
+pub(crate) struct ChangePasswordRequest {
     current_password: String,
     #[schema(min_length = 12, max_length = 1024)]
     new_password: String,
@@ -45,7 +45,7 @@ pub struct ChangePasswordRequest {
         (status = 400, description = "Invalid name, e-mail or permissions, or a user with this name or \
             e-mail exists (400, not 409: the rAPId SDK reads it as \"already exists\")", body = doc::ErrorBody),
     ))]
-pub async fn create_user(
+pub(crate) async fn create_user(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<CreateUserRequest>,
@@ -64,7 +64,7 @@ pub async fn create_user(
         (status = 200, description = "Deleted (USER_ADMIN)", body = doc::DeletedSubject),
         (status = 400, description = "No such user (400, not 404: the rAPId SDK expects it)", body = doc::ErrorBody),
     ))]
-pub async fn delete_user(
+pub(crate) async fn delete_user(
     caller: Authorized<UserAdmin>,
     state: web::Data<AppState>,
     body: web::Json<DeleteUserRequest>,
@@ -87,7 +87,7 @@ pub async fn delete_user(
         (status = 429, description = "Too many wrong current passwords: retry after the \
             `Retry-After` seconds", body = doc::ErrorBody),
     ))]
-pub async fn change_password(
+pub(crate) async fn change_password(
     caller: Authorized<AnySubject>,
     req: HttpRequest,
     state: web::Data<AppState>,

@@ -18,7 +18,7 @@ use crate::web::page::{ok, PageError, PageResult};
 use crate::web::session::Viewer;
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Search {
+pub(super) struct Search {
     #[serde(default)]
     q: String,
     #[serde(default)]
@@ -67,7 +67,7 @@ fn filter_of(search: &Search) -> Result<DatasetFilter, PageError> {
     })
 }
 
-pub async fn get_catalogue(
+pub(super) async fn get_catalogue(
     state: web::Data<AppState>,
     search: web::Query<Search>,
     Page { viewer, pass }: Page<AnySubject>,

@@ -13,7 +13,7 @@ const LABEL: f64 = 220.0;
 const MAX_BARS: usize = 24;
 
 /// Horizontal bars of `values`, labelled, with `title` read out to screen readers.
-pub fn bars(title: &str, values: &[(String, i64)]) -> Markup {
+pub(super) fn bars(title: &str, values: &[(String, i64)]) -> Markup {
     let mut shown: Vec<(String, i64)> = values.iter().take(MAX_BARS).cloned().collect();
     if values.len() > MAX_BARS {
         let rest: i64 = values[MAX_BARS..].iter().map(|(_, v)| v).sum();

@@ -11,7 +11,7 @@ use rapid_actors::schema::CheckSpec;
 use crate::web::page::FormData;
 
 /// The check types, what their values look like, and an example.
-pub const CHECK_TYPES: [(&str, &str); 6] = [
+pub(super) const CHECK_TYPES: [(&str, &str); 6] = [
     ("in_range", "min to max, e.g. 0 to 100"),
     ("str_length", "shortest to longest, e.g. 1 to 20"),
     (
@@ -28,7 +28,7 @@ pub const CHECK_TYPES: [(&str, &str); 6] = [
 
 /// One check as the editor shows it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CheckRow {
+pub(super) struct CheckRow {
     pub name: String,
     pub kind: String,
     pub values: String,
@@ -43,12 +43,12 @@ fn row_of(name: &str, spec: &CheckSpec) -> CheckRow {
     }
 }
 
-pub fn rows_of(checks: &BTreeMap<String, CheckSpec>) -> Vec<CheckRow> {
+pub(super) fn rows_of(checks: &BTreeMap<String, CheckSpec>) -> Vec<CheckRow> {
     checks.iter().map(|(n, s)| row_of(n, s)).collect()
 }
 
 /// Column `i`'s checks as typed in the form.
-pub fn typed_rows(f: &FormData, i: usize) -> Vec<CheckRow> {
+pub(super) fn typed_rows(f: &FormData, i: usize) -> Vec<CheckRow> {
     let n: usize = f
         .get(&format!("c{i}_checks_n"))
         .and_then(|n| n.parse().ok())
@@ -69,7 +69,7 @@ pub fn typed_rows(f: &FormData, i: usize) -> Vec<CheckRow> {
 
 /// The checks of column `column` (of `data_type`) from the editor's lines; what could not be read
 /// goes to `problems`, in words.
-pub fn specs_of(
+pub(super) fn specs_of(
     column: &str,
     data_type: &str,
     rows: &[CheckRow],
@@ -105,7 +105,7 @@ pub fn specs_of(
 }
 
 /// Column `i`'s checks as editable lines, and an empty one to add a check.
-pub fn cell(i: usize, rows: &[CheckRow]) -> Markup {
+pub(super) fn cell(i: usize, rows: &[CheckRow]) -> Markup {
     let blank = CheckRow::default();
     let lines: Vec<&CheckRow> = rows.iter().chain(std::iter::once(&blank)).collect();
     html! {
@@ -127,7 +127,7 @@ pub fn cell(i: usize, rows: &[CheckRow]) -> Markup {
 }
 
 /// What each type's values look like (the editor shows it once, under the columns).
-pub fn help() -> Markup {
+pub(super) fn help() -> Markup {
     html! {
         div #check-help.help {
             p { "Checks: choose a type and write its values:" }

@@ -22,7 +22,7 @@ use crate::web::page::{ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
-pub struct Params {
+pub(super) struct Params {
     version: Option<i64>,
     #[serde(default)]
     done: String,
@@ -30,7 +30,7 @@ pub struct Params {
     done_sig: String,
 }
 
-pub fn base(record: &DatasetRecord) -> String {
+pub(super) fn base(record: &DatasetRecord) -> String {
     let k = record.key();
     format!("/datasets/{}/{}/{}", k.layer, k.domain, k.dataset)
 }
@@ -151,7 +151,7 @@ struct Shown {
     policy: rapid_actors::engine::PolicyNotice,
 }
 
-pub async fn get_dataset(
+pub(super) async fn get_dataset(
     state: web::Data<AppState>,
     params: web::Query<Params>,
     Page { viewer, pass }: Page<OnDataset<Read>>,
@@ -313,7 +313,7 @@ fn confirm(viewer: &Viewer, title: &str, question: Markup, action: &str, back: &
 }
 
 /// A page asking `question`, its "yes" a form posting `fields` with `confirm=yes` to `action`.
-pub fn confirmation(
+pub(super) fn confirmation(
     viewer: &Viewer,
     title: &str,
     question: Markup,
@@ -335,7 +335,7 @@ pub fn confirmation(
     page(viewer, title, body)
 }
 
-pub async fn post_delete_dataset(
+pub(super) async fn post_delete_dataset(
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
     Posted {

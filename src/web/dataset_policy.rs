@@ -13,7 +13,7 @@ fn entries(list: &[String]) -> String {
     }
 }
 
-pub fn section(notice: &PolicyNotice) -> Markup {
+pub(super) fn section(notice: &PolicyNotice) -> Markup {
     match notice {
         PolicyNotice::None => html! {},
         PolicyNotice::Rules { policy, applies } => html! {

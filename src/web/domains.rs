@@ -10,7 +10,7 @@ use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
-pub async fn get_domains(
+pub(super) async fn get_domains(
     state: web::Data<AppState>,
     done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<DataAdmin>,
@@ -60,7 +60,7 @@ fn domains_body(
     }
 }
 
-pub async fn post_domain(
+pub(super) async fn post_domain(
     state: web::Data<AppState>,
     Posted { viewer, pass, form }: Posted<DataAdmin>,
 ) -> PageResult {
@@ -84,7 +84,7 @@ pub async fn post_domain(
     }
 }
 
-pub async fn post_delete(
+pub(super) async fn post_delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Posted { viewer, pass, form }: Posted<DataAdmin>,

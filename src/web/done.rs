@@ -14,7 +14,7 @@ fn tag(viewer: &Viewer, message: &str) -> String {
 
 /// The page's query after such a redirect.
 #[derive(serde::Deserialize)]
-pub struct Done {
+pub(crate) struct Done {
     #[serde(default)]
     done: String,
     #[serde(default)]
@@ -23,19 +23,19 @@ pub struct Done {
 
 impl Done {
     /// Its message when this session's, else "".
-    pub fn said(&self, viewer: &Viewer) -> &str {
+    pub(crate) fn said(&self, viewer: &Viewer) -> &str {
         verified(viewer, &self.done, &self.done_sig)
     }
 }
 
 /// `done=...&done_sig=...` for a redirect after a change the viewer made.
-pub fn query(viewer: &Viewer, message: &str) -> String {
+pub(super) fn query(viewer: &Viewer, message: &str) -> String {
     let sig = tag(viewer, message);
     serde_urlencoded::to_string([("done", message), ("done_sig", sig.as_str())]).unwrap_or_default()
 }
 
 /// The done message when its tag is this session's, else nothing ("").
-pub fn verified<'a>(viewer: &Viewer, done: &'a str, sig: &str) -> &'a str {
+pub(super) fn verified<'a>(viewer: &Viewer, done: &'a str, sig: &str) -> &'a str {
     let key = hmac::Key::new(hmac::HMAC_SHA256, viewer.csrf.as_bytes());
     let Some(given) = unhex(sig) else {
         return "";

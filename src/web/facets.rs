@@ -12,7 +12,7 @@ use crate::web::page::FormData;
 use crate::web::query_links::filtered_by;
 
 /// Columns with at most this many distinct values get a facet.
-pub const FACET_DISTINCT: u64 = 30;
+pub(super) const FACET_DISTINCT: u64 = 30;
 /// Facets shown at most.
 const FACET_COLUMNS: usize = 3;
 /// Values listed per facet.
@@ -21,7 +21,7 @@ const FACET_VALUES: i64 = 8;
 const COUNTED: &str = "facet_rows";
 
 /// The facet columns of a version (none when the form groups: its rows are groups).
-pub fn columns(profile: &ProfileView, f: &FormData) -> Vec<String> {
+pub(super) fn columns(profile: &ProfileView, f: &FormData) -> Vec<String> {
     if !f.all("group").is_empty() {
         return vec![];
     }
@@ -35,7 +35,7 @@ pub fn columns(profile: &ProfileView, f: &FormData) -> Vec<String> {
 }
 
 /// The query counting `column`'s commonest values under the form's filter.
-pub fn body(f: &FormData, column: &str) -> QueryRequest {
+pub(super) fn body(f: &FormData, column: &str) -> QueryRequest {
     let filter = f.get("filter").map(str::trim).filter(|s| !s.is_empty());
     let order = |column: &str, direction: &str| OrderBy {
         column: column.to_string(),
@@ -52,7 +52,7 @@ pub fn body(f: &FormData, column: &str) -> QueryRequest {
 }
 
 /// The facets answered (a facet whose query failed is left out).
-pub fn section(f: &FormData, url: &str, answers: &[(String, Table)]) -> Markup {
+pub(super) fn section(f: &FormData, url: &str, answers: &[(String, Table)]) -> Markup {
     let facets: Vec<(&String, Vec<(Cell, u64)>)> = answers
         .iter()
         .map(|(column, table)| {

@@ -28,7 +28,7 @@ fn question(viewer: &Viewer, url: &str, version: i64, filename: &str) -> Markup 
 
 /// `POST .../files/{version}/{filename}/delete`: the question, then the deletion (an erasure
 /// when its box was ticked).
-pub async fn post_delete_file(
+pub(super) async fn post_delete_file(
     state: web::Data<AppState>,
     path: web::Path<(String, String, String, i64, String)>,
     Posted { viewer, pass, form }: Posted<OnDataset<Write>>,

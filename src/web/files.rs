@@ -12,7 +12,10 @@ use crate::web::layout::csrf_field;
 use crate::web::session::Viewer;
 
 /// Rows per upload in the current commit, labelled by when (to the second), oldest first.
-pub fn uploads_over_time(files: &[RawFile], live: &BTreeMap<String, i64>) -> Vec<(String, i64)> {
+pub(super) fn uploads_over_time(
+    files: &[RawFile],
+    live: &BTreeMap<String, i64>,
+) -> Vec<(String, i64)> {
     files
         .iter()
         .filter_map(|f| {
@@ -26,7 +29,7 @@ pub fn uploads_over_time(files: &[RawFile], live: &BTreeMap<String, i64>) -> Vec
 /// The version's raw files whose rows are in the current commit, each with its rows there and
 /// its delete button for a writer; then those a rollback left out (their rows are in the
 /// history, nothing to delete from the current rows).
-pub fn files_table(
+pub(super) fn files_table(
     viewer: &Viewer,
     (url, version): (&str, i64),
     (files, live): (&[RawFile], &BTreeMap<String, i64>),
@@ -75,7 +78,7 @@ pub fn files_table(
 
 /// Rows per partition labelled as people read them: `region=North%20East/year=2024` is
 /// `region=North East/year=2024` (each value decoded as the store encoded it).
-pub fn partition_labels(parts: &[(String, i64)]) -> Vec<(String, i64)> {
+pub(super) fn partition_labels(parts: &[(String, i64)]) -> Vec<(String, i64)> {
     let label = |path: &str| {
         let segments = path.split('/').map(|s| match s.split_once('=') {
             Some((k, v)) => format!("{k}={}", rapid_actors::storage::decode_partition_value(v)),

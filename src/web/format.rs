@@ -4,7 +4,7 @@
 use rapid_actors::engine::Cell;
 
 /// An answer's cell in words: numbers for people, text bare, booleans yes or no, null a dash.
-pub fn words(c: &Cell) -> String {
+pub(super) fn words(c: &Cell) -> String {
     match c {
         Cell::Null => "—".into(),
         Cell::Text(s) => s.clone(),
@@ -27,13 +27,13 @@ fn grouped(digits: &str) -> String {
 }
 
 /// A count for people: `1,120,000`.
-pub fn count(n: u64) -> String {
+pub(super) fn count(n: u64) -> String {
     grouped(&n.to_string())
 }
 
 /// A number for people: thousands grouped from 10,000 on (years stay as they are), and a
 /// fraction's float noise gone (12 significant digits, trailing zeros dropped).
-pub fn number(n: &Cell) -> String {
+pub(super) fn number(n: &Cell) -> String {
     let text = match *n {
         Cell::Int(i) => i.to_string(),
         Cell::UInt(u) => u.to_string(),
@@ -71,7 +71,7 @@ pub fn number(n: &Cell) -> String {
 
 /// A time the engine wrote (`2026-11-29T02:06:53.636Z`, `2026-11-29 02:06:53+00:00`) as every
 /// page shows times: `2026-11-29 02:06:53 UTC`. Text that is no such time is kept as it is.
-pub fn when(text: &str) -> String {
+pub(super) fn when(text: &str) -> String {
     let head: String = text.chars().take(19).collect();
     let b = head.as_bytes();
     let is_time = b.len() == 19 && b[4] == b'-' && (b[10] == b'T' || b[10] == b' ');
@@ -83,7 +83,7 @@ pub fn when(text: &str) -> String {
 }
 
 /// `seconds` since 1970 as `YYYYMMDDTHHMMSSZ` (UTC), for file names.
-pub fn utc_stamp(seconds: i64) -> String {
+pub(super) fn utc_stamp(seconds: i64) -> String {
     let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     // The proleptic Gregorian date of a day count, in 400-year eras of 146,097 days.
     let z = days + 719_468;

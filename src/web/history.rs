@@ -26,7 +26,7 @@ use crate::web::session::Viewer;
 const PER_PAGE: i64 = 50;
 
 #[derive(serde::Deserialize)]
-pub struct HistoryParams {
+pub(super) struct HistoryParams {
     version: Option<i64>,
     #[serde(default = "first_page")]
     page: i64,
@@ -168,7 +168,7 @@ fn history_body(
 }
 
 /// `GET /datasets/{layer}/{domain}/{dataset}/history?version=&page=`.
-pub async fn get_history(
+pub(super) async fn get_history(
     state: web::Data<AppState>,
     params: web::Query<HistoryParams>,
     Page { viewer, pass }: Page<OnDataset<Read>>,
@@ -193,7 +193,7 @@ pub async fn get_history(
 }
 
 /// `POST .../rollback` (DATA_ADMIN): a confirmation first, then the rollback.
-pub async fn post_rollback(
+pub(super) async fn post_rollback(
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
     Posted {

@@ -15,7 +15,7 @@ use crate::web::problems::signed_result;
 use crate::web::query_form::IndexCut;
 
 /// Where a job's page links its result.
-pub fn result_link(job: &JobView) -> String {
+pub(super) fn result_link(job: &JobView) -> String {
     format!("/jobs/{}/result.csv", job.job_id)
 }
 
@@ -31,7 +31,7 @@ fn file_name(job: &JobView) -> String {
     }
 }
 
-pub async fn get_result(
+pub(super) async fn get_result(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Page { pass, .. }: Page<AnySubject>,

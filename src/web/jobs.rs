@@ -29,7 +29,7 @@ fn dataset_link(job: &JobView) -> Option<String> {
 }
 
 /// One job's line; `data-job` lets the script refresh its cells while it runs.
-pub fn job_row(job: &JobView) -> Markup {
+pub(super) fn job_row(job: &JobView) -> Markup {
     let live = job.status == JobStatus::InProgress;
     let short: String = job.job_id.chars().take(8).collect();
     html! {
@@ -66,7 +66,7 @@ fn outcome(job: &JobView) -> Markup {
     }
 }
 
-pub fn jobs_table(jobs: &[JobView]) -> Markup {
+pub(super) fn jobs_table(jobs: &[JobView]) -> Markup {
     html! {
         div.table-wrap {
             table.jobs {
@@ -77,7 +77,7 @@ pub fn jobs_table(jobs: &[JobView]) -> Markup {
     }
 }
 
-pub async fn get_jobs(
+pub(super) async fn get_jobs(
     state: web::Data<AppState>,
     Page { viewer, pass }: Page<AnySubject>,
 ) -> PageResult {
@@ -112,7 +112,7 @@ fn query_section(job: &JobView, remembered: Option<String>) -> Markup {
     }
 }
 
-pub async fn get_job(
+pub(super) async fn get_job(
     req: HttpRequest,
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -142,7 +142,7 @@ pub async fn get_job(
 }
 
 /// The job as JSON for the script (the session's own view; same checks as the API).
-pub async fn job_status(
+pub(super) async fn job_status(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Page { pass, .. }: Page<AnySubject>,

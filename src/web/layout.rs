@@ -6,7 +6,7 @@ use maud::{html, Markup, DOCTYPE};
 use crate::web::session::Viewer;
 
 /// A hidden field carrying the session's CSRF token; every changing form has one.
-pub fn csrf_field(viewer: &Viewer) -> Markup {
+pub(super) fn csrf_field(viewer: &Viewer) -> Markup {
     html! { input type="hidden" name="csrf" value=(viewer.csrf); }
 }
 
@@ -24,7 +24,7 @@ fn head(title: &str) -> Markup {
 }
 
 /// A page for a signed-in viewer: the navigation shows only what it may do.
-pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
+pub(super) fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
     let v = viewer;
     html! {
         (DOCTYPE)
@@ -64,7 +64,7 @@ pub fn page(viewer: &Viewer, title: &str, body: Markup) -> Markup {
 }
 
 /// A page with no navigation (sign-in, password change, errors).
-pub fn bare(title: &str, body: Markup) -> Markup {
+pub(super) fn bare(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -81,7 +81,7 @@ pub fn bare(title: &str, body: Markup) -> Markup {
 }
 
 /// Messages for the viewer: errors in a `role=alert` box, so screen readers announce them.
-pub fn errors(messages: &[String]) -> Markup {
+pub(super) fn errors(messages: &[String]) -> Markup {
     html! {
         @if !messages.is_empty() {
             div.alert.error role="alert" {
@@ -92,7 +92,7 @@ pub fn errors(messages: &[String]) -> Markup {
     }
 }
 
-pub fn notice(message: &str) -> Markup {
+pub(super) fn notice(message: &str) -> Markup {
     html! { div.alert.ok role="status" { p { (message) } } }
 }
 
@@ -107,7 +107,7 @@ fn error_title(status: StatusCode) -> &'static str {
     }
 }
 
-pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
+pub(super) fn error_page(status: StatusCode, messages: &[String]) -> Markup {
     bare(
         error_title(status),
         html! {
@@ -118,7 +118,7 @@ pub fn error_page(status: StatusCode, messages: &[String]) -> Markup {
 }
 
 /// A refusal shown to a signed-in viewer: the page with its navigation, the reasons in words.
-pub fn refused_to(viewer: &Viewer, status: StatusCode, messages: &[String]) -> Markup {
+pub(super) fn refused_to(viewer: &Viewer, status: StatusCode, messages: &[String]) -> Markup {
     let hint = match status {
         StatusCode::FORBIDDEN => {
             "Your permissions do not cover this. An administrator of users can grant them."

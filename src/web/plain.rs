@@ -121,7 +121,7 @@ fn unparsed(m: &str) -> Option<String> {
 }
 
 /// The message `m` as the pages show it.
-pub fn plain(m: &str) -> String {
+pub(super) fn plain(m: &str) -> String {
     if let Some(sentence) = unparsed(m) {
         return sentence;
     }

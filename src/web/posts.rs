@@ -32,7 +32,7 @@ fn state_of(req: &HttpRequest) -> Result<web::Data<AppState>, PageError> {
 
 /// A multipart form post from a signed-in viewer who has what `N` needs: its text fields read
 /// up to the `file` part, the CSRF token among them checked before the file is touched.
-pub struct Sampled<N: Need> {
+pub(super) struct Sampled<N: Need> {
     pub viewer: Viewer,
     pub pass: N::Pass,
     pub fields: FormData,
@@ -107,13 +107,13 @@ async fn text_fields(mut form: Multipart) -> Result<TextFields, PageError> {
 
 /// A post from the upload page's script, its CSRF token in `X-CSRF-Token`, from a signed-in
 /// viewer who has what `N` needs; refused as JSON, `{"errors": [...]}`.
-pub struct ScriptPost<N: Need> {
+pub(super) struct ScriptPost<N: Need> {
     pub pass: N::Pass,
 }
 
 /// A script post refused: its status and the reasons in words.
 #[derive(Debug)]
-pub struct ScriptRefusal(StatusCode, Vec<String>);
+pub(super) struct ScriptRefusal(StatusCode, Vec<String>);
 
 impl From<PageError> for ScriptRefusal {
     fn from(e: PageError) -> ScriptRefusal {
@@ -144,7 +144,7 @@ impl ResponseError for ScriptRefusal {
 }
 
 /// A JSON answer with the headers every page carries.
-pub fn json_answer(status: StatusCode, body: serde_json::Value) -> HttpResponse {
+pub(super) fn json_answer(status: StatusCode, body: serde_json::Value) -> HttpResponse {
     secure(HttpResponse::build(status).json(body))
 }
 
@@ -176,7 +176,7 @@ fn script_post<N: Need>(req: &HttpRequest) -> Result<ScriptPost<N>, ScriptRefusa
 
 /// The viewer's own account page: open to a viewer who must replace the password first
 /// (`forced`); one not signed in is sent to sign in.
-pub struct OwnAccount {
+pub(super) struct OwnAccount {
     pub viewer: Viewer,
     pub forced: bool,
 }
@@ -202,7 +202,7 @@ impl FromRequest for OwnAccount {
 
 /// A form post to the viewer's own account, its CSRF token checked; open to a viewer who must
 /// replace the password first (`forced`).
-pub struct OwnPassword {
+pub(super) struct OwnPassword {
     pub viewer: Viewer,
     pub forced: bool,
     pub form: FormData,

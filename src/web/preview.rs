@@ -11,7 +11,7 @@ use crate::web::query_links::{filtered_by, query_string, sorted_by};
 
 /// How many rows the whole answer has: known, or more than the preview can count.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Total {
+pub(super) enum Total {
     Exactly(u64),
     MoreThan(u64),
     Unknown,
@@ -113,7 +113,7 @@ fn pager(f: &FormData, url: &str, window: &Window, has_next: bool, total: Total)
 }
 
 /// The page of rows `window` asks for, out of the rows fetched up to its end (and one more).
-pub fn table(
+pub(super) fn table(
     f: &FormData,
     (url, stored): (&str, &[String]),
     window: &Window,
@@ -148,7 +148,7 @@ pub fn table(
 }
 
 /// The total from the count query's answer: `count(*)` alone, or one row per group.
-pub fn total_of(grouped: bool, answer: Option<&Table>, limit: Option<u64>) -> Total {
+pub(super) fn total_of(grouped: bool, answer: Option<&Table>, limit: Option<u64>) -> Total {
     let Some(table) = answer else {
         // Grouped, the groups are counted by listing them: past the synchronous limit.
         return match (grouped, limit) {

@@ -13,7 +13,7 @@ use crate::web::format::count;
 
 /// How much of a problem report a page reads to count its problems (about 80,000 problems;
 /// past them the counts say "at least"), so a page's memory stays small.
-pub const REPORT_BUDGET: usize = 8 << 20;
+pub(super) const REPORT_BUDGET: usize = 8 << 20;
 
 /// One group of problems: the column, the rule broken, how many listed, the first message.
 struct Group {
@@ -170,7 +170,11 @@ fn totals(job: &JobView, listed: usize, unlisted: u64) -> Markup {
 
 /// The problems by column and rule: counted in the report when there is one (`report`, its
 /// first bytes and whether it went on), else among the listed `errors`.
-pub fn groups_table(id: &str, errors: &[String], report: Option<&(Vec<u8>, bool)>) -> Markup {
+pub(super) fn groups_table(
+    id: &str,
+    errors: &[String],
+    report: Option<&(Vec<u8>, bool)>,
+) -> Markup {
     let (listed_groups, unlisted) = grouped(errors.iter().map(String::as_str));
     let (groups, counted) = match report {
         Some((bytes, false)) => (from_report(bytes, false), "Problems"),
@@ -192,7 +196,7 @@ pub fn groups_table(id: &str, errors: &[String], report: Option<&(Vec<u8>, bool)
 /// counts are the report's (every problem) when the job has one, `report` its first bytes.
 /// A job that stored its good rows and kept the others apart (quarantine) has no listed errors
 /// but a report: the section is there for it too (the jobs list links to `#problems`).
-pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
+pub(super) fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
     let errors: &[String] = job.errors.as_deref().unwrap_or_default();
     let reported = job.rows_rejected > 0 || job.report_url.is_some();
     if errors.is_empty() && !reported {
@@ -215,7 +219,7 @@ pub fn section(job: &JobView, report: Option<(Vec<u8>, bool)>) -> Markup {
 
 /// The file a signed result link (`/api/results/{name}?expires=[&bound=]&signature=`, one of a job the
 /// viewer may see) names, as a stream; `None` when the link is not one of ours or no longer valid.
-pub async fn signed_result(
+pub(super) async fn signed_result(
     state: &AppState,
     url: &str,
 ) -> Option<rapid_actors::storage::ByteStream> {
@@ -241,7 +245,11 @@ pub async fn signed_result(
 /// The first `budget` bytes of a job's problem report, from its signed link (`report_url`, the
 /// job already checked as the viewer's), and whether the report went on past them; `None` when
 /// the link is not one of ours or no longer valid.
-pub async fn problem_report(state: &AppState, url: &str, budget: usize) -> Option<(Vec<u8>, bool)> {
+pub(super) async fn problem_report(
+    state: &AppState,
+    url: &str,
+    budget: usize,
+) -> Option<(Vec<u8>, bool)> {
     use futures_util::StreamExt;
     let mut stream = signed_result(state, url).await?;
     let mut bytes = Vec::new();
@@ -257,7 +265,7 @@ pub async fn problem_report(state: &AppState, url: &str, budget: usize) -> Optio
 }
 
 /// One job (as `GET /api/jobs/{id}`, for its owner or a DATA_ADMIN) and the first `budget` bytes of its problem report, if it has one.
-pub async fn job_and_report(
+pub(super) async fn job_and_report(
     state: &AppState,
     pass: &SubjectPass,
     job_id: &str,

@@ -53,7 +53,7 @@ fn chart(c: &ColumnView) -> Option<Markup> {
 }
 
 /// The profile section, or a line saying there is none yet.
-pub fn section(p: &ProfileView) -> Markup {
+pub(super) fn section(p: &ProfileView) -> Markup {
     html! {
         h2 { "Column profiles" }
         @if p.uploads == 0 {

@@ -168,7 +168,7 @@ fn job_form(viewer: &Viewer, url: &str, f: &FormData, label: &str) -> Markup {
 }
 
 /// The query of `f` in words, part by part (what the job or a download runs).
-pub fn query_shown(f: &FormData) -> Markup {
+pub(super) fn query_shown(f: &FormData) -> Markup {
     match query_in_words(f) {
         Ok(parts) => html! {
             dl.facts #query-object { @for (k, v) in parts { dt { (k) } dd { code { (v) } } } }
@@ -177,7 +177,7 @@ pub fn query_shown(f: &FormData) -> Markup {
     }
 }
 
-pub async fn get_query(
+pub(super) async fn get_query(
     req: HttpRequest,
     state: web::Data<AppState>,
     Page { viewer, pass }: Page<OnDataset<Read>>,
@@ -358,7 +358,7 @@ fn builder_page(viewer: &Viewer, asked: &Asked, shown: Result<Markup, Vec<String
 
 /// The query as a job: then its page, which follows it to the download link and shows the
 /// query it runs.
-pub async fn post_query_job(
+pub(super) async fn post_query_job(
     req: HttpRequest,
     state: web::Data<AppState>,
     Posted { pass, form: f, .. }: Posted<OnDataset<Read>>,

@@ -8,14 +8,14 @@ use rapid_actors::engine::{Condition, Limit, OrderBy, QueryRequest};
 use crate::web::page::{FormData, PageError};
 
 /// Rows a preview page shows when no limit is typed.
-pub const PAGE_ROWS: u64 = 50;
+pub(super) const PAGE_ROWS: u64 = 50;
 /// The most rows one preview page shows, whatever limit is typed.
-pub const PAGE_CAP: u64 = 1000;
+pub(super) const PAGE_CAP: u64 = 1000;
 /// The furthest row a preview reaches (the synchronous query's limit); past it, a job.
-pub const PREVIEW_REACH: u64 = 100_000;
+pub(super) const PREVIEW_REACH: u64 = 100_000;
 
 /// The fields of the builder that make the query (not the action, page or token).
-pub const QUERY_FIELDS: [&str; 12] = [
+pub(super) const QUERY_FIELDS: [&str; 12] = [
     "version",
     "as_of_commit",
     "columns",
@@ -31,14 +31,14 @@ pub const QUERY_FIELDS: [&str; 12] = [
 ];
 
 /// The extra select expressions typed, split on `;`.
-pub fn expressions(f: &FormData) -> Vec<String> {
+pub(super) fn expressions(f: &FormData) -> Vec<String> {
     let typed = f.get("expressions").unwrap_or("");
     let parts = typed.split(';').map(str::trim).filter(|e| !e.is_empty());
     parts.map(String::from).collect()
 }
 
 /// The name the answer gives an expression: its alias (`sum(x) AS total`), else as written.
-pub fn answer_name(expression: &str) -> String {
+pub(super) fn answer_name(expression: &str) -> String {
     let lower = expression.to_ascii_lowercase();
     match lower.rfind(" as ") {
         Some(at) => {
@@ -55,7 +55,7 @@ pub fn answer_name(expression: &str) -> String {
 }
 
 /// The query's limit as typed, if any.
-pub fn typed_limit(f: &FormData) -> Result<Option<u64>, PageError> {
+pub(super) fn typed_limit(f: &FormData) -> Result<Option<u64>, PageError> {
     match f.get("limit").map(str::trim).filter(|s| !s.is_empty()) {
         Some(l) => match l.parse::<u64>() {
             Ok(n) if n > 0 => Ok(Some(n)),
@@ -70,7 +70,7 @@ pub fn typed_limit(f: &FormData) -> Result<Option<u64>, PageError> {
 
 /// The select list: the grouped columns first (so each group is labelled), then the ticked
 /// columns and the expressions, each once.
-pub fn select_list(f: &FormData) -> Vec<String> {
+pub(super) fn select_list(f: &FormData) -> Vec<String> {
     let mut select: Vec<String> = vec![];
     let wanted = f.all("group").into_iter().chain(f.all("columns"));
     for c in wanted.chain(expressions(f)) {
@@ -103,7 +103,7 @@ fn sort(f: &FormData) -> Option<OrderBy> {
 }
 
 /// The API's query for the form as it stands, with `limit` as given (None: every row).
-pub fn query_body(f: &FormData, limit: Option<u64>) -> QueryRequest {
+pub(super) fn query_body(f: &FormData, limit: Option<u64>) -> QueryRequest {
     let select = select_list(f);
     let group = f.all("group");
     let condition = |k: &str| typed(f, k).map(|c| Condition::Sql(c.to_string()));
@@ -118,12 +118,12 @@ pub fn query_body(f: &FormData, limit: Option<u64>) -> QueryRequest {
 }
 
 /// The whole query as the form asks for it (downloads and the job).
-pub fn whole_query(f: &FormData) -> Result<QueryRequest, PageError> {
+pub(super) fn whole_query(f: &FormData) -> Result<QueryRequest, PageError> {
     Ok(query_body(f, typed_limit(f)?))
 }
 
 /// The whole query in words, part by part (what a job runs), or why the form cannot be run.
-pub fn query_in_words(f: &FormData) -> Result<Vec<(&'static str, String)>, PageError> {
+pub(super) fn query_in_words(f: &FormData) -> Result<Vec<(&'static str, String)>, PageError> {
     let limit = typed_limit(f)?;
     let mut parts = vec![];
     let select = select_list(f);
@@ -157,7 +157,7 @@ pub fn query_in_words(f: &FormData) -> Result<Vec<(&'static str, String)>, PageE
 /// The answer's columns as `order_by_columns` can name them: the group's columns (unique per
 /// group), else every output column (the ticked ones and the expressions, or every stored
 /// column), an expression by its alias or its text.
-pub fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
+pub(super) fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
     let group = f.all("group");
     if !group.is_empty() {
         return group;
@@ -182,7 +182,11 @@ pub fn tiebreak_keys(f: &FormData, stored: &[String]) -> Vec<String> {
 /// answer's rows (rows equal in every column are alike wherever they fall), so the preview's
 /// pages, each a slice of that order, show each row once whatever the sort or its ties; a
 /// download or a job of the view reads its rows in the same order.
-pub fn with_tiebreak(f: &FormData, mut query: QueryRequest, stored: &[String]) -> QueryRequest {
+pub(super) fn with_tiebreak(
+    f: &FormData,
+    mut query: QueryRequest,
+    stored: &[String],
+) -> QueryRequest {
     let mut order = query.order_by_columns.take().unwrap_or_default();
     let sorted = f.get("order").unwrap_or("").to_string();
     for key in tiebreak_keys(f, stored)
@@ -197,7 +201,7 @@ pub fn with_tiebreak(f: &FormData, mut query: QueryRequest, stored: &[String]) -
 
 /// One page of the preview: rows `offset..offset + size` of the query.
 #[derive(Debug, Clone, Copy)]
-pub struct Window {
+pub(super) struct Window {
     /// 1-based.
     pub page: u64,
     pub size: u64,
@@ -208,7 +212,7 @@ pub struct Window {
 
 impl Window {
     /// The page asked for (`page`, 1 when absent) of the typed limit's size (capped).
-    pub fn of(f: &FormData) -> Result<Window, PageError> {
+    pub(super) fn of(f: &FormData) -> Result<Window, PageError> {
         let limit = typed_limit(f)?;
         let size = limit.unwrap_or(PAGE_ROWS).min(PAGE_CAP);
         let page = f.get("page").and_then(|p| p.trim().parse::<u64>().ok());
@@ -225,7 +229,7 @@ impl Window {
 
     /// The rows to ask the engine for: up to this page's end (one more, to know a next page
     /// exists), within the query's limit and the preview's reach.
-    pub fn fetch(&self) -> u64 {
+    pub(super) fn fetch(&self) -> u64 {
         let end = self.offset + self.size + 1;
         let end = self.limit.map_or(end, |l| end.min(l));
         end.min(PREVIEW_REACH)
@@ -233,21 +237,24 @@ impl Window {
 }
 
 /// The query of one preview page: the rows up to its end in the view's total order.
-pub fn page_body(f: &FormData, window: &Window, stored: &[String]) -> QueryRequest {
+pub(super) fn page_body(f: &FormData, window: &Window, stored: &[String]) -> QueryRequest {
     with_tiebreak(f, query_body(f, Some(window.fetch())), stored)
 }
 
 /// The whole query of a download or a job: the form's, in the view's total order.
-pub fn ordered_whole_query(f: &FormData, stored: &[String]) -> Result<QueryRequest, PageError> {
+pub(super) fn ordered_whole_query(
+    f: &FormData,
+    stored: &[String],
+) -> Result<QueryRequest, PageError> {
     Ok(with_tiebreak(f, whole_query(f)?, stored))
 }
 
 /// The name of the count in [`count_body`]'s answer.
-pub const COUNTED_ROWS: &str = "rows_in_answer";
+pub(super) const COUNTED_ROWS: &str = "rows_in_answer";
 
 /// A query counting the rows of the whole answer: `count(*)` under the filter, or, grouped,
 /// the groups themselves (counted by the caller).
-pub fn count_body(f: &FormData) -> QueryRequest {
+pub(super) fn count_body(f: &FormData) -> QueryRequest {
     let mut q = query_body(f, None);
     q.order_by_columns = None;
     let group = f.all("group");
@@ -260,14 +267,14 @@ pub fn count_body(f: &FormData) -> QueryRequest {
 
 /// The API's CSV without its first column (the row index): the index is a bare number (empty
 /// in the header), so each record loses everything up to its first comma.
-pub fn without_index(csv: &[u8]) -> Vec<u8> {
+pub(super) fn without_index(csv: &[u8]) -> Vec<u8> {
     IndexCut::default().cut(csv)
 }
 
 /// [`without_index`] over a CSV read in pieces (a job's result streamed): where it is between
 /// pieces.
 #[derive(Debug, Clone, Copy)]
-pub struct IndexCut {
+pub(super) struct IndexCut {
     quoted: bool,
     in_index: bool,
 }
@@ -283,7 +290,7 @@ impl Default for IndexCut {
 
 impl IndexCut {
     /// The next piece without its records' index cells.
-    pub fn cut(&mut self, piece: &[u8]) -> Vec<u8> {
+    pub(super) fn cut(&mut self, piece: &[u8]) -> Vec<u8> {
         let mut out = Vec::with_capacity(piece.len());
         for &b in piece {
             if self.in_index {

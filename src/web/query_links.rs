@@ -7,7 +7,7 @@ use crate::web::page::FormData;
 use crate::web::query_form::QUERY_FIELDS;
 
 /// The form's query fields as a URL query string, `page` replaced by `page` when given.
-pub fn query_string(f: &FormData, page: Option<u64>) -> String {
+pub(super) fn query_string(f: &FormData, page: Option<u64>) -> String {
     let mut pairs: Vec<(String, String)> =
         f.0.iter()
             .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()) && k != "page")
@@ -20,7 +20,7 @@ pub fn query_string(f: &FormData, page: Option<u64>) -> String {
 }
 
 /// The form with `action=preview`, `order` and `direction` set (a header's sort link).
-pub fn sorted_by(f: &FormData, column: &str, direction: &str) -> String {
+pub(super) fn sorted_by(f: &FormData, column: &str, direction: &str) -> String {
     let mut pairs: Vec<(String, String)> =
         f.0.iter()
             .filter(|(k, _)| QUERY_FIELDS.contains(&k.as_str()))
@@ -46,7 +46,7 @@ fn literal(value: &Cell) -> Option<String> {
 }
 
 /// The form's query string with `column = value` added to the filter (a value clicked).
-pub fn filtered_by(f: &FormData, column: &str, value: &Cell) -> Option<String> {
+pub(super) fn filtered_by(f: &FormData, column: &str, value: &Cell) -> Option<String> {
     let condition = match value {
         Cell::Null => format!("{column} IS NULL"),
         v => format!("{column} = {}", literal(v)?),

@@ -14,14 +14,14 @@ use rapid_actors::Error;
 use serde::{Deserialize, Serialize};
 
 /// How long a sample is kept after its generation.
-pub const KEPT_FOR: Duration = Duration::from_secs(3600);
+pub(super) const KEPT_FOR: Duration = Duration::from_secs(3600);
 /// The samples a subject may have kept at once.
-pub const PER_SUBJECT: usize = 3;
+pub(super) const PER_SUBJECT: usize = 3;
 const META: &str = "kept.json";
 
 /// What is known of a kept sample.
 #[derive(Serialize, Deserialize, Clone, Debug)]
-pub struct Kept {
+pub(super) struct Kept {
     /// The subject who generated it: the only one who may see or upload it.
     pub owner: String,
     /// When it was generated, in seconds since 1970.
@@ -39,7 +39,7 @@ pub struct Kept {
 
 /// Why a kept sample cannot be used.
 #[derive(Debug, PartialEq)]
-pub enum Gone {
+pub(super) enum Gone {
     /// No such sample: never made, expired and swept, or already uploaded.
     Missing,
     /// Another subject generated it.
@@ -47,7 +47,7 @@ pub enum Gone {
 }
 
 impl Gone {
-    pub fn message(&self) -> &'static str {
+    pub(super) fn message(&self) -> &'static str {
         match self {
             Gone::Missing => {
                 "This sample is no longer kept: samples are kept for an hour after the schema is \
@@ -65,7 +65,7 @@ fn now() -> u64 {
 }
 
 /// A new random token (122 random bits, 32 hex digits).
-pub fn new_token() -> String {
+pub(super) fn new_token() -> String {
     uuid::Uuid::new_v4().simple().to_string()
 }
 
@@ -75,12 +75,12 @@ fn well_formed(token: &str) -> bool {
 }
 
 /// The folder of sample `token` in `root`.
-pub fn folder(root: &Path, token: &str) -> PathBuf {
+pub(super) fn folder(root: &Path, token: &str) -> PathBuf {
     root.join(token)
 }
 
 /// Where the file of a kept sample is (its extension the sent file's).
-pub fn file_of(root: &Path, token: &str, kept: &Kept) -> PathBuf {
+pub(super) fn file_of(root: &Path, token: &str, kept: &Kept) -> PathBuf {
     let ext = Path::new(&kept.filename)
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -93,7 +93,7 @@ fn read_meta(dir: &Path) -> Option<Kept> {
     serde_json::from_slice(&text).ok()
 }
 
-pub fn write(root: &Path, token: &str, kept: &Kept) -> Result<(), Error> {
+pub(super) fn write(root: &Path, token: &str, kept: &Kept) -> Result<(), Error> {
     let text = serde_json::to_vec(kept).map_err(|e| Error::internal(e.to_string()))?;
     std::fs::write(folder(root, token).join(META), text)?;
     Ok(())
@@ -104,7 +104,7 @@ fn expired(kept: &Kept, at: u64) -> bool {
 }
 
 /// The sample `token`, if it is kept, not expired, and `owner`'s.
-pub fn load(root: &Path, token: &str, owner: &str) -> Result<Kept, Gone> {
+pub(super) fn load(root: &Path, token: &str, owner: &str) -> Result<Kept, Gone> {
     if !well_formed(token) {
         return Err(Gone::Missing);
     }
@@ -120,7 +120,7 @@ pub fn load(root: &Path, token: &str, owner: &str) -> Result<Kept, Gone> {
 }
 
 /// Removes sample `token` (already gone is done).
-pub fn remove(root: &Path, token: &str) {
+pub(super) fn remove(root: &Path, token: &str) {
     if well_formed(token) {
         let _ = std::fs::remove_dir_all(folder(root, token));
     }
@@ -128,7 +128,7 @@ pub fn remove(root: &Path, token: &str) {
 
 /// Removes every expired sample (and any folder without its `kept.json` older than the expiry),
 /// and `owner`'s oldest beyond `PER_SUBJECT - 1`, making room for a new one.
-pub fn sweep(root: &Path, owner: &str) {
+pub(super) fn sweep(root: &Path, owner: &str) {
     let Ok(entries) = std::fs::read_dir(root) else {
         return;
     };
@@ -159,7 +159,12 @@ fn older_than_expiry(dir: &Path) -> bool {
 }
 
 /// A new sample's record, made now.
-pub fn kept_now(owner: &str, filename: &str, whole: bool, columns: Vec<ColumnSample>) -> Kept {
+pub(super) fn kept_now(
+    owner: &str,
+    filename: &str,
+    whole: bool,
+    columns: Vec<ColumnSample>,
+) -> Kept {
     Kept {
         owner: owner.to_string(),
         created: now(),

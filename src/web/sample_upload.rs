@@ -65,7 +65,7 @@ fn saved_sample(state: &AppState, viewer: &Viewer, token: &str) -> Result<Kept, 
     kept.saved.is_some().then_some(kept).ok_or(Gone::Missing)
 }
 
-pub async fn get_saved(
+pub(super) async fn get_saved(
     state: web::Data<AppState>,
     token: web::Path<String>,
     Page { viewer, .. }: Page<DataAdmin>,
@@ -77,7 +77,7 @@ pub async fn get_saved(
 }
 
 /// Uploads the kept sample; on to its job's page, as after an upload from the upload page.
-pub async fn post_upload(
+pub(super) async fn post_upload(
     state: web::Data<AppState>,
     token: web::Path<String>,
     Posted { viewer, .. }: Posted<DataAdmin>,

@@ -18,20 +18,20 @@ use crate::state::AppState;
 use crate::web::sample_store::{self, Kept};
 
 /// A draft schema, and the token and record of its kept sample.
-pub struct Generated {
+pub(super) struct Generated {
     pub schema: Schema,
     pub token: String,
     pub kept: Kept,
 }
 
 /// Where the samples are kept.
-pub fn samples_root(state: &AppState) -> PathBuf {
+pub(super) fn samples_root(state: &AppState) -> PathBuf {
     state.engine.kept_samples_root()
 }
 
 /// Receives the sample from the page's `file` part, keeps it (the file itself when all of it was
 /// received) and drafts its schema, as the API does, with each column's examples and null count.
-pub async fn generate(
+pub(super) async fn generate(
     state: &AppState,
     admin: &AdminPass,
     target: [String; 4],
@@ -92,7 +92,7 @@ fn keep_file(sample: &Sample, to: &Path) -> Result<bool> {
 
 /// Uploads kept sample `token` into the dataset and version its schema was saved as, as the
 /// upload page does (the subject must may write it); the sample is removed once it is received.
-pub async fn upload_kept(
+pub(super) async fn upload_kept(
     state: &AppState,
     subject: &Arc<Subject>,
     token: &str,

@@ -63,7 +63,7 @@ fn sample_form(
     )
 }
 
-pub async fn get_new(
+pub(super) async fn get_new(
     state: web::Data<AppState>,
     Page { viewer, .. }: Page<DataAdmin>,
 ) -> PageResult {
@@ -72,7 +72,10 @@ pub async fn get_new(
 
 /// The sample form's text fields (the CSRF token first) and its file, the viewer a DATA_ADMIN:
 /// a draft schema from the sample, shown in the editor.
-pub async fn post_generate(state: web::Data<AppState>, post: Sampled<DataAdmin>) -> PageResult {
+pub(super) async fn post_generate(
+    state: web::Data<AppState>,
+    post: Sampled<DataAdmin>,
+) -> PageResult {
     let Sampled {
         viewer,
         pass,
@@ -243,7 +246,7 @@ fn schema_of(f: &FormData) -> Result<(Edited, Vec<String>), PageError> {
     Ok((edited, problems))
 }
 
-pub async fn post_save(
+pub(super) async fn post_save(
     state: web::Data<AppState>,
     Posted {
         viewer,
@@ -359,7 +362,7 @@ fn dataset_saying(viewer: &Viewer, m: &Metadata, version: i64, message: &str) ->
 }
 
 /// The latest schema of a dataset in the editor, to store as its next version.
-pub async fn get_edit(
+pub(super) async fn get_edit(
     state: web::Data<AppState>,
     path: web::Path<(String, String, String)>,
     Page { viewer, pass }: Page<DataAdmin>,

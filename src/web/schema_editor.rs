@@ -25,7 +25,7 @@ const DATE_FORMATS: [&str; 10] = [
 
 /// What the editor shows: a schema, and per column the text typed where it could not be read
 /// (shown again as typed, with the problem).
-pub struct Edited {
+pub(super) struct Edited {
     pub schema: Schema,
     pub typed: Vec<Typed>,
     /// The rules the schema breaks as it stands (what saving it would refuse).
@@ -57,7 +57,7 @@ impl From<Schema> for Edited {
 
 impl Edited {
     /// A draft generated from a kept sample (its token and record).
-    pub fn sampled(schema: Schema, sample: (String, Kept)) -> Edited {
+    pub(super) fn sampled(schema: Schema, sample: (String, Kept)) -> Edited {
         Edited {
             sample: Some(sample),
             ..Edited::from(schema)
@@ -65,7 +65,7 @@ impl Edited {
     }
 
     /// With the rules it breaks, checked now by the API's own validation.
-    pub fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
+    pub(super) fn checked(mut self, state: &AppState, pass: &AdminPass) -> Edited {
         self.rules = schema_problems(state, pass, &self.schema);
         let m = &self.schema.metadata;
         let domain = m.domain.to_ascii_lowercase();
@@ -131,7 +131,7 @@ fn rules_box(edited: &Edited) -> Markup {
 
 /// A column's fields as typed, where they could not be read (its checks always as typed).
 #[derive(Default)]
-pub struct Typed {
+pub(super) struct Typed {
     pub partition_index: Option<String>,
     pub checks: Option<Vec<CheckRow>>,
 }
@@ -246,7 +246,12 @@ fn confirm_new_version(next: i64, changes: &[String]) -> Markup {
 
 /// The editor of every field of the schema; `update` edits an existing dataset's (in place, or
 /// a new version when its columns change).
-pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String]) -> Markup {
+pub(super) fn editor(
+    viewer: &Viewer,
+    edited: &Edited,
+    update: bool,
+    messages: &[String],
+) -> Markup {
     let m = &edited.schema.metadata;
     let [tags, key_only, owners] = metadata_text(m);
     let or_empty = |v: &Option<String>| v.clone().unwrap_or_default();
@@ -316,7 +321,7 @@ pub fn editor(viewer: &Viewer, edited: &Edited, update: bool, messages: &[String
 
 /// Every rule the schema breaks, as storing it would say, without storing it (the API's own
 /// validation, with this instance's layers and protected domains).
-pub fn schema_problems(state: &AppState, pass: &AdminPass, schema: &Schema) -> Vec<String> {
+pub(super) fn schema_problems(state: &AppState, pass: &AdminPass, schema: &Schema) -> Vec<String> {
     let layers = state.engine.layers().to_vec();
     let domains: std::collections::BTreeSet<String> =
         state.auth().protected_domains(pass).into_iter().collect();

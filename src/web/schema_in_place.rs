@@ -15,7 +15,7 @@ use crate::state::AppState;
 
 /// What a save did, or must ask first.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Saved {
+pub(super) enum Saved {
     /// The metadata of this version changed; its rows stay.
     InPlace(i64),
     /// Stored as this new (empty) version.
@@ -27,7 +27,7 @@ pub enum Saved {
 
 /// Saves `edited` over the dataset's latest version: in place when only metadata changed, as a
 /// new version when the rows' shape changed and `confirmed`, else asks.
-pub async fn save(
+pub(super) async fn save(
     state: &AppState,
     pass: &AdminPass,
     edited: &Schema,

@@ -75,7 +75,7 @@ pub fn random_token() -> String {
 
 mod subtle_eq {
     /// Equal lengths and equal bytes, without an early exit on the first difference.
-    pub fn constant_time_eq(a: &str, b: &str) -> bool {
+    pub(crate) fn constant_time_eq(a: &str, b: &str) -> bool {
         a.len() == b.len()
             && a.bytes()
                 .zip(b.bytes())

@@ -70,7 +70,7 @@ fn show_signin(
     res
 }
 
-pub async fn get_signin(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+pub(super) async fn get_signin(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     match session::find(&req, &state) {
         Found::Ready(_) => see_other("/"),
         Found::MustChangePassword(_) => see_other("/password"),
@@ -78,7 +78,7 @@ pub async fn get_signin(req: HttpRequest, state: web::Data<AppState>) -> HttpRes
     }
 }
 
-pub async fn post_signin(
+pub(super) async fn post_signin(
     req: HttpRequest,
     state: web::Data<AppState>,
     body: web::Bytes,
@@ -137,7 +137,7 @@ async fn sign_in(
     })
 }
 
-pub async fn post_signout(
+pub(super) async fn post_signout(
     req: HttpRequest,
     state: web::Data<AppState>,
     body: web::Bytes,
@@ -184,11 +184,11 @@ fn password_form(viewer: &session::Viewer, forced: bool, messages: &[String]) ->
     )
 }
 
-pub async fn get_password(own: OwnAccount) -> PageResult {
+pub(super) async fn get_password(own: OwnAccount) -> PageResult {
     Ok(ok(password_form(&own.viewer, own.forced, &[])))
 }
 
-pub async fn post_password(
+pub(super) async fn post_password(
     req: HttpRequest,
     state: web::Data<AppState>,
     OwnPassword {
@@ -229,7 +229,7 @@ pub async fn post_password(
 
 /// A user's sign-in through the API's throttle and hash pool; the user id and whether the
 /// temporary password must be replaced first.
-pub async fn sign_in_user(
+pub(super) async fn sign_in_user(
     state: &AppState,
     username: &str,
     password: &str,
@@ -242,7 +242,7 @@ pub async fn sign_in_user(
 }
 
 /// A client's sign-in through the API's throttle; the client id.
-pub fn sign_in_client(
+pub(super) fn sign_in_client(
     state: &AppState,
     id: &str,
     secret: &str,

@@ -19,7 +19,7 @@ use crate::web::page::{ok, secure, FormData, PageError, PageResult};
 const SHOWN_ROWS: usize = 500;
 
 /// The link to this page with `sql` filled in.
-pub fn sql_link(sql: &str) -> String {
+pub(super) fn sql_link(sql: &str) -> String {
     format!(
         "/sql?{}",
         serde_urlencoded::to_string([("sql", sql)]).unwrap_or_default()
@@ -90,7 +90,7 @@ fn in_page_words(e: rapid_actors::Error) -> Vec<String> {
 }
 
 /// `GET /sql?sql=...&action=run|csv`: the form, and the answer when a statement is given.
-pub async fn get_sql(
+pub(super) async fn get_sql(
     req: HttpRequest,
     state: web::Data<AppState>,
     Page { viewer, pass }: Page<AnySubject>,

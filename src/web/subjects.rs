@@ -131,7 +131,7 @@ fn subjects_page(
     page(viewer, "Subjects", body)
 }
 
-pub async fn get_subjects(
+pub(crate) async fn get_subjects(
     state: web::Data<AppState>,
     done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<UserAdmin>,
@@ -155,7 +155,7 @@ struct Created {
     secret: String,
 }
 
-pub async fn post_new(
+pub(crate) async fn post_new(
     state: web::Data<AppState>,
     Posted { viewer, pass, form }: Posted<UserAdmin>,
 ) -> PageResult {
@@ -242,7 +242,7 @@ fn created_body(c: &Created) -> Markup {
     }
 }
 
-pub async fn get_subject(
+pub(crate) async fn get_subject(
     state: web::Data<AppState>,
     path: web::Path<String>,
     done: web::Query<crate::web::done::Done>,
@@ -294,7 +294,7 @@ fn subject_body(
     }
 }
 
-pub async fn post_permissions(
+pub(crate) async fn post_permissions(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Posted { viewer, pass, form }: Posted<UserAdmin>,
@@ -314,7 +314,7 @@ pub async fn post_permissions(
     )))
 }
 
-pub async fn post_delete(
+pub(crate) async fn post_delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Posted { viewer, pass, form }: Posted<UserAdmin>,
@@ -347,7 +347,7 @@ pub async fn post_delete(
 }
 
 /// Deletes a user or a client (as the API's two routes), and says whose name it was.
-pub async fn delete_subject(
+pub(crate) async fn delete_subject(
     state: &AppState,
     pass: &UserAdminPass,
     subject_id: &str,

@@ -21,12 +21,12 @@ use crate::web::problems::{groups_table, REPORT_BUDGET};
 use crate::web::session::Viewer;
 
 #[derive(serde::Deserialize)]
-pub struct Pick {
+pub(super) struct Pick {
     #[serde(default)]
     dataset: String,
 }
 
-pub async fn get_upload(
+pub(super) async fn get_upload(
     state: web::Data<AppState>,
     pick: web::Query<Pick>,
     Page { viewer, .. }: Page<WritesSomewhere>,
@@ -121,7 +121,7 @@ fn upload_body(viewer: &Viewer, pick: &Pick, writable: &[(String, i64)]) -> Mark
 
 /// The script's upload (the viewer may write the dataset of the path): JSON answers, 202 with the
 /// job, or the errors in words with the refused file's whole report.
-pub async fn post_upload(
+pub(super) async fn post_upload(
     state: web::Data<AppState>,
     query: web::Query<crate::params::UploadQuery>,
     ScriptPost { pass }: ScriptPost<OnDataset<Write>>,

@@ -14,7 +14,7 @@ fn quote(name: &str) -> String {
 
 /// The table naming `version` of a dataset (`latest`: the plain name), as of commit `commit`
 /// when given (`@c{N}`, docs/guide.md).
-pub fn table_name(key: [&str; 3], version: i64, latest: i64, commit: Option<i64>) -> String {
+pub(super) fn table_name(key: [&str; 3], version: i64, latest: i64, commit: Option<i64>) -> String {
     let [layer, domain, dataset] = key;
     let mut name = match version == latest {
         true => dataset.to_string(),
@@ -28,7 +28,7 @@ pub fn table_name(key: [&str; 3], version: i64, latest: i64, commit: Option<i64>
 }
 
 /// The form's view over `table`; `stored` the version's columns (quoted where named).
-pub fn view_sql(f: &FormData, table: &str, stored: &[String]) -> String {
+pub(super) fn view_sql(f: &FormData, table: &str, stored: &[String]) -> String {
     let named = |item: &str| match stored.iter().any(|c| c == item) {
         true => quote(item),
         false => item.to_string(),

@@ -14,7 +14,7 @@ use crate::web::layout::{csrf_field, errors, notice, page};
 use crate::web::page::{html as render, ok, see_other, PageError, PageResult};
 use crate::web::session::Viewer;
 
-pub async fn get_webhooks(
+pub(super) async fn get_webhooks(
     state: web::Data<AppState>,
     done: web::Query<crate::web::done::Done>,
     Page { viewer, pass }: Page<DataAdmin>,
@@ -84,7 +84,7 @@ fn list_body(viewer: &Viewer, done: &str, hooks: &[WebhookView], refused: Option
     }
 }
 
-pub async fn post_webhook(
+pub(super) async fn post_webhook(
     state: web::Data<AppState>,
     Posted { viewer, pass, form }: Posted<DataAdmin>,
 ) -> PageResult {
@@ -121,7 +121,7 @@ pub async fn post_webhook(
     }
 }
 
-pub async fn get_webhook(
+pub(super) async fn get_webhook(
     state: web::Data<AppState>,
     path: web::Path<String>,
     done: web::Query<crate::web::done::Done>,
@@ -170,7 +170,7 @@ pub async fn get_webhook(
     Ok(ok(page(&viewer, "Webhook", body)))
 }
 
-pub async fn post_redeliver(
+pub(super) async fn post_redeliver(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Posted { viewer, pass, form }: Posted<DataAdmin>,
@@ -183,7 +183,7 @@ pub async fn post_redeliver(
     )))
 }
 
-pub async fn post_delete(
+pub(super) async fn post_delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
     Posted { viewer, pass, form }: Posted<DataAdmin>,

@@ -15,10 +15,15 @@ use serde_json::{json, Value};
 
 use crate::support::{into_parts, Options, TestServer};
 
-pub const FULL: &str = "/api/schema/default/PRIVATE/sales/orders/generate";
+pub(crate) const FULL: &str = "/api/schema/default/PRIVATE/sales/orders/generate";
 
 /// Sends `bytes` as the multipart `file` part named `filename`.
-pub fn generate(s: &TestServer, path: &str, filename: &str, bytes: Vec<u8>) -> (StatusCode, Value) {
+pub(crate) fn generate(
+    s: &TestServer,
+    path: &str,
+    filename: &str,
+    bytes: Vec<u8>,
+) -> (StatusCode, Value) {
     let form = Form::new().part("file", Part::bytes(bytes).file_name(filename.to_string()));
     let res = s
         .request("POST", path)
@@ -30,7 +35,7 @@ pub fn generate(s: &TestServer, path: &str, filename: &str, bytes: Vec<u8>) -> (
 }
 
 /// The draft's columns in order: (name, data_type, format).
-pub fn column_types(draft: &Value) -> Vec<(String, String, Value)> {
+pub(crate) fn column_types(draft: &Value) -> Vec<(String, String, Value)> {
     draft["columns"]
         .as_array()
         .unwrap_or_else(|| panic!("no columns: {draft}"))
@@ -68,7 +73,7 @@ fn assert_placeholder_metadata(draft: &Value) {
 }
 
 /// Samples are staged only while a request runs.
-pub fn assert_staging_empty(s: &TestServer) {
+pub(crate) fn assert_staging_empty(s: &TestServer) {
     let left: Vec<_> = std::fs::read_dir(s.data_dir().join("staging"))
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -420,7 +425,7 @@ fn short_form_uses_the_default_layer_public_and_a_placeholder_description() {
     }
 }
 
-pub fn assert_400(answer: (StatusCode, Value), fragment: &str) {
+pub(crate) fn assert_400(answer: (StatusCode, Value), fragment: &str) {
     let (status, body) = answer;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{fragment}: {body}");
     let message = body["details"]

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::support::{Options, TestServer};
 
-pub fn admin(data_dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn admin(data_dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rapid-rs"))
         .arg("admin")
         .arg("--data-dir")
@@ -22,7 +22,7 @@ pub fn admin(data_dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
-pub fn stdout_json(out: &Output) -> Value {
+pub(crate) fn stdout_json(out: &Output) -> Value {
     assert!(
         out.status.success(),
         "{:?}: {}",

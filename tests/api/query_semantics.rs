@@ -13,10 +13,10 @@ use serde_json::{json, Value};
 
 use crate::support::{schema_json, TestServer};
 
-pub const QUERY: &str = "/api/datasets/default/sem/facts/query";
+pub(crate) const QUERY: &str = "/api/datasets/default/sem/facts/query";
 
 /// The partition values of the fixture, one row each, in row order.
-pub const REGIONS: [&str; 7] = ["São Paulo", "a/b", "x y", "100%", "O'Brien", "", "north"];
+pub(crate) const REGIONS: [&str; 7] = ["São Paulo", "a/b", "x y", "100%", "O'Brien", "", "north"];
 
 fn days(d: &str) -> i32 {
     let date = chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").unwrap();
@@ -97,7 +97,7 @@ fn fixture_parquet() -> Vec<u8> {
 }
 
 /// A server holding the fixture in `default/sem/facts`, partitioned by `region`.
-pub fn server_with_facts() -> (TestServer, String) {
+pub(crate) fn server_with_facts() -> (TestServer, String) {
     let s = TestServer::start();
     s.create_schema(&schema_json(
         "sem",
@@ -124,12 +124,12 @@ pub fn server_with_facts() -> (TestServer, String) {
     (s, t)
 }
 
-pub fn query(s: &TestServer, t: &str, body: Value) -> (StatusCode, Value) {
+pub(crate) fn query(s: &TestServer, t: &str, body: Value) -> (StatusCode, Value) {
     s.call("POST", QUERY, Some(t), Some(&body))
 }
 
 /// The rows of a JSON answer, in index order; panics unless 200.
-pub fn rows(s: &TestServer, t: &str, body: Value) -> Vec<Value> {
+pub(crate) fn rows(s: &TestServer, t: &str, body: Value) -> Vec<Value> {
     let (status, answer) = query(s, t, body.clone());
     assert_eq!(status, StatusCode::OK, "{body}: {answer}");
     let map = answer.as_object().unwrap();
@@ -139,7 +139,7 @@ pub fn rows(s: &TestServer, t: &str, body: Value) -> Vec<Value> {
 }
 
 /// The one value of a one-row, one-column answer.
-pub fn scalar(s: &TestServer, t: &str, body: Value) -> Value {
+pub(crate) fn scalar(s: &TestServer, t: &str, body: Value) -> Value {
     let all = rows(s, t, body.clone());
     assert_eq!(all.len(), 1, "{body}: {all:?}");
     all[0].as_object().unwrap().values().next().unwrap().clone()

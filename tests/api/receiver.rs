@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 /// One request as received.
 #[derive(Debug, Clone)]
-pub struct Delivery {
+pub(crate) struct Delivery {
     pub path: String,
     /// Lower-case names.
     pub headers: HashMap<String, String>,
@@ -19,12 +19,12 @@ pub struct Delivery {
 }
 
 impl Delivery {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.body).expect("a JSON body")
     }
 }
 
-pub struct Receiver {
+pub(crate) struct Receiver {
     pub url: String,
     got: Arc<Mutex<Vec<Delivery>>>,
     /// The status the next requests get.
@@ -34,7 +34,7 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn start() -> Receiver {
+    pub(crate) fn start() -> Receiver {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         let got = Arc::new(Mutex::new(Vec::new()));
@@ -57,12 +57,12 @@ impl Receiver {
         }
     }
 
-    pub fn deliveries(&self) -> Vec<Delivery> {
+    pub(crate) fn deliveries(&self) -> Vec<Delivery> {
         self.got.lock().unwrap().clone()
     }
 
     /// Waits (at most 30 s) until at least `n` requests came; answers them all.
-    pub fn wait_for(&self, n: usize) -> Vec<Delivery> {
+    pub(crate) fn wait_for(&self, n: usize) -> Vec<Delivery> {
         let until = Instant::now() + Duration::from_secs(30);
         loop {
             let got = self.deliveries();

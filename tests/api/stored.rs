@@ -9,7 +9,7 @@ use arrow::datatypes::{DataType, Date32Type, Float64Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use serde_json::{Map, Value};
 
-pub fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn parquet_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries {
@@ -46,7 +46,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// Every stored row of a version as JSON objects (dates as days since the epoch: `{"date": n}`).
-pub fn stored_rows(
+pub(crate) fn stored_rows(
     data_dir: &Path,
     layer: &str,
     domain: &str,
@@ -113,7 +113,7 @@ pub fn stored_rows(
 }
 
 /// The stored Arrow type of each column in the first file of a version.
-pub fn stored_types(
+pub(crate) fn stored_types(
     data_dir: &Path,
     layer: &str,
     domain: &str,

@@ -11,10 +11,10 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-pub const ADMIN_ID: &str = "testadmin";
-pub const ADMIN_SECRET: &str = "test-admin-secret-0123456789abcdef";
+pub(crate) const ADMIN_ID: &str = "testadmin";
+pub(crate) const ADMIN_SECRET: &str = "test-admin-secret-0123456789abcdef";
 
-pub struct TestServer {
+pub(crate) struct TestServer {
     child: Child,
     pub base: String,
     pub dir: TempDir,
@@ -31,7 +31,7 @@ pub struct TestServer {
 
 /// Options for starting a server.
 #[derive(Default, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     pub args: Vec<String>,
     /// Start without RAPID_ADMIN_CLIENT_ID/SECRET, so the server generates its admin.
     pub no_admin_override: bool,
@@ -42,15 +42,15 @@ pub struct Options {
 }
 
 impl TestServer {
-    pub fn start() -> TestServer {
+    pub(crate) fn start() -> TestServer {
         Self::start_in(tempfile::tempdir().unwrap(), Options::default())
     }
 
-    pub fn start_with(options: Options) -> TestServer {
+    pub(crate) fn start_with(options: Options) -> TestServer {
         Self::start_in(tempfile::tempdir().unwrap(), options)
     }
 
-    pub fn start_in(dir: TempDir, options: Options) -> TestServer {
+    pub(crate) fn start_in(dir: TempDir, options: Options) -> TestServer {
         let log = File::options()
             .create(true)
             .append(true)
@@ -114,7 +114,7 @@ impl TestServer {
     }
 
     /// The PostgreSQL listener's address (`RAPID_PG_LISTEN`), as printed at start-up.
-    pub fn pg_addr(&self) -> Option<std::net::SocketAddr> {
+    pub(crate) fn pg_addr(&self) -> Option<std::net::SocketAddr> {
         self.preamble
             .iter()
             .find_map(|l| l.strip_prefix("postgresql listening on "))
@@ -122,7 +122,7 @@ impl TestServer {
     }
 
     /// The MCP listener's URL (`RAPID_MCP_LISTEN`), as printed at start-up.
-    pub fn mcp_url(&self) -> Option<String> {
+    pub(crate) fn mcp_url(&self) -> Option<String> {
         self.preamble
             .iter()
             .find_map(|l| l.strip_prefix("mcp listening on "))
@@ -130,13 +130,13 @@ impl TestServer {
     }
 
     /// Stops the server with SIGTERM (graceful) and hands back its folder for a restart.
-    pub fn stop(mut self) -> TempDir {
+    pub(crate) fn stop(mut self) -> TempDir {
         self.terminate();
         std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
     }
 
     /// Kills the server at once (SIGKILL: a crash) and hands back its folder.
-    pub fn kill(mut self) -> TempDir {
+    pub(crate) fn kill(mut self) -> TempDir {
         self.stopped = true;
         let _ = self.child.kill();
         let _ = self.child.wait();
@@ -162,15 +162,15 @@ impl TestServer {
     }
 
     /// The server's process id (to read its CPU time from /proc).
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    pub fn data_dir(&self) -> PathBuf {
+    pub(crate) fn data_dir(&self) -> PathBuf {
         self.data.clone()
     }
 
-    pub fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         let mut s = String::new();
         File::open(self.dir.path().join("server.log"))
             .and_then(|mut f| f.read_to_string(&mut s))
@@ -178,30 +178,30 @@ impl TestServer {
         s
     }
 
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
 
-    pub fn request(&self, method: &str, path: &str) -> RequestBuilder {
+    pub(crate) fn request(&self, method: &str, path: &str) -> RequestBuilder {
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
         self.http.request(method, self.url(path))
     }
 
     /// Client-credentials token via HTTP Basic, exactly as the rAPId SDK asks for it.
-    pub fn try_token(&self, id: &str, secret: &str) -> (StatusCode, Value) {
+    pub(crate) fn try_token(&self, id: &str, secret: &str) -> (StatusCode, Value) {
         rapid_testkit::try_token(&self.http, &self.base, id, secret)
     }
 
-    pub fn token(&self, id: &str, secret: &str) -> String {
+    pub(crate) fn token(&self, id: &str, secret: &str) -> String {
         rapid_testkit::token(&self.http, &self.base, id, secret)
     }
 
-    pub fn admin_token(&self) -> String {
+    pub(crate) fn admin_token(&self) -> String {
         self.token(ADMIN_ID, ADMIN_SECRET)
     }
 
     /// Sends `body` (if any) as JSON with a bearer `token` (if any).
-    pub fn call(
+    pub(crate) fn call(
         &self,
         method: &str,
         path: &str,
@@ -219,7 +219,7 @@ impl TestServer {
     }
 
     /// Creates a user `name` (at example.com) as the admin; returns the temporary password.
-    pub fn create_user(&self, name: &str) -> String {
+    pub(crate) fn create_user(&self, name: &str) -> String {
         let (status, body) = self.call(
             "POST",
             "/api/user",
@@ -231,7 +231,7 @@ impl TestServer {
     }
 
     /// Creates a client with `permissions` as the admin; returns (client_id, client_secret).
-    pub fn create_client(&self, name: &str, permissions: &[&str]) -> (String, String) {
+    pub(crate) fn create_client(&self, name: &str, permissions: &[&str]) -> (String, String) {
         let (status, body) = self.call(
             "POST",
             "/api/client",
@@ -246,7 +246,7 @@ impl TestServer {
     }
 
     /// A token for a new client holding exactly `permissions`.
-    pub fn token_with(&self, name: &str, permissions: &[&str]) -> String {
+    pub(crate) fn token_with(&self, name: &str, permissions: &[&str]) -> String {
         let (id, secret) = self.create_client(name, permissions);
         self.token(&id, &secret)
     }
@@ -258,7 +258,7 @@ impl Drop for TestServer {
     }
 }
 
-pub fn into_parts(res: reqwest::blocking::Response) -> (StatusCode, Value) {
+pub(crate) fn into_parts(res: reqwest::blocking::Response) -> (StatusCode, Value) {
     let status = res.status();
     let text = res.text().unwrap();
     let value = if text.is_empty() {
@@ -270,7 +270,7 @@ pub fn into_parts(res: reqwest::blocking::Response) -> (StatusCode, Value) {
 }
 
 /// Every byte of the catalog files (database and WAL), for "never stored" checks.
-pub fn catalog_bytes(data_dir: &Path) -> Vec<u8> {
+pub(crate) fn catalog_bytes(data_dir: &Path) -> Vec<u8> {
     let mut all = Vec::new();
     for name in ["catalog.sqlite", "catalog.sqlite-wal"] {
         if let Ok(bytes) = std::fs::read(data_dir.join(name)) {
@@ -280,7 +280,7 @@ pub fn catalog_bytes(data_dir: &Path) -> Vec<u8> {
     all
 }
 
-pub fn contains_bytes(haystack: &[u8], needle: &str) -> bool {
+pub(crate) fn contains_bytes(haystack: &[u8], needle: &str) -> bool {
     haystack
         .windows(needle.len())
         .any(|w| w == needle.as_bytes())
@@ -288,7 +288,7 @@ pub fn contains_bytes(haystack: &[u8], needle: &str) -> bool {
 
 impl TestServer {
     /// Creates a schema as the admin; panics unless 201.
-    pub fn create_schema(&self, schema: &Value) {
+    pub(crate) fn create_schema(&self, schema: &Value) {
         let (status, body) = self.call(
             "POST",
             "/api/schema",
@@ -299,7 +299,7 @@ impl TestServer {
     }
 
     /// Uploads `bytes` as the multipart `file` named `filename`.
-    pub fn upload(
+    pub(crate) fn upload(
         &self,
         token: &str,
         path: &str,
@@ -318,7 +318,7 @@ impl TestServer {
     }
 
     /// Uploads and waits for the job; returns the 202 details and the finished job.
-    pub fn upload_and_wait(
+    pub(crate) fn upload_and_wait(
         &self,
         token: &str,
         path: &str,
@@ -333,7 +333,7 @@ impl TestServer {
 
     /// Polls a job until it is no longer IN PROGRESS.
     /// One sample of `/api/metrics` (`series` as written there, labels included).
-    pub fn metric(&self, token: &str, series: &str) -> f64 {
+    pub(crate) fn metric(&self, token: &str, series: &str) -> f64 {
         let res = self
             .request("GET", "/api/metrics")
             .bearer_auth(token)
@@ -348,7 +348,7 @@ impl TestServer {
             .unwrap()
     }
 
-    pub fn wait_job(&self, token: &str, job_id: &str) -> Value {
+    pub(crate) fn wait_job(&self, token: &str, job_id: &str) -> Value {
         let (deadline, poll) = (Duration::from_secs(120), Duration::from_millis(25));
         let job = rapid_testkit::wait_job(&self.http, &self.base, token, job_id, deadline, poll);
         if self.keeps_one_commit {
@@ -370,7 +370,7 @@ impl TestServer {
 }
 
 /// A schema JSON with the given columns and metadata overrides.
-pub fn schema_json(
+pub(crate) fn schema_json(
     domain: &str,
     dataset: &str,
     sensitivity: &str,

@@ -82,7 +82,7 @@ pub(super) fn prepare(
 }
 
 /// The admin client created at first start, if there is one (the oldest of that name).
-pub fn admin_client_id(catalog: &dyn Catalog) -> Result<Option<String>> {
+pub(crate) fn admin_client_id(catalog: &dyn Catalog) -> Result<Option<String>> {
     catalog.oldest_client_named(ADMIN_CLIENT_NAME)
 }
 

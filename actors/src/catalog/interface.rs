@@ -246,7 +246,7 @@ pub trait ProfileCatalog {
 
 /// Called by [`JobCatalog::fail_in_progress_jobs`] with the number failed and a way to read
 /// the manifest, before any other catalog write can commit.
-pub type AfterFailing<'a> =
+pub(crate) type AfterFailing<'a> =
     &'a mut dyn FnMut(usize, &dyn Fn() -> Result<StoredFiles>) -> Result<()>;
 
 /// Jobs: created IN PROGRESS, moved along their steps, ended SUCCESS or FAILED once. Each is run

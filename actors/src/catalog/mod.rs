@@ -11,24 +11,24 @@ mod events;
 pub(crate) mod interface;
 mod key_list;
 mod key_runs;
-pub mod postgres;
-pub mod refusal;
+pub(crate) mod postgres;
+pub(crate) mod refusal;
 pub(crate) mod sqlite;
 mod types;
 
 use std::path::Path;
 use std::sync::Arc;
 
-pub use events::{DeliveryRow, DeliveryState, EventRow, EventsCatalog, WebhookRow};
-pub use interface::Catalog;
-pub use key_list::KeyList;
+pub(crate) use events::{DeliveryRow, DeliveryState, EventRow, EventsCatalog, WebhookRow};
+pub(crate) use interface::Catalog;
+pub(crate) use key_list::KeyList;
 pub use types::*;
 
 use crate::error::Result;
 use crate::storage::Durability;
 
 /// The catalog as every part of the engine holds it.
-pub type SharedCatalog = Arc<dyn Catalog>;
+pub(crate) type SharedCatalog = Arc<dyn Catalog>;
 
 /// The catalog URL that selects PostgreSQL, if any: `None` or empty means SQLite in the data folder.
 fn postgres_url(url: Option<&str>) -> Option<&str> {
@@ -38,7 +38,11 @@ fn postgres_url(url: Option<&str>) -> Option<&str> {
 /// Opens (creating if needed) the catalog and brings it to the newest schema: the SQLite file of
 /// the data folder `data_dir` when `url` is unset or empty (its commits synced as `durability`
 /// says), else the PostgreSQL catalog at `url` (whose own settings decide).
-pub fn open(data_dir: &Path, url: Option<&str>, durability: Durability) -> Result<SharedCatalog> {
+pub(crate) fn open(
+    data_dir: &Path,
+    url: Option<&str>,
+    durability: Durability,
+) -> Result<SharedCatalog> {
     match postgres_url(url) {
         None => Ok(Arc::new(sqlite::SqliteCatalog::open_with(
             data_dir, durability,
@@ -49,7 +53,7 @@ pub fn open(data_dir: &Path, url: Option<&str>, durability: Durability) -> Resul
 
 /// The audit log's store of a data folder: its own SQLite file beside a SQLite catalog (synced
 /// as `durability` says), the catalog's database with a PostgreSQL one (see `crate::audit`).
-pub fn open_audit(
+pub(crate) fn open_audit(
     data_dir: &Path,
     url: Option<&str>,
     durability: Durability,
@@ -64,7 +68,7 @@ pub fn open_audit(
 }
 
 /// Opens the existing catalog (never creating one), for `rapid-rs admin`.
-pub fn open_existing(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
+pub(crate) fn open_existing(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog> {
     match postgres_url(url) {
         None => Ok(Arc::new(sqlite::SqliteCatalog::open_existing(data_dir)?)),
         Some(url) => Ok(Arc::new(postgres::PostgresCatalog::open_existing(url)?)),
@@ -72,12 +76,12 @@ pub fn open_existing(data_dir: &Path, url: Option<&str>) -> Result<SharedCatalog
 }
 
 /// Now as the RFC 3339 UTC text stored in `created_at` columns.
-pub fn now_text() -> String {
+pub(crate) fn now_text() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// The time `ago` before now, as [`now_text`] writes it (texts compare as the times do).
-pub fn time_text_before(ago: std::time::Duration) -> String {
+pub(crate) fn time_text_before(ago: std::time::Duration) -> String {
     let ago = chrono::Duration::from_std(ago).unwrap_or(chrono::Duration::MAX);
     let then = chrono::Utc::now()
         .checked_sub_signed(ago)

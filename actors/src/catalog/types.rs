@@ -196,7 +196,7 @@ pub struct CatalogFigures {
 }
 
 /// The names of [`CatalogFigures::counts`], in order.
-pub const COUNT_NAMES: [&str; 9] = [
+pub(crate) const COUNT_NAMES: [&str; 9] = [
     "datasets",
     "schema_versions",
     "data_files",

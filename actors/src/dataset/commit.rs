@@ -17,7 +17,7 @@ use crate::storage::{keys, StagedObject, Storage};
 
 /// A validated upload waiting in staging.
 #[derive(Debug)]
-pub struct StagedUpload {
+pub(crate) struct StagedUpload {
     pub job_id: String,
     /// The catalog id of the dataset the upload was validated against: a dataset deleted and
     /// created again under the same name meanwhile is another dataset, with its own schema.

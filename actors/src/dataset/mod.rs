@@ -12,10 +12,10 @@ mod unique_tests;
 
 use actix::{Actor, AtomicResponse, Context, Handler, Message, WrapFuture};
 
-pub use commit::StagedUpload;
-pub use stored_unique::check_before_answer;
-pub use swap::{commit_merges, StagedMerge};
-pub use unique_index::staged_keys;
+pub(crate) use commit::StagedUpload;
+pub(crate) use stored_unique::check_before_answer;
+pub(crate) use swap::{commit_merges, StagedMerge};
+pub(crate) use unique_index::staged_keys;
 
 use crate::catalog::SharedCatalog;
 use crate::error::{Error, Result};
@@ -25,7 +25,7 @@ use crate::records::stored_version;
 use crate::schema::ValidSchema;
 use crate::storage::Storage;
 
-pub struct DatasetActor {
+pub(crate) struct DatasetActor {
     catalog: SharedCatalog,
     storage: Storage,
     record: DatasetRecord,
@@ -141,7 +141,7 @@ impl Actor for DatasetActor {
 crate::traced::handle_traced!(DatasetActor: BumpSchema, CommitUpload, CommitMerges, DeleteRawFile, Rollback, DeleteDataset);
 
 /// Store a schema as the next version. The sensitivity of a dataset never changes.
-pub struct BumpSchema(pub ValidSchema);
+pub(crate) struct BumpSchema(pub ValidSchema);
 
 impl Message for BumpSchema {
     type Result = Result<ValidSchema>;
@@ -174,7 +174,7 @@ impl Handler<BumpSchema> for DatasetActor {
 }
 
 /// Commit a validated upload; the job ends SUCCESS or FAILED either way.
-pub struct CommitUpload(pub StagedUpload);
+pub(crate) struct CommitUpload(pub StagedUpload);
 
 impl Message for CommitUpload {
     type Result = Result<()>;
@@ -216,7 +216,7 @@ impl Handler<CommitUpload> for DatasetActor {
 
 /// Swap merged files (compaction, [`crate::compaction`]) for the files they replace; answers how
 /// many files were replaced. A conflict leaves the dataset as it was.
-pub struct CommitMerges {
+pub(crate) struct CommitMerges {
     /// The dataset the files were merged for (one deleted and created again is another).
     pub dataset_id: i64,
     pub version: i64,
@@ -255,7 +255,7 @@ impl Handler<CommitMerges> for DatasetActor {
 }
 
 /// Delete one raw file of a version and every row it contributed.
-pub struct DeleteRawFile {
+pub(crate) struct DeleteRawFile {
     pub version: i64,
     pub raw_filename: String,
     /// The id of the subject deleting it (its commit's `subject`).
@@ -315,7 +315,7 @@ impl Handler<DeleteRawFile> for DatasetActor {
 
 /// A new commit of a version whose files are those of an earlier commit (docs/guide.md,
 /// History); answers its number.
-pub struct Rollback {
+pub(crate) struct Rollback {
     pub version: i64,
     pub to_commit: i64,
     /// The id of the subject rolling back (its commit's `subject`).
@@ -352,7 +352,7 @@ impl Handler<Rollback> for DatasetActor {
 }
 
 /// Delete the whole dataset. Later messages to this actor answer 404.
-pub struct DeleteDataset;
+pub(crate) struct DeleteDataset;
 
 impl Message for DeleteDataset {
     type Result = Result<()>;

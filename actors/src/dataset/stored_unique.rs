@@ -42,7 +42,7 @@ fn replaced_partitions(target: Target, output: &StagedOutput) -> HashSet<&str> {
 /// manifest generation read before checking (none without `unique` columns): a commit based on
 /// the same generation lands on the state checked here. Blocking (catalog, maybe Parquet): call
 /// off the async workers.
-pub fn check_before_answer(
+pub(crate) fn check_before_answer(
     catalog: &dyn Catalog,
     storage: &Storage,
     dataset_id: i64,

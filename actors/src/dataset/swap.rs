@@ -13,7 +13,7 @@ use crate::storage::{keys, StagedObject, Storage};
 
 /// A merged file in staging, and the files of one partition it replaces.
 #[derive(Debug)]
-pub struct StagedMerge {
+pub(crate) struct StagedMerge {
     pub staged: PathBuf,
     pub partition_path: String,
     pub replaces: Vec<i64>,
@@ -24,7 +24,7 @@ pub struct StagedMerge {
 /// catalog step; returns how many files were replaced. A conflict (another change removed one
 /// of them meanwhile) records nothing and removes the placed objects. Called by the dataset's
 /// actor, or by `rapid-rs admin compact` with the service stopped.
-pub fn commit_merges(
+pub(crate) fn commit_merges(
     catalog: &dyn Catalog,
     storage: &Storage,
     record: &DatasetRecord,

@@ -23,7 +23,7 @@ const SHORT: usize = 32;
 
 /// The index key of `value` (values of one column all have one type; the tag keeps keys of
 /// different types apart anyway).
-pub fn index_key(value: &UniqueValue) -> Vec<u8> {
+pub(super) fn index_key(value: &UniqueValue) -> Vec<u8> {
     let mut key = Vec::with_capacity(SHORT + 1);
     match value {
         UniqueValue::Int(v) => {
@@ -66,7 +66,7 @@ pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
 /// the commit records). Reads the staged files' unique columns back: the cost of the upload, not
 /// of the dataset. Files are read and sorted on up to [`KEY_THREADS`] threads, the upload's share
 /// of the cores.
-pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
+pub(crate) fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
     let one_file = |file: &crate::ingest::StagedDataFile| -> Result<Vec<ColumnKeys>> {
         let at = |e: &dyn std::fmt::Display| {
             Error::internal(format!("reading {}: {e}", file.staged_path.display()))

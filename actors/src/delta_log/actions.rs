@@ -85,7 +85,7 @@ fn schema_string(schema: &ValidSchema) -> String {
 }
 
 /// Milliseconds since the epoch of a catalog time (RFC 3339).
-pub fn millis(time: &str) -> Result<i64> {
+pub(super) fn millis(time: &str) -> Result<i64> {
     chrono::DateTime::parse_from_rfc3339(time)
         .map(|t| t.timestamp_millis())
         .map_err(|e| Error::internal(format!("commit time [{time}]: {e}")))

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::key::{DatasetKey, DatasetRecord};
 use crate::schema::ValidSchema;
 
-pub use crate::manifest::RawFile;
+pub use crate::catalog::RawFile;
 
 /// A version's raw files (oldest first) and its rows per partition path (in path order).
 #[derive(Default)]

@@ -31,7 +31,7 @@ pub use crate::history::{AsOf, Commit};
 pub use crate::query::answers::{Cell, Table};
 pub use crate::query::language::request::{Condition, Limit, OrderBy, QueryRequest};
 pub use crate::query::reading::info::{DatasetInfo, DateRange, InfoColumn, InfoMetadata};
-pub use crate::registry::{DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
+pub use crate::registry::listing::{DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
 pub use crate::schema::Tags;
 pub use browse::{RawFile, VersionFiles};
 pub use changes::{CommitRange, MAX_CHANGE_COMMITS};

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 
 /// What the service needs to know of one page before it is decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct PageHeader {
+pub(super) struct PageHeader {
     /// 0 data page, 2 dictionary page, 3 data page v2 (Parquet's `PageType`).
     pub page_type: i32,
     pub uncompressed_size: i64,
@@ -15,7 +15,7 @@ pub struct PageHeader {
     pub num_values: i64,
 }
 
-pub const DICTIONARY_PAGE: i32 = 2;
+pub(super) const DICTIONARY_PAGE: i32 = 2;
 
 const MAX_DEPTH: usize = 16;
 
@@ -140,7 +140,7 @@ fn int<R: Read>(r: &mut R, t: u8, depth: usize) -> io::Result<Option<i64>> {
 }
 
 /// Reads one `PageHeader` from `r`, leaving `r` at the first byte of the page's data.
-pub fn read_page_header<R: Read>(r: &mut R) -> io::Result<PageHeader> {
+pub(super) fn read_page_header<R: Read>(r: &mut R) -> io::Result<PageHeader> {
     let mut h = PageHeader::default();
     read_struct(r, 0, |r, id, t, depth| {
         match (id, t) {

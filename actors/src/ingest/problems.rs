@@ -5,11 +5,11 @@
 
 use crate::error::{Error, ErrorKind};
 
-pub const MAX_MESSAGES: usize = 100;
+pub(super) const MAX_MESSAGES: usize = 100;
 
 /// Records kept by one `Problems` (one batch's, or one column's in a batch) before the rest are
 /// only counted: about 30 MB at most, where a batch holds at most 64k rows.
-pub const MAX_RECORDS: usize = 1 << 18;
+pub(super) const MAX_RECORDS: usize = 1 << 18;
 
 /// Where a problem is and what broke: one row of the report.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,7 +136,7 @@ impl Problems {
 }
 
 /// A value as shown in a message: quoted, cut to 60 characters.
-pub fn shown(value: &[u8]) -> String {
+pub(super) fn shown(value: &[u8]) -> String {
     let text = String::from_utf8_lossy(value);
     let mut out: String = text.chars().take(60).collect();
     if text.chars().count() > 60 {

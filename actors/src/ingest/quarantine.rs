@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::schema::{DataType, ValidColumn};
 
 /// The quarantine file's name in the upload's staging folder.
-pub const QUARANTINE_FILE: &str = "quarantine.csv";
+pub(super) const QUARANTINE_FILE: &str = "quarantine.csv";
 
 /// The extra columns of a quarantine file: the row number in the upload, and its problems.
 pub const ROW_COLUMN: &str = "_row";

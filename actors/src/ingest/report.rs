@@ -18,7 +18,7 @@ use super::problems::{Record, MAX_RECORDS};
 use crate::error::{Error, Result};
 
 /// The report's name in the upload's staging folder.
-pub const REPORT_FILE: &str = "problems.csv";
+pub(super) const REPORT_FILE: &str = "problems.csv";
 
 /// Problems listed at most; past it the report ends with a line counting the rest.
 pub const MAX_REPORT_ROWS: u64 = 10_000_000;

@@ -3,20 +3,20 @@
 //! leftovers of an interrupted commit and are removed at start-up (on a shared object store, swept
 //! once older than its grace period, [`crate::storage::ObjectStorage::unlisted_grace`]).
 
-pub mod stats;
+pub(crate) mod stats;
 
 use std::collections::HashSet;
 use std::time::SystemTime;
 
+pub(crate) use crate::catalog::DataFile;
 use crate::catalog::{Catalog, StoredFiles};
-pub use crate::catalog::{DataFile, RawFile};
 use crate::error::Result;
 use crate::storage::{keys, ObjectMeta, Storage};
 
 /// The files of a version as of now, leased so that none of them is deleted while the caller
 /// reads them. The lease is taken before any commit replacing them can return (a commit retires
 /// replaced files only after its catalog step), so none can go in between.
-pub fn snapshot(
+pub(crate) fn snapshot(
     catalog: &dyn Catalog,
     storage: &crate::storage::Storage,
     dataset_id: i64,
@@ -41,7 +41,7 @@ pub fn snapshot(
 /// unlisted object. On a shared store ([`crate::storage::ObjectStorage::unlisted_grace`]) it also runs
 /// periodically and removes only objects older than the grace period (younger ones may be a
 /// commit in flight on another node) that no query of this process still reads.
-pub fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<usize> {
+pub(crate) fn remove_unlisted_files(listed: &StoredFiles, storage: &Storage) -> Result<usize> {
     let mut keep: HashSet<String> = HashSet::new();
     for f in &listed.data {
         keep.insert(f.path.clone());

@@ -29,7 +29,7 @@ fn prefix(s: &str) -> u128 {
 
 /// The smallest and largest non-null string of `a` (byte order, as Arrow's kernels), in one
 /// pass comparing prefixes first and whole strings only when the prefixes are equal.
-pub fn text_bounds(a: &StringArray) -> Option<(&str, &str)> {
+pub(super) fn text_bounds(a: &StringArray) -> Option<(&str, &str)> {
     let mut values = a.iter().flatten();
     let first = values.next()?;
     let (mut lo, mut hi) = (first, first);
@@ -47,7 +47,7 @@ pub fn text_bounds(a: &StringArray) -> Option<(&str, &str)> {
 }
 
 /// The smallest and largest finite double of `a` (NaN and infinities left out), in one pass.
-pub fn finite_bounds(a: &Float64Array) -> Option<(f64, f64)> {
+pub(super) fn finite_bounds(a: &Float64Array) -> Option<(f64, f64)> {
     let mut bounds: Option<(f64, f64)> = None;
     for v in a.iter().flatten().filter(|v| v.is_finite()) {
         bounds = Some(match bounds {

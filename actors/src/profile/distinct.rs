@@ -79,12 +79,12 @@ impl Default for Distinct {
 impl Distinct {
     /// A number (ints and dates by value, doubles by their bits, booleans as 0 and 1).
     #[inline(always)]
-    pub fn add_number(&mut self, key: u64) {
+    pub(super) fn add_number(&mut self, key: u64) {
         self.add_hash(mix(key));
     }
 
     #[inline(always)]
-    pub fn add_text(&mut self, value: &str) {
+    pub(super) fn add_text(&mut self, value: &str) {
         self.add_hash(twox_hash::XxHash3_64::oneshot(value.as_bytes()));
     }
 
@@ -94,21 +94,21 @@ impl Distinct {
         *register = (*register).max(1 + hash.trailing_zeros() as u8);
     }
 
-    pub fn union(&mut self, other: &Distinct) {
+    pub(super) fn union(&mut self, other: &Distinct) {
         for (mine, theirs) in self.registers.iter_mut().zip(other.registers.iter()) {
             *mine = (*mine).max(*theirs);
         }
     }
 
     /// The crate's estimate, its running state computed from the registers.
-    pub fn estimate(&self) -> f64 {
+    pub(super) fn estimate(&self) -> f64 {
         let registers = &self.registers[..];
         let zeros = registers.iter().filter(|r| **r == 0).count();
         let sum = registers.iter().map(|r| 0.5f64.powi(*r as i32)).sum();
         HyperLogLog::from_parts(registers.into(), Prehashed, zeros, sum).raw_count()
     }
 
-    pub fn encode(&self) -> String {
+    pub(super) fn encode(&self) -> String {
         let registers = &self.registers[..];
         let set: Vec<(usize, u8)> = (registers.iter().copied().enumerate())
             .filter(|(_, r)| *r > 0)
@@ -130,7 +130,7 @@ impl Distinct {
     }
 
     /// A kept sketch; `None` when it is not one this module wrote (damaged, another format).
-    pub fn decode(text: &str) -> Option<Distinct> {
+    pub(super) fn decode(text: &str) -> Option<Distinct> {
         let bytes = B64.decode(text).ok()?;
         let (&format, body) = bytes.split_first()?;
         let mut registers = Box::new([0u8; REGISTERS]);

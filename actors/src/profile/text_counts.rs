@@ -19,7 +19,7 @@ const SHORT: usize = 15;
 /// Slots of the table in front of the map (a power of two): 2 KiB a column.
 const FRONT: usize = 64;
 
-pub struct TextCounts {
+pub(super) struct TextCounts {
     /// A short value's key and its place in `values`.
     short: HashMap<u128, usize, Fast>,
     values: Vec<(String, u64)>,
@@ -66,7 +66,7 @@ fn short_key(data: &[u8], start: usize, end: usize) -> Option<u128> {
 
 impl TextCounts {
     /// The number of different values counted.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.values.len() + self.long.len()
     }
 
@@ -89,7 +89,7 @@ impl TextCounts {
     /// Counts the non-null values of `a` from the first on while at most `max` different ones
     /// are counted; the index of the value that would be one too many, if any (it and the
     /// values after it are not counted).
-    pub fn count_batch(&mut self, a: &StringArray, max: usize) -> Option<usize> {
+    pub(super) fn count_batch(&mut self, a: &StringArray, max: usize) -> Option<usize> {
         let (offsets, data) = (a.value_offsets(), a.value_data());
         for i in 0..a.len() {
             if a.is_null(i) {
@@ -112,7 +112,7 @@ impl TextCounts {
     }
 
     /// Adds `n` of `value`.
-    pub fn add(&mut self, value: &str, n: u64) {
+    pub(super) fn add(&mut self, value: &str, n: u64) {
         let bytes = value.as_bytes();
         match short_key(bytes, 0, bytes.len()) {
             Some(key) => match self.short.get(&key) {
@@ -127,7 +127,7 @@ impl TextCounts {
     }
 
     /// Each value and its count, in no particular order.
-    pub fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
+    pub(super) fn entries(&self) -> impl Iterator<Item = (&str, u64)> {
         let short = self.values.iter().map(|(v, n)| (v.as_str(), *n));
         short.chain(self.long.iter().map(|(v, n)| (v.as_str(), *n)))
     }

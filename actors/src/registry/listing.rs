@@ -111,7 +111,7 @@ pub struct Enrichment {
     pub last_updated_date: String,
 }
 
-pub fn list_datasets(
+pub(crate) fn list_datasets(
     catalog: &dyn Catalog,
     permissions: &[Permission],
     filter: &DatasetFilter,

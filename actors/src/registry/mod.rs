@@ -3,7 +3,7 @@
 //! through that dataset's actor, so changes to one dataset are serialised while different datasets
 //! proceed in parallel on a small pool of arbiters.
 
-mod listing;
+pub(crate) mod listing;
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use actix::{Actor, Addr, Arbiter, ArbiterHandle, Context, Handler, Message};
 
-pub use crate::key::{DatasetKey, DatasetRecord};
+pub(crate) use crate::key::{DatasetKey, DatasetRecord};
 use crate::records::{load_schema, stored_version};
-pub use listing::{list_datasets, DatasetEntry, DatasetFilter, Enrichment, OneOrMany};
+pub(crate) use listing::list_datasets;
 
 use crate::catalog::SharedCatalog;
 use crate::dataset::{BumpSchema, DatasetActor, DeleteDataset};
@@ -24,7 +24,7 @@ use crate::storage::Storage;
 use crate::traced::Traced;
 
 #[derive(Clone)]
-pub struct Registry {
+pub(crate) struct Registry {
     addr: Addr<RegistryActor>,
     catalog: SharedCatalog,
     layers: Arc<Vec<String>>,
@@ -32,7 +32,7 @@ pub struct Registry {
 
 impl Registry {
     /// Starts the registry actor. Call inside a running actix system.
-    pub fn start(
+    pub(crate) fn start(
         catalog: SharedCatalog,
         storage: Storage,
         layers: Vec<String>,
@@ -56,7 +56,7 @@ impl Registry {
 
     /// Deletes every version, schema, raw file and data file of the dataset, after any change
     /// already queued for it; 404 if there is no such dataset.
-    pub async fn delete_dataset(&self, key: &DatasetKey) -> Result<DatasetRecord> {
+    pub(crate) async fn delete_dataset(&self, key: &DatasetKey) -> Result<DatasetRecord> {
         let record = self.find(key)?;
         let actor = self.dataset_actor(key).await?;
         actor.send(Traced::new(DeleteDataset)).await??;
@@ -66,12 +66,12 @@ impl Registry {
         Ok(record)
     }
 
-    pub fn layers(&self) -> &[String] {
+    pub(crate) fn layers(&self) -> &[String] {
         &self.layers
     }
 
     /// Validates `schema` and creates its dataset at version 1 (409 if the dataset exists).
-    pub async fn create_schema(
+    pub(crate) async fn create_schema(
         &self,
         schema: &Schema,
         protected_domains: &BTreeSet<String>,
@@ -85,7 +85,7 @@ impl Registry {
     }
 
     /// Validates `schema` and stores it as the next version of its dataset (404 if none).
-    pub async fn update_schema(
+    pub(crate) async fn update_schema(
         &self,
         schema: &Schema,
         protected_domains: &BTreeSet<String>,
@@ -99,7 +99,7 @@ impl Registry {
     /// Edits the metadata of `version` (latest when `None`, 0 or less) in place, validated as a whole
     /// schema; no new version. Stored only over the JSON it was made from: a concurrent edit
     /// makes it start again from that edit, so neither is lost.
-    pub fn patch_metadata(
+    pub(crate) fn patch_metadata(
         &self,
         key: &DatasetKey,
         version: Option<i64>,
@@ -145,20 +145,20 @@ impl Registry {
     }
 
     /// The dataset's record as of now, or 404.
-    pub fn find(&self, key: &DatasetKey) -> Result<DatasetRecord> {
+    pub(crate) fn find(&self, key: &DatasetKey) -> Result<DatasetRecord> {
         self.catalog
             .find_dataset(key)?
             .ok_or_else(|| key.not_found())
     }
 
     /// The schema of `version` (latest when `None`) of a dataset, or 404.
-    pub fn schema(&self, key: &DatasetKey, version: Option<i64>) -> Result<ValidSchema> {
+    pub(crate) fn schema(&self, key: &DatasetKey, version: Option<i64>) -> Result<ValidSchema> {
         let record = self.find(key)?;
         load_schema(self.catalog.as_ref(), &record, version)
     }
 
     /// The actor that serialises changes to `key`, started on first need; 404 if no such dataset.
-    pub async fn dataset_actor(&self, key: &DatasetKey) -> Result<Addr<DatasetActor>> {
+    pub(crate) async fn dataset_actor(&self, key: &DatasetKey) -> Result<Addr<DatasetActor>> {
         self.addr
             .send(Traced::new(OpenDataset(key.clone())))
             .await?

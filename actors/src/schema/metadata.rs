@@ -30,9 +30,9 @@ pub const RESERVED_TAG_KEYS: [&str; 2] = ["sensitivity", "no_of_versions"];
 pub const PLACEHOLDER_OWNER_NAME: &str = "change_me";
 pub const PLACEHOLDER_OWNER_EMAIL: &str = "change_me@email.com";
 /// Most commits a schema's `history.keep_commits` may retain per version.
-pub const MAX_KEEP_COMMITS: i64 = 1_000_000;
+pub(super) const MAX_KEEP_COMMITS: i64 = 1_000_000;
 /// Longest a schema's `history.keep_seconds` may retain commits: 100 years.
-pub const MAX_KEEP_SECONDS: i64 = 100 * 365 * 86_400;
+pub(super) const MAX_KEEP_SECONDS: i64 = 100 * 365 * 86_400;
 
 /// Which rules apply beyond the schema's own content.
 pub(super) struct Rules<'a> {

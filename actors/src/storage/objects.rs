@@ -138,7 +138,7 @@ pub trait ObjectStorage: Send + Sync + std::fmt::Debug {
 }
 
 /// The error of a missing object.
-pub fn missing(key: &str) -> Error {
+pub(super) fn missing(key: &str) -> Error {
     Error::not_found(format!("No object [{key}]"))
 }
 
@@ -150,7 +150,7 @@ pub fn is_missing(e: &Error) -> bool {
 /// Refuses keys that are not plain relative paths: empty, absolute, with empty, `.` or `..`
 /// segments, or with a backslash or NUL. Keys come from [`super::keys`], but a key read back from
 /// the catalog must not reach outside the store either.
-pub fn check_key(key: &str) -> Result<()> {
+pub(super) fn check_key(key: &str) -> Result<()> {
     let bad = key.is_empty()
         || key.contains(['\\', '\0'])
         || key
@@ -163,7 +163,7 @@ pub fn check_key(key: &str) -> Result<()> {
 }
 
 /// Like [`check_key`], for a folder prefix, where `""` (everything) is allowed.
-pub fn check_prefix(prefix: &str) -> Result<()> {
+pub(super) fn check_prefix(prefix: &str) -> Result<()> {
     if prefix.is_empty() {
         Ok(())
     } else {

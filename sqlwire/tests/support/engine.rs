@@ -15,12 +15,12 @@ use rapid_actors::key::DatasetKey;
 use rapid_actors::query::QuerySettings;
 use rapid_actors::schema::Schema;
 
-pub const ADMIN_ID: &str = "seed-admin";
+pub(crate) const ADMIN_ID: &str = "seed-admin";
 const ADMIN_SECRET: &str = "seed-admin-secret-0123456789abcdef0123456789";
 
 /// The engine's settings in `dir`: `name` names the node and key file; statements end within
 /// `query`'s time limit. Fully durable, a Delta checkpoint every 10 log versions.
-pub fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
+pub(crate) fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
     let layers = vec!["default".to_string()];
     EngineConfig {
         data_dir: dir.clone(),
@@ -59,7 +59,7 @@ pub fn config(dir: PathBuf, name: &str, query: QuerySettings) -> EngineConfig {
 
 /// The engine with each of `datasets` (schema JSON, CSV rows) created in layer `default` and
 /// uploaded, and a READ_ALL_PUBLIC client `{name}-reader`: (engine, its id, its secret).
-pub async fn seeded_engine(
+pub(crate) async fn seeded_engine(
     dir: PathBuf,
     name: &str,
     query: QuerySettings,
@@ -69,7 +69,10 @@ pub async fn seeded_engine(
 }
 
 /// [`seeded_engine`] opened with `config` (its node id names the reader).
-pub async fn seeded(config: EngineConfig, datasets: &[(&str, &str)]) -> (Engine, String, String) {
+pub(crate) async fn seeded(
+    config: EngineConfig,
+    datasets: &[(&str, &str)],
+) -> (Engine, String, String) {
     let name = config.node_id.clone();
     let (engine, _) = Engine::open(config).expect("engine");
     let admin = admin(&engine);
@@ -103,7 +106,7 @@ fn admin(engine: &Engine) -> std::sync::Arc<rapid_actors::auth::Subject> {
 
 /// Uploads `csv` to the latest version of `key` as the admin client; returns once its job
 /// succeeded (the commit is made).
-pub async fn upload_csv(engine: &Engine, key: &DatasetKey, csv: &str) {
+pub(crate) async fn upload_csv(engine: &Engine, key: &DatasetKey, csv: &str) {
     let admin = admin(engine);
     let pass = engine.dataset_pass::<Write>(admin.clone(), key);
     let body = Bytes::from(csv.to_string());
@@ -126,7 +129,7 @@ pub async fn upload_csv(engine: &Engine, key: &DatasetKey, csv: &str) {
 }
 
 /// A frontend message: its tag, its length (with itself) and `body`.
-pub fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+pub(crate) fn message(tag: u8, body: &[u8]) -> Vec<u8> {
     let mut m = vec![tag];
     m.extend_from_slice(&(body.len() as u32 + 4).to_be_bytes());
     m.extend_from_slice(body);

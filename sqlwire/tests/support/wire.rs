@@ -17,9 +17,9 @@ use tokio::net::TcpStream;
 use super::engine::{message, seeded_engine};
 
 /// Longest any answer or close may take here.
-pub const PROMPT: Duration = Duration::from_secs(10);
+pub(crate) const PROMPT: Duration = Duration::from_secs(10);
 
-pub struct Server {
+pub(crate) struct Server {
     pub addr: SocketAddr,
     pub user: String,
     pub password: String,
@@ -30,7 +30,7 @@ static SERVER: OnceLock<Server> = OnceLock::new();
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// The shared server, and this test's turn.
-pub async fn server() -> (&'static Server, tokio::sync::MutexGuard<'static, ()>) {
+pub(crate) async fn server() -> (&'static Server, tokio::sync::MutexGuard<'static, ()>) {
     let turn = SERIAL.lock().await;
     let server = SERVER.get_or_init(|| {
         let dir = tempfile::tempdir().expect("tempdir").keep();
@@ -62,7 +62,7 @@ pub async fn server() -> (&'static Server, tokio::sync::MutexGuard<'static, ()>)
 
 /// The engine with `wire.people` (PUBLIC, three rows) and a READ_ALL_PUBLIC client's id and
 /// secret.
-pub async fn start_engine(dir: std::path::PathBuf) -> (Engine, String, String) {
+pub(crate) async fn start_engine(dir: std::path::PathBuf) -> (Engine, String, String) {
     let people = r#"{"metadata": {"domain": "wire", "dataset": "people", "sensitivity": "PUBLIC",
             "owners": [{"name": "Wire", "email": "wire@example.com"}]},
         "columns": [
@@ -76,19 +76,19 @@ pub async fn start_engine(dir: std::path::PathBuf) -> (Engine, String, String) {
     seeded_engine(dir, "wire", query, &[(people, people_csv)]).await
 }
 
-pub fn query(sql: &str) -> Vec<u8> {
+pub(crate) fn query(sql: &str) -> Vec<u8> {
     query_bytes(sql.as_bytes())
 }
 
 /// A simple query message of any bytes (its NUL added).
-pub fn query_bytes(sql: &[u8]) -> Vec<u8> {
+pub(crate) fn query_bytes(sql: &[u8]) -> Vec<u8> {
     let mut body = sql.to_vec();
     body.push(0);
     message(b'Q', &body)
 }
 
 /// One backend message (tag, body) within [`PROMPT`]; None when the server has closed.
-pub async fn read_message(socket: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
+pub(crate) async fn read_message(socket: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
     let read = async {
         let tag = socket.read_u8().await.ok()?;
         let len = socket.read_u32().await.ok()? as usize;
@@ -102,7 +102,7 @@ pub async fn read_message(socket: &mut TcpStream) -> Option<(u8, Vec<u8>)> {
 }
 
 /// The messages up to the next ReadyForQuery (included).
-pub async fn until_ready(socket: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
+pub(crate) async fn until_ready(socket: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
     let mut out = Vec::new();
     loop {
         let m = read_message(socket).await.expect("the server closed");
@@ -115,7 +115,7 @@ pub async fn until_ready(socket: &mut TcpStream) -> Vec<(u8, Vec<u8>)> {
 }
 
 /// A connection signed in to database `default`, at its first ReadyForQuery.
-pub async fn sign_in(s: &Server) -> TcpStream {
+pub(crate) async fn sign_in(s: &Server) -> TcpStream {
     let mut body = 196_608u32.to_be_bytes().to_vec();
     for (k, v) in [("user", s.user.as_str()), ("database", "default")] {
         for part in [k, v] {
@@ -140,7 +140,7 @@ pub async fn sign_in(s: &Server) -> TcpStream {
 }
 
 /// The first column of the rows of a simple query's answer (text format).
-pub async fn rows(socket: &mut TcpStream, sql: &str) -> Vec<String> {
+pub(crate) async fn rows(socket: &mut TcpStream, sql: &str) -> Vec<String> {
     socket.write_all(&query(sql)).await.expect("write");
     let answers = until_ready(socket).await;
     if let Some((_, e)) = answers.iter().find(|(tag, _)| *tag == b'E') {
@@ -155,7 +155,7 @@ pub async fn rows(socket: &mut TcpStream, sql: &str) -> Vec<String> {
 }
 
 /// Waits (within [`PROMPT`]) for the server to close `socket`.
-pub async fn closed_by_server(socket: &mut TcpStream) {
+pub(crate) async fn closed_by_server(socket: &mut TcpStream) {
     let mut buf = [0u8; 4096];
     let drain = async {
         while let Ok(n) = socket.read(&mut buf).await {
@@ -170,7 +170,7 @@ pub async fn closed_by_server(socket: &mut TcpStream) {
 }
 
 /// Polls `check` every 20 ms until it holds or [`PROMPT`] has passed.
-pub async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+pub(crate) async fn eventually(mut check: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < PROMPT {
         if check() {

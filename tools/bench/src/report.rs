@@ -42,7 +42,7 @@ impl Outcome {
 }
 
 /// A failure reason to group by: the status and the first message, without row numbers and values.
-pub fn reason(status: u16, body: &Value) -> String {
+pub(crate) fn reason(status: u16, body: &Value) -> String {
     let first = match &body["details"] {
         Value::String(s) => s.clone(),
         Value::Array(items) => items

@@ -17,17 +17,17 @@ const MAX_DELAY: Duration = Duration::from_secs(1);
 
 /// Counts the retries of a run, for the summary.
 #[derive(Debug, Default)]
-pub struct Retries(AtomicU64);
+pub(crate) struct Retries(AtomicU64);
 
 impl Retries {
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
 
     /// Sends the request `make` builds until it gets an answer that is not a transport error or
     /// a 502/503/504 (a balancer or a node momentarily unable to answer); returns its status and
     /// JSON body (`Null` if not JSON), or the last error once the attempts are spent.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         make: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<(u16, Value), String> {

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use crate::kind::Kind;
 
 /// One durable directory entry: name, inode, kind, permission bits.
-pub type Entry = (OsString, u64, Kind, u16);
+pub(crate) type Entry = (OsString, u64, Kind, u16);
 
-pub struct Backing {
+pub(crate) struct Backing {
     root: PathBuf,
 }
 
@@ -52,7 +52,7 @@ fn parse_entry(line: &str) -> Option<Entry> {
 }
 
 impl Backing {
-    pub fn open(root: &Path) -> io::Result<Backing> {
+    pub(crate) fn open(root: &Path) -> io::Result<Backing> {
         std::fs::create_dir_all(root.join("files"))?;
         std::fs::create_dir_all(root.join("dirs"))?;
         Ok(Backing {
@@ -69,7 +69,7 @@ impl Backing {
     }
 
     /// Durable size and modification time of a file inode (0 and now when never synced).
-    pub fn file_meta(&self, ino: u64) -> (u64, Option<std::time::SystemTime>) {
+    pub(crate) fn file_meta(&self, ino: u64) -> (u64, Option<std::time::SystemTime>) {
         match std::fs::metadata(self.file_path(ino)) {
             Ok(m) => (m.len(), m.modified().ok()),
             Err(_) => (0, None),
@@ -77,7 +77,7 @@ impl Backing {
     }
 
     /// Durable contents of a file inode (empty when never synced).
-    pub fn read_file(&self, ino: u64) -> io::Result<Vec<u8>> {
+    pub(crate) fn read_file(&self, ino: u64) -> io::Result<Vec<u8>> {
         match std::fs::read(self.file_path(ino)) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Vec::new()),
             other => other,
@@ -86,7 +86,7 @@ impl Backing {
 
     /// Makes `data` the durable contents of `ino`: bytes past `floor` (the smallest size since the
     /// last sync) are cut off and zero-filled up to the new size, then the dirty pages written.
-    pub fn write_file(
+    pub(crate) fn write_file(
         &self,
         ino: u64,
         data: &[u8],
@@ -109,7 +109,7 @@ impl Backing {
     }
 
     /// Writes `bytes` at `offset` into the durable contents of `ino` (a torn write).
-    pub fn write_at(&self, ino: u64, offset: u64, bytes: &[u8]) -> io::Result<()> {
+    pub(crate) fn write_at(&self, ino: u64, offset: u64, bytes: &[u8]) -> io::Result<()> {
         OpenOptions::new()
             .create(true)
             .write(true)
@@ -118,7 +118,7 @@ impl Backing {
             .write_all_at(bytes, offset)
     }
 
-    pub fn read_dir(&self, ino: u64) -> io::Result<Vec<Entry>> {
+    pub(crate) fn read_dir(&self, ino: u64) -> io::Result<Vec<Entry>> {
         let text = match std::fs::read_to_string(self.dir_path(ino)) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -134,7 +134,7 @@ impl Backing {
 
     /// Replaces the durable entries of directory `ino`, whole: written aside and renamed, so they
     /// are never half old and half new even if this process dies meanwhile.
-    pub fn write_dir(&self, ino: u64, entries: &[Entry]) -> io::Result<()> {
+    pub(crate) fn write_dir(&self, ino: u64, entries: &[Entry]) -> io::Result<()> {
         let mut text = String::new();
         for (name, child, kind, perm) in entries {
             let k = if *kind == Kind::Dir { "d" } else { "f" };
@@ -148,7 +148,7 @@ impl Backing {
     }
 
     /// Deletes what belongs to no inode `keep` accepts: inodes the power cut freed.
-    pub fn free_unreachable(&self, keep: impl Fn(u64, Kind) -> bool) -> io::Result<usize> {
+    pub(crate) fn free_unreachable(&self, keep: impl Fn(u64, Kind) -> bool) -> io::Result<usize> {
         let mut freed = 0;
         for (sub, kind) in [("files", Kind::File), ("dirs", Kind::Dir)] {
             for entry in std::fs::read_dir(self.root.join(sub))? {

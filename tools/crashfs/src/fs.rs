@@ -16,7 +16,7 @@ use crate::model::{Attr, Kind, Listing, Model};
 /// Only this process changes the tree, through the kernel, so the kernel may cache what it is told.
 const TTL: Duration = Duration::from_secs(1);
 
-pub struct CrashFs {
+pub(crate) struct CrashFs {
     model: Arc<Mutex<Model>>,
     /// Directory handles: the entries as they were at opendir, so that a reader deleting as it
     /// goes (remove_dir_all) sees every entry once.
@@ -63,7 +63,7 @@ fn time(t: TimeOrNow) -> SystemTime {
 }
 
 impl CrashFs {
-    pub fn new(model: Arc<Mutex<Model>>) -> CrashFs {
+    pub(crate) fn new(model: Arc<Mutex<Model>>) -> CrashFs {
         CrashFs {
             model,
             dir_handles: Mutex::new(HashMap::new()),

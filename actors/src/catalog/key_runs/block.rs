@@ -14,7 +14,7 @@ const PROBES: u32 = 7;
 /// A key of the index (a type tag and the value's bytes, at most 33 bytes) and the origin
 /// (`key_origins.id`) of the row holding it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub key: Vec<u8>,
     pub origin: i64,
 }

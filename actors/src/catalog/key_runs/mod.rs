@@ -21,7 +21,7 @@ mod record;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-pub use block::Entry;
+pub(super) use block::Entry;
 use block::{key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
 use merge::settle;
 use read::join;

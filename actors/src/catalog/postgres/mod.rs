@@ -33,12 +33,12 @@ use crate::catalog::types::{CatalogFigures, COUNT_NAMES};
 use crate::error::{Error, Result};
 use pool::{Begin, Db, Pool};
 
-pub struct PostgresCatalog {
+pub(crate) struct PostgresCatalog {
     pool: Pool,
 }
 
 /// Whether a catalog URL names PostgreSQL.
-pub fn is_postgres_url(url: &str) -> bool {
+pub(crate) fn is_postgres_url(url: &str) -> bool {
     url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
@@ -71,7 +71,7 @@ fn describe(config: &Config) -> String {
 impl PostgresCatalog {
     /// Connects to the catalog at `url` and brings it to the newest schema (creating it in an
     /// empty database).
-    pub fn open(url: &str) -> Result<PostgresCatalog> {
+    pub(crate) fn open(url: &str) -> Result<PostgresCatalog> {
         PostgresCatalog::open_config(parse(url)?)
     }
 
@@ -89,7 +89,7 @@ impl PostgresCatalog {
     }
 
     /// The existing catalog at `url` (never creating one, no migration), for `rapid-rs admin`.
-    pub fn open_existing(url: &str) -> Result<PostgresCatalog> {
+    pub(crate) fn open_existing(url: &str) -> Result<PostgresCatalog> {
         PostgresCatalog::open_existing_config(parse(url)?)
     }
 

@@ -403,7 +403,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "#,
 ];
 
-pub fn apply(conn: &mut Connection) -> Result<()> {
+pub(super) fn apply(conn: &mut Connection) -> Result<()> {
     let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if current > MIGRATIONS.len() {
         return Err(Error::internal(format!(

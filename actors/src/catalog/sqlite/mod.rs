@@ -34,10 +34,10 @@ use crate::catalog::types::{CatalogFigures, COUNT_NAMES};
 use crate::error::{Error, Result};
 
 /// The catalog file of a data folder.
-pub use crate::storage::CATALOG_FILE;
+pub(crate) use crate::storage::CATALOG_FILE;
 
 #[derive(Clone)]
-pub struct SqliteCatalog {
+pub(crate) struct SqliteCatalog {
     /// Declared before `conn`: dropped (its thread stopped) before the writer closes.
     checkpointer: Option<Arc<checkpoint::Checkpointer>>,
     /// Connections for the unique index's checks, off the writer's lock (none for `admin`).
@@ -53,13 +53,13 @@ impl SqliteCatalog {
     /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest
     /// schema, fully durable (tests; the engine opens it with its own setting).
     #[cfg(test)]
-    pub fn open(data_dir: &Path) -> Result<SqliteCatalog> {
+    pub(crate) fn open(data_dir: &Path) -> Result<SqliteCatalog> {
         SqliteCatalog::open_with(data_dir, crate::storage::Durability::Full)
     }
 
     /// Opens (creating if needed) `catalog.sqlite` in `data_dir` and brings it to the newest
     /// schema, its commits synced as `durability` says.
-    pub fn open_with(
+    pub(crate) fn open_with(
         data_dir: &Path,
         durability: crate::storage::Durability,
     ) -> Result<SqliteCatalog> {
@@ -91,7 +91,7 @@ impl SqliteCatalog {
 
     /// The existing catalog of a data folder (never creating one, no migration), waiting for the
     /// service's writers: what `rapid-rs admin` works on, also beside a running service.
-    pub fn open_existing(data_dir: &Path) -> Result<SqliteCatalog> {
+    pub(crate) fn open_existing(data_dir: &Path) -> Result<SqliteCatalog> {
         let path = data_dir.join(CATALOG_FILE);
         if !path.is_file() {
             return Err(Error::not_found(format!(
@@ -156,7 +156,7 @@ impl SqliteCatalog {
     /// Writes one consistent copy of the whole catalog to the file `dest` (SQLite's online
     /// backup API: one read transaction; the service's writers are not blocked), as a plain
     /// file with no WAL beside it, synced.
-    pub fn copy_to(&self, dest: &Path) -> Result<()> {
+    pub(crate) fn copy_to(&self, dest: &Path) -> Result<()> {
         crate::storage::remove_file_if_exists(dest)?;
         let mut copy = Connection::open(dest)?;
         self.with(|source| {

@@ -21,10 +21,10 @@ use crate::query::answers::Table;
 use crate::query::sql::{collect_capped, partition_streams, plan};
 use crate::query::QueryKind;
 
+pub use crate::query::sql::name_as_written;
+pub use crate::query::sql::rules::{within_row_cap, Admitted, TimedOut, TooManyRows, ROWS_ASKED};
+pub use crate::query::sql::statement::Refused;
 pub use crate::query::sql::tables::live_sessions;
-pub use crate::query::sql::{
-    name_as_written, within_row_cap, Admitted, Refused, TimedOut, TooManyRows, ROWS_ASKED,
-};
 pub use session::SqlSession;
 
 /// The catalog unqualified names resolve in over HTTP (tables are named in full there).

@@ -10,7 +10,7 @@
 //!   job polls, receiving uploads) answer at once.
 
 /// Stack of every query thread (workers and their blocking threads).
-pub const QUERY_STACK_BYTES: usize = 64 << 20;
+pub(crate) const QUERY_STACK_BYTES: usize = 64 << 20;
 
 /// Blocking threads (file reads) the query runtime may start; each reserves a large stack.
 const MAX_BLOCKING_THREADS: usize = 64;

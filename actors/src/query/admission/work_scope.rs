@@ -19,7 +19,7 @@ use tokio::sync::oneshot;
 
 /// Held by everything that executes one run of a query; dropped with the last of them.
 #[derive(Debug)]
-pub struct WorkToken {
+pub(crate) struct WorkToken {
     /// Dropped with the token: the scope's receiver then resolves.
     _ended: oneshot::Sender<()>,
 }
@@ -30,13 +30,13 @@ tokio::task_local! {
 }
 
 /// One run of a query: the token its pipelines hold, and the signal that they are all gone.
-pub struct WorkScope {
+pub(crate) struct WorkScope {
     token: Arc<WorkToken>,
     ended: oneshot::Receiver<()>,
 }
 
 impl WorkScope {
-    pub fn new() -> WorkScope {
+    pub(crate) fn new() -> WorkScope {
         let (tx, ended) = oneshot::channel();
         WorkScope {
             token: Arc::new(WorkToken { _ended: tx }),
@@ -46,13 +46,13 @@ impl WorkScope {
 
     /// `work` run with this scope's token as the current one: the task contexts it makes with
     /// [`task_context`] carry it. The token is kept only by what the work executes.
-    pub fn run<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
+    pub(crate) fn run<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
         CURRENT.scope(self.token.clone(), work)
     }
 
     /// Resolves once the token is gone: `self` gives up its own clone, then waits for every
     /// pipeline that took one.
-    pub async fn ended(self) {
+    pub(crate) async fn ended(self) {
         drop(self.token);
         // The sender is never used: the receiver resolves (with an error) when it is dropped.
         let _ = self.ended.await;
@@ -67,7 +67,7 @@ impl Default for WorkScope {
 
 /// A task context of `ctx` for executing a plan, carrying the current query run's token when
 /// there is one (outside [`WorkScope::run`], in tools and tests, it carries none).
-pub fn task_context(ctx: &SessionContext) -> Arc<TaskContext> {
+pub(crate) fn task_context(ctx: &SessionContext) -> Arc<TaskContext> {
     // Built once: a task context copies the session's function registries.
     let task = TaskContext::from(ctx);
     match CURRENT.try_with(Arc::clone) {
@@ -80,7 +80,7 @@ pub fn task_context(ctx: &SessionContext) -> Arc<TaskContext> {
 }
 
 /// The token a plan executed with `context` must keep while it runs, if any.
-pub fn token_of(context: &TaskContext) -> Option<Arc<WorkToken>> {
+pub(crate) fn token_of(context: &TaskContext) -> Option<Arc<WorkToken>> {
     context.session_config().get_extension::<WorkToken>()
 }
 

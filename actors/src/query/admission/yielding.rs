@@ -29,7 +29,7 @@ use datafusion::physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Pla
 use futures_util::Stream;
 
 /// `plan` with every leaf wrapped in a [`YieldingExec`].
-pub fn yield_per_batch(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
+pub(crate) fn yield_per_batch(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
     plan.transform_up(|node| {
         if node.children().is_empty() {
             Ok(Transformed::yes(
@@ -43,7 +43,7 @@ pub fn yield_per_batch(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn Executi
 }
 
 #[derive(Debug)]
-pub struct YieldingExec {
+pub(crate) struct YieldingExec {
     input: Arc<dyn ExecutionPlan>,
 }
 
@@ -110,7 +110,7 @@ impl ExecutionPlan for YieldingExec {
 }
 
 /// How long a leaf computes (with the plan above it) before it gives its thread back.
-pub const YIELD_AFTER: Duration = Duration::from_millis(5);
+pub(crate) const YIELD_AFTER: Duration = Duration::from_millis(5);
 
 /// Yields to the runtime before a batch of `inner` once [`YIELD_AFTER`] has passed.
 struct YieldEachBatch {

@@ -50,7 +50,7 @@ const SCALARS: &[&str] = &[
 const TRIMS: &[&str] = &["trim", "ltrim", "rtrim"];
 
 /// What a fragment may refer to.
-pub struct Scope<'a> {
+pub(crate) struct Scope<'a> {
     pub columns: &'a HashSet<String>,
     /// Whether aggregate functions are allowed (select items and aggregation conditions).
     pub aggregates: bool,
@@ -92,7 +92,7 @@ pub(super) fn expect_end(p: &mut Parser<'_>, part: &str, text: &str) -> Result<(
 }
 
 /// Parses and checks a boolean (or any) expression; returns its checked rendering.
-pub fn check_expr(part: &str, text: &str, scope: &Scope<'_>) -> Result<String> {
+pub(crate) fn check_expr(part: &str, text: &str, scope: &Scope<'_>) -> Result<String> {
     let dialect = GenericDialect {};
     let mut p = parser(&dialect, part, text)?;
     let expr = p
@@ -104,7 +104,7 @@ pub fn check_expr(part: &str, text: &str, scope: &Scope<'_>) -> Result<String> {
 }
 
 /// Parses and checks one select item (`col`, `avg(col)`, `count(*)`, `col AS name`).
-pub fn check_select_item(text: &str, scope: &Scope<'_>) -> Result<String> {
+pub(crate) fn check_select_item(text: &str, scope: &Scope<'_>) -> Result<String> {
     let part = "select_columns";
     let dialect = GenericDialect {};
     let mut p = parser(&dialect, part, text)?;
@@ -147,7 +147,7 @@ pub fn check_select_item(text: &str, scope: &Scope<'_>) -> Result<String> {
 /// A function call standing where a column name would (rAPId's JSON condition `column`, such as
 /// `count(*)` or `lower(cat)`), printed from its parse tree. The caller checks the condition
 /// it becomes as a whole.
-pub fn check_call(part: &str, text: &str) -> Result<String> {
+pub(crate) fn check_call(part: &str, text: &str) -> Result<String> {
     let dialect = GenericDialect {};
     let mut p = parser(&dialect, part, text)?;
     let expr = p
@@ -168,7 +168,7 @@ pub fn check_call(part: &str, text: &str) -> Result<String> {
 }
 
 /// A bare column name (group by, order by).
-pub fn check_column(part: &str, name: &str, known: &HashSet<String>) -> Result<String> {
+pub(crate) fn check_column(part: &str, name: &str, known: &HashSet<String>) -> Result<String> {
     let lower = name.trim().to_ascii_lowercase();
     if known.contains(&lower) {
         Ok(lower)

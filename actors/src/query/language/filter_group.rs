@@ -47,7 +47,7 @@ const OPERATORS: &[&str] = &[
     "IS NOT NULL",
 ];
 
-pub fn render(part: &str, group: &FilterGroup) -> Result<String> {
+pub(crate) fn render(part: &str, group: &FilterGroup) -> Result<String> {
     let bad = |why: String| Error::invalid(format!("Invalid {part}: {why}"));
     let mut pieces = Vec::new();
     for c in &group.conditions {

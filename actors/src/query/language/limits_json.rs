@@ -38,7 +38,7 @@ pub fn parse_request(body: &[u8], limits: &QueryLimits) -> Result<QueryRequest> 
 /// The deepest nesting of objects and arrays, skipping strings (with their escapes), and the
 /// top-level key it is under (for messages; a known field name only). Malformed JSON is measured
 /// as far as it goes; the parser reports it afterwards.
-pub fn json_depth(body: &[u8]) -> (usize, Option<String>) {
+pub(crate) fn json_depth(body: &[u8]) -> (usize, Option<String>) {
     let (mut depth, mut deepest, mut deepest_key) = (0usize, 0usize, None);
     let (mut in_string, mut escaped) = (false, false);
     // The last string that started at the top level: the key of the value that follows it.

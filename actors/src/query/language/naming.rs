@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 /// The normalised text of `expr` (already checked: only allowed node kinds).
-pub fn normalised_name(expr: &Expr) -> String {
+pub(crate) fn normalised_name(expr: &Expr) -> String {
     let mut expr = expr.clone();
     let _ = visit_expressions_mut(&mut expr, |e| {
         normalise(e);
@@ -73,7 +73,7 @@ fn function(name: &str, args: Vec<Expr>) -> Expr {
 }
 
 /// `name` as a double-quoted SQL identifier.
-pub fn quoted(name: &str) -> String {
+pub(crate) fn quoted(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 

@@ -28,7 +28,7 @@ use parquet::file::metadata::ParquetMetaData;
 
 /// Makes [`LocalFileReader`]s; footers through `cached`.
 #[derive(Debug)]
-pub struct LocalReaderFactory {
+pub(crate) struct LocalReaderFactory {
     pub cached: CachedParquetFileReaderFactory,
 }
 
@@ -53,7 +53,7 @@ impl ParquetFileReaderFactory for LocalReaderFactory {
     }
 }
 
-pub struct LocalFileReader {
+pub(crate) struct LocalFileReader {
     path: PathBuf,
     /// Opened at the first read, kept for the rest of the scan.
     file: Option<File>,

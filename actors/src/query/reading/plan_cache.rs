@@ -31,7 +31,7 @@ use crate::manifest::DataFile;
 /// Plans kept at most; the least recently used goes first.
 const MAX_PLANS: usize = 32;
 /// Files a kept plan may open, over all its runs, before it is planned afresh.
-pub const FILE_OPENS: usize = 256;
+pub(crate) const FILE_OPENS: usize = 256;
 /// Longer statements are planned every time (keys stay small).
 const MAX_SQL_BYTES: usize = 16 * 1024;
 

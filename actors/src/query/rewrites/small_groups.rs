@@ -42,13 +42,13 @@ use futures_util::StreamExt;
 use super::text_groups::TextGroups;
 
 /// Groups held before their state is emitted and grouping starts again.
-pub const MAX_GROUPS: usize = 65_536;
+pub(crate) const MAX_GROUPS: usize = 65_536;
 /// Bytes of group text held before the state is emitted (held twice: once in the lookup map,
 /// once in the values to emit).
-pub const MAX_GROUP_BYTES: usize = 16 << 20;
+pub(crate) const MAX_GROUP_BYTES: usize = 16 << 20;
 
 /// `plan` with every eligible partial aggregate replaced by a [`SmallGroupsExec`].
-pub fn rewrite(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
+pub(crate) fn rewrite(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>> {
     rewrite_with(plan, Limits::default())
 }
 
@@ -56,7 +56,7 @@ pub fn rewrite(plan: Arc<dyn ExecutionPlan>) -> DfResult<Arc<dyn ExecutionPlan>>
 /// so SQL statements (HTTP and the PostgreSQL protocol) get it as the query endpoint does: a
 /// group-by over text over the wire ran at half the endpoint's speed without it.
 #[derive(Debug)]
-pub struct SmallGroupsRule;
+pub(crate) struct SmallGroupsRule;
 
 impl PhysicalOptimizerRule for SmallGroupsRule {
     fn optimize(
@@ -77,7 +77,7 @@ impl PhysicalOptimizerRule for SmallGroupsRule {
 }
 
 /// [`rewrite`] with other limits (tests reach them with a few rows).
-pub fn rewrite_with(
+pub(crate) fn rewrite_with(
     plan: Arc<dyn ExecutionPlan>,
     limits: Limits,
 ) -> DfResult<Arc<dyn ExecutionPlan>> {
@@ -120,7 +120,7 @@ fn eligible(node: &dyn ExecutionPlan) -> bool {
 /// When state is emitted early, and which batches are passed on ungrouped (see the module
 /// comment).
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     pub groups: usize,
     pub bytes: usize,
     /// A batch whose keys take more memory than this is passed on as states: its text could
@@ -141,7 +141,7 @@ impl Default for Limits {
 /// Runs the partial aggregate it replaces (kept as `agg`: its input, expressions and schema).
 /// Made only by [`replaced`], so `agg` is always an eligible `AggregateExec`.
 #[derive(Debug)]
-pub struct SmallGroupsExec {
+pub(crate) struct SmallGroupsExec {
     agg: Arc<dyn ExecutionPlan>,
     limits: Limits,
 }

@@ -30,7 +30,7 @@ const EMPTY_SLOT: Slot = Slot {
 };
 
 /// Group numbers for text values, in order of first appearance.
-pub struct TextGroups {
+pub(crate) struct TextGroups {
     cache: Box<[Slot; CACHE_SLOTS]>,
     /// Every group by its text: the cache's fallback.
     by_text: HashMap<Box<[u8]>, u32, foldhash::fast::RandomState>,
@@ -44,7 +44,7 @@ pub struct TextGroups {
 }
 
 impl TextGroups {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         TextGroups {
             cache: Box::new([EMPTY_SLOT; CACHE_SLOTS]),
             by_text: HashMap::default(),
@@ -55,12 +55,12 @@ impl TextGroups {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.values.len()
     }
 
     /// Sets `indices` to the group of each row of `keys`, adding new groups.
-    pub fn intern(&mut self, keys: &StringViewArray, indices: &mut Vec<usize>) {
+    pub(crate) fn intern(&mut self, keys: &StringViewArray, indices: &mut Vec<usize>) {
         self.batch = self.batch.wrapping_add(1);
         if self.batch == 0 {
             // Wrapped: forget every long view rather than trust one from 2^32 batches ago.
@@ -92,7 +92,7 @@ impl TextGroups {
 
     /// Sets `indices` for text without views (a partition column, say): a row with the same
     /// text as the row before it takes its group without hashing.
-    pub fn intern_runs<O: OffsetSizeTrait>(
+    pub(crate) fn intern_runs<O: OffsetSizeTrait>(
         &mut self,
         keys: &GenericStringArray<O>,
         indices: &mut Vec<usize>,
@@ -162,7 +162,7 @@ impl TextGroups {
     }
 
     /// The group values in group order; starts again with no groups.
-    pub fn take(&mut self) -> ArrayRef {
+    pub(crate) fn take(&mut self) -> ArrayRef {
         let values = Arc::new(self.values.finish());
         *self = TextGroups {
             batch: self.batch,

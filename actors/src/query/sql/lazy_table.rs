@@ -22,7 +22,7 @@ use crate::query::reading::policy_table::subject_table;
 use crate::schema::ValidSchema;
 use crate::storage::{LeaseGuard, Storage};
 
-pub struct LazyTable {
+pub(crate) struct LazyTable {
     catalog: SharedCatalog,
     storage: Storage,
     dataset_id: i64,
@@ -41,7 +41,7 @@ pub struct LazyTable {
 }
 
 impl LazyTable {
-    pub fn new(
+    pub(crate) fn new(
         catalog: SharedCatalog,
         storage: Storage,
         record: &DatasetRecord,
@@ -154,7 +154,7 @@ impl TableProvider for LazyTable {
 /// version `plan` scans, once, with the fingerprint of the policy it was read under, as
 /// `-{layer}.{domain}.{dataset}.{version}.{fingerprint in hex}`, and `-_system` when it reads the
 /// audit log; after `sql`. URL-safe: names are lower-case letters, digits and `_`.
-pub fn link_binding(plan: &datafusion::logical_expr::LogicalPlan) -> String {
+pub(crate) fn link_binding(plan: &datafusion::logical_expr::LogicalPlan) -> String {
     use datafusion::common::tree_node::TreeNodeRecursion;
     use datafusion::logical_expr::LogicalPlan;
     let mut read = std::collections::BTreeSet::new();

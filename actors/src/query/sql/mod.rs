@@ -13,18 +13,16 @@
 //! - [`lazy_table`]: one such table, reading the manifest's files of one moment when scanned.
 
 mod layers;
-pub mod lazy_table;
-pub mod naming;
-pub mod parse_budget;
-pub mod rules;
-pub mod run;
-pub mod statement;
-pub mod tables;
+pub(crate) mod lazy_table;
+pub(crate) mod naming;
+pub(crate) mod parse_budget;
+pub(crate) mod rules;
+pub(crate) mod run;
+pub(crate) mod statement;
+pub(crate) mod tables;
 
 pub use naming::name_as_written;
-pub use rules::{
-    admit, still_readable, within_row_cap, Admitted, TimedOut, TooManyRows, ROWS_ASKED,
-};
-pub use run::{collect_capped, partition_streams, plan};
-pub use statement::{check_parse_cost, check_parsed, one_select, Refused};
-pub use tables::SqlTables;
+pub(crate) use rules::{admit, still_readable, Admitted};
+pub(crate) use run::{collect_capped, partition_streams, plan};
+pub(crate) use statement::{check_parse_cost, check_parsed, one_select, Refused};
+pub(crate) use tables::SqlTables;

@@ -25,20 +25,20 @@ const BASE_STEPS: u64 = 150_000;
 const STEPS_PER_BYTE: u64 = 2;
 
 /// The budget of a statement of `len` bytes.
-pub fn budget_for(len: usize) -> u64 {
+pub(crate) fn budget_for(len: usize) -> u64 {
     BASE_STEPS + STEPS_PER_BYTE * len as u64
 }
 
 /// PostgreSQL's dialect with a budget of expressions (see the module's comment).
 #[derive(Debug)]
-pub struct BudgetedPostgres {
+pub(crate) struct BudgetedPostgres {
     inner: PostgreSqlDialect,
     left: Cell<u64>,
     spent: Cell<bool>,
 }
 
 impl BudgetedPostgres {
-    pub fn new(budget: u64) -> BudgetedPostgres {
+    pub(crate) fn new(budget: u64) -> BudgetedPostgres {
         BudgetedPostgres {
             inner: PostgreSqlDialect {},
             left: Cell::new(budget),
@@ -47,13 +47,13 @@ impl BudgetedPostgres {
     }
 
     /// Whether the parse ran out of budget (its error then says "recursion limit").
-    pub fn spent(&self) -> bool {
+    pub(crate) fn spent(&self) -> bool {
         self.spent.get()
     }
 
     /// Expressions started so far (the tests measure parses with it).
     #[cfg(test)]
-    pub fn steps(&self, budget: u64) -> u64 {
+    pub(crate) fn steps(&self, budget: u64) -> u64 {
         budget - self.left.get()
     }
 }

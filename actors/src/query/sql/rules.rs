@@ -75,7 +75,7 @@ impl Drop for EndsStatement {
 
 /// A slot in the synchronous pool for one statement over `tables`: at once, or after at most
 /// the queue wait; else Busy (503, SQLSTATE 53000).
-pub async fn admit(pools: &Arc<QueryPools>, tables: &SqlTables) -> Result<Admitted> {
+pub(crate) async fn admit(pools: &Arc<QueryPools>, tables: &SqlTables) -> Result<Admitted> {
     let slot = pools.admit(QueryKind::Sync).await?;
     Ok(Admitted {
         pools: pools.clone(),
@@ -124,7 +124,7 @@ impl Admitted {
 /// was planned after: a permission taken away since refuses it). A table function's rows
 /// (`generate_series(...)`, scanned as `generate_series()`) are no table: the session's own
 /// functions, unchanged by a refresh (the JDBC driver's `getTypeInfo` reads one).
-pub fn still_readable(ctx: &SessionContext, plan: &LogicalPlan) -> Result<(), Refused> {
+pub(crate) fn still_readable(ctx: &SessionContext, plan: &LogicalPlan) -> Result<(), Refused> {
     let mut missing = None;
     let _ = plan.apply_with_subqueries(|node| {
         if let LogicalPlan::TableScan(scan) = node {

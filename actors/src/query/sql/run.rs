@@ -16,7 +16,7 @@ use crate::query::admission::{work_scope, yielding};
 use crate::query::engine_error;
 
 /// The answer of `statement` in `ctx`, at most `cap` rows: its schema and batches.
-pub async fn collect_capped(
+pub(crate) async fn collect_capped(
     ctx: &SessionContext,
     statement: DfStatement,
     cap: usize,
@@ -50,7 +50,7 @@ pub async fn collect_capped(
 }
 
 /// The logical plan of `statement` in `ctx` (its errors: the caller's, before any job starts).
-pub async fn plan(ctx: &SessionContext, statement: DfStatement) -> Result<LogicalPlan> {
+pub(crate) async fn plan(ctx: &SessionContext, statement: DfStatement) -> Result<LogicalPlan> {
     ctx.state()
         .statement_to_plan(statement)
         .await
@@ -58,7 +58,7 @@ pub async fn plan(ctx: &SessionContext, statement: DfStatement) -> Result<Logica
 }
 
 /// The answer's column names and one stream per output partition of `plan` (large answers).
-pub async fn partition_streams(
+pub(crate) async fn partition_streams(
     ctx: &SessionContext,
     plan: &LogicalPlan,
 ) -> Result<(Vec<String>, Vec<SendableRecordBatchStream>)> {

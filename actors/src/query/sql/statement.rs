@@ -14,7 +14,7 @@ use crate::query::language::limits::QueryLimits;
 use crate::query::sql::parse_budget::{budget_for, BudgetedPostgres};
 
 /// The longest statement accepted, in bytes (clients' catalog queries are a few kilobytes).
-pub const MAX_SQL_BYTES: usize = 100_000;
+pub(crate) const MAX_SQL_BYTES: usize = 100_000;
 
 /// Expressions allowed in one statement, as a multiple of the query object's term limit:
 /// clients' catalog queries are larger than any JSON query.
@@ -49,7 +49,7 @@ impl From<Refused> for Error {
 }
 
 /// Refuses a statement longer than [`MAX_SQL_BYTES`] before any parser sees it.
-pub fn check_size(sql: &str) -> Result<(), Refused> {
+pub(crate) fn check_size(sql: &str) -> Result<(), Refused> {
     if sql.len() > MAX_SQL_BYTES {
         return Err(Refused::new(
             "54000",
@@ -62,7 +62,7 @@ pub fn check_size(sql: &str) -> Result<(), Refused> {
 /// Refuses a statement whose parse would take more than its budget of work (see
 /// [`parse_budget`](super::parse_budget)), before a parser without a budget sees it: the
 /// PostgreSQL front's parsers are the library's own. Nothing else is decided here.
-pub fn check_parse_cost(sql: &str) -> Result<(), Refused> {
+pub(crate) fn check_parse_cost(sql: &str) -> Result<(), Refused> {
     check_size(sql)?;
     let budget = budget_for(sql.len());
     let dialect = BudgetedPostgres::new(budget);
@@ -86,7 +86,7 @@ fn too_complex(budget: u64) -> Refused {
 }
 
 /// Parses `sql` (one or more statements) and checks each; the statements when all may run.
-pub fn check_sql(sql: &str, limits: &QueryLimits) -> Result<Vec<DfStatement>, Refused> {
+pub(crate) fn check_sql(sql: &str, limits: &QueryLimits) -> Result<Vec<DfStatement>, Refused> {
     check_size(sql)?;
     let budget = budget_for(sql.len());
     let dialect = BudgetedPostgres::new(budget);
@@ -115,7 +115,7 @@ pub fn check_sql(sql: &str, limits: &QueryLimits) -> Result<Vec<DfStatement>, Re
 
 /// Checks statements another parser made (the PostgreSQL front's, which rewrites clients'
 /// catalog queries): the same rules as [`check_sql`].
-pub fn check_parsed(statements: &[Statement], limits: &QueryLimits) -> Result<(), Refused> {
+pub(crate) fn check_parsed(statements: &[Statement], limits: &QueryLimits) -> Result<(), Refused> {
     statements
         .iter()
         .try_for_each(|s| check_sql_statement(s, limits))
@@ -123,7 +123,7 @@ pub fn check_parsed(statements: &[Statement], limits: &QueryLimits) -> Result<()
 
 /// `sql` when it is exactly one SELECT (or EXPLAIN of one), checked, its unaliased expressions
 /// named as written (`POST /api/sql`).
-pub fn one_select(sql: &str, limits: &QueryLimits) -> crate::error::Result<DfStatement> {
+pub(crate) fn one_select(sql: &str, limits: &QueryLimits) -> crate::error::Result<DfStatement> {
     // Over HTTP only a SELECT runs: a write's refusal says so (the wire's message also names
     // SHOW, SET and transactions, which run there only).
     let mut statements = check_sql(sql, limits).map_err(|r| match r.sqlstate {

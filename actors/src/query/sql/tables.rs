@@ -34,7 +34,7 @@ use crate::records::load_schema;
 use crate::storage::{LeaseGuard, Storage};
 
 /// The table name of schema version `version` of `dataset` when it is not the latest.
-pub fn version_table_name(dataset: &str, version: i64) -> String {
+pub(crate) fn version_table_name(dataset: &str, version: i64) -> String {
     format!("{dataset}@v{version}")
 }
 
@@ -65,7 +65,7 @@ impl Drop for Inner {
 
 /// A session's catalog list. Cheap to clone: clones share everything.
 #[derive(Clone)]
-pub struct SqlTables {
+pub(crate) struct SqlTables {
     inner: Arc<Inner>,
 }
 
@@ -99,7 +99,7 @@ impl std::fmt::Debug for SqlTables {
 impl SqlTables {
     /// An empty list (no dataset until [`Self::refresh`]) with `default_catalog` holding an
     /// empty `public` schema, so that statements without tables plan.
-    pub fn new(
+    pub(crate) fn new(
         (catalog, storage): (SharedCatalog, Storage),
         mask_key: Arc<Vec<u8>>,
         default_catalog: &str,
@@ -124,7 +124,7 @@ impl SqlTables {
     }
 
     /// The session shows the audit log (`store`) to subjects who may read it.
-    pub fn with_audit(self, store: Arc<dyn AuditStore>) -> SqlTables {
+    pub(crate) fn with_audit(self, store: Arc<dyn AuditStore>) -> SqlTables {
         let _ = self.inner.audit.set(store);
         self
     }
@@ -154,7 +154,7 @@ impl SqlTables {
     /// Makes `name` the one registered catalog, holding an empty `public` schema: the database a
     /// wire client names at sign-in replaces the one the session was made with, so that catalog
     /// listings (`pg_namespace`, `information_schema.schemata`) show one `public`, not two.
-    pub fn set_home(&self, name: &str) {
+    pub(crate) fn set_home(&self, name: &str) {
         let home = MemoryCatalogProvider::new();
         // A memory catalog accepts any schema: the result (a replaced schema) is always None.
         let _ = home.register_schema("public", Arc::new(MemorySchemaProvider::new()));
@@ -168,7 +168,7 @@ impl SqlTables {
     }
 
     /// Reads again which datasets `subject` may read (their records; no schema is read).
-    pub fn refresh(&self, subject: &Arc<Subject>) -> Result<()> {
+    pub(crate) fn refresh(&self, subject: &Arc<Subject>) -> Result<()> {
         let permissions = &subject.permissions;
         *self
             .inner
@@ -269,12 +269,12 @@ impl SqlTables {
     }
 
     /// The note the next statement's scans write into (the request's, for the audit log).
-    pub fn set_note(&self, note: Note) {
+    pub(crate) fn set_note(&self, note: Note) {
         *self.inner.note.lock().unwrap_or_else(|p| p.into_inner()) = note;
     }
 
     /// Lets go of the files the statement read (call once its rows are out).
-    pub fn end_statement(&self) {
+    pub(crate) fn end_statement(&self) {
         self.inner
             .leases
             .lock()

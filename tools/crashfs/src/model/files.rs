@@ -21,7 +21,7 @@ impl Model {
         Ok(f)
     }
 
-    pub fn read(&mut self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
+    pub(crate) fn read(&mut self, ino: u64, offset: u64, size: u32) -> Result<Vec<u8>, Errno> {
         let f = self.file_mut(ino)?;
         let data = f.data.as_deref().unwrap_or_default();
         let start = (offset as usize).min(data.len());
@@ -29,7 +29,7 @@ impl Model {
         Ok(data[start..end].to_vec())
     }
 
-    pub fn write(&mut self, ino: u64, offset: u64, bytes: &[u8]) -> Result<u32, Errno> {
+    pub(crate) fn write(&mut self, ino: u64, offset: u64, bytes: &[u8]) -> Result<u32, Errno> {
         let f = self.file_mut(ino)?;
         let data = f.data.get_or_insert_with(Vec::new);
         let end = offset as usize + bytes.len();
@@ -53,7 +53,7 @@ impl Model {
         Ok(bytes.len() as u32)
     }
 
-    pub fn set_size(&mut self, ino: u64, size: u64) -> Result<(), Errno> {
+    pub(crate) fn set_size(&mut self, ino: u64, size: u64) -> Result<(), Errno> {
         let f = self.file_mut(ino)?;
         let data = f.data.get_or_insert_with(Vec::new);
         data.resize(size as usize, 0);
@@ -85,7 +85,10 @@ impl Model {
     }
 
     /// The power cut tears the last unsynced write: a leading part of it reaches the disk.
-    pub fn tear_last_write(&self, keep_fraction: f64) -> io::Result<Option<(LastWrite, usize)>> {
+    pub(crate) fn tear_last_write(
+        &self,
+        keep_fraction: f64,
+    ) -> io::Result<Option<(LastWrite, usize)>> {
         let Some(w) = self.last_write.clone() else {
             return Ok(None);
         };

@@ -9,7 +9,7 @@ use crate::backing::Backing;
 
 impl Model {
     /// Loads the durable state of `backing` (created empty if new) and frees unreachable inodes.
-    pub fn load(backing: &Path) -> io::Result<Model> {
+    pub(crate) fn load(backing: &Path) -> io::Result<Model> {
         let mut model = Model {
             backing: Backing::open(backing)?,
             nodes: HashMap::new(),

@@ -18,23 +18,23 @@ use std::io;
 use std::time::SystemTime;
 
 use crate::backing::{Backing, Entry};
-pub use crate::kind::Kind;
+pub(crate) use crate::kind::Kind;
 
 mod files;
 mod load;
 mod rename;
 
-pub const ROOT: u64 = 1;
+pub(crate) const ROOT: u64 = 1;
 const PAGE: u64 = 4096;
 
 /// An error for the kernel: a positive errno.
-pub type Errno = i32;
+pub(crate) type Errno = i32;
 
 /// A directory's entries: inode, kind, name.
-pub type Listing = Vec<(u64, Kind, OsString)>;
+pub(crate) type Listing = Vec<(u64, Kind, OsString)>;
 
 #[derive(Debug, Clone)]
-pub struct Attr {
+pub(crate) struct Attr {
     pub ino: u64,
     pub kind: Kind,
     pub size: u64,
@@ -79,13 +79,13 @@ struct Node {
 
 /// The last write not yet synced: what a power cut may tear.
 #[derive(Debug, Clone)]
-pub struct LastWrite {
+pub(crate) struct LastWrite {
     pub ino: u64,
     pub offset: u64,
     pub data: Vec<u8>,
 }
 
-pub struct Model {
+pub(crate) struct Model {
     backing: Backing,
     nodes: HashMap<u64, Node>,
     next_ino: u64,
@@ -142,17 +142,17 @@ impl Model {
         }
     }
 
-    pub fn attr(&self, ino: u64) -> Result<Attr, Errno> {
+    pub(crate) fn attr(&self, ino: u64) -> Result<Attr, Errno> {
         Ok(self.node(ino)?.attr.clone())
     }
 
-    pub fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, Errno> {
+    pub(crate) fn lookup(&self, parent: u64, name: &OsStr) -> Result<Attr, Errno> {
         let ino = *self.dir(parent)?.entries.get(name).ok_or(libc::ENOENT)?;
         self.attr(ino)
     }
 
     /// The entries of a directory as they are now (a directory handle reads this copy).
-    pub fn list(&self, ino: u64) -> Result<Listing, Errno> {
+    pub(crate) fn list(&self, ino: u64) -> Result<Listing, Errno> {
         let dir = self.dir(ino)?;
         let mut out = vec![
             (ino, Kind::Dir, OsString::from(".")),
@@ -211,7 +211,7 @@ impl Model {
         Ok(attr)
     }
 
-    pub fn create(
+    pub(crate) fn create(
         &mut self,
         parent: u64,
         name: &OsStr,
@@ -221,7 +221,7 @@ impl Model {
         self.add_entry(parent, name, Kind::File, perm, ids)
     }
 
-    pub fn mkdir(
+    pub(crate) fn mkdir(
         &mut self,
         parent: u64,
         name: &OsStr,
@@ -260,7 +260,7 @@ impl Model {
         }
     }
 
-    pub fn unlink(&mut self, parent: u64, name: &OsStr) -> Result<(), Errno> {
+    pub(crate) fn unlink(&mut self, parent: u64, name: &OsStr) -> Result<(), Errno> {
         let ino = *self.dir(parent)?.entries.get(name).ok_or(libc::ENOENT)?;
         if self.node(ino)?.attr.kind == Kind::Dir {
             return Err(libc::EISDIR);
@@ -271,7 +271,7 @@ impl Model {
         Ok(())
     }
 
-    pub fn rmdir(&mut self, parent: u64, name: &OsStr) -> Result<(), Errno> {
+    pub(crate) fn rmdir(&mut self, parent: u64, name: &OsStr) -> Result<(), Errno> {
         let ino = *self.dir(parent)?.entries.get(name).ok_or(libc::ENOENT)?;
         if !self.dir(ino)?.entries.is_empty() {
             return Err(libc::ENOTEMPTY);
@@ -284,7 +284,7 @@ impl Model {
         Ok(())
     }
 
-    pub fn set_attr(
+    pub(crate) fn set_attr(
         &mut self,
         ino: u64,
         perm: Option<u16>,
@@ -312,12 +312,12 @@ impl Model {
         Ok(())
     }
 
-    pub fn opened(&mut self, ino: u64) -> Result<(), Errno> {
+    pub(crate) fn opened(&mut self, ino: u64) -> Result<(), Errno> {
         self.node_mut(ino)?.opens += 1;
         Ok(())
     }
 
-    pub fn released(&mut self, ino: u64) {
+    pub(crate) fn released(&mut self, ino: u64) {
         if let Some(n) = self.nodes.get_mut(&ino) {
             n.opens = n.opens.saturating_sub(1);
         }
@@ -325,7 +325,7 @@ impl Model {
     }
 
     /// fsync: a file's contents, or a directory's entries, become durable.
-    pub fn sync(&mut self, ino: u64) -> io::Result<()> {
+    pub(crate) fn sync(&mut self, ino: u64) -> io::Result<()> {
         let kind = self.attr(ino).map_err(io::Error::from_raw_os_error)?.kind;
         match kind {
             Kind::Dir => self.persist_dir(ino),
@@ -348,7 +348,7 @@ impl Model {
 
     /// Every inode number reachable now (for tests).
     #[cfg(test)]
-    pub fn reachable(&self) -> std::collections::HashSet<u64> {
+    pub(crate) fn reachable(&self) -> std::collections::HashSet<u64> {
         let mut seen = std::collections::HashSet::from([ROOT]);
         let mut queue = vec![ROOT];
         while let Some(d) = queue.pop() {

@@ -17,7 +17,7 @@ impl Model {
         }
     }
 
-    pub fn rename(
+    pub(crate) fn rename(
         &mut self,
         parent: u64,
         name: &OsStr,
