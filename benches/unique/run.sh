@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of a `unique` column as uploads grow (benches/unique/unique.py). Builds the release
 # binary (and the load tool's, rapid-bench, beside it) unless --binary is given; uses the project's venv with the peers' requirements.
-#   benches/unique/run.sh [--only concurrent|append] [--runs 3] [--binary PATH]
+#   benches/unique/run.sh [--only concurrent|append|memory] [--keys N] [--runs 3] [--binary PATH]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 scripts/setup-python.sh >/dev/null

@@ -5,8 +5,10 @@ on one release server per case (benches/peers' `Ours`), DuckDB's checked write i
    --pregenerate`), `id` unique or not.
 2. big append: 1M rows appended to a dataset that holds 10M keys, against the same append to an
    empty dataset; ids in order (as counters give them) and shuffled (as hashes or UUIDs spread).
+3. memory (only when asked): the server's peak resident memory during a 1M-row keyed append to
+   an empty dataset and to one holding --keys keys (default 50M).
 
-    benches/unique/run.sh [--only concurrent|append] [--binary PATH] [--runs 3]
+    benches/unique/run.sh [--only concurrent|append|memory] [--keys N] [--binary PATH] [--runs 3]
 """
 
 import argparse
@@ -102,10 +104,56 @@ def big_append(binary, cache, order, runs):
             ours.stop()
 
 
+def vm(pid, field):
+    """A `/proc/PID/status` figure in MB (`VmHWM`: the peak resident set; `VmRSS`: now)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise SystemExit(f"no {field} for {pid}")
+
+
+def memory(binary, cache, keys):
+    """The server's peak resident memory during a 1M-row keyed append to an empty dataset and to
+    one holding `keys` keys (prefilled 10M rows at a time, each file made, uploaded and removed):
+    the check reads one block at a time, so the peak should not grow with the stored keys."""
+    small = os.path.join(cache, "unique-memory-1m.csv")
+    if not os.path.exists(small):
+        keyed_csv(small, 1_000_000, np.arange(1_000_000, dtype=np.int64) * 3 + 2)
+    with tempfile.TemporaryDirectory() as tmp:
+        ours = Ours(binary, os.path.join(tmp, "data"))
+        pid = ours.proc.pid
+
+        def peak_during(work):
+            with open(f"/proc/{pid}/clear_refs", "w") as refs:
+                refs.write("5")  # resets VmHWM to the current resident set
+            work()
+            return vm(pid, "VmHWM")
+
+        try:
+            ours.create("empty", unique=True)
+            empty = peak_during(lambda: ours.upload("empty", small))
+            ours.create("grown", unique=True)
+            chunk = 10_000_000
+            for start in range(0, keys, chunk):
+                rows = min(chunk, keys - start)
+                path = os.path.join(tmp, "prefill.csv")
+                keyed_csv(path, rows, np.arange(start, start + rows, dtype=np.int64) * 3 + 1)
+                ours.upload("grown", path)
+                os.remove(path)
+            before = vm(pid, "VmRSS")
+            grown = peak_during(lambda: ours.upload("grown", small))
+            return empty, before, grown
+        finally:
+            ours.stop()
+
+
 def main():
     args = argparse.ArgumentParser()
     args.add_argument("--binary", default="target/release/rapid-rs")
-    args.add_argument("--only", choices=["concurrent", "append"])
+    args.add_argument("--only", choices=["concurrent", "append", "memory"])
+    args.add_argument("--keys", type=int, default=50_000_000,
+                      help="keys stored before the append whose memory --only memory measures")
     args.add_argument("--runs", type=int, default=3)
     args.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "rapid-peers"))
     a = args.parse_args()
@@ -117,6 +165,13 @@ def main():
         print("|---|---|---|---|")
         print(f"| seconds (median of {a.runs}) | {off:.2f} s | {on:.2f} s | {on / off:.2f} |",
               flush=True)
+    if a.only == "memory":
+        empty, before, grown = memory(a.binary, a.cache, a.keys)
+        print(f"| peak resident memory, 1M keyed append | to empty | to {a.keys:,} keys"
+              " (resident before) |")
+        print("|---|---|---|")
+        print(f"| MB | {empty:.0f} | {grown:.0f} ({before:.0f}) |", flush=True)
+        return
     if a.only in (None, "append"):
         print("| ids | 10M prefill | 1M append to empty | to 10M keys | grown / empty |"
               " DuckDB 1M checked write |")

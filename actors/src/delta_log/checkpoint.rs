@@ -23,10 +23,8 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::storage::ObjectStorage;
 
-/// Log versions between checkpoints unless the storage is given another interval
-/// (`RAPID_DELTA_CHECKPOINT_INTERVAL`, carried by `Storage::checkpoint_interval`; 0: none).
-/// Delta's own writers checkpoint every 10.
-pub const DEFAULT_INTERVAL: u64 = 10;
+// Log versions between checkpoints: `Storage::checkpoint_interval`
+// (`RAPID_DELTA_CHECKPOINT_INTERVAL`, default `storage::DEFAULT_CHECKPOINT_INTERVAL`; 0: none).
 
 const LAST: &str = "_last_checkpoint";
 const SUFFIX: &str = ".checkpoint.parquet";

@@ -88,6 +88,11 @@ pub fn staged_parquet(dir: &Path, n: usize) -> PathBuf {
     dir.join(format!("{n}.parquet"))
 }
 
+/// Delta log versions between checkpoints unless the engine is given another interval
+/// (`RAPID_DELTA_CHECKPOINT_INTERVAL`; 0: none): Delta's own writers checkpoint every 10. Here,
+/// not in `delta_log`, because the storage value carries it and `delta_log` builds on storage.
+pub const DEFAULT_CHECKPOINT_INTERVAL: u64 = 10;
+
 /// The data folder's local paths, and the kept objects ([`ObjectStorage`]) with their read leases;
 /// how durably files are written there, and how often the Delta logs of its tables checkpoint.
 #[derive(Debug, Clone)]
@@ -138,7 +143,7 @@ impl Storage {
             leases: Leases::new(objects.clone()),
             objects,
             durability: Durability::Full,
-            checkpoint_interval: crate::delta_log::checkpoint::DEFAULT_INTERVAL,
+            checkpoint_interval: DEFAULT_CHECKPOINT_INTERVAL,
         }
     }
 

@@ -12,6 +12,7 @@ mod erasure;
 mod event_tables;
 mod events;
 mod history;
+mod history_catalog;
 mod jobs;
 mod manifest;
 mod migrations;
