@@ -34,6 +34,85 @@ const EMPTIED: &[&str] = &["pg_index", "pg_constraint"];
 /// The views this listener adds to `pg_catalog`, without rows.
 const ADDED: &[&str] = &["pg_indexes"];
 
+/// `information_schema`'s constraint views, which DataFusion's `information_schema` lacks: no
+/// dataset has a constraint, so they have no rows, under PostgreSQL's columns. Clients join them
+/// to find primary and foreign keys (Metabase's field sync, SQLAlchemy, dbt); a statement naming
+/// `information_schema.<view>` reads the empty table of that name this listener keeps in
+/// `pg_catalog` ([`qualify_added`]).
+const CONSTRAINT_VIEWS: &[(&str, &[&str])] = &[
+    (
+        "table_constraints",
+        &[
+            "constraint_catalog",
+            "constraint_schema",
+            "constraint_name",
+            "table_catalog",
+            "table_schema",
+            "table_name",
+            "constraint_type",
+            "is_deferrable",
+            "initially_deferred",
+            "enforced",
+            "nulls_distinct",
+        ],
+    ),
+    (
+        "key_column_usage",
+        &[
+            "constraint_catalog",
+            "constraint_schema",
+            "constraint_name",
+            "table_catalog",
+            "table_schema",
+            "table_name",
+            "column_name",
+            "ordinal_position",
+            "position_in_unique_constraint",
+        ],
+    ),
+    (
+        "referential_constraints",
+        &[
+            "constraint_catalog",
+            "constraint_schema",
+            "constraint_name",
+            "unique_constraint_catalog",
+            "unique_constraint_schema",
+            "unique_constraint_name",
+            "match_option",
+            "update_rule",
+            "delete_rule",
+        ],
+    ),
+    (
+        "constraint_column_usage",
+        &[
+            "table_catalog",
+            "table_schema",
+            "table_name",
+            "column_name",
+            "constraint_catalog",
+            "constraint_schema",
+            "constraint_name",
+        ],
+    ),
+];
+
+/// The empty table of a [`CONSTRAINT_VIEWS`] view (positions are numbers, the rest text).
+fn constraint_view(name: &str) -> Option<Arc<dyn TableProvider>> {
+    let (_, columns) = CONSTRAINT_VIEWS
+        .iter()
+        .find(|(view, _)| name.eq_ignore_ascii_case(view))?;
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|c| match c.contains("position") {
+            true => Field::new(*c, DataType::Int32, true),
+            false => Field::new(*c, DataType::Utf8, true),
+        })
+        .collect();
+    Some(Arc::new(EmptyTable::new(Arc::new(Schema::new(fields)))))
+}
+
 /// `pg_catalog` tables that answer no rows, whatever the session holds (the emulation's empty
 /// ones, and [`EMPTIED`]): a select that inner-joins one has no rows
 /// (`catalog_rewrites::empty_catalogue_selects`).
@@ -89,10 +168,14 @@ impl SchemaProvider for EmptiedTables {
     fn table_names(&self) -> Vec<String> {
         let mut names = self.inner.table_names();
         names.extend(ADDED.iter().map(|n| n.to_string()));
+        names.extend(CONSTRAINT_VIEWS.iter().map(|(n, _)| n.to_string()));
         names
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if let Some(view) = constraint_view(name) {
+            return Ok(Some(view));
+        }
         if name.eq_ignore_ascii_case("pg_indexes") {
             let text = |n: &str| Field::new(n, DataType::Utf8, true);
             let columns = [
@@ -124,7 +207,9 @@ impl SchemaProvider for EmptiedTables {
     }
 
     fn table_exist(&self, name: &str) -> bool {
-        self.inner.table_exist(name) || ADDED.contains(&name.to_ascii_lowercase().as_str())
+        self.inner.table_exist(name)
+            || ADDED.contains(&name.to_ascii_lowercase().as_str())
+            || constraint_view(name).is_some()
     }
 }
 
@@ -164,7 +249,9 @@ fn settings(schema: SchemaRef) -> DfResult<Arc<dyn TableProvider>> {
 }
 
 /// Qualifies an unqualified [`ADDED`] view with `pg_catalog`, as PostgreSQL's search path
-/// finds it (the library qualifies the tables of its own emulation only); whether any.
+/// finds it (the library qualifies the tables of its own emulation only), and points
+/// `information_schema.<view>` of [`CONSTRAINT_VIEWS`] at the table of that name in
+/// `pg_catalog`; whether any.
 pub(crate) fn qualify_added(statements: &mut Vec<Statement>) -> bool {
     struct Qualify(bool);
     impl VisitorMut for Qualify {
@@ -174,10 +261,20 @@ pub(crate) fn qualify_added(statements: &mut Vec<Statement>) -> bool {
                 name, args: None, ..
             } = factor
             {
-                let added = match name.0.as_slice() {
-                    [part] => part
-                        .as_ident()
-                        .is_some_and(|i| ADDED.contains(&i.value.to_ascii_lowercase().as_str())),
+                let ident = |part: &ObjectNamePart| part.as_ident().map(|i| i.value.clone());
+                let parts: Vec<Option<String>> = name.0.iter().map(ident).collect();
+                if let [.., Some(schema), Some(view)] = parts.as_slice() {
+                    if schema.eq_ignore_ascii_case("information_schema")
+                        && constraint_view(view).is_some()
+                    {
+                        let at = name.0.len() - 2;
+                        name.0[at] = ObjectNamePart::Identifier(Ident::new("pg_catalog"));
+                        self.0 = true;
+                        return ControlFlow::Continue(());
+                    }
+                }
+                let added = match parts.as_slice() {
+                    [Some(part)] => ADDED.contains(&part.to_ascii_lowercase().as_str()),
                     _ => false,
                 };
                 if added {

@@ -33,6 +33,7 @@ mod like_escape;
 mod meta_functions;
 mod one_message;
 mod pg_types;
+mod privileges;
 mod projection_parameters;
 mod projection_subqueries;
 mod regproc_names;

@@ -41,6 +41,7 @@ pub(crate) fn for_datafusion(
         return None;
     }
     let mut changed = composite_fields(&mut statements);
+    changed |= show_timezone(&mut statements);
     changed |= catalog_rewrites::array_subqueries(&mut statements);
     changed |= catalog_rewrites::storage_options(&mut statements);
     changed |= like_escapes(&mut statements);
@@ -65,6 +66,24 @@ pub(crate) fn for_datafusion(
             .collect::<Vec<_>>()
             .join("; ")
     })
+}
+
+/// `SHOW timezone`, PostgreSQL's one-word name of `SHOW TIME ZONE` (Metabase reads the
+/// database's time zone with it), becomes the two-word form the library answers (`UTC` unless
+/// the session set one); DataFusion's own `SHOW` answered its unset time zone setting, empty.
+fn show_timezone(statements: &mut [Statement]) -> bool {
+    let mut changed = false;
+    for statement in statements.iter_mut() {
+        if let Statement::ShowVariable { variable } = statement {
+            if let [one] = variable.as_slice() {
+                if one.value.eq_ignore_ascii_case("timezone") {
+                    *variable = vec![Ident::new("TIME"), Ident::new("ZONE")];
+                    changed = true;
+                }
+            }
+        }
+    }
+    changed
 }
 
 /// `(expression).field`, PostgreSQL's access to a field of a composite value (the JDBC driver's

@@ -88,7 +88,10 @@ impl Checker {
         ctx.register_udf(functions::to_regtype());
         ctx.register_udf(crate::like_escape::udf());
         ctx.register_udf(crate::pg_types::udf());
-        for udf in crate::meta_functions::all() {
+        for udf in crate::meta_functions::all()
+            .into_iter()
+            .chain(crate::privileges::all())
+        {
             ctx.register_udf(udf);
         }
         let service = Arc::new(DfSessionService::new(Arc::new(ctx.clone())));
