@@ -27,6 +27,7 @@ mod copy_out;
 mod ctid;
 pub mod errors;
 pub mod figures;
+mod format_function;
 pub mod framing;
 mod functions;
 mod like_escape;

@@ -2,6 +2,7 @@
 //! call that the `pg_catalog` emulation lacks. Datasets have no comments and no size of their own in the catalogue, so the
 //! answers are PostgreSQL's for "none": NULL.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
@@ -10,6 +11,9 @@ use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::common::{exec_err, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
     create_udf, ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::sql::sqlparser::ast::{
+    visit_expressions_mut, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
 };
 
 /// Every function of this module.
@@ -58,25 +62,83 @@ pub(crate) fn all() -> Vec<ScalarUDF> {
     out
 }
 
-/// `name(args)` answering `value` for every row.
+/// The description functions, which answer NULL whatever they are given (nothing here has a
+/// comment).
+const DESCRIPTIONS: &[&str] = &["obj_description", "shobj_description", "col_description"];
+
+/// Their arguments left unevaluated: a NULL each, so the statement plans whatever the client
+/// computed them with (Metabase's `col_description(format('%I.%I', s, t)::regclass::oid, n)`,
+/// a text-to-`regclass` cast DataFusion cannot evaluate); whether any call was found.
+pub(crate) fn unevaluated_descriptions(statements: &mut Vec<Statement>) -> bool {
+    let mut changed = false;
+    let _ = visit_expressions_mut(statements, |expr| {
+        if let Expr::Function(f) = expr {
+            let name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.value.to_lowercase());
+            if name.is_some_and(|n| DESCRIPTIONS.contains(&n.as_str())) {
+                if let FunctionArguments::List(list) = &mut f.args {
+                    for arg in list.args.iter_mut() {
+                        let null = FunctionArgExpr::Expr(Expr::value(Value::Null));
+                        match arg {
+                            FunctionArg::Unnamed(a) if *a != null => *a = null,
+                            _ => continue,
+                        }
+                        changed = true;
+                    }
+                }
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    changed
+}
+
+/// `name(args)` answering `value` for every row. Any argument of each position's kind is taken
+/// (`args` give the arity): clients pass object ids as `int4`, `oid` or `regclass` and column
+/// numbers as `int2` or `int8` (Metabase's `col_description(oid, ordinal_position)`), and an
+/// exact signature refused all but one spelling.
 fn constant(name: &str, args: Vec<DataType>, value: ScalarValue) -> ScalarUDF {
-    let data_type = value.data_type();
-    create_udf(
-        name,
-        args,
-        data_type,
-        Volatility::Immutable,
-        Arc::new(move |args: &[ColumnarValue]| {
-            let rows = args.iter().find_map(|a| match a {
-                ColumnarValue::Array(a) => Some(a.len()),
-                ColumnarValue::Scalar(_) => None,
-            });
-            Ok(match rows {
-                Some(n) => ColumnarValue::Array(value.to_array_of_size(n)?),
-                None => ColumnarValue::Scalar(value.clone()),
-            })
-        }),
-    )
+    ScalarUDF::new_from_impl(Constant {
+        name: name.to_string(),
+        signature: Signature::any(args.len(), Volatility::Immutable),
+        value,
+    })
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Constant {
+    name: String,
+    signature: Signature,
+    value: ScalarValue,
+}
+
+impl ScalarUDFImpl for Constant {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> DfResult<DataType> {
+        Ok(self.value.data_type())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let any_array = args
+            .args
+            .iter()
+            .any(|a| matches!(a, ColumnarValue::Array(_)));
+        Ok(match any_array {
+            true => ColumnarValue::Array(self.value.to_array_of_size(args.number_rows)?),
+            false => ColumnarValue::Scalar(self.value.clone()),
+        })
+    }
 }
 
 /// PostgreSQL's `pg_size_pretty(bigint)`: bytes below 10,240, then the first of kB, MB, GB, TB

@@ -21,14 +21,20 @@ use datafusion_postgres::arrow_pg::datatypes::into_pg_type;
 /// The function: `rapid_pg_type(datafusion_type, 'sql' | 'udt')`.
 pub(crate) const NAME: &str = "rapid_pg_type";
 
-/// `information_schema.columns` as PostgreSQL shows it (the columns DataFusion has, the types
-/// named as PostgreSQL names them, and `udt_*` as PostgreSQL adds them), before its `FROM`.
+/// `information_schema.columns` as PostgreSQL shows it (the columns DataFusion has, positions
+/// counted from 1 as PostgreSQL counts them where DataFusion counts from 0, the types named as
+/// PostgreSQL names them, `udt_*` as PostgreSQL adds them, and the identity, generation and
+/// update columns clients read: no column is an identity or generated, none is updatable here),
+/// before its `FROM`.
 const VIEW: &str = "SELECT table_catalog, table_schema, table_name, column_name, \
-    ordinal_position, column_default, is_nullable, rapid_pg_type(data_type, 'sql') AS data_type, \
+    CAST(ordinal_position + 1 AS INT) AS ordinal_position, column_default, is_nullable, rapid_pg_type(data_type, 'sql') AS data_type, \
     character_maximum_length, character_octet_length, numeric_precision, \
     numeric_precision_radix, numeric_scale, datetime_precision, interval_type, \
     table_catalog AS udt_catalog, \
-    'pg_catalog' AS udt_schema, rapid_pg_type(data_type, 'udt') AS udt_name";
+    'pg_catalog' AS udt_schema, rapid_pg_type(data_type, 'udt') AS udt_name, \
+    'NO' AS is_identity, CAST(NULL AS VARCHAR) AS identity_generation, \
+    'NEVER' AS is_generated, CAST(NULL AS VARCHAR) AS generation_expression, \
+    'NO' AS is_updatable";
 
 /// Reads every `information_schema.columns` of `statements` through [`VIEW`]; whether any.
 pub(crate) fn columns_view(statements: &mut Vec<Statement>) -> bool {

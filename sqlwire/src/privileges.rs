@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
+use datafusion::arrow::array::{ArrayRef, AsArray, BooleanArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::Result as DfResult;
@@ -56,10 +56,6 @@ struct HasPrivilege {
 }
 
 impl ScalarUDFImpl for HasPrivilege {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
     fn name(&self) -> &str {
         self.name
     }
@@ -97,7 +93,14 @@ mod tests {
         for held in ["SELECT", "select", "USAGE", "connect", "update, SELECT"] {
             assert!(holds(held), "{held}");
         }
-        for not in ["UPDATE", "insert", "DELETE", "TRUNCATE", "SELECT WITH GRANT OPTION", ""] {
+        for not in [
+            "UPDATE",
+            "insert",
+            "DELETE",
+            "TRUNCATE",
+            "SELECT WITH GRANT OPTION",
+            "",
+        ] {
             assert!(!holds(not), "{not}");
         }
     }

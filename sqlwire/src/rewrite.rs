@@ -42,6 +42,7 @@ pub(crate) fn for_datafusion(
     }
     let mut changed = composite_fields(&mut statements);
     changed |= show_timezone(&mut statements);
+    changed |= crate::meta_functions::unevaluated_descriptions(&mut statements);
     changed |= catalog_rewrites::array_subqueries(&mut statements);
     changed |= catalog_rewrites::storage_options(&mut statements);
     changed |= like_escapes(&mut statements);

@@ -378,15 +378,30 @@ fn metabases_sync_queries_answer_with_read_only_tables() {
         .iter()
         .map(|f| {
             let text = |i: usize| f[i].as_str().unwrap_or_default().to_string();
-            (text(4), format!("{}:{}", text(0), text(1)), f[5] == json!(true))
+            (
+                text(4),
+                format!("{}:{}", text(0), text(1)),
+                f[5] == json!(true),
+            )
         })
         .collect();
     let trips = |c: &str| ("trips".to_string(), c.to_string(), false);
     assert_eq!(
         fields,
-        [trips("region:text"), trips("year:int8"), trips("price:float8")],
+        [
+            trips("region:text"),
+            trips("year:int8"),
+            trips("price:float8")
+        ],
         "{answer}"
     );
+    let positions: Vec<&serde_json::Value> = answer["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f[2])
+        .collect();
+    assert_eq!(positions, [&json!(0), &json!(1), &json!(2)], "{answer}");
     for none in ["enums", "fks", "indexes"] {
         assert_eq!(answer[none], json!([]), "{none}: {answer}");
     }
