@@ -125,10 +125,12 @@ def memory(binary, cache, keys):
         pid = ours.proc.pid
 
         def peak_during(work):
+            """(resident before, peak during) `work`."""
+            before = vm(pid, "VmRSS")
             with open(f"/proc/{pid}/clear_refs", "w") as refs:
                 refs.write("5")  # resets VmHWM to the current resident set
             work()
-            return vm(pid, "VmHWM")
+            return before, vm(pid, "VmHWM")
 
         try:
             ours.create("empty", unique=True)
@@ -141,9 +143,8 @@ def memory(binary, cache, keys):
                 keyed_csv(path, rows, np.arange(start, start + rows, dtype=np.int64) * 3 + 1)
                 ours.upload("grown", path)
                 os.remove(path)
-            before = vm(pid, "VmRSS")
             grown = peak_during(lambda: ours.upload("grown", small))
-            return empty, before, grown
+            return empty, grown
         finally:
             ours.stop()
 
@@ -166,11 +167,12 @@ def main():
         print(f"| seconds (median of {a.runs}) | {off:.2f} s | {on:.2f} s | {on / off:.2f} |",
               flush=True)
     if a.only == "memory":
-        empty, before, grown = memory(a.binary, a.cache, a.keys)
-        print(f"| peak resident memory, 1M keyed append | to empty | to {a.keys:,} keys"
-              " (resident before) |")
+        empty, grown = memory(a.binary, a.cache, a.keys)
+        print(f"| 1M-row keyed append, resident MB | to empty | to {a.keys:,} keys |")
         print("|---|---|---|")
-        print(f"| MB | {empty:.0f} | {grown:.0f} ({before:.0f}) |", flush=True)
+        print(f"| before | {empty[0]:.0f} | {grown[0]:.0f} |")
+        print(f"| peak during | {empty[1]:.0f} | {grown[1]:.0f} |")
+        print(f"| growth | {empty[1] - empty[0]:.0f} | {grown[1] - grown[0]:.0f} |", flush=True)
         return
     if a.only in (None, "append"):
         print("| ids | 10M prefill | 1M append to empty | to 10M keys | grown / empty |"
