@@ -11,7 +11,10 @@
 #    PostgreSQL protocol;
 # 5. schemathesis over every operation of the OpenAPI document (scripts/test-openapi.sh);
 # 6. the web pages' headless Chromium journey (scripts/test-browser.sh, tests/browser);
-# 7. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh).
+# 7. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh);
+# 8. the scale-out run (scripts/test-scale-out.sh): two nodes on one PostgreSQL catalog and one
+#    S3 bucket behind nginx, the SDK journey, concurrent uploads stored exactly once, a node
+#    killed, and DuckDB reading the bucket's Delta table with the service's count (about 6 min).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 #
 #   scripts/test.sh [CARGO TEST ARGS...]            everything above (what CI runs)
@@ -120,3 +123,5 @@ step "Differential query test against DuckDB (tests/differential)" \
 step "OpenAPI conformance (schemathesis)" env RAPID_BIN="$BIN" scripts/test-openapi.sh
 step "Web pages in headless Chromium (tests/browser)" env RAPID_BIN="$BIN" scripts/test-browser.sh
 step "systemd unit (systemd-analyze verify)" scripts/verify-systemd.sh
+step "Scale-out: two nodes, PostgreSQL catalog, S3 bucket, nginx (scripts/test-scale-out.sh)" \
+  scripts/test-scale-out.sh
