@@ -179,18 +179,21 @@ impl BlockBuilder {
             last: self.last.clone(),
             bloom: self.bloom(),
             entries: std::mem::take(&mut self.bytes),
+            len: self.len(),
         };
         self.clear();
         block
     }
 }
 
-/// A block built and not yet stored: its first and last keys, filter and entries.
+/// A block built and not yet stored: its first and last keys, filter, entries as stored, and how
+/// many entries it holds.
 pub(super) struct SealedBlock {
     pub(super) first: Vec<u8>,
     pub(super) last: Vec<u8>,
     pub(super) bloom: Vec<u8>,
     pub(super) entries: Vec<u8>,
+    pub(super) len: usize,
 }
 
 #[cfg(test)]

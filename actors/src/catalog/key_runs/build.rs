@@ -5,7 +5,7 @@
 
 use super::block::{BlockBuilder, SealedBlock, BLOCK_ENTRIES};
 use super::merge::MergeSorted;
-use super::{level_of, IndexOf, NewBlock, RunStore};
+use super::{IndexOf, RunStore, RunWriter};
 use crate::catalog::KeyList;
 use crate::error::Result;
 
@@ -127,22 +127,11 @@ fn build_range(lists: &[(i64, &KeyList)], bounds: &[(usize, usize)]) -> BuiltRun
 
 /// Writes the built run's rows (nothing when it has no entry).
 pub(super) fn store_run(store: &dyn RunStore, index: IndexOf<'_>, run: &BuiltRun) -> Result<()> {
-    let (Some(first), Some(last)) = (run.blocks.first(), run.blocks.last()) else {
-        return Ok(());
-    };
-    let id = store.new_run(index)?;
-    for (n, block) in run.blocks.iter().enumerate() {
-        store.add_block(&NewBlock {
-            run: id,
-            block: n as i64,
-            min_key: &block.first,
-            max_key: &block.last,
-            bloom: &block.bloom,
-            entries: &block.entries,
-        })?;
+    let mut writer = RunWriter::new(store, index);
+    for block in &run.blocks {
+        writer.write_block(block)?;
     }
-    let count = run.count;
-    store.finish_run(id, level_of(count), count as i64, &first.first, &last.last)
+    writer.finish()
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 pub(super) use block::Entry;
-use block::{key_hash, BlockBuilder, Bloom, BLOCK_ENTRIES};
+use block::{key_hash, BlockBuilder, Bloom, SealedBlock, BLOCK_ENTRIES};
 use merge::settle;
 use read::join;
 pub(crate) use record::{record_backfill, record_new_keys};
@@ -212,7 +212,9 @@ fn entries_holding(
     Ok(found)
 }
 
-/// A run being written, block by block, from entries pushed in key order.
+/// A run being written, block by block: from entries pushed in key order, or from blocks a
+/// commit built beforehand ([`build`]), each written as it comes. The one place a run's rows are
+/// made: its blocks numbered in order, then the run listed with its count, tier and bounds.
 pub(super) struct RunWriter<'s> {
     store: &'s dyn RunStore,
     index: IndexOf<'s>,
@@ -221,6 +223,7 @@ pub(super) struct RunWriter<'s> {
     blocks: i64,
     count: usize,
     min: Option<Vec<u8>>,
+    max: Vec<u8>,
 }
 
 impl<'s> RunWriter<'s> {
@@ -233,21 +236,21 @@ impl<'s> RunWriter<'s> {
             blocks: 0,
             count: 0,
             min: None,
+            max: Vec::new(),
         }
     }
 
     pub(super) fn push(&mut self, key: &[u8], origin: i64) -> Result<()> {
-        self.min.get_or_insert_with(|| key.to_vec());
-        self.count += 1;
         self.block.push(key, origin);
         if self.block.len() == BLOCK_ENTRIES {
-            self.flush()?;
+            let sealed = self.block.sealed();
+            self.write_block(&sealed)?;
         }
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<()> {
-        self.block.seal();
+    /// Writes the next block of the run (its keys follow every block's before it).
+    fn write_block(&mut self, block: &SealedBlock) -> Result<()> {
         let id = match self.run {
             Some(id) => id,
             None => *self.run.insert(self.store.new_run(self.index)?),
@@ -255,25 +258,28 @@ impl<'s> RunWriter<'s> {
         self.store.add_block(&NewBlock {
             run: id,
             block: self.blocks,
-            min_key: &self.block.first,
-            max_key: &self.block.last,
-            bloom: &self.block.bloom(),
-            entries: &self.block.bytes,
+            min_key: &block.first,
+            max_key: &block.last,
+            bloom: &block.bloom,
+            entries: &block.entries,
         })?;
         self.blocks += 1;
-        self.block.clear();
+        self.count += block.len;
+        self.min.get_or_insert_with(|| block.first.clone());
+        self.max.clone_from(&block.last);
         Ok(())
     }
 
     /// The run listed (nothing written when no entry was pushed).
     pub(super) fn finish(mut self) -> Result<()> {
         if self.block.len() > 0 {
-            self.flush()?;
+            let sealed = self.block.sealed();
+            self.write_block(&sealed)?;
         }
         if let (Some(id), Some(min)) = (self.run, &self.min) {
             let count = self.count;
             self.store
-                .finish_run(id, level_of(count), count as i64, min, &self.block.last)?;
+                .finish_run(id, level_of(count), count as i64, min, &self.max)?;
         }
         Ok(())
     }
