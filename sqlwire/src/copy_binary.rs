@@ -95,30 +95,40 @@ impl<'a> Column<'a> {
 }
 
 /// One CopyData a row (the first with the PGCOPY header), or None when a column of `schema` is
-/// not of a type written here.
+/// not of a type written here. A batch's rows are written into one buffer and each message is a
+/// slice of it: a buffer of its own for every row (an allocation and a free for each of 100,000
+/// rows) was about a seventh of the server's samples in a profile of an ADBC read.
 pub(crate) fn rows(schema: &Schema, batches: &[RecordBatch]) -> Option<Vec<CopyData>> {
     let fields = schema.fields().len();
     let mut out = Vec::with_capacity(batches.iter().map(|b| b.num_rows()).sum());
     let mut header = true;
-    let mut row_bytes = Vec::with_capacity(256);
+    let mut ends = Vec::new();
     for batch in batches {
         let columns = batch
             .columns()
             .iter()
             .map(|c| Column::of(c.as_ref()))
             .collect::<Option<Vec<_>>>()?;
+        // A guess (the length words alone), grown as needed.
+        let mut buffer = Vec::with_capacity(batch.num_rows() * (2 + fields * 8) + 19);
+        ends.clear();
         for row in 0..batch.num_rows() {
-            row_bytes.clear();
             if header {
-                row_bytes.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
-                row_bytes.extend_from_slice(&[0; 8]);
+                buffer.extend_from_slice(b"PGCOPY\n\xff\r\n\0");
+                buffer.extend_from_slice(&[0; 8]);
                 header = false;
             }
-            row_bytes.extend_from_slice(&(fields as i16).to_be_bytes());
+            buffer.extend_from_slice(&(fields as i16).to_be_bytes());
             for column in &columns {
-                column.write(row, &mut row_bytes);
+                column.write(row, &mut buffer);
             }
-            out.push(CopyData::new(row_bytes.clone().into()));
+            ends.push(buffer.len());
+        }
+        let buffer = bytes::Bytes::from(buffer);
+        let mut start = 0;
+        for &end in &ends {
+            out.push(CopyData::new(buffer.slice(start..end)));
+            start = end;
         }
     }
     // Columns checked even when no batch holds a row.

@@ -311,7 +311,7 @@ fn copy_to_stdout_writes_text_csv_and_binary_and_nothing_else() {
     );
     let read: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
     assert_eq!(
-        read,
+        read["rows"],
         json!([
             ["north", 10.5],
             ["north", 20.0],
@@ -319,6 +319,16 @@ fn copy_to_stdout_writes_text_csv_and_binary_and_nothing_else() {
             ["west", null]
         ])
     );
+    // As PostgreSQL sends it: the signature, one message a row (header and flags in the first),
+    // then the trailer alone. A row: its count, then each value's length and bytes (-1 for NULL).
+    let raw = &read["raw"];
+    assert_eq!(raw["signature"], "5047434f50590aff0d0a00", "{raw}");
+    assert_eq!(
+        raw["lengths"],
+        json!([19 + 23, 23, 23, 2 + 8 + 4, 2]),
+        "{raw}"
+    );
+    assert_eq!(raw["last"], "ffff", "{raw}");
 }
 
 /// The ADBC PostgreSQL driver with its defaults (`tests/python/pg_adbc.py`): typed Arrow
