@@ -42,6 +42,7 @@ mod rewrite;
 mod roles;
 mod savepoints;
 mod session;
+mod settings;
 mod signin;
 mod statements;
 pub mod tls;

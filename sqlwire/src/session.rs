@@ -86,6 +86,7 @@ impl Checker {
         ctx.register_udf(functions::version());
         ctx.register_udf(functions::expand_array());
         ctx.register_udf(functions::to_regtype());
+        ctx.register_udf(crate::settings::current_setting());
         ctx.register_udf(crate::format_function::udf());
         ctx.register_udf(crate::like_escape::udf());
         ctx.register_udf(crate::pg_types::udf());
