@@ -25,6 +25,7 @@ mod connection;
 mod copy_binary;
 mod copy_out;
 mod ctid;
+mod datetime_formats;
 pub mod errors;
 pub mod figures;
 mod format_function;
