@@ -42,6 +42,7 @@ mod regproc_names;
 mod rewrite;
 mod roles;
 mod savepoints;
+mod search_path;
 mod session;
 mod settings;
 mod signin;

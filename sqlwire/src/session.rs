@@ -177,6 +177,12 @@ impl Checker {
         Ok(rewritten.map_or(Cow::Borrowed(sql), Cow::Owned))
     }
 
+    /// Follows a `SET search_path` of `sql`: unqualified names resolve in its schema from then
+    /// on (see [`crate::search_path`]).
+    pub(crate) fn follow_search_path(&self, open: &Open, sql: &str) {
+        crate::search_path::follow(open.session.context(), sql);
+    }
+
     /// `COPY (query) TO STDOUT`: the query through the gate and the rewrites, run as any
     /// statement (slot, time limit, row cap), its rows written in the copy's format.
     pub(crate) async fn copy_out(
