@@ -162,14 +162,31 @@ fn inspect(s: &crate::support::TestServer, user: &str, password: &str) -> serde_
 }
 
 /// The JSON a client script in `tests/python` prints, given the listener and a subject.
-fn run_script(
+pub(crate) fn run_script(
+    s: &crate::support::TestServer,
+    script: &str,
+    user: &str,
+    password: &str,
+) -> serde_json::Value {
+    run_script_in(
+        &crate::pyarrow_readback::python(),
+        s,
+        script,
+        user,
+        password,
+    )
+}
+
+/// [`run_script`] with the Python of another environment (`.venv-ext`).
+pub(crate) fn run_script_in(
+    python: &str,
     s: &crate::support::TestServer,
     script: &str,
     user: &str,
     password: &str,
 ) -> serde_json::Value {
     let addr = s.pg_addr().unwrap();
-    let out = std::process::Command::new(crate::pyarrow_readback::python())
+    let out = std::process::Command::new(python)
         .arg(format!(
             "{}/tests/python/{script}",
             env!("CARGO_MANIFEST_DIR")
@@ -347,73 +364,4 @@ fn adbcs_driver_reads_typed_columns_with_its_defaults() {
         s.create_client("adbc-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
     let answer = run_script(&s, "pg_adbc.py", &reader, &reader_secret);
     assert_eq!(answer["protected"], "ok [{'s': 100}]", "{answer}");
-}
-
-/// Metabase's sync of a PostgreSQL database (`tests/python/pg_metabase.py`, its driver's
-/// queries): every query answers; the reader sees the tables it may read, with their columns
-/// typed, no key, and read-only privileges (Metabase offers its write actions only on tables
-/// it may write); the PROTECTED table only for its domain's reader.
-#[test]
-fn metabases_sync_queries_answer_with_read_only_tables() {
-    let s = server_with_data(pg_options());
-    let (public, public_secret) = s.create_client("mb-public", &["READ_PUBLIC"]);
-    let answer = run_script(&s, "pg_metabase.py", &public, &public_secret);
-    for (name, rows) in answer.as_object().unwrap() {
-        assert!(rows.is_array(), "{name}: {rows}");
-    }
-    assert_eq!(answer["timezone"], json!([["UTC"]]), "{answer}");
-    assert_eq!(
-        answer["tables"],
-        json!([["travel", "trips", "TABLE", null, null]]),
-        "{answer}"
-    );
-    assert_eq!(
-        answer["privileges"],
-        json!([[null, "travel", "trips", false, true, false, false]]),
-        "{answer}"
-    );
-    let fields: Vec<(String, String, bool)> = answer["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let text = |i: usize| f[i].as_str().unwrap_or_default().to_string();
-            (
-                text(4),
-                format!("{}:{}", text(0), text(1)),
-                f[5] == json!(true),
-            )
-        })
-        .collect();
-    let trips = |c: &str| ("trips".to_string(), c.to_string(), false);
-    assert_eq!(
-        fields,
-        [
-            trips("region:text"),
-            trips("year:int8"),
-            trips("price:float8")
-        ],
-        "{answer}"
-    );
-    let positions: Vec<&serde_json::Value> = answer["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| &f[2])
-        .collect();
-    assert_eq!(positions, [&json!(0), &json!(1), &json!(2)], "{answer}");
-    for none in ["enums", "fks", "indexes"] {
-        assert_eq!(answer[none], json!([]), "{none}: {answer}");
-    }
-
-    let (reader, reader_secret) =
-        s.create_client("mb-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
-    let answer = run_script(&s, "pg_metabase.py", &reader, &reader_secret);
-    let tables: Vec<&str> = answer["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t[1].as_str().unwrap())
-        .collect();
-    assert_eq!(tables, ["payroll", "trips"], "{answer}");
 }
