@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
-use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::catalog::{CatalogProviderList, SchemaProvider, TableProvider};
 use datafusion::common::{Column, ScalarValue, TableReference};
 use datafusion::datasource::empty::EmptyTable;
 use datafusion::datasource::{provider_as_source, ViewTable};
@@ -142,9 +142,13 @@ pub(crate) const EMPTY: &[&str] = &[
     "pg_event_trigger",
 ];
 
-/// Registers the emulation's `pg_catalog` in `database` for `role`, behind [`EmptiedTables`].
+/// Registers the emulation's `pg_catalog` in `database` for `role`, behind [`EmptiedTables`],
+/// over the session's tables as the catalogue describes them ([`crate::described`]).
 pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> Result<(), String> {
-    setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())?;
+    let (set_up, described) = crate::described::describing(ctx, || {
+        setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())
+    });
+    set_up?;
     let catalog = ctx
         .catalog(database)
         .ok_or_else(|| format!("no catalog {database}"))?;
@@ -152,8 +156,13 @@ pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> 
         .schema("pg_catalog")
         .ok_or_else(|| "no pg_catalog schema".to_string())?;
     let databases = ctx.catalog_names();
+    let emptied = EmptiedTables {
+        inner,
+        databases,
+        described,
+    };
     catalog
-        .register_schema("pg_catalog", Arc::new(EmptiedTables { inner, databases }))
+        .register_schema("pg_catalog", Arc::new(emptied))
         .map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -164,6 +173,8 @@ struct EmptiedTables {
     inner: Arc<dyn SchemaProvider>,
     /// The session's databases (the layers): `pg_database` lists only these.
     databases: Vec<String>,
+    /// The session's tables as the catalogue describes them, for [`crate::described::COLUMNS`].
+    described: Arc<dyn CatalogProviderList>,
 }
 
 #[async_trait]
@@ -178,6 +189,9 @@ impl SchemaProvider for EmptiedTables {
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
         if let Some(view) = constraint_view(name) {
             return Ok(Some(view));
+        }
+        if name == crate::described::COLUMNS {
+            return crate::described::columns(&self.described).await;
         }
         if name.eq_ignore_ascii_case("pg_indexes") {
             let text = |n: &str| Field::new(n, DataType::Utf8, true);
@@ -218,6 +232,7 @@ impl SchemaProvider for EmptiedTables {
         self.inner.table_exist(name)
             || ADDED.contains(&name.to_ascii_lowercase().as_str())
             || constraint_view(name).is_some()
+            || name == crate::described::COLUMNS
     }
 }
 

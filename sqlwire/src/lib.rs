@@ -26,6 +26,7 @@ mod copy_binary;
 mod copy_out;
 mod ctid;
 mod datetime_formats;
+mod described;
 pub mod errors;
 pub mod figures;
 mod format_function;

@@ -30,8 +30,13 @@ fn psqls_meta_commands_describe_what_the_subject_may_read() {
     let r = |c: &str| meta(&s, &reader, &reader_secret, c);
 
     // `\d table`: its columns with PostgreSQL's types (psql -At: name|type|collation|...).
+    // Nullable as the dataset's schema says: `region` and `year` do not allow null.
     let described = p("\\d travel.trips");
-    for column in ["price|double precision|", "region|text|", "year|bigint|"] {
+    for column in [
+        "region|text||not null|\n",
+        "year|bigint||not null|\n",
+        "price|double precision|||\n",
+    ] {
         assert!(described.contains(column), "{described}");
     }
     let verbose = p("\\d+ travel.trips");
@@ -228,13 +233,13 @@ fn sqlalchemys_inspector_reflects_schemas_tables_and_columns() {
     // Each reflection Superset's dataset creation and "sync columns" call answers: the columns
     // with PostgreSQL's types, and no key, index, constraint or comment.
     let trips = &answer["reflected"]["travel.trips"];
-    let column = |name: &str, t: &str| json!({"name": name, "type": t, "nullable": true, "default": null, "comment": null});
+    let column = |name: &str, t: &str, nullable: bool| json!({"name": name, "type": t, "nullable": nullable, "default": null, "comment": null});
     assert_eq!(
         trips["columns"],
         json!([
-            column("region", "TEXT"),
-            column("year", "BIGINT"),
-            column("price", "DOUBLE PRECISION")
+            column("region", "TEXT", false),
+            column("year", "BIGINT", false),
+            column("price", "DOUBLE PRECISION", true)
         ]),
         "{answer}"
     );
@@ -261,8 +266,8 @@ fn sqlalchemys_inspector_reflects_schemas_tables_and_columns() {
     assert_eq!(answer["tables"]["secret"], json!(["payroll"]), "{answer}");
     let salary = &answer["reflected"]["secret.payroll"]["columns"][0];
     assert_eq!(
-        (&salary["name"], &salary["type"]),
-        (&json!("salary"), &json!("BIGINT")),
+        (&salary["name"], &salary["type"], &salary["nullable"]),
+        (&json!("salary"), &json!("BIGINT"), &json!(false)),
         "{answer}"
     );
 }

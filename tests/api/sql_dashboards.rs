@@ -58,6 +58,18 @@ fn metabases_sync_queries_answer_with_read_only_tables() {
         ],
         "{answer}"
     );
+    // "database-required": a column the dataset's schema does not allow null in (no default).
+    let required: Vec<&Value> = answer["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f[7])
+        .collect();
+    assert_eq!(
+        required,
+        [&json!(true), &json!(true), &json!(false)],
+        "{answer}"
+    );
     let positions: Vec<&serde_json::Value> = answer["fields"]
         .as_array()
         .unwrap()
@@ -162,8 +174,8 @@ fn check_public(how: &str, answer: &Value, total: &Value) {
         ["has_table", "pk", "foreign_keys", "indexes", "comment"].map(|k| orders[k].clone());
     assert_eq!(found, none, "{how}: {answer}");
     let expected = json!([
-        ["order_date", "DATE", true],
-        ["region", "TEXT", true],
+        ["order_date", "DATE", false],
+        ["region", "TEXT", false],
         ["amount", "DOUBLE PRECISION", true],
         ["qty", "BIGINT", true]
     ]);
@@ -274,7 +286,7 @@ fn supersets_connection_check_datasets_and_charts_answer_through_both_drivers() 
             json!(["payroll"]),
             "{how}: {answer}"
         );
-        let salary = json!([["salary", "BIGINT", true]]);
+        let salary = json!([["salary", "BIGINT", false]]);
         assert_eq!(
             columns(&answer, "secret.payroll", "columns"),
             salary,
