@@ -8,18 +8,21 @@
 //! `postgres` extension on attach) then find none, as they would for a table without any.
 //! For the same reason the view `pg_indexes`, which the emulation lacks (DuckDB's `postgres`
 //! extension lists indexes from it on attach), is here with no rows.
+//!
+//! Three tables are views over the emulation's: `pg_database` (the session's databases only),
+//! `pg_class` (with `reloptions`), `pg_settings` ([`crate::settings`]).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::{SchemaProvider, TableProvider};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::catalog::{CatalogProviderList, SchemaProvider, TableProvider};
+use datafusion::common::{Column, ScalarValue, TableReference};
 use datafusion::datasource::empty::EmptyTable;
-use datafusion::datasource::{provider_as_source, MemTable, ViewTable};
+use datafusion::datasource::{provider_as_source, ViewTable};
 use datafusion::error::Result as DfResult;
-use datafusion::logical_expr::{col, lit, LogicalPlanBuilder};
+use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
     Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitMut, VisitorMut,
@@ -139,9 +142,13 @@ pub(crate) const EMPTY: &[&str] = &[
     "pg_event_trigger",
 ];
 
-/// Registers the emulation's `pg_catalog` in `database` for `role`, behind [`EmptiedTables`].
+/// Registers the emulation's `pg_catalog` in `database` for `role`, behind [`EmptiedTables`],
+/// over the session's tables as the catalogue describes them ([`crate::described`]).
 pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> Result<(), String> {
-    setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())?;
+    let (set_up, described) = crate::described::describing(ctx, || {
+        setup_pg_catalog(ctx, database, role).map_err(|e| e.to_string())
+    });
+    set_up?;
     let catalog = ctx
         .catalog(database)
         .ok_or_else(|| format!("no catalog {database}"))?;
@@ -149,8 +156,13 @@ pub(crate) fn setup(ctx: &SessionContext, database: &str, role: SubjectRole) -> 
         .schema("pg_catalog")
         .ok_or_else(|| "no pg_catalog schema".to_string())?;
     let databases = ctx.catalog_names();
+    let emptied = EmptiedTables {
+        inner,
+        databases,
+        described,
+    };
     catalog
-        .register_schema("pg_catalog", Arc::new(EmptiedTables { inner, databases }))
+        .register_schema("pg_catalog", Arc::new(emptied))
         .map_err(|e| e.to_string())?;
     Ok(())
 }
@@ -161,6 +173,8 @@ struct EmptiedTables {
     inner: Arc<dyn SchemaProvider>,
     /// The session's databases (the layers): `pg_database` lists only these.
     databases: Vec<String>,
+    /// The session's tables as the catalogue describes them, for [`crate::described::COLUMNS`].
+    described: Arc<dyn CatalogProviderList>,
 }
 
 #[async_trait]
@@ -175,6 +189,9 @@ impl SchemaProvider for EmptiedTables {
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
         if let Some(view) = constraint_view(name) {
             return Ok(Some(view));
+        }
+        if name == crate::described::COLUMNS {
+            return crate::described::columns(&self.described).await;
         }
         if name.eq_ignore_ascii_case("pg_indexes") {
             let text = |n: &str| Field::new(n, DataType::Utf8, true);
@@ -195,7 +212,12 @@ impl SchemaProvider for EmptiedTables {
         }
         if name.eq_ignore_ascii_case("pg_settings") {
             if let Some(table) = self.inner.table(name).await? {
-                return Ok(Some(settings(table.schema())?));
+                return Ok(Some(crate::settings::table(table.schema())?));
+            }
+        }
+        if name.eq_ignore_ascii_case("pg_class") {
+            if let Some(table) = self.inner.table(name).await? {
+                return Ok(Some(with_storage_options(table)?));
             }
         }
         let table = self.inner.table(name).await?;
@@ -210,7 +232,16 @@ impl SchemaProvider for EmptiedTables {
         self.inner.table_exist(name)
             || ADDED.contains(&name.to_ascii_lowercase().as_str())
             || constraint_view(name).is_some()
+            || name == crate::described::COLUMNS
     }
+}
+
+/// A scan of the emulation's `pg_catalog.<name>`, for a view over it. Named with its schema:
+/// a prepared statement's plan, the view inlined, is checked table by table before it runs
+/// (`still_readable`), and `pg_database` alone was looked for in `public` and refused (42501).
+fn scan(name: &str, table: Arc<dyn TableProvider>) -> DfResult<LogicalPlanBuilder> {
+    let name = TableReference::partial("pg_catalog", name);
+    LogicalPlanBuilder::scan(name, provider_as_source(table), None)
 }
 
 /// `pg_database` without the `postgres` database the emulation always lists: a session here is
@@ -221,31 +252,28 @@ fn only_databases(
     databases: &[String],
 ) -> DfResult<Arc<dyn TableProvider>> {
     let listed = databases.iter().map(|d| lit(d.as_str())).collect();
-    let plan = LogicalPlanBuilder::scan("pg_database", provider_as_source(table), None)?
+    let plan = scan("pg_database", table)?
         .filter(col("datname").in_list(listed, false))?
         .build()?;
     Ok(Arc::new(ViewTable::new(plan, None)))
 }
 
-/// `pg_settings` with the settings clients read from it: the emulation's one
-/// (`standard_conforming_strings`) and `max_index_keys`, PostgreSQL's compiled-in 32, which the
-/// JDBC driver reads before `getImportedKeys` and `getExportedKeys` (DBeaver, Metabase).
-fn settings(schema: SchemaRef) -> DfResult<Arc<dyn TableProvider>> {
-    let rows = [
-        ("standard_conforming_strings", "on"),
-        ("max_index_keys", "32"),
-    ];
-    let columns = schema
+/// `pg_class` with `reloptions` (a table's storage options, `text[]`), which the emulation
+/// lacks: SQLAlchemy 2's table reflection reads it (`get_multi_table_options`, which Superset's
+/// dataset creation calls through `Table(..., autoload_with=engine)`). No dataset has storage
+/// options, so it is NULL in every row, as in PostgreSQL for a table without any.
+fn with_storage_options(table: Arc<dyn TableProvider>) -> DfResult<Arc<dyn TableProvider>> {
+    let text = Arc::new(Field::new_list_field(DataType::Utf8, true));
+    let none = ScalarValue::try_from(DataType::List(text))?;
+    let mut columns: Vec<Expr> = table
+        .schema()
         .fields()
         .iter()
-        .map(|f| match f.name().as_str() {
-            "name" => Arc::new(StringArray::from_iter_values(rows.map(|r| r.0))) as ArrayRef,
-            "setting" => Arc::new(StringArray::from_iter_values(rows.map(|r| r.1))),
-            _ => new_null_array(f.data_type(), rows.len()),
-        })
+        .map(|f| col(Column::from_name(f.name())))
         .collect();
-    let batch = RecordBatch::try_new(schema.clone(), columns)?;
-    Ok(Arc::new(MemTable::try_new(schema, vec![vec![batch]])?))
+    columns.push(lit(none).alias("reloptions"));
+    let plan = scan("pg_class", table)?.project(columns)?.build()?;
+    Ok(Arc::new(ViewTable::new(plan, None)))
 }
 
 /// Qualifies an unqualified [`ADDED`] view with `pg_catalog`, as PostgreSQL's search path
@@ -291,3 +319,7 @@ pub(crate) fn qualify_added(statements: &mut Vec<Statement>) -> bool {
     let _ = statements.visit(&mut qualify);
     qualify.0
 }
+
+#[cfg(test)]
+#[path = "catalogue_tables_tests.rs"]
+mod tests;

@@ -3,7 +3,8 @@
 //! extension with `pg_use_information_schema_introspection`, SQLAlchemy, Superset) map a name
 //! they do not know to text, and then cannot `sum` a number. The rewrite ([`crate::rewrite`])
 //! reads the view through [`columns_view`], whose `data_type` and `udt_name` pass through
-//! [`udf`].
+//! [`udf`], and whose rows come from the session's tables as the catalogue describes them
+//! ([`crate::described`]: `is_nullable` is `NO` for a column its dataset does not allow null in).
 
 use std::ops::ControlFlow;
 use std::str::FromStr;
@@ -69,7 +70,10 @@ impl VisitorMut for ColumnsView {
         if !parts.ends_with(&["information_schema".to_string(), "columns".to_string()]) {
             return ControlFlow::Continue(());
         }
-        let sql = format!("SELECT * FROM ({VIEW} FROM {name}) AS columns");
+        // Every database's columns, as DataFusion's `information_schema` lists them, each
+        // nullable or not as its dataset's schema says (see `crate::described`).
+        let columns = crate::described::COLUMNS;
+        let sql = format!("SELECT * FROM ({VIEW} FROM pg_catalog.{columns}) AS columns");
         let Ok(mut parsed) = Parser::parse_sql(&PostgreSqlDialect {}, &sql) else {
             return ControlFlow::Continue(());
         };
@@ -172,7 +176,7 @@ mod tests {
             "{out}"
         );
         assert!(
-            out.contains("FROM \"default\".information_schema.columns) AS c, t"),
+            out.contains("FROM pg_catalog.rapid_described_columns) AS c, t"),
             "{out}"
         );
         let mut other =

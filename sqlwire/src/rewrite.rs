@@ -48,6 +48,7 @@ pub(crate) fn for_datafusion(
     changed |= like_escapes(&mut statements);
     changed |= regproc_names::compare_as_names(&mut statements);
     changed |= pg_types::columns_view(&mut statements);
+    changed |= crate::datetime_formats::chrono_patterns(&mut statements);
     changed |= name_as_written(&mut statements);
     changed |= ctid::ranges(&mut statements);
     changed |= case_lookups::fold(&mut statements);

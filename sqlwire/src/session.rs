@@ -86,6 +86,7 @@ impl Checker {
         ctx.register_udf(functions::version());
         ctx.register_udf(functions::expand_array());
         ctx.register_udf(functions::to_regtype());
+        ctx.register_udf(crate::settings::current_setting());
         ctx.register_udf(crate::format_function::udf());
         ctx.register_udf(crate::like_escape::udf());
         ctx.register_udf(crate::pg_types::udf());
@@ -174,6 +175,12 @@ impl Checker {
         }
         let rewritten = rewrite::for_datafusion(sql, &library, &statements);
         Ok(rewritten.map_or(Cow::Borrowed(sql), Cow::Owned))
+    }
+
+    /// Follows a `SET search_path` of `sql`: unqualified names resolve in its schema from then
+    /// on (see [`crate::search_path`]).
+    pub(crate) fn follow_search_path(&self, open: &Open, sql: &str) {
+        crate::search_path::follow(open.session.context(), sql);
     }
 
     /// `COPY (query) TO STDOUT`: the query through the gate and the rewrites, run as any

@@ -54,6 +54,7 @@ impl SimpleQueryHandler for Statements {
                 return self.checker.copy_out(open, copy).await;
             }
             let query = self.checker.check_read_only(open, query)?;
+            self.checker.follow_search_path(open, &query);
             let work = SimpleQueryHandler::do_query(open.service.as_ref(), client, &query);
             self.checker.limited(open, work).await
         }
@@ -99,6 +100,8 @@ impl ExtendedQueryHandler for Statements {
             if let (_, Some((_, plan))) = &portal.statement.statement {
                 self.checker.still_readable(open, plan)?;
             }
+            self.checker
+                .follow_search_path(open, &portal.statement.statement.0);
             let service = open.service.as_ref();
             let work = async move {
                 ExtendedQueryHandler::do_query(service, client, portal, max_rows)

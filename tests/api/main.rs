@@ -70,6 +70,7 @@ mod signin_throttle;
 mod sql;
 mod sql_catalogues;
 mod sql_clients;
+mod sql_dashboards;
 mod sql_floods;
 mod sql_subqueries;
 mod sql_wire;

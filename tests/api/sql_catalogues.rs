@@ -30,8 +30,13 @@ fn psqls_meta_commands_describe_what_the_subject_may_read() {
     let r = |c: &str| meta(&s, &reader, &reader_secret, c);
 
     // `\d table`: its columns with PostgreSQL's types (psql -At: name|type|collation|...).
+    // Nullable as the dataset's schema says: `region` and `year` do not allow null.
     let described = p("\\d travel.trips");
-    for column in ["price|double precision|", "region|text|", "year|bigint|"] {
+    for column in [
+        "region|text||not null|\n",
+        "year|bigint||not null|\n",
+        "price|double precision|||\n",
+    ] {
         assert!(described.contains(column), "{described}");
     }
     let verbose = p("\\d+ travel.trips");
@@ -162,14 +167,31 @@ fn inspect(s: &crate::support::TestServer, user: &str, password: &str) -> serde_
 }
 
 /// The JSON a client script in `tests/python` prints, given the listener and a subject.
-fn run_script(
+pub(crate) fn run_script(
+    s: &crate::support::TestServer,
+    script: &str,
+    user: &str,
+    password: &str,
+) -> serde_json::Value {
+    run_script_in(
+        &crate::pyarrow_readback::python(),
+        s,
+        script,
+        user,
+        password,
+    )
+}
+
+/// [`run_script`] with the Python of another environment (`.venv-ext`).
+pub(crate) fn run_script_in(
+    python: &str,
     s: &crate::support::TestServer,
     script: &str,
     user: &str,
     password: &str,
 ) -> serde_json::Value {
     let addr = s.pg_addr().unwrap();
-    let out = std::process::Command::new(crate::pyarrow_readback::python())
+    let out = std::process::Command::new(python)
         .arg(format!(
             "{}/tests/python/{script}",
             env!("CARGO_MANIFEST_DIR")
@@ -211,13 +233,13 @@ fn sqlalchemys_inspector_reflects_schemas_tables_and_columns() {
     // Each reflection Superset's dataset creation and "sync columns" call answers: the columns
     // with PostgreSQL's types, and no key, index, constraint or comment.
     let trips = &answer["reflected"]["travel.trips"];
-    let column = |name: &str, t: &str| json!({"name": name, "type": t, "nullable": true, "default": null, "comment": null});
+    let column = |name: &str, t: &str, nullable: bool| json!({"name": name, "type": t, "nullable": nullable, "default": null, "comment": null});
     assert_eq!(
         trips["columns"],
         json!([
-            column("region", "TEXT"),
-            column("year", "BIGINT"),
-            column("price", "DOUBLE PRECISION")
+            column("region", "TEXT", false),
+            column("year", "BIGINT", false),
+            column("price", "DOUBLE PRECISION", true)
         ]),
         "{answer}"
     );
@@ -244,8 +266,8 @@ fn sqlalchemys_inspector_reflects_schemas_tables_and_columns() {
     assert_eq!(answer["tables"]["secret"], json!(["payroll"]), "{answer}");
     let salary = &answer["reflected"]["secret.payroll"]["columns"][0];
     assert_eq!(
-        (&salary["name"], &salary["type"]),
-        (&json!("salary"), &json!("BIGINT")),
+        (&salary["name"], &salary["type"], &salary["nullable"]),
+        (&json!("salary"), &json!("BIGINT"), &json!(false)),
         "{answer}"
     );
 }
@@ -357,73 +379,4 @@ fn adbcs_driver_reads_typed_columns_with_its_defaults() {
         s.create_client("adbc-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
     let answer = run_script(&s, "pg_adbc.py", &reader, &reader_secret);
     assert_eq!(answer["protected"], "ok [{'s': 100}]", "{answer}");
-}
-
-/// Metabase's sync of a PostgreSQL database (`tests/python/pg_metabase.py`, its driver's
-/// queries): every query answers; the reader sees the tables it may read, with their columns
-/// typed, no key, and read-only privileges (Metabase offers its write actions only on tables
-/// it may write); the PROTECTED table only for its domain's reader.
-#[test]
-fn metabases_sync_queries_answer_with_read_only_tables() {
-    let s = server_with_data(pg_options());
-    let (public, public_secret) = s.create_client("mb-public", &["READ_PUBLIC"]);
-    let answer = run_script(&s, "pg_metabase.py", &public, &public_secret);
-    for (name, rows) in answer.as_object().unwrap() {
-        assert!(rows.is_array(), "{name}: {rows}");
-    }
-    assert_eq!(answer["timezone"], json!([["UTC"]]), "{answer}");
-    assert_eq!(
-        answer["tables"],
-        json!([["travel", "trips", "TABLE", null, null]]),
-        "{answer}"
-    );
-    assert_eq!(
-        answer["privileges"],
-        json!([[null, "travel", "trips", false, true, false, false]]),
-        "{answer}"
-    );
-    let fields: Vec<(String, String, bool)> = answer["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            let text = |i: usize| f[i].as_str().unwrap_or_default().to_string();
-            (
-                text(4),
-                format!("{}:{}", text(0), text(1)),
-                f[5] == json!(true),
-            )
-        })
-        .collect();
-    let trips = |c: &str| ("trips".to_string(), c.to_string(), false);
-    assert_eq!(
-        fields,
-        [
-            trips("region:text"),
-            trips("year:int8"),
-            trips("price:float8")
-        ],
-        "{answer}"
-    );
-    let positions: Vec<&serde_json::Value> = answer["fields"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| &f[2])
-        .collect();
-    assert_eq!(positions, [&json!(0), &json!(1), &json!(2)], "{answer}");
-    for none in ["enums", "fks", "indexes"] {
-        assert_eq!(answer[none], json!([]), "{none}: {answer}");
-    }
-
-    let (reader, reader_secret) =
-        s.create_client("mb-protected", &["READ_PUBLIC", "READ_PROTECTED_SECRET"]);
-    let answer = run_script(&s, "pg_metabase.py", &reader, &reader_secret);
-    let tables: Vec<&str> = answer["tables"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t[1].as_str().unwrap())
-        .collect();
-    assert_eq!(tables, ["payroll", "trips"], "{answer}");
 }

@@ -47,7 +47,7 @@ public class JdbcClient {
             record("tables", () -> column(md.getTables(null, null, "%", new String[] {"TABLE", "VIEW"}),
                     "TABLE_SCHEM", "TABLE_NAME"));
             record("columns", () -> column(md.getColumns(null, "travel", "trips", "%"),
-                    "COLUMN_NAME", "TYPE_NAME"));
+                    "COLUMN_NAME", "TYPE_NAME", "IS_NULLABLE"));
             record("primary_keys", () -> column(md.getPrimaryKeys(null, "travel", "trips"), "COLUMN_NAME"));
             // What DBeaver's table view and Metabase's sync call next: keys and indexes.
             record("imported_keys", () -> column(md.getImportedKeys(null, "travel", "trips"), "FKCOLUMN_NAME"));

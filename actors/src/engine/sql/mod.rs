@@ -22,6 +22,7 @@ use crate::query::sql::{collect_capped, partition_streams, plan};
 use crate::query::QueryKind;
 
 pub use crate::query::sql::name_as_written;
+pub use crate::query::sql::not_null_columns;
 pub use crate::query::sql::rules::{within_row_cap, Admitted, TimedOut, TooManyRows, ROWS_ASKED};
 pub use crate::query::sql::statement::Refused;
 pub use crate::query::sql::tables::live_sessions;

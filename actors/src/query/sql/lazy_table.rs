@@ -150,6 +150,24 @@ impl TableProvider for LazyTable {
     }
 }
 
+/// The columns of a dataset's table that hold no NULL: those its schema version does not allow
+/// null in (every row was checked against it on upload), unless the subject's policy masks the
+/// column to NULL. None for a table that is not a dataset's. The table's Arrow schema says every
+/// column is nullable (the Parquet files' fields are), so the PostgreSQL front's catalogue
+/// (`pg_attribute.attnotnull`, `information_schema.columns.is_nullable`) asks here.
+pub fn not_null_columns(table: &dyn TableProvider) -> Option<Vec<String>> {
+    let table = (table as &dyn std::any::Any).downcast_ref::<LazyTable>()?;
+    let masked_to_null = |name: &str| {
+        matches!(
+            table.policy.masks.get(name),
+            Some(crate::query::policy::Mask::Null)
+        )
+    };
+    let columns = table.schema.columns().iter();
+    let not_null = columns.filter(|c| !c.allow_null && !masked_to_null(&c.name));
+    Some(not_null.map(|c| c.name.clone()).collect())
+}
+
 /// What a large statement's result link is bound to (see `engine::result_links`): each dataset
 /// version `plan` scans, once, with the fingerprint of the policy it was read under, as
 /// `-{layer}.{domain}.{dataset}.{version}.{fingerprint in hex}`, and `-_system` when it reads the

@@ -21,6 +21,7 @@ pub(crate) mod run;
 pub(crate) mod statement;
 pub(crate) mod tables;
 
+pub use lazy_table::not_null_columns;
 pub use naming::name_as_written;
 pub(crate) use rules::{admit, still_readable, Admitted};
 pub(crate) use run::{collect_capped, partition_streams, plan};

@@ -203,3 +203,56 @@ async fn a_statement_reads_the_schemas_of_the_tables_it_names_only() {
     }
     assert_eq!(made(), 1);
 }
+
+/// `default/sales/people`: `id` and `name` not nullable, `note` nullable; `name` masked to NULL
+/// for everyone.
+fn with_people(lake: &Lake) -> DatasetRecord {
+    let schema: Schema = serde_json::from_value(json!({
+        "metadata": {"domain": "sales", "dataset": "people", "sensitivity": "PUBLIC",
+                     "owners": [{"name": "T", "email": "t@example.com"}]},
+        "columns": [
+            {"name": "id", "data_type": "int", "allow_null": false},
+            {"name": "name", "data_type": "string", "allow_null": false},
+            {"name": "note", "data_type": "string", "allow_null": true}
+        ]
+    }))
+    .unwrap();
+    let layers = vec!["default".to_string()];
+    let protected = ["secret".to_string()].into_iter().collect();
+    let ctx = SchemaContext {
+        layers: &layers,
+        protected_domains: &protected,
+    };
+    let mut schema = validate(&schema, &ctx).unwrap();
+    schema.set_version(1);
+    let key = DatasetKey::new("default", "sales", "people");
+    let v1 = stored_version(&schema).unwrap();
+    let catalog = &lake.catalog;
+    catalog
+        .create_dataset(&key, "people", Sensitivity::Public, &v1)
+        .unwrap();
+    let record = catalog.find_dataset(&key).unwrap().unwrap();
+    let mask = r#"{"column_masks": [{"column": "name", "mask": "null", "applies_to": ["*"]}]}"#;
+    assert!(catalog.put_policy(record.id, 1, mask).unwrap());
+    record
+}
+
+#[tokio::test]
+async fn a_tables_not_null_columns_are_those_its_schema_refuses_null_in_and_not_masked_to_null() {
+    let lake = lake();
+    let people = with_people(&lake);
+    let tables = SqlTables::new(
+        (lake.catalog.clone(), lake.storage.clone()),
+        Arc::default(),
+        "datafusion",
+    );
+    tables.refresh(&subject(&["READ_ALL"])).unwrap();
+    let table = tables.table(&people, 1, AsOf::Latest).unwrap().unwrap();
+    let not_null = super::super::not_null_columns(table.as_ref());
+    assert_eq!(not_null, Some(vec!["id".to_string()]));
+    // The table's own schema stays nullable: reads are as before.
+    assert!(table.schema().fields().iter().all(|f| f.is_nullable()));
+    // Another table than a dataset's: none known.
+    let other = datafusion::datasource::empty::EmptyTable::new(table.schema());
+    assert_eq!(super::super::not_null_columns(&other), None);
+}
