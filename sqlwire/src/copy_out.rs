@@ -188,16 +188,12 @@ pub(crate) fn response(
             out.push(Ok(encoder.take_copy()));
         }
     }
-    if copy.kind == Kind::Binary {
-        // Binary with no row: the header the encoder writes with the first row, alone.
-        if out.is_empty() {
-            let mut header = b"PGCOPY\n\xff\r\n\0".to_vec();
-            header.extend_from_slice(&[0; 8]);
-            out.push(Ok(CopyData::new(header.into())));
-        }
-        // The file trailer (a field count of -1) in a message of its own, as PostgreSQL ends a
-        // binary copy: a copy saved to a file is then whole.
-        out.push(Ok(CopyData::new(vec![0xff, 0xff].into())));
+    // Binary with no row: the header the encoder writes with the first row, alone. (The -1
+    // trailer is the library's: `CopyResponse::new` appends it to a binary copy.)
+    if copy.kind == Kind::Binary && out.is_empty() {
+        let mut header = b"PGCOPY\n\xff\r\n\0".to_vec();
+        header.extend_from_slice(&[0; 8]);
+        out.push(Ok(CopyData::new(header.into())));
     }
     let format = i8::from(copy.kind == Kind::Binary);
     let stream = futures_util::stream::iter(out);

@@ -48,6 +48,7 @@ mod policies;
 mod policy_conformance;
 mod policy_fronts;
 mod policy_links;
+mod policy_partitions;
 mod policy_probes;
 mod policy_views;
 mod profiles;

@@ -190,12 +190,20 @@ impl TableProvider for PolicyTable {
         let full = self.inner.schema();
         let full_df = DFSchema::try_from(full.as_ref().clone())?;
         let filters = self.filters(state, &full_df)?;
+        // A row filter on partition columns only is applied whole by the files kept below
+        // (each file holds one partition value, and a file is kept only where the filter is
+        // true for it): it needs no evaluation per row, nor its columns read.
+        let per_row: Vec<Expr> = filters
+            .iter()
+            .filter(|f| f.is_volatile() || !self.inner.is_partition_filter(f))
+            .cloned()
+            .collect();
         let shown: Vec<usize> = match projection {
             Some(p) => p.clone(),
             None => (0..full.fields().len()).collect(),
         };
         let mut read: BTreeSet<usize> = shown.iter().copied().collect();
-        for f in &filters {
+        for f in &per_row {
             for c in f.column_refs() {
                 read.insert(full.index_of(&c.name)?);
             }
@@ -213,7 +221,7 @@ impl TableProvider for PolicyTable {
         );
         let mut plan = self.inner.scan(state, Some(&read), &skipping, None).await?;
         let read_df = DFSchema::try_from(plan.schema().as_ref().clone())?;
-        if let Some(predicate) = conjunction(filters) {
+        if let Some(predicate) = conjunction(per_row) {
             let predicate = state.create_physical_expr(predicate, &read_df)?;
             plan = Arc::new(FilterExec::try_new(predicate, plan)?);
         }

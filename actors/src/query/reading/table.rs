@@ -111,7 +111,9 @@ impl ManifestTable {
         })
     }
 
-    fn is_partition_filter(&self, expr: &Expr) -> bool {
+    /// Whether `expr` reads partition columns only: such a filter is answered exactly by the
+    /// files a scan keeps ([`Self::prune_by_partition`]).
+    pub(super) fn is_partition_filter(&self, expr: &Expr) -> bool {
         let columns = expr.column_refs();
         !columns.is_empty()
             && columns
