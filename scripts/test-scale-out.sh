@@ -2,14 +2,16 @@
 # Two rapid-rs nodes on one PostgreSQL catalog and one S3 bucket (Garage), behind nginx, all on
 # loopback (issue 18's acceptance run; docs/scale-out.md has the figures it prints):
 #   1. the rAPId SDK journey through the balancer;
-#   2. `rapid-rs bench`: 200 concurrent uploads to one dataset spread over both nodes, every
+#   2. `rapid-rs bench`: 200 concurrent uploads (SCALE_UPLOADS) to one dataset spread over both nodes, every
 #      accepted row stored exactly once; then the same load against one node, for the figures;
 #   3. kill -9 of one node during uploads: no half-committed data (bench's exactly-once check),
 #      its jobs FAILED within the lease, the other node keeps serving;
 #   4. DuckDB (its delta and httpfs extensions, from PyPI) reads the dataset's Delta table in the
 #      bucket (delta_scan, through the Delta log) and counts the rows the service counts.
 # Installs what it needs (PostgreSQL, Garage, nginx, a DuckDB venv) on first use.
-#   scripts/test-scale-out.sh            (RAPID_BIN=path to use a built binary)
+#   scripts/test-scale-out.sh            (RAPID_BIN=path to use a built binary; SCALE_UPLOADS=N
+#                                        for N concurrent uploads in step 2 instead of 200:
+#                                        scripts/test.sh runs 50, about 80 s less in a debug build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${RAPID_BIN:-}" ]; then
@@ -85,14 +87,15 @@ bench() {  # bench URL DATASETS-NAME-SEED ARGS...
 }
 figure() { .venv/bin/python -c 'import json,sys; r=json.load(open(sys.argv[1])); print("   %d of %d files stored, %d rows in %.1f s: %.0f rows/s; exactly once: %s; %d poll(s)/count(s) retried" % (r["files_stored"], r["files"], r["rows_stored"], r["seconds"], r["rows_per_second"], r["exactly_once"], r["retries"]))' "$1"; }
 
-say "2. 200 concurrent uploads to one dataset through the balancer"
-bench "$BALANCER" --uploaders 200 --files 200 --rows 2000 --seed 11 >"$work/two.json"
+UPLOADS="${SCALE_UPLOADS:-200}"
+say "2. $UPLOADS concurrent uploads to one dataset through the balancer"
+bench "$BALANCER" --uploaders "$UPLOADS" --files "$UPLOADS" --rows 2000 --seed 11 >"$work/two.json"
 figure "$work/two.json"
 for n in a b; do
   echo "   node $n received $(grep -c "^${node_addr[$n]} POST /api/datasets/default/bench/" "$NGINX_DIR/access.log" || true) of the uploads"
 done
 say "   the same load against node a alone"
-bench "http://${node_addr[a]}/api" --uploaders 200 --files 200 --rows 2000 --seed 12 >"$work/one.json"
+bench "http://${node_addr[a]}/api" --uploaders "$UPLOADS" --files "$UPLOADS" --rows 2000 --seed 12 >"$work/one.json"
 figure "$work/one.json"
 
 # One admin token (issued by node a, valid on every node: the signing key is shared).

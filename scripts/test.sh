@@ -124,4 +124,4 @@ step "OpenAPI conformance (schemathesis)" env RAPID_BIN="$BIN" scripts/test-open
 step "Web pages in headless Chromium (tests/browser)" env RAPID_BIN="$BIN" scripts/test-browser.sh
 step "systemd unit (systemd-analyze verify)" scripts/verify-systemd.sh
 step "Scale-out: two nodes, PostgreSQL catalog, S3 bucket, nginx (scripts/test-scale-out.sh)" \
-  scripts/test-scale-out.sh
+  env SCALE_UPLOADS=50 scripts/test-scale-out.sh

@@ -76,6 +76,33 @@ impl EffectivePolicy {
     pub fn is_none(&self) -> bool {
         self.filters.is_empty() && self.masks.is_empty()
     }
+
+    /// Everything the table's plan depends on, written out (empty when nothing applies): a
+    /// kept plan is reused only under an equal text, never on a fingerprint's say-so, so two
+    /// subjects' filters can never share a plan by a hash collision.
+    pub fn plan_text(&self) -> String {
+        if self.is_none() {
+            return String::new();
+        }
+        let mut masks: Vec<String> = self
+            .masks
+            .iter()
+            .map(|(c, m)| format!("{c}:{m:?}"))
+            .collect();
+        masks.sort();
+        let key: String = match self.masks.values().any(|m| *m == Mask::Hash) {
+            true => self.hash_key.iter().map(|b| format!("{b:02x}")).collect(),
+            false => String::new(),
+        };
+        // Unit separators: no filter's text, name or column holds one.
+        [
+            self.filters.join("\u{1f}"),
+            masks.join("\u{1f}"),
+            self.names.join("\u{1f}"),
+            key,
+        ]
+        .join("\u{1e}")
+    }
 }
 
 /// Whether the entries (ids, names, permission names, `"*"`) name `subject`.
@@ -137,4 +164,40 @@ pub fn resolve(
     masks.hash(&mut h);
     out.fingerprint = h.finish();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn effective(filters: &[&str], masks: &[(&str, Mask)], key: &[u8]) -> EffectivePolicy {
+        EffectivePolicy {
+            filters: filters.iter().map(|f| f.to_string()).collect(),
+            masks: masks.iter().map(|(c, m)| (c.to_string(), *m)).collect(),
+            names: vec!["a".into()],
+            fingerprint: 0,
+            hash_key: Arc::new(key.to_vec()),
+        }
+    }
+
+    #[test]
+    fn plan_texts_differ_wherever_the_tables_differ() {
+        let text = |f: &[&str], m: &[(&str, Mask)], k: &[u8]| effective(f, m, k).plan_text();
+        assert_eq!(EffectivePolicy::default().plan_text(), "");
+        let north = text(&["region = 'north'"], &[], b"k");
+        assert_eq!(north, text(&["region = 'north'"], &[], b"other key"));
+        assert_ne!(north, text(&["region = 'south'"], &[], b"k"));
+        // Two filters are not one filter holding both texts.
+        assert_ne!(
+            text(&["a = 1", "b = 2"], &[], b"k"),
+            text(&["a = 1b = 2"], &[], b"k")
+        );
+        let hashed = text(&[], &[("email", Mask::Hash)], b"k1");
+        assert_ne!(hashed, text(&[], &[("email", Mask::Hash)], b"k2"));
+        assert_ne!(hashed, text(&[], &[("email", Mask::Redact)], b"k1"));
+        assert_eq!(
+            text(&[], &[("a", Mask::Null), ("b", Mask::Year)], b"k"),
+            text(&[], &[("b", Mask::Year), ("a", Mask::Null)], b"k")
+        );
+    }
 }

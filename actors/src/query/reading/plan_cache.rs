@@ -35,12 +35,14 @@ pub(crate) const FILE_OPENS: usize = 256;
 /// Longer statements are planned every time (keys stay small).
 const MAX_SQL_BYTES: usize = 16 * 1024;
 
-/// What a plan is kept under: the statement over one version of one dataset.
+/// What a plan is kept under: the statement over one version of one dataset, as one subject
+/// policy shows it (`EffectivePolicy::plan_text`, empty without a policy).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PlanKey {
     pub dataset: i64,
     pub version: i64,
     pub sql: String,
+    pub policy: String,
 }
 
 struct Kept {
@@ -113,7 +115,10 @@ impl PlanCache {
         plan: &Arc<dyn ExecutionPlan>,
     ) -> DfResult<()> {
         let runs = self.file_opens / files.len().max(1);
-        if runs == 0 || key.sql.len() > MAX_SQL_BYTES || has_shared_dynamic_filter(plan)? {
+        if runs == 0
+            || key.sql.len() + key.policy.len() > MAX_SQL_BYTES
+            || has_shared_dynamic_filter(plan)?
+        {
             return Ok(());
         }
         let mut state = self.lock();

@@ -29,6 +29,7 @@ fn key(sql: &str) -> PlanKey {
         dataset: 1,
         version: 1,
         sql: sql.into(),
+        policy: String::new(),
     }
 }
 

@@ -319,6 +319,19 @@ impl ExecutionPlan for PolicyExec {
         Ok(self)
     }
 
+    /// A kept plan's copy for its next run (plan_cache): the hidden plan is reset too, as the
+    /// walk over the visible tree cannot reach it.
+    fn reset_state(self: Arc<Self>) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(PolicyExec {
+            inner: datafusion::physical_plan::execution_plan::reset_plan_states(
+                self.inner.clone(),
+            )?,
+            schema: self.schema.clone(),
+            names: self.names.clone(),
+            properties: self.properties.clone(),
+        }))
+    }
+
     fn execute(
         &self,
         partition: usize,

@@ -37,7 +37,6 @@ pub struct PreparedQuery {
     schema: SchemaRef,
     /// Whether its plan may be kept for reuse: not under a policy (the plan holds the
     /// subject's filters and attributes).
-    keep_plan: bool,
     /// The commit whose files it reads (0: the version has no commit yet).
     commit: i64,
     /// The fingerprint of the policy it reads under (0: none).
@@ -83,10 +82,10 @@ impl PreparedQuery {
                 dataset: record.id,
                 version,
                 sql: checked.to_sql("dataset", cap),
+                policy: policy.plan_text(),
             },
             files,
             schema: table_schema,
-            keep_plan: policy.is_none(),
             commit,
             policy: policy_bound(policy),
             _lease: lease,
@@ -144,11 +143,6 @@ impl PreparedQuery {
     /// the one kept for this statement over these files, or planned now (and kept).
     async fn plan(&self) -> Result<Arc<dyn ExecutionPlan>> {
         let plans = self.pools.plans();
-        if !self.keep_plan {
-            let df = self.ctx.sql(&self.key.sql).await.map_err(engine_error)?;
-            let plan = df.create_physical_plan().await.map_err(engine_error)?;
-            return crate::query::admission::yielding::yield_per_batch(plan).map_err(engine_error);
-        }
         if let Some(plan) = plans
             .reuse(&self.key, &self.files, &self.schema)
             .map_err(engine_error)?
