@@ -17,7 +17,8 @@
 #    killed, and DuckDB reading the bucket's Delta table with the service's count (about 6 min).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 #
-#   scripts/test.sh [CARGO TEST ARGS...]            everything above (what CI runs)
+#   scripts/test.sh [CARGO TEST ARGS...]            everything above (what CI runs); tests run
+#       6 at a time in each test binary (RUST_TEST_THREADS=N to change it)
 #   scripts/test.sh --quick [CARGO TEST ARGS...]    the Rust tests and the SDK journey only: no
 #       Garage, PostgreSQL, Java or Chromium installed or started, so the tests that need S3,
 #       the PostgreSQL catalog or the JDBC/DuckDB clients skip with a line saying so.
@@ -33,6 +34,10 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+# Tests run at once in each test binary. Most HTTP tests wait on a server process they started
+# (a debug build answering, a job, a time limit), not on a core: on 2 cores a second full run
+# used 12 CPU minutes in 23 wall minutes with libtest's default (one per core).
+TEST_THREADS="${RUST_TEST_THREADS:-6}"
 
 STEP_NAMES=()
 STEP_TIMES=()
@@ -89,7 +94,8 @@ if [ "$QUICK" = 1 ]; then
   step "Build the tests (cargo test --workspace --no-run)" \
     cargo test --workspace --locked --no-run "$@"
   step "Rust tests (cargo test --workspace; S3, PostgreSQL and client tests skip)" \
-    env RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+    env RUST_TEST_THREADS="$TEST_THREADS" RAPID_TEST_PYTHON="$PWD/.venv/bin/python" \
+    cargo test --workspace --locked "$@"
   step "rAPId SDK journey (tests/sdk)" \
     env RAPID_BIN="$TARGET/debug/rapid-rs" .venv/bin/python -m pytest -q tests/sdk
   exit 0
@@ -108,7 +114,8 @@ step "Build the tests (cargo test --workspace --no-run)" \
   cargo test --workspace --locked --no-run "$@"
 step "Rust tests (cargo test --workspace, with S3, PostgreSQL and clients)" \
   env RAPID_TEST_PG_URL="$PG_URL" RAPID_REQUIRE_PG=1 RAPID_REQUIRE_S3=1 RAPID_REQUIRE_CLIENTS=1 \
-  RAPID_TEST_PYTHON="$PWD/.venv/bin/python" cargo test --workspace --locked "$@"
+  RUST_TEST_THREADS="$TEST_THREADS" RAPID_TEST_PYTHON="$PWD/.venv/bin/python" \
+  cargo test --workspace --locked "$@"
 pg_stop
 step "Crash test, 3 rounds (tests/crash)" scripts/test-crash.sh 3
 # cargo test built the binary; find it wherever cargo puts its target folder.
