@@ -14,7 +14,7 @@
 # 7. the systemd unit in deploy/ checked by `systemd-analyze verify` (scripts/verify-systemd.sh);
 # 8. the scale-out run (scripts/test-scale-out.sh): two nodes on one PostgreSQL catalog and one
 #    S3 bucket behind nginx, the SDK journey, concurrent uploads stored exactly once, a node
-#    killed, and DuckDB reading the bucket's Delta table with the service's count (about 6 min).
+#    killed, and DuckDB reading the bucket's Delta table with the service's count (about 3 min).
 # The Python environment (pyarrow, rapid-sdk and what it imports) is created first if missing.
 #
 #   scripts/test.sh [CARGO TEST ARGS...]            everything above (what CI runs); tests run
