@@ -15,9 +15,7 @@ fn session() -> SessionContext {
 }
 
 async fn answer(ctx: &SessionContext, sql: &str) -> String {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-    let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches).unwrap();
-    text.to_string()
+    crate::test_answers::answer(ctx, sql).await.unwrap()
 }
 
 #[tokio::test]

@@ -48,6 +48,8 @@ mod session;
 mod settings;
 mod signin;
 mod statements;
+#[cfg(test)]
+mod test_answers;
 pub mod tls;
 
 use std::collections::HashMap;

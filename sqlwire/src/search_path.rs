@@ -134,13 +134,7 @@ mod tests {
         ctx
     }
 
-    async fn answer(ctx: &SessionContext, sql: &str) -> Result<String, String> {
-        let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-        let batches = frame.collect().await.map_err(|e| e.to_string())?;
-        let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)
-            .map_err(|e| e.to_string())?;
-        Ok(text.to_string())
-    }
+    use crate::test_answers::answer;
 
     #[tokio::test]
     async fn unqualified_names_resolve_in_the_first_schema_of_the_path_that_exists() {

@@ -84,13 +84,7 @@ pub(crate) fn current_setting() -> ScalarUDF {
 mod tests {
     use datafusion::prelude::SessionContext;
 
-    async fn answer(ctx: &SessionContext, sql: &str) -> Result<String, String> {
-        let frame = ctx.sql(sql).await.map_err(|e| e.to_string())?;
-        let batches = frame.collect().await.map_err(|e| e.to_string())?;
-        let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)
-            .map_err(|e| e.to_string())?;
-        Ok(text.to_string())
-    }
+    use crate::test_answers::answer;
 
     #[tokio::test]
     async fn current_setting_answers_the_listed_settings_and_refuses_others() {
