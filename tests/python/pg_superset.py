@@ -12,7 +12,8 @@ Superset pins):
   `set search_path = "sales"`); a virtual dataset's columns (its SQL with LIMIT 1);
 - charts: a time series by month (DATE_TRUNC) of `SUM(amount)` by region over a time range
   (`TO_DATE`), the same over a virtual dataset (`AS virtual_table`, `TO_TIMESTAMP`) with a
-  series limit (`JOIN (...) AS series_limit`), the big number (`SUM(amount)`), each with
+  series limit (`JOIN (...) AS series_limit`), one by the 15-minute time grain (an interval
+  times a number), the big number (`SUM(amount)`), each with
   `ORDER BY ... DESC LIMIT`; SQL Lab: an unqualified table after the prequery, the query's
   backend pid (for cancelling), and the cost estimate's EXPLAIN (off by default in Superset);
 - the PROTECTED table `secret.payroll`: whether the inspector finds it, and its preview.
@@ -42,6 +43,8 @@ UNTIL_TS = "TO_TIMESTAMP('2025-01-01 00:00:00.000000', 'YYYY-MM-DD HH24:MI:SS.US
 DATASETS = ["sales.orders", "secret.payroll"]
 
 VIRTUAL = "SELECT CAST(order_date AS TIMESTAMP) AS ordered_at, region, amount FROM sales.orders"
+MINUTES = ("SELECT CAST(order_date AS TIMESTAMP) + INTERVAL '37 minutes' AS ordered_at, amount "
+           "FROM sales.orders")
 
 # What the chart pages generate (models/helpers.py, get_sqla_query), as SQLAlchemy renders it.
 CHARTS = {
@@ -60,6 +63,14 @@ WHERE ordered_at >= {SINCE_TS} AND ordered_at < {UNTIL_TS}
 GROUP BY DATE_TRUNC('month', ordered_at), region
 ORDER BY "SUM(amount)" DESC
  LIMIT 10000""",
+    # The 15-minute time grain (PostgresEngineSpec's PT15M), over a virtual dataset whose times
+    # are 37 minutes past midnight: an interval times a number.
+    "quarter_hours": f"""SELECT DATE_TRUNC('hour', ordered_at) + INTERVAL '15 minutes' * FLOOR(EXTRACT(MINUTE FROM ordered_at) / 15) AS ordered_at, SUM(amount) AS "SUM(amount)"
+FROM ({MINUTES}) AS virtual_table
+WHERE ordered_at >= {SINCE_TS} AND ordered_at < {UNTIL_TS}
+GROUP BY DATE_TRUNC('hour', ordered_at) + INTERVAL '15 minutes' * FLOOR(EXTRACT(MINUTE FROM ordered_at) / 15)
+ORDER BY "SUM(amount)" DESC
+LIMIT 10000""",
     "big_number": """SELECT SUM(amount) AS "SUM(amount)"
 FROM sales.orders
 LIMIT 50000""",

@@ -3,6 +3,7 @@
 
 pub(super) mod checked;
 pub(super) mod checked_udf;
+pub(super) mod interval_times;
 pub(super) mod session;
 pub(super) mod signed_zero;
 pub(super) mod small_groups;

@@ -6,7 +6,8 @@
 //! - `-0.0` compares, groups and counts as `0.0` ([`super::signed_zero`]);
 //! - NULLs sort last for ASC and DESC (as rAPId on Athena) unless a query says otherwise;
 //! - no aggregate dynamic filters (below);
-//! - partial group-bys over text by [`super::small_groups`], for every statement.
+//! - partial group-bys over text by [`super::small_groups`], for every statement;
+//! - an interval times a number ([`super::interval_times`]).
 
 use std::sync::Arc;
 
@@ -40,6 +41,13 @@ pub(crate) fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> Se
         .with_default_features()
         .with_physical_optimizer_rule(Arc::new(SmallGroupsRule))
         .build();
+    let mut state = state;
+    // Interval times number (Superset's time grains): DataFusion refuses it at planning.
+    datafusion::execution::FunctionRegistry::register_expr_planner(
+        &mut state,
+        Arc::new(super::interval_times::IntervalTimes),
+    )
+    .expect("a session state takes expression planners");
     let ctx = SessionContext::new_with_state(state);
     // Both run after the built-in type coercion, so they see the final operand types.
     ctx.add_analyzer_rule(Arc::new(ThreeValuedLogic));

@@ -156,3 +156,30 @@ fn aggregate_dynamic_filters_are_off() {
     let options = ctx.state().config().options().clone();
     assert!(!options.optimizer.enable_aggregate_dynamic_filter_pushdown);
 }
+
+/// An interval times a number, either way round, in SQL (Superset's time grains).
+#[tokio::test]
+async fn an_interval_times_a_number_is_planned_and_answered() {
+    let ctx = new_context(SessionConfig::new(), Arc::new(RuntimeEnv::default()));
+    let batches = ctx
+        .sql(
+            "SELECT DATE_TRUNC('hour', TIMESTAMP '2024-01-15 00:37:00') \
+             + INTERVAL '15 minutes' * FLOOR(37.0 / 15) \
+             AS grain, 2 * INTERVAL '1 day' AS days, INTERVAL '1 hour' * CAST(NULL AS INT) AS none",
+        )
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text = datafusion::arrow::util::pretty::pretty_format_batches(&batches)
+        .unwrap()
+        .to_string();
+    assert!(text.contains("2024-01-15T00:30:00"), "{text}");
+    assert!(text.contains("2 days"), "{text}");
+    // Two intervals still cannot be multiplied.
+    assert!(ctx
+        .sql("SELECT INTERVAL '1 day' * INTERVAL '1 day'")
+        .await
+        .is_err());
+}
