@@ -25,7 +25,6 @@ mod connection;
 mod copy_binary;
 mod copy_out;
 mod ctid;
-mod datetime_formats;
 mod described;
 pub mod errors;
 pub mod figures;

@@ -13,7 +13,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
-use rapid_actors::engine::sql::name_as_written;
+use rapid_actors::engine::sql::{chrono_patterns, name_as_written};
 
 use datafusion_postgres::datafusion_pg_catalog::sql::PostgresCompatibilityParser;
 
@@ -48,7 +48,7 @@ pub(crate) fn for_datafusion(
     changed |= like_escapes(&mut statements);
     changed |= regproc_names::compare_as_names(&mut statements);
     changed |= pg_types::columns_view(&mut statements);
-    changed |= crate::datetime_formats::chrono_patterns(&mut statements);
+    changed |= chrono_patterns(&mut statements);
     changed |= name_as_written(&mut statements);
     changed |= ctid::ranges(&mut statements);
     changed |= case_lookups::fold(&mut statements);

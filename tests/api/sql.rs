@@ -210,3 +210,37 @@ fn select_star_lists_the_columns_in_the_schema_s_order() {
     let columns: Vec<&String> = body["0"].as_object().unwrap().keys().collect();
     assert_eq!(columns, ["region", "year", "price"], "{body}");
 }
+
+/// What the listener answers for Superset's time ranges and grains, `/api/sql` answers too:
+/// PostgreSQL's `to_date`/`to_timestamp` patterns and an interval times a number.
+#[test]
+fn postgresql_time_patterns_and_interval_products_answer_over_http() {
+    let s = server_with_data(Options::default());
+    let t = s.token_with("reader", &["READ_PUBLIC"]);
+    let (status, body) = sql(
+        &s,
+        &t,
+        "SELECT TO_DATE('2024-03-09', 'YYYY-MM-DD') AS d, \
+         TO_TIMESTAMP('2024-03-09 10:37:05.000000', 'YYYY-MM-DD HH24:MI:SS.US') AS ts, \
+         DATE_TRUNC('hour', TIMESTAMP '2024-03-09 10:37:05') \
+         + INTERVAL '15 minutes' * FLOOR(37 / 15) AS grain",
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let row = &body["0"];
+    assert_eq!(row["d"], "2024-03-09", "{body}");
+    assert!(
+        row["ts"]
+            .as_str()
+            .unwrap()
+            .starts_with("2024-03-09T10:37:05")
+            || row["ts"]
+                .as_str()
+                .unwrap()
+                .starts_with("2024-03-09 10:37:05"),
+        "{body}"
+    );
+    assert!(
+        row["grain"].as_str().unwrap().contains("10:30:00"),
+        "{body}"
+    );
+}

@@ -21,6 +21,7 @@ use crate::query::answers::Table;
 use crate::query::sql::{collect_capped, partition_streams, plan};
 use crate::query::QueryKind;
 
+pub use crate::query::sql::chrono_patterns;
 pub use crate::query::sql::name_as_written;
 pub use crate::query::sql::not_null_columns;
 pub use crate::query::sql::rules::{within_row_cap, Admitted, TimedOut, TooManyRows, ROWS_ASKED};

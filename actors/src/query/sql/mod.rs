@@ -6,12 +6,14 @@
 //! - [`tables`]: the catalogs a session sees, `"{layer}"."{domain}"."{dataset}"` for a dataset's
 //!   latest schema version and `"{dataset}@v{n}"` for an older one, only for datasets the
 //!   subject may read, read again before every statement.
-//! - [`naming`]: unaliased expressions named as written, on both fronts.
+//! - [`naming`]: unaliased expressions named as written, on both fronts; [`datetime_formats`]:
+//!   PostgreSQL's `to_date`/`to_timestamp` patterns, on both fronts.
 //! - [`rules`]: what every synchronous statement runs under, on both fronts: admission, the
 //!   time limit, the row cap, a prepared plan's tables still readable.
 //! - [`run`]: one statement planned over a session's tables and run to the end.
 //! - [`lazy_table`]: one such table, reading the manifest's files of one moment when scanned.
 
+pub(crate) mod datetime_formats;
 mod layers;
 pub(crate) mod lazy_table;
 pub(crate) mod naming;
@@ -21,6 +23,7 @@ pub(crate) mod run;
 pub(crate) mod statement;
 pub(crate) mod tables;
 
+pub use datetime_formats::chrono_patterns;
 pub use lazy_table::not_null_columns;
 pub use naming::name_as_written;
 pub(crate) use rules::{admit, still_readable, Admitted};

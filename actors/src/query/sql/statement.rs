@@ -146,6 +146,7 @@ pub(crate) fn one_select(sql: &str, limits: &QueryLimits) -> crate::error::Resul
     let mut statement = statements.remove(0);
     if let DfStatement::Statement(s) = &mut statement {
         super::naming::name_as_written(std::slice::from_mut(&mut **s));
+        super::datetime_formats::chrono_patterns(std::slice::from_mut(&mut **s));
     }
     Ok(statement)
 }

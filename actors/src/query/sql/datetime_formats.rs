@@ -4,7 +4,8 @@
 //! (`TO_DATE('2024-01-01', 'YYYY-MM-DD')`, `TO_TIMESTAMP('2024-01-01 00:00:00.000000',
 //! 'YYYY-MM-DD HH24:MI:SS.US')`, its PostgreSQL engine spec's `convert_dttm`), and DataFusion
 //! refused both ("Error parsing timestamp ... input contains invalid characters"). A pattern with
-//! a `%` (already chrono's) or a field this rewrite does not know is left as written.
+//! a `%` (already chrono's) or a field this rewrite does not know is left as written. Both SQL
+//! fronts apply it (`/api/sql` in `statement::one_select`, the listener in its rewrites).
 
 use std::ops::ControlFlow;
 
@@ -37,9 +38,17 @@ const FIELDS: &[(&str, &str)] = &[
 
 /// Rewrites the format of each `to_date` / `to_timestamp` call with a literal PostgreSQL
 /// pattern; whether any.
-pub(crate) fn chrono_patterns(statements: &mut Vec<Statement>) -> bool {
+pub fn chrono_patterns(statements: &mut [Statement]) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    for statement in statements.iter_mut() {
+        changed |= chrono_patterns_in(statement);
+    }
+    changed
+}
+
+fn chrono_patterns_in(statement: &mut Statement) -> bool {
+    let mut changed = false;
+    let _ = visit_expressions_mut(statement, |expr| {
         if let Expr::Function(f) = expr {
             let name = f.name.0.last().and_then(|p| p.as_ident());
             let parses = name.is_some_and(|n| {
