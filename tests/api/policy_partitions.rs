@@ -6,7 +6,7 @@
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
-use crate::policies::rows;
+use crate::policies::{rows, subject};
 use crate::support::{schema_json, TestServer};
 
 const ZONES: &str = "/api/datasets/default/hr/zones";
@@ -31,6 +31,16 @@ fn server() -> TestServer {
     s
 }
 
+fn set_policy(s: &TestServer, policy: &Value) {
+    let (status, body) = s.call(
+        "PUT",
+        &format!("{ZONES}/policy"),
+        Some(&s.admin_token()),
+        Some(policy),
+    );
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
 fn names_of(answer: &Value) -> Vec<String> {
     let mut names: Vec<String> = rows(answer)
         .iter()
@@ -49,13 +59,7 @@ fn a_partition_only_row_filter_keeps_exactly_its_rows_on_every_front() {
         {"name": "listed", "filter": "region IN ('south', 'west') OR salary > 1000",
          "applies_to": ["READ_ALL"], "except": ["DATA_ADMIN"]}
     ]});
-    let (status, body) = s.call(
-        "PUT",
-        &format!("{ZONES}/policy"),
-        Some(&s.admin_token()),
-        Some(&policy),
-    );
-    assert_eq!(status, StatusCode::OK, "{body}");
+    set_policy(&s, &policy);
     let (id, secret) = s.create_client("zone-reader", &["READ_ALL"]);
     let token = s.token(&id, &secret);
     // north's files are skipped whole; dan (east, 400) fails the second filter row by row.
@@ -119,25 +123,12 @@ fn kept_plans_are_never_shared_between_subjects_policies() {
         {"name": "own", "filter": "region = subject_attr('region')", "applies_to": ["READ_ALL"],
          "except": ["DATA_ADMIN"]}
     ]});
-    let (status, body) = s.call(
-        "PUT",
-        &format!("{ZONES}/policy"),
-        Some(&s.admin_token()),
-        Some(&policy),
-    );
-    assert_eq!(status, StatusCode::OK, "{body}");
+    set_policy(&s, &policy);
     let readers: Vec<(String, Vec<&str>)> = [("west", vec!["eve"]), ("north", vec!["ann", "bob"])]
         .into_iter()
         .map(|(region, names)| {
-            let (id, secret) = s.create_client(&format!("{region}-reader"), &["READ_ALL"]);
-            let (status, body) = s.call(
-                "PUT",
-                &format!("/api/subjects/{id}/attributes"),
-                Some(&s.admin_token()),
-                Some(&json!({ "region": region })),
-            );
-            assert_eq!(status, StatusCode::OK, "{body}");
-            (s.token(&id, &secret), names)
+            let reader = subject(&s, &format!("{region}-reader"), Some(region));
+            (reader.token, names)
         })
         .collect();
     let body =

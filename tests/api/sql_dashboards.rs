@@ -229,18 +229,7 @@ fn check_public_queries(how: &str, answer: &Value, total: &Value) {
         json!(chart[..3]),
         "{how}: {answer}"
     );
-    // 37 minutes past midnight, by the 15-minute grain: half past.
-    let quarter = |day: &str, sum: Value| json!([format!("2024-{day}T00:30:00"), sum]);
-    assert_eq!(
-        answer["quarter_hours"],
-        json!([
-            quarter("01-15", json!(10.5)),
-            quarter("02-03", json!(7.25)),
-            quarter("01-20", json!(4.5)),
-            quarter("03-09", Value::Null)
-        ]),
-        "{how}: {answer}"
-    );
+    check_quarter_hours(how, answer);
     assert_eq!(answer["big_number"], json!([[total]]), "{how}: {answer}");
     let sql_lab = json!([["north", 2], ["south", 2], ["west", 1]]);
     assert_eq!(answer["sql_lab"], sql_lab, "{how}: {answer}");
@@ -258,6 +247,21 @@ fn check_public_queries(how: &str, answer: &Value, total: &Value) {
     assert!(
         !text.contains("secret") && !text.contains("payroll"),
         "{how}: {text}"
+    );
+}
+
+/// The 15-minute grain's chart: times 37 minutes past midnight fall at half past.
+fn check_quarter_hours(how: &str, answer: &Value) {
+    let quarter = |day: &str, sum: Value| json!([format!("2024-{day}T00:30:00"), sum]);
+    assert_eq!(
+        answer["quarter_hours"],
+        json!([
+            quarter("01-15", json!(10.5)),
+            quarter("02-03", json!(7.25)),
+            quarter("01-20", json!(4.5)),
+            quarter("03-09", Value::Null)
+        ]),
+        "{how}: {answer}"
     );
 }
 
@@ -306,18 +310,7 @@ fn supersets_connection_check_datasets_and_charts_answer_through_both_drivers() 
         );
         assert_eq!(answer["has_protected"], json!(true), "{how}: {answer}");
         assert_eq!(answer["protected"], json!([[100]]), "{how}: {answer}");
-        // 37 minutes past midnight, by the 15-minute grain: half past.
-        let quarter = |day: &str, sum: Value| json!([format!("2024-{day}T00:30:00"), sum]);
-        assert_eq!(
-            answer["quarter_hours"],
-            json!([
-                quarter("01-15", json!(10.5)),
-                quarter("02-03", json!(7.25)),
-                quarter("01-20", json!(4.5)),
-                quarter("03-09", Value::Null)
-            ]),
-            "{how}: {answer}"
-        );
+        check_quarter_hours(&how, &answer);
         assert_eq!(answer["big_number"], json!([[total]]), "{how}: {answer}");
     }
 }

@@ -35,8 +35,6 @@ pub struct PreparedQuery {
     /// The manifest's files and the table's schema, which a kept plan must have been made for.
     files: Vec<DataFile>,
     schema: SchemaRef,
-    /// Whether its plan may be kept for reuse: not under a policy (the plan holds the
-    /// subject's filters and attributes).
     /// The commit whose files it reads (0: the version has no commit yet).
     commit: i64,
     /// The fingerprint of the policy it reads under (0: none).
