@@ -132,7 +132,11 @@ pub trait Policy {
 /// The request's audit note (`ops::audit_log` puts one in every audited request; elsewhere a
 /// fresh one that nothing reads).
 pub fn note_of(req: &HttpRequest) -> Note {
-    req.extensions().get::<Note>().cloned().unwrap_or_default()
+    let note = req.extensions().get::<Note>().cloned().unwrap_or_default();
+    // Routed now: the row opened at the engine's first read names the route, as the final one.
+    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_string());
+    note.routed(format!("{} {route}", req.method()));
+    note
 }
 
 /// A pass as the engine gets it from a request: the passes of use cases that read carry the

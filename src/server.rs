@@ -109,6 +109,9 @@ pub async fn serve_until(
         crate::ops::logging::announce(args.ops.log_format, &format!("listening on {url}"), &url);
     }
     server.await?;
+    if let Err(e) = state.engine.audit().flush().await {
+        tracing::error!(error = %e.report(), "shutdown: audit rows handed over were not all stored");
+    }
     crate::ops::shutdown::fail_unfinished(&state);
     Ok(())
 }

@@ -1,12 +1,13 @@
 //! One audit row per statement the listener executes (`front` `pg`): a simple query message
 //! (all its statements) or an extended-protocol execute. The statement's note is set on the
-//! engine's session before it runs, so its scans write what they read; the row is durable
-//! before the answer goes back, as on every front.
+//! engine's session before it runs, so its scans write what they read (each read opens the row:
+//! see `rapid_actors::audit::pending`); the row, or its opening, is durable before the answer
+//! goes back, as on every front.
 
 use std::time::Instant;
 
 use datafusion_postgres::pgwire::error::{PgWireError, PgWireResult};
-use rapid_actors::audit::{statement, AuditEntry, Front, Note};
+use rapid_actors::audit::{statement, AuditEntry, Front, Note, Opener};
 
 use crate::errors::pg_error;
 use crate::session::Checker;
@@ -53,7 +54,18 @@ fn kind_of(sql: &str) -> String {
 impl Checker {
     /// A statement starts: its note, given to the session when one is open.
     pub(crate) fn begin(&self, sql: &str) -> Running {
-        let note = Note::default();
+        // Its row is opened when a scan notes a read: durable while the statement runs.
+        let opener = Opener::new(
+            self.engine().audit(),
+            Front::Pg,
+            kind_of(sql),
+            None,
+            self.client_addr(),
+        );
+        let note = Note::opened_by(opener);
+        if let Some(s) = self.subject().as_deref() {
+            note.by(&s.id, &s.name);
+        }
         self.set_note(note.clone());
         Running {
             note,
@@ -90,7 +102,8 @@ impl Checker {
             ms = entry.duration_ms,
             "PostgreSQL statement answered"
         );
-        match self.engine().audit().record(entry).await {
+        let opening = running.note.take_opening();
+        match self.engine().audit().finish(entry, opening).await {
             Ok(()) => answer,
             Err(e) => {
                 tracing::error!(error = %e.report(), "a statement's audit row was not written");

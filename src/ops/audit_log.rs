@@ -11,7 +11,7 @@ use actix_web::body::{BodySize, BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, ResponseError};
-use rapid_actors::audit::{AuditEntry, Front, Note};
+use rapid_actors::audit::{AuditEntry, Front, Note, Opener};
 use rapid_actors::Error;
 
 use super::request_log::{route_of, subject_of, RequestId};
@@ -65,14 +65,24 @@ pub async fn audit_requests(
         return Ok(next.call(req).await?.map_into_boxed_body());
     };
     let started = Instant::now();
-    let note = Note::default();
-    req.extensions_mut().insert(note.clone());
     let state = req.app_data::<web::Data<AppState>>().cloned();
     let client_addr = state
         .as_ref()
         .and_then(|s| s.trusted_proxies.client_of(req.request()))
         .map(|ip| ip.to_string());
     let method = req.method().clone();
+    let note = match &state {
+        // The row is opened when the engine notes a read (durable while the query runs).
+        Some(state) => Note::opened_by(Opener::new(
+            state.engine.audit(),
+            front,
+            format!("{method} {}", req.path()),
+            req.extensions().get::<RequestId>().map(|r| r.0.clone()),
+            client_addr.clone(),
+        )),
+        None => Note::default(),
+    };
+    req.extensions_mut().insert(note.clone());
     let res = next.call(req).await?.map_into_boxed_body();
     let request = res.request();
     let Some(state) = state else {
@@ -109,7 +119,7 @@ pub async fn audit_requests(
     entry.duration_ms = started.elapsed().as_millis() as u64;
     entry.request_id = request.extensions().get::<RequestId>().map(|r| r.0.clone());
     entry.client_addr = client_addr;
-    match state.engine.audit().record(entry).await {
+    match state.engine.audit().finish(entry, note.take_opening()).await {
         Ok(()) => Ok(res),
         Err(e) => {
             // The answer is not sent without its row: the client sees the failure instead.

@@ -9,20 +9,21 @@
 
 mod chain;
 mod note;
+pub mod pending;
 pub mod statement;
 pub mod store;
 pub mod table;
 mod writer;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use serde::{Deserialize, Serialize};
 
 pub use chain::{verify, Verified};
-pub use note::{Note, NoteFields};
+pub use note::{Note, NoteFields, Opener};
 pub use store::AuditStore;
-pub use writer::AuditLog;
+pub use writer::{AuditLog, Writers};
 
 /// The rows of a page of `GET /api/audit` at most.
 pub const MAX_AUDIT_PAGE: usize = 1_000;

@@ -10,6 +10,7 @@ use rusqlite::{params_from_iter, Connection};
 
 use super::chain::hash;
 pub(crate) use super::chain::GENESIS as GENESIS_HASH;
+use super::pending::{entry_from_json, entry_json, Batch, Opened, PENDING_TABLE};
 use super::{AuditEntry, AuditFilter, AuditRecord, Front};
 use crate::error::{Error, Result};
 
@@ -17,8 +18,15 @@ use crate::error::{Error, Result};
 pub const AUDIT_FILE: &str = "audit.sqlite";
 
 pub trait AuditStore: Send + Sync {
+    /// Stores `batch` in one durable transaction: its openings, then its rows in order, chained
+    /// to the last row, each removing the opening it closes.
+    fn write(&self, batch: &Batch) -> Result<()>;
     /// Appends `entries` in order, chained to the last row, in one durable transaction.
-    fn append(&self, entries: &[AuditEntry]) -> Result<()>;
+    fn append(&self, entries: &[AuditEntry]) -> Result<()> {
+        self.write(&Batch::of_rows(entries))
+    }
+    /// The openings still waiting for their rows, opened before `before` (RFC 3339; `None`: all).
+    fn pending(&self, before: Option<&str>) -> Result<Vec<Opened>>;
     /// The rows `filter` selects, oldest first.
     fn page(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>>;
     /// Up to `limit` rows after id `after`, in id order (verification).
@@ -201,7 +209,7 @@ impl SqliteAudit {
         // FULL as the catalog: an answered request's row survives a power cut.
         conn.pragma_update(None, "synchronous", durability.sqlite_synchronous())?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
-        conn.execute_batch(TABLE)
+        conn.execute_batch(&format!("{TABLE}{PENDING_TABLE}"))
             .map_err(|e| Error::from(e).context(at()))?;
         Ok(SqliteAudit {
             conn: Mutex::new(conn),
@@ -257,34 +265,79 @@ fn sqlite_value(v: Value) -> rusqlite::types::Value {
     }
 }
 
+/// Upserts an opening (a later version of the same request's opening replaces the earlier).
+pub(crate) const UPSERT_OPENING: &str = "INSERT INTO audit_pending (key, opened_at, entry_json) \
+    VALUES ({1}, {2}, {3}) ON CONFLICT (key) DO UPDATE \
+    SET opened_at = excluded.opened_at, entry_json = excluded.entry_json";
+
+/// `sql` with its `{n}` marks written as a store writes its n-th placeholder.
+pub(crate) fn placed(sql: &str, mark: impl Fn(usize) -> String) -> String {
+    (1..=3).fold(sql.to_string(), |s, n| s.replace(&format!("{{{n}}}"), &mark(n)))
+}
+
 impl AuditStore for SqliteAudit {
-    fn append(&self, entries: &[AuditEntry]) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         self.with(|conn| {
             let tx = conn.transaction()?;
-            let (mut id, mut prev): (i64, String) = tx
-                .query_row(
-                    "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .or_else(|e| match e {
-                    rusqlite::Error::QueryReturnedNoRows => Ok((0, GENESIS_HASH.to_string())),
-                    e => Err(e),
-                })?;
             {
+                let mut open = tx.prepare_cached(&placed(UPSERT_OPENING, |n| format!("?{n}")))?;
+                for o in &batch.opened {
+                    open.execute((&o.key, &o.entry.at, entry_json(&o.entry)?))?;
+                }
+            }
+            if !batch.rows.is_empty() {
+                let (mut id, mut prev): (i64, String) = tx
+                    .query_row(
+                        "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1",
+                        [],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .or_else(|e| match e {
+                        rusqlite::Error::QueryReturnedNoRows => Ok((0, GENESIS_HASH.to_string())),
+                        e => Err(e),
+                    })?;
                 let marks = vec!["?"; 22].join(", ");
                 let mut insert = tx.prepare_cached(&format!(
                     "INSERT INTO audit_events ({COLUMNS}) VALUES ({marks})"
                 ))?;
-                for entry in entries {
+                let mut close = tx.prepare_cached("DELETE FROM audit_pending WHERE key = ?1")?;
+                for row in &batch.rows {
+                    let closed = match &row.closes {
+                        Some(key) => close.execute([key])?,
+                        None => 0,
+                    };
+                    if row.only_if_open && closed == 0 {
+                        continue;
+                    }
                     id += 1;
-                    let (values, own) = row_values(id, &prev, entry)?;
+                    let (values, own) = row_values(id, &prev, &row.entry)?;
                     insert.execute(params_from_iter(values.into_iter().map(sqlite_value)))?;
                     prev = own;
                 }
             }
             tx.commit()?;
             Ok(())
+        })
+    }
+
+    fn pending(&self, before: Option<&str>) -> Result<Vec<Opened>> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare_cached(
+                "SELECT key, entry_json FROM audit_pending \
+                 WHERE ?1 IS NULL OR opened_at < ?1 ORDER BY opened_at, key",
+            )?;
+            let rows = stmt.query_map([before], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, json) = row?;
+                out.push(Opened {
+                    key,
+                    entry: entry_from_json(&json)?,
+                });
+            }
+            Ok(out)
         })
     }
 

@@ -1,10 +1,13 @@
 //! The SQLite store and the chain: rows come back as written, filters narrow, the chain verifies
-//! until a row is changed, removed or inserted, and still verifies after retention.
+//! until a row is changed, removed or inserted, and still verifies after retention; openings are
+//! replaced by their rows, and a crash's become rows with status 0.
 
 use std::sync::Arc;
 
+use super::pending::{Batch, Opened, Opening, Row, OUTCOME_UNKNOWN};
 use super::store::SqliteAudit;
 use super::*;
+use crate::key::DatasetKey;
 use crate::storage::Durability;
 
 fn entry(n: u64, subject: &str, front: Front, dataset: Option<&str>) -> AuditEntry {
@@ -154,7 +157,7 @@ fn retention_keeps_the_newest_row_and_what_remains_verifies() {
 fn the_writer_answers_once_rows_are_stored() {
     let dir = tempfile::tempdir().unwrap();
     let s = store(&dir);
-    let log = AuditLog::start(s.clone(), None).unwrap();
+    let log = AuditLog::start(s.clone(), None, Writers::One).unwrap();
     let threads: Vec<_> = (0..8)
         .map(|n| {
             let log = log.clone();
@@ -166,4 +169,126 @@ fn the_writer_answers_once_rows_are_stored() {
     }
     assert_eq!(s.page(&all(&s)).unwrap().len(), 8);
     assert_eq!(verify(s.as_ref()).unwrap().rows, 8);
+}
+
+/// Openings replace each other, a row closes its opening, a recovered opening becomes a row with
+/// status 0 once (not again, nor after its row came), and the chain verifies. Both stores.
+pub(crate) fn openings_close_and_recover(s: &dyn AuditStore) {
+    let opened = |key: &str, n| Opened {
+        key: key.into(),
+        entry: entry(n, "s1", Front::Http, Some("orders")),
+    };
+    let keys = |left: Vec<Opened>| left.into_iter().map(|o| o.key).collect::<Vec<_>>();
+    let only = |opened: Vec<Opened>| Batch {
+        opened,
+        rows: vec![],
+    };
+    s.write(&only(vec![opened("a", 1), opened("b", 2)])).unwrap();
+    s.write(&only(vec![opened("a", 3)])).unwrap();
+    let left = s.pending(None).unwrap();
+    assert_eq!(left[1].entry.rows, Some(3), "the later opening replaces the earlier");
+    assert_eq!(keys(left), ["b", "a"], "oldest first");
+    assert_eq!(keys(s.pending(Some("2026-11-04")).unwrap()), ["b"]);
+    assert!(s.pending(Some("2026-11-01")).unwrap().is_empty());
+
+    let row = Row {
+        entry: entry(4, "s1", Front::Http, Some("orders")),
+        closes: Some("b".into()),
+        only_if_open: false,
+    };
+    s.write(&Batch {
+        opened: vec![],
+        rows: vec![row],
+    })
+    .unwrap();
+    assert_eq!(keys(s.pending(None).unwrap()), ["a"]);
+
+    s.write(&Batch::recovering(s.pending(None).unwrap()))
+        .unwrap();
+    // Recovered again (another node, the same moment) or after its row came: nothing appended.
+    s.write(&Batch::recovering(vec![opened("a", 3), opened("b", 2)]))
+        .unwrap();
+    assert!(s.pending(None).unwrap().is_empty());
+    let rows = s
+        .page(&AuditFilter {
+            limit: 10,
+            ..Default::default()
+        })
+        .unwrap();
+    let seen: Vec<_> = rows
+        .iter()
+        .map(|r| (r.entry.rows, r.entry.status))
+        .collect();
+    assert_eq!(seen, [(Some(4), 200), (Some(3), OUTCOME_UNKNOWN)]);
+    assert_eq!(verify(s).unwrap().rows, 2);
+}
+
+#[test]
+fn sqlite_openings_close_and_recover() {
+    let dir = tempfile::tempdir().unwrap();
+    openings_close_and_recover(store(&dir).as_ref());
+}
+
+fn reading(log: &AuditLog, request: &str) -> Note {
+    let opener = Opener::new(
+        log,
+        Front::Http,
+        "POST /query".into(),
+        Some(request.into()),
+        None,
+    );
+    let note = Note::opened_by(opener);
+    note.by("s1", "ana");
+    note.statement("a > ?".into());
+    let key = DatasetKey::new("default", "sales", "orders");
+    note.read(&key, 1, Some(7), ["a".to_string()], &[]);
+    note
+}
+
+#[tokio::test]
+async fn a_read_opens_its_row_and_a_crash_leaves_it_with_status_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = store(&dir);
+    let log = AuditLog::start(s.clone(), None, Writers::One).unwrap();
+    let unread = Note::opened_by(Opener::new(&log, Front::Http, "GET /x".into(), None, None));
+    assert!(unread.take_opening().is_none(), "nothing read, nothing opened");
+
+    // Answered: the row replaces its opening; the request did not wait for the row's fsync.
+    let note = reading(&log, "r1");
+    let opening = note.take_opening().expect("a read opens the row");
+    let mut row = entry(1, "s1", Front::Http, Some("orders"));
+    row.request_id = Some("r1".into());
+    log.finish(row.clone(), Some(opening)).await.unwrap();
+    assert!(note.take_opening().is_none(), "taken once");
+    log.flush().await.unwrap();
+    assert!(s.pending(None).unwrap().is_empty());
+
+    // Cut after its opening is durable, before its row: the next start makes the row.
+    let cut = reading(&log, "r2");
+    let Some(Opening {
+        written: Some(written),
+        ..
+    }) = cut.take_opening()
+    else {
+        panic!("a read opens the row")
+    };
+    written.await.unwrap().unwrap();
+    drop(log);
+    let several = AuditLog::start(s.clone(), None, Writers::Several).unwrap();
+    assert_eq!(s.pending(None).unwrap().len(), 1, "another node's may be live");
+    drop(several);
+    let _log = AuditLog::start(s.clone(), None, Writers::One).unwrap();
+    assert!(s.pending(None).unwrap().is_empty());
+    let rows = s.page(&all(&s)).unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0].entry, row);
+    let recovered = &rows[1].entry;
+    assert_eq!(recovered.status, OUTCOME_UNKNOWN);
+    assert_eq!(recovered.request_id.as_deref(), Some("r2"));
+    assert_eq!(recovered.subject_id.as_deref(), Some("s1"));
+    assert_eq!(recovered.dataset.as_deref(), Some("orders"));
+    assert_eq!(recovered.columns, ["a"]);
+    assert_eq!(recovered.statement.as_deref(), Some("a > ?"));
+    assert_eq!(recovered.action, "POST /query");
+    assert_eq!(verify(s.as_ref()).unwrap().rows, 2);
 }

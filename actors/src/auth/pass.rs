@@ -120,6 +120,7 @@ impl SubjectPass {
     }
     /// The same pass, writing what its use cases read into the request's audit `note`.
     pub fn with_note(mut self, note: Note) -> Self {
+        note.by(&self.subject.id, &self.subject.name);
         self.note = note;
         self
     }
@@ -149,6 +150,7 @@ impl<A: AccessKind> DatasetPass<A> {
     }
     /// The same pass, writing what its use cases read into the request's audit `note`.
     pub fn with_note(mut self, note: Note) -> Self {
+        note.by(&self.subject.id, &self.subject.name);
         self.note = note;
         self
     }

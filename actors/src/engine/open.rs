@@ -104,6 +104,10 @@ impl Engine {
                 durability,
             )?,
             config.audit_retention,
+            match config.catalog_url {
+                Some(_) => crate::audit::Writers::Several,
+                None => crate::audit::Writers::One,
+            },
         )?;
         let events = start_events(&catalog, &auth, config.deliveries, shared)?;
         let settings = Arc::new(Settings {

@@ -80,8 +80,9 @@ impl Engine {
         )?;
         let commit = Some(prepared.commit());
         let (columns, statement) = prepared.audit_view();
-        note.read(&record.key, version, commit, columns, &policy.names);
+        // The statement first: the read opens the request's audit row with what is noted.
         note.statement(statement);
+        note.read(&record.key, version, commit, columns, &policy.names);
         Ok((prepared, version))
     }
 

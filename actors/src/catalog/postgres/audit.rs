@@ -4,12 +4,17 @@
 use tokio_postgres::types::ToSql;
 
 use super::PostgresCatalog;
-use crate::audit::store::{record_from, row_values, where_clause, Value, COLUMNS};
-use crate::audit::{AuditEntry, AuditFilter, AuditRecord, AuditStore};
+use crate::audit::pending::{entry_from_json, entry_json, Batch, Opened};
+use crate::audit::store::{
+    placed, record_from, row_values, where_clause, Value, COLUMNS, UPSERT_OPENING,
+};
+use crate::audit::{AuditFilter, AuditRecord, AuditStore};
 use crate::error::Result;
 
 /// Migration 19: the audit log (issue 55).
 pub(super) const TABLES: &str = crate::audit::store::TABLE;
+/// Migration 22: requests' rows opened before their answers (`crate::audit::pending`).
+pub(super) const PENDING: &str = crate::audit::pending::PENDING_TABLE;
 
 /// The advisory lock appends hold: any fixed number no other lock of ours uses ("audit").
 const APPEND_LOCK: i64 = 0x0061_7564_6974;
@@ -29,8 +34,15 @@ fn read(rows: Vec<tokio_postgres::Row>) -> Result<Vec<AuditRecord>> {
 }
 
 impl AuditStore for PostgresCatalog {
-    fn append(&self, entries: &[AuditEntry]) -> Result<()> {
+    fn write(&self, batch: &Batch) -> Result<()> {
         self.transaction(|db| {
+            let open = placed(UPSERT_OPENING, |n| format!("${n}"));
+            for o in &batch.opened {
+                db.execute(&open, &[&o.key, &o.entry.at, &entry_json(&o.entry)?])?;
+            }
+            if batch.rows.is_empty() {
+                return Ok(());
+            }
             db.execute("SELECT pg_advisory_xact_lock($1)", &[&APPEND_LOCK])?;
             let last = db.query_opt(
                 "SELECT id, hash FROM audit_events ORDER BY id DESC LIMIT 1",
@@ -45,7 +57,15 @@ impl AuditStore for PostgresCatalog {
                 "INSERT INTO audit_events ({COLUMNS}) VALUES ({})",
                 marks.join(", ")
             );
-            for entry in entries {
+            for row in &batch.rows {
+                let closed = match &row.closes {
+                    Some(key) => db.execute("DELETE FROM audit_pending WHERE key = $1", &[key])?,
+                    None => 0,
+                };
+                if row.only_if_open && closed == 0 {
+                    continue;
+                }
+                let entry = &row.entry;
                 id += 1;
                 let (values, own) = row_values(id, &prev, entry)?;
                 let status = i32::from(entry.status);
@@ -66,6 +86,24 @@ impl AuditStore for PostgresCatalog {
                 prev = own;
             }
             Ok(())
+        })
+    }
+
+    fn pending(&self, before: Option<&str>) -> Result<Vec<Opened>> {
+        self.with(|db| {
+            let rows = db.query(
+                "SELECT key, entry_json FROM audit_pending \
+                 WHERE $1::text IS NULL OR opened_at < $1 ORDER BY opened_at, key",
+                &[&before],
+            )?;
+            rows.iter()
+                .map(|r| {
+                    Ok(Opened {
+                        key: r.try_get(0)?,
+                        entry: entry_from_json(&r.try_get::<_, String>(1)?)?,
+                    })
+                })
+                .collect()
         })
     }
 

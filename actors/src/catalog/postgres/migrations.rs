@@ -329,6 +329,8 @@ const MIGRATIONS: &[&str] = &[
     UPDATE key_runs SET generation = COALESCE((SELECT s.generation FROM schema_versions s
         WHERE s.dataset_id = key_runs.dataset_id AND s.version = key_runs.version), 0);
     "#,
+    // 22: audit rows opened before their requests are answered (issue 55).
+    super::audit::PENDING,
 ];
 
 /// The newest schema version this binary knows.

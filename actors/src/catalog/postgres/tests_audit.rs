@@ -92,3 +92,13 @@ fn two_nodes_append_one_chain_that_verifies_until_changed() {
     assert_eq!(removed, 39);
     assert_eq!(nodes[1].page(&all).unwrap().len(), 1);
 }
+
+#[test]
+fn openings_close_and_recover_in_postgresql() {
+    let Some(url) = server_url("openings_close_and_recover_in_postgresql") else {
+        return;
+    };
+    let schemas = Schemas::new(url);
+    let node = schemas.catalog_in(&schemas.schema());
+    crate::audit::tests::openings_close_and_recover(&node);
+}
