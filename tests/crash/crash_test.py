@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from events import Events, check_events  # noqa: E402
 from procs import CrashFs, Server, fuse_unavailable  # noqa: E402
+from readers import reader  # noqa: E402
 from rollbacks import ROLL, Rollback, roll_worker  # noqa: E402
 from verify import verify_api, verify_files  # noqa: E402
 from workload import (APPEND, OVERWRITE, UNIQUE, Api, Ledger, compactor, deleter, schema,  # noqa: E402
@@ -81,7 +82,7 @@ def run_round(n, rng, seed, server, fs, ledger, stats, events):
         (uploader, (f"r{n}a", APPEND)), (uploader, (f"r{n}b", APPEND)),
         (uploader, (f"r{n}of", {"ovw_flat": False})), (uploader, (f"r{n}op", {"ovw_part": True})),
         (deleter, ()), (scratch_worker, (n,)), (compactor, ()), (unique_worker, (n,)),
-        (roll_worker, (n,)),
+        (roll_worker, (n,)), (reader, ()),
     ]
     threads = []
     for i, (fn, extra) in enumerate(workers):

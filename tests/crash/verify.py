@@ -228,7 +228,7 @@ def check_scratch(api, ledger, checks, listed):
                 checks.expect(here is None, "rows of an uncommitted or deleted upload", f"{up.batch} (job {up.after})")
 
 
-def check_audit(api, checks, answered):
+def check_audit(api, checks, answered, ledger):
     """Every request answered before the cut has its audit row (rows are stored before answers)."""
     seen, after = set(), 0
     while True:
@@ -236,7 +236,12 @@ def check_audit(api, checks, answered):
         if r.status_code != 200:
             raise AssertionError(f"audit log: {r.status_code} {r.text[:200]}")
         page = r.json()
-        seen.update(row["request_id"] for row in page)
+        for row in page:
+            if row["request_id"] in seen and row["request_id"] and row["front"] != "job":
+                checks.expect(False, "a request with two audit rows", row["request_id"])
+            seen.add(row["request_id"])
+            if row["status"] == 0:  # an opened row the cut left without its outcome
+                ledger.add(None, "status-0 audit row")
         if len(page) < 1000:  # each page read adds a row: "until empty" would never end
             break
         after = page[-1]["id"]
@@ -249,7 +254,7 @@ def verify_api(api, ledger, round_no):
     checks = Checks()
     answered = take_answered()  # before this phase's own calls add theirs
     try:
-        check_audit(api, checks, answered)
+        check_audit(api, checks, answered, ledger)
     except AssertionError as e:
         checks.expect(False, "audit log unreadable", str(e))
     steps = [lambda: settle_jobs(api, ledger, checks)]
