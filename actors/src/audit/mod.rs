@@ -96,7 +96,9 @@ pub struct AuditEntry {
     pub policies: Vec<String>,
     pub rows: Option<u64>,
     pub bytes: Option<u64>,
-    /// The HTTP status answered (the PostgreSQL listener: 200, or the status its error maps to).
+    /// The HTTP status answered (the PostgreSQL listener: 200, or the status its error maps to);
+    /// 0 when the service stopped after a read's answer, before its outcome was stored (the row
+    /// kept from what the read had noted: `rows` and `bytes` null, `duration_ms` 0).
     pub status: u16,
     pub duration_ms: u64,
     pub request_id: Option<String>,
