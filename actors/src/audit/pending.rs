@@ -47,12 +47,17 @@ pub struct Row {
 pub struct Batch {
     pub opened: Vec<Opened>,
     pub rows: Vec<Row>,
+    /// Nobody waits for it: only rows whose openings are durable already. The store may commit
+    /// it without a sync (a crash then leaves the openings, which stand for the rows); the next
+    /// synced write, or [`super::AuditStore::sync`], makes it durable.
+    pub lazy: bool,
 }
 
 impl Batch {
     pub fn of_rows(entries: &[AuditEntry]) -> Batch {
         Batch {
             opened: Vec::new(),
+            lazy: false,
             rows: entries
                 .iter()
                 .map(|entry| Row {
@@ -80,6 +85,7 @@ impl Batch {
         Batch {
             opened: Vec::new(),
             rows,
+            lazy: false,
         }
     }
 }

@@ -27,6 +27,8 @@ pub trait AuditStore: Send + Sync {
     }
     /// The openings still waiting for their rows, opened before `before` (RFC 3339; `None`: all).
     fn pending(&self, before: Option<&str>) -> Result<Vec<Opened>>;
+    /// Makes every batch committed lazily so far durable.
+    fn sync(&self) -> Result<()>;
     /// The rows `filter` selects, oldest first.
     fn page(&self, filter: &AuditFilter) -> Result<Vec<AuditRecord>>;
     /// Up to `limit` rows after id `after`, in id order (verification).
@@ -198,6 +200,8 @@ pub(crate) fn where_clause(
 /// take turns; reads are short pages).
 pub struct SqliteAudit {
     conn: Mutex<Connection>,
+    /// The `synchronous` setting of its commits (the catalog's durability).
+    synchronous: &'static str,
 }
 
 impl SqliteAudit {
@@ -207,12 +211,14 @@ impl SqliteAudit {
         let conn = Connection::open(file).map_err(|e| Error::from(e).context(at()))?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         // FULL as the catalog: an answered request's row survives a power cut.
-        conn.pragma_update(None, "synchronous", durability.sqlite_synchronous())?;
+        let synchronous = durability.sqlite_synchronous();
+        conn.pragma_update(None, "synchronous", synchronous)?;
         conn.busy_timeout(std::time::Duration::from_secs(30))?;
         conn.execute_batch(&format!("{TABLE}{PENDING_TABLE}"))
             .map_err(|e| Error::from(e).context(at()))?;
         Ok(SqliteAudit {
             conn: Mutex::new(conn),
+            synchronous,
         })
     }
 
@@ -278,6 +284,10 @@ pub(crate) fn placed(sql: &str, mark: impl Fn(usize) -> String) -> String {
 impl AuditStore for SqliteAudit {
     fn write(&self, batch: &Batch) -> Result<()> {
         self.with(|conn| {
+            // WAL with NORMAL: the commit is in the log file, synced by the next FULL commit
+            // (the same file) or by `sync`.
+            let synchronous = if batch.lazy { "NORMAL" } else { self.synchronous };
+            conn.pragma_update(None, "synchronous", synchronous)?;
             let tx = conn.transaction()?;
             {
                 let mut open = tx.prepare_cached(&placed(UPSERT_OPENING, |n| format!("?{n}")))?;
@@ -338,6 +348,15 @@ impl AuditStore for SqliteAudit {
                 });
             }
             Ok(out)
+        })
+    }
+
+    fn sync(&self) -> Result<()> {
+        // A checkpoint syncs the WAL before copying it into the database (and syncs that).
+        self.with(|conn| {
+            conn.pragma_update(None, "synchronous", self.synchronous)?;
+            conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+            Ok(())
         })
     }
 

@@ -181,7 +181,7 @@ pub(crate) fn openings_close_and_recover(s: &dyn AuditStore) {
     let keys = |left: Vec<Opened>| left.into_iter().map(|o| o.key).collect::<Vec<_>>();
     let only = |opened: Vec<Opened>| Batch {
         opened,
-        rows: vec![],
+        ..Batch::default()
     };
     s.write(&only(vec![opened("a", 1), opened("b", 2)])).unwrap();
     s.write(&only(vec![opened("a", 3)])).unwrap();
@@ -196,11 +196,14 @@ pub(crate) fn openings_close_and_recover(s: &dyn AuditStore) {
         closes: Some("b".into()),
         only_if_open: false,
     };
+    // Lazily, as the writer commits rows whose openings are durable; then synced.
     s.write(&Batch {
-        opened: vec![],
         rows: vec![row],
+        lazy: true,
+        ..Batch::default()
     })
     .unwrap();
+    s.sync().unwrap();
     assert_eq!(keys(s.pending(None).unwrap()), ["a"]);
 
     s.write(&Batch::recovering(s.pending(None).unwrap()))

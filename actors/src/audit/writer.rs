@@ -2,8 +2,9 @@
 //! (up to a batch), appends them in one transaction (one fsync for all), then answers each.
 //! Under load many requests share one fsync. A request that read through the engine opened its
 //! row while its query ran (`super::pending`): its full row is handed over without waiting, the
-//! opening being durable already. It also removes rows past the retention and turns openings
-//! a crash left into rows, at most once an hour.
+//! opening being durable already, and committed without a sync of its own (the next opening's
+//! sync covers it, or a sync once the writer has been idle 50 ms). It also removes rows past the
+//! retention and turns openings a crash left into rows, at most once an hour.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -169,13 +170,38 @@ fn recover(store: &dyn AuditStore, before: Option<&str>) -> Result<()> {
     Ok(())
 }
 
+/// How long lazily committed rows may wait for a sync when nothing else comes.
+const LAZY_SYNC_AFTER: Duration = Duration::from_millis(50);
+
 fn write_rows(
     store: Arc<dyn AuditStore>,
     mut waiting: mpsc::Receiver<Message>,
     retention: Option<Duration>,
 ) {
-    let mut pruned_at: Option<Instant> = None;
-    while let Some(first) = waiting.blocking_recv() {
+    let Ok(clock) = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    else {
+        tracing::error!("the audit writer has no timer: it stops, requests will be refused");
+        return;
+    };
+    let (mut pruned_at, mut unsynced): (Option<Instant>, bool) = (None, false);
+    loop {
+        let first = match unsynced {
+            false => waiting.blocking_recv(),
+            true => match clock.block_on(tokio::time::timeout(LAZY_SYNC_AFTER, waiting.recv())) {
+                Ok(message) => message,
+                Err(_) => {
+                    // Quiet: the rows handed over without waiting become durable now.
+                    match store.sync() {
+                        Ok(()) => unsynced = false,
+                        Err(e) => tracing::error!(error = %e.report(), "audit rows not synced"),
+                    }
+                    continue;
+                }
+            },
+        };
+        let Some(first) = first else { break };
         let mut messages = vec![first];
         while messages.len() < BATCH {
             match waiting.try_recv() {
@@ -183,7 +209,7 @@ fn write_rows(
                 Err(_) => break,
             }
         }
-        let (mut batch, mut answers) = (Batch::default(), Vec::with_capacity(messages.len()));
+        let (mut batch, mut answers, mut flush) = (Batch::default(), Vec::new(), false);
         for message in messages {
             match message {
                 Message::Open(opened, written) => {
@@ -194,17 +220,27 @@ fn write_rows(
                     batch.rows.push(row);
                     answers.extend(written);
                 }
-                Message::Flush(written) => answers.push(written),
+                Message::Flush(written) => {
+                    answers.push(written);
+                    flush = true;
+                }
             }
         }
-        let outcome = store.write(&batch);
-        if let Err(e) = &outcome {
-            tracing::error!(
+        // Only rows whose openings are durable: nobody waits, no fsync of their own.
+        batch.lazy = answers.is_empty();
+        let mut outcome = store.write(&batch);
+        if outcome.is_ok() && flush {
+            outcome = store.sync();
+        }
+        match &outcome {
+            // A synced commit syncs the whole log file: the lazy ones before it too.
+            Ok(()) => unsynced = batch.lazy,
+            Err(e) => tracing::error!(
                 error = %e.report(),
                 rows = batch.rows.len(),
                 openings = batch.opened.len(),
                 "audit rows not written"
-            );
+            ),
         }
         for written in answers {
             let answer = match &outcome {
