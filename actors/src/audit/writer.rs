@@ -189,7 +189,10 @@ fn write_rows(
     loop {
         let first = match unsynced {
             false => waiting.blocking_recv(),
-            true => match clock.block_on(tokio::time::timeout(LAZY_SYNC_AFTER, waiting.recv())) {
+            // The timer is made inside `block_on`: it needs the runtime's clock.
+            true => match clock.block_on(async {
+                tokio::time::timeout(LAZY_SYNC_AFTER, waiting.recv()).await
+            }) {
                 Ok(message) => message,
                 Err(_) => {
                     // Quiet: the rows handed over without waiting become durable now.
