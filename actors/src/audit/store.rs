@@ -202,6 +202,8 @@ pub struct SqliteAudit {
     conn: Mutex<Connection>,
     /// The `synchronous` setting of its commits (the catalog's durability).
     synchronous: &'static str,
+    /// Whether the connection is set for a lazy commit now (set only when it changes).
+    lazy: std::sync::atomic::AtomicBool,
 }
 
 impl SqliteAudit {
@@ -219,6 +221,7 @@ impl SqliteAudit {
         Ok(SqliteAudit {
             conn: Mutex::new(conn),
             synchronous,
+            lazy: false.into(),
         })
     }
 
@@ -234,6 +237,16 @@ impl SqliteAudit {
         copy.pragma_update(None, "journal_mode", "DELETE")?;
         drop(copy);
         std::fs::File::open(dest)?.sync_all()?;
+        Ok(())
+    }
+
+    /// `synchronous` as a lazy commit or the others need it, changed only when it differs.
+    fn set_lazy(&self, conn: &Connection, lazy: bool) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        if self.lazy.load(Ordering::Relaxed) != lazy {
+            conn.pragma_update(None, "synchronous", if lazy { "NORMAL" } else { self.synchronous })?;
+            self.lazy.store(lazy, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -286,8 +299,7 @@ impl AuditStore for SqliteAudit {
         self.with(|conn| {
             // WAL with NORMAL: the commit is in the log file, synced by the next FULL commit
             // (the same file) or by `sync`.
-            let synchronous = if batch.lazy { "NORMAL" } else { self.synchronous };
-            conn.pragma_update(None, "synchronous", synchronous)?;
+            self.set_lazy(conn, batch.lazy)?;
             let tx = conn.transaction()?;
             {
                 let mut open = tx.prepare_cached(&placed(UPSERT_OPENING, |n| format!("?{n}")))?;
@@ -354,7 +366,7 @@ impl AuditStore for SqliteAudit {
     fn sync(&self) -> Result<()> {
         // A checkpoint syncs the WAL before copying it into the database (and syncs that).
         self.with(|conn| {
-            conn.pragma_update(None, "synchronous", self.synchronous)?;
+            self.set_lazy(conn, false)?;
             conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
             Ok(())
         })

@@ -172,6 +172,9 @@ fn recover(store: &dyn AuditStore, before: Option<&str>) -> Result<()> {
 
 /// How long lazily committed rows may wait for a sync when nothing else comes.
 const LAZY_SYNC_AFTER: Duration = Duration::from_millis(50);
+/// How long rows nobody waits for may wait for company before their commit (a process killed
+/// meanwhile leaves their openings, which stand for them: status 0).
+const GATHER: Duration = Duration::from_millis(5);
 
 fn write_rows(
     store: Arc<dyn AuditStore>,
@@ -205,13 +208,7 @@ fn write_rows(
             },
         };
         let Some(first) = first else { break };
-        let mut messages = vec![first];
-        while messages.len() < BATCH {
-            match waiting.try_recv() {
-                Ok(next) => messages.push(next),
-                Err(_) => break,
-            }
-        }
+        let messages = gather(first, &mut waiting, &clock);
         let (mut batch, mut answers, mut flush) = (Batch::default(), Vec::new(), false);
         for message in messages {
             match message {
@@ -260,6 +257,40 @@ fn write_rows(
             hourly(store.as_ref(), retention);
         }
     }
+}
+
+/// The messages waiting after `first`, up to a batch. When none of them is waited for (rows
+/// whose openings are durable), up to [`GATHER`] more for the next message: in a client's run
+/// of requests that is the next request's opening, and both share one transaction.
+fn gather(
+    first: Message,
+    waiting: &mut mpsc::Receiver<Message>,
+    clock: &tokio::runtime::Runtime,
+) -> Vec<Message> {
+    let waited_for = |m: &Message| !matches!(m, Message::Row(_, None));
+    let mut messages = vec![first];
+    let mut deadline: Option<Instant> = None;
+    while messages.len() < BATCH {
+        match waiting.try_recv() {
+            Ok(next) => messages.push(next),
+            Err(mpsc::error::TryRecvError::Disconnected) => break,
+            Err(mpsc::error::TryRecvError::Empty) => {
+                if messages.iter().any(waited_for) {
+                    break;
+                }
+                let until = *deadline.get_or_insert_with(|| Instant::now() + GATHER);
+                let left = until.saturating_duration_since(Instant::now());
+                let next = clock.block_on(async {
+                    tokio::time::timeout(left, waiting.recv()).await
+                });
+                match next {
+                    Ok(Some(next)) => messages.push(next),
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
+    }
+    messages
 }
 
 /// Retention, and the rows of openings a crashed node left.
