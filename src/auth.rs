@@ -134,7 +134,9 @@ pub trait Policy {
 pub fn note_of(req: &HttpRequest) -> Note {
     let note = req.extensions().get::<Note>().cloned().unwrap_or_default();
     // Routed now: the row opened at the engine's first read names the route, as the final one.
-    let route = req.match_pattern().unwrap_or_else(|| "unmatched".to_string());
+    let route = req
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
     note.routed(format!("{} {route}", req.method()));
     note
 }

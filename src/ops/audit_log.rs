@@ -119,7 +119,12 @@ pub async fn audit_requests(
     entry.duration_ms = started.elapsed().as_millis() as u64;
     entry.request_id = request.extensions().get::<RequestId>().map(|r| r.0.clone());
     entry.client_addr = client_addr;
-    match state.engine.audit().finish(entry, note.take_opening()).await {
+    match state
+        .engine
+        .audit()
+        .finish(entry, note.take_opening())
+        .await
+    {
         Ok(()) => Ok(res),
         Err(e) => {
             // The answer is not sent without its row: the client sees the failure instead.

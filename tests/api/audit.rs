@@ -375,7 +375,10 @@ fn answered_requests_keep_their_rows_through_a_kill_and_the_chain_verifies_until
     for n in 0..20 {
         let row = row_of(&rows, &format!("k-{n}"));
         assert_eq!(row["dataset"], "staff", "{row}");
-        assert!(row["columns"].as_array().is_some_and(|c| !c.is_empty()), "{row}");
+        assert!(
+            row["columns"].as_array().is_some_and(|c| !c.is_empty()),
+            "{row}"
+        );
         match (n, &row["status"]) {
             (19, s) if *s == 0 => assert_eq!(row["rows"], Value::Null, "{row}"),
             _ => assert_eq!((&row["status"], &row["rows"]), (&json!(200), &json!(3))),

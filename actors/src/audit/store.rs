@@ -244,7 +244,11 @@ impl SqliteAudit {
     fn set_lazy(&self, conn: &Connection, lazy: bool) -> Result<()> {
         use std::sync::atomic::Ordering;
         if self.lazy.load(Ordering::Relaxed) != lazy {
-            conn.pragma_update(None, "synchronous", if lazy { "NORMAL" } else { self.synchronous })?;
+            conn.pragma_update(
+                None,
+                "synchronous",
+                if lazy { "NORMAL" } else { self.synchronous },
+            )?;
             self.lazy.store(lazy, Ordering::Relaxed);
         }
         Ok(())
@@ -291,7 +295,9 @@ pub(crate) const UPSERT_OPENING: &str = "INSERT INTO audit_pending (key, opened_
 
 /// `sql` with its `{n}` marks written as a store writes its n-th placeholder.
 pub(crate) fn placed(sql: &str, mark: impl Fn(usize) -> String) -> String {
-    (1..=3).fold(sql.to_string(), |s, n| s.replace(&format!("{{{n}}}"), &mark(n)))
+    (1..=3).fold(sql.to_string(), |s, n| {
+        s.replace(&format!("{{{n}}}"), &mark(n))
+    })
 }
 
 impl AuditStore for SqliteAudit {

@@ -183,10 +183,15 @@ pub(crate) fn openings_close_and_recover(s: &dyn AuditStore) {
         opened,
         ..Batch::default()
     };
-    s.write(&only(vec![opened("a", 1), opened("b", 2)])).unwrap();
+    s.write(&only(vec![opened("a", 1), opened("b", 2)]))
+        .unwrap();
     s.write(&only(vec![opened("a", 3)])).unwrap();
     let left = s.pending(None).unwrap();
-    assert_eq!(left[1].entry.rows, Some(3), "the later opening replaces the earlier");
+    assert_eq!(
+        left[1].entry.rows,
+        Some(3),
+        "the later opening replaces the earlier"
+    );
     assert_eq!(keys(left), ["b", "a"], "oldest first");
     assert_eq!(keys(s.pending(Some("2026-11-04")).unwrap()), ["b"]);
     assert!(s.pending(Some("2026-11-01")).unwrap().is_empty());
@@ -254,7 +259,10 @@ async fn a_read_opens_its_row_and_a_crash_leaves_it_with_status_0() {
     let s = store(&dir);
     let log = AuditLog::start(s.clone(), None, Writers::One).unwrap();
     let unread = Note::opened_by(Opener::new(&log, Front::Http, "GET /x".into(), None, None));
-    assert!(unread.take_opening().is_none(), "nothing read, nothing opened");
+    assert!(
+        unread.take_opening().is_none(),
+        "nothing read, nothing opened"
+    );
 
     // Answered: the row replaces its opening; the request did not wait for the row's fsync.
     let note = reading(&log, "r1");
@@ -280,7 +288,11 @@ async fn a_read_opens_its_row_and_a_crash_leaves_it_with_status_0() {
     written.await.unwrap().unwrap();
     drop(log);
     let several = AuditLog::start(s.clone(), None, Writers::Several).unwrap();
-    assert_eq!(s.pending(None).unwrap().len(), 1, "another node's may be live");
+    assert_eq!(
+        s.pending(None).unwrap().len(),
+        1,
+        "another node's may be live"
+    );
     drop(several);
     let _log = AuditLog::start(s.clone(), None, Writers::One).unwrap();
     assert!(s.pending(None).unwrap().is_empty());

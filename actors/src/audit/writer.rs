@@ -193,9 +193,9 @@ fn write_rows(
         let first = match unsynced {
             false => waiting.blocking_recv(),
             // The timer is made inside `block_on`: it needs the runtime's clock.
-            true => match clock.block_on(async {
-                tokio::time::timeout(LAZY_SYNC_AFTER, waiting.recv()).await
-            }) {
+            true => match clock
+                .block_on(async { tokio::time::timeout(LAZY_SYNC_AFTER, waiting.recv()).await })
+            {
                 Ok(message) => message,
                 Err(_) => {
                     // Quiet: the rows handed over without waiting become durable now.
@@ -209,54 +209,62 @@ fn write_rows(
         };
         let Some(first) = first else { break };
         let messages = gather(first, &mut waiting, &clock);
-        let (mut batch, mut answers, mut flush) = (Batch::default(), Vec::new(), false);
-        for message in messages {
-            match message {
-                Message::Open(opened, written) => {
-                    batch.opened.push(opened);
-                    answers.push(written);
-                }
-                Message::Row(row, written) => {
-                    batch.rows.push(row);
-                    answers.extend(written);
-                }
-                Message::Flush(written) => {
-                    answers.push(written);
-                    flush = true;
-                }
-            }
-        }
-        // Only rows whose openings are durable: nobody waits, no fsync of their own.
-        batch.lazy = answers.is_empty();
-        let mut outcome = store.write(&batch);
-        if outcome.is_ok() && flush {
-            outcome = store.sync();
-        }
-        match &outcome {
+        if let Some(lazy) = store_messages(store.as_ref(), messages) {
             // A synced commit syncs the whole log file: the lazy ones before it too.
-            Ok(()) => unsynced = batch.lazy,
-            Err(e) => tracing::error!(
-                error = %e.report(),
-                rows = batch.rows.len(),
-                openings = batch.opened.len(),
-                "audit rows not written"
-            ),
-        }
-        for written in answers {
-            let answer = match &outcome {
-                Ok(()) => Ok(()),
-                Err(e) => Err(Error::internal(format!(
-                    "the request's audit row could not be written: {}",
-                    e.report()
-                ))),
-            };
-            let _ = written.send(answer);
+            unsynced = lazy;
         }
         if pruned_at.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
             pruned_at = Some(Instant::now());
             hourly(store.as_ref(), retention);
         }
     }
+}
+
+/// Stores `messages` in one transaction and answers those waiting; whether it was committed
+/// lazily (`None`: it failed).
+fn store_messages(store: &dyn AuditStore, messages: Vec<Message>) -> Option<bool> {
+    let (mut batch, mut answers, mut flush) = (Batch::default(), Vec::new(), false);
+    for message in messages {
+        match message {
+            Message::Open(opened, written) => {
+                batch.opened.push(opened);
+                answers.push(written);
+            }
+            Message::Row(row, written) => {
+                batch.rows.push(row);
+                answers.extend(written);
+            }
+            Message::Flush(written) => {
+                answers.push(written);
+                flush = true;
+            }
+        }
+    }
+    // Only rows whose openings are durable: nobody waits, no fsync of their own.
+    batch.lazy = answers.is_empty();
+    let mut outcome = store.write(&batch);
+    if outcome.is_ok() && flush {
+        outcome = store.sync();
+    }
+    if let Err(e) = &outcome {
+        tracing::error!(
+            error = %e.report(),
+            rows = batch.rows.len(),
+            openings = batch.opened.len(),
+            "audit rows not written"
+        );
+    }
+    for written in answers {
+        let answer = match &outcome {
+            Ok(()) => Ok(()),
+            Err(e) => Err(Error::internal(format!(
+                "the request's audit row could not be written: {}",
+                e.report()
+            ))),
+        };
+        let _ = written.send(answer);
+    }
+    outcome.ok().map(|()| batch.lazy)
 }
 
 /// The messages waiting after `first`, up to a batch. When none of them is waited for (rows
@@ -280,9 +288,8 @@ fn gather(
                 }
                 let until = *deadline.get_or_insert_with(|| Instant::now() + GATHER);
                 let left = until.saturating_duration_since(Instant::now());
-                let next = clock.block_on(async {
-                    tokio::time::timeout(left, waiting.recv()).await
-                });
+                let next =
+                    clock.block_on(async { tokio::time::timeout(left, waiting.recv()).await });
                 match next {
                     Ok(Some(next)) => messages.push(next),
                     Ok(None) | Err(_) => break,
