@@ -134,11 +134,16 @@ pub trait Policy {
 pub fn note_of(req: &HttpRequest) -> Note {
     let note = req.extensions().get::<Note>().cloned().unwrap_or_default();
     // Routed now: the row opened at the engine's first read names the route, as the final one.
-    let route = req
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string());
-    note.routed(format!("{} {route}", req.method()));
+    note.routed(format!("{} {}", req.method(), route_of(req)));
     note
+}
+
+/// The route template a request matched (`unmatched` when none did): the request log's and
+/// the audit rows' name for what was asked.
+pub fn route_of(request: &HttpRequest) -> String {
+    request
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string())
 }
 
 /// A pass as the engine gets it from a request: the passes of use cases that read carry the

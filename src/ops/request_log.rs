@@ -15,6 +15,7 @@ use actix_web::{HttpMessage, HttpRequest};
 use rapid_actors::auth::Subject;
 use tracing::Instrument;
 
+pub use crate::auth::route_of;
 use crate::auth::Authenticated;
 use crate::connection::expect::Preflight;
 
@@ -34,13 +35,6 @@ fn accepted(value: &HeaderValue) -> Option<String> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.:+=/@".contains(&b));
     ok.then(|| text.to_string())
-}
-
-/// The route template a request matched (`unmatched` when none did).
-pub fn route_of(request: &HttpRequest) -> String {
-    request
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_string())
 }
 
 /// The subject the authentication middleware (or a page's session) named for a request.

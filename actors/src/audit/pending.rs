@@ -42,6 +42,14 @@ pub struct Row {
     pub only_if_open: bool,
 }
 
+impl Row {
+    /// Whether the row is appended, once removing the opening it closes removed one (`closed`)
+    /// or none: a recovered opening's row only if the opening was still there.
+    pub(crate) fn appended(&self, closed: bool) -> bool {
+        closed || !self.only_if_open
+    }
+}
+
 /// What the writer stores in one transaction: openings first, then rows in order.
 #[derive(Debug, Default)]
 pub struct Batch {

@@ -334,7 +334,7 @@ impl AuditStore for SqliteAudit {
                         Some(key) => close.execute([key])?,
                         None => 0,
                     };
-                    if row.only_if_open && closed == 0 {
+                    if !row.appended(closed > 0) {
                         continue;
                     }
                     id += 1;

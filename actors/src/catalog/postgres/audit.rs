@@ -66,7 +66,7 @@ impl AuditStore for PostgresCatalog {
                     Some(key) => db.execute("DELETE FROM audit_pending WHERE key = $1", &[key])?,
                     None => 0,
                 };
-                if row.only_if_open && closed == 0 {
+                if !row.appended(closed > 0) {
                     continue;
                 }
                 let entry = &row.entry;
