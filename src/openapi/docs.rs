@@ -1,15 +1,14 @@
-//! The docs page: Swagger UI's files, vendored into the binary at build time by
-//! `utoipa-swagger-ui` (feature `vendored`), behind a page of our own whose asset links are
-//! absolute (the page is served at `/api/docs`, without a trailing slash, so Swagger UI's own
-//! `./file` links would resolve under `/api/`). No inline script: the Content-Security-Policy
-//! allows scripts from this origin only.
+//! The docs page: Swagger UI's files, taken from its release archive and gzipped at build time
+//! (build.rs: only the five files the page loads), behind a page and an initializer of our own.
+//! The page's asset links are absolute (it is served at `/api/docs`, without a trailing slash,
+//! so Swagger UI's own `./file` links would resolve under `/api/`). No inline script: the
+//! Content-Security-Policy allows scripts from this origin only.
 
-use std::sync::{Arc, OnceLock};
+use std::io::Read;
 
 use actix_web::http::header;
-use actix_web::{web, HttpResponse, HttpResponseBuilder};
+use actix_web::{web, HttpRequest, HttpResponse, HttpResponseBuilder};
 use rapid_actors::Error;
-use utoipa_swagger_ui::Config;
 
 use crate::error::ApiError;
 
@@ -37,18 +36,59 @@ const INDEX: &str = r#"<!DOCTYPE html>
 </html>
 "#;
 
-fn config() -> Arc<Config<'static>> {
-    static CONFIG: OnceLock<Arc<Config<'static>>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            // No validator badge: it would fetch from the internet.
-            Arc::new(
-                Config::new(["/api/openapi.json"])
-                    .validator_url("none")
-                    .try_it_out_enabled(true),
-            )
-        })
-        .clone()
+/// Swagger UI's start: our document, no validator badge (it would fetch from the internet),
+/// "Try it out" open.
+const INITIALIZER: &str = r##"window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: "/api/openapi.json",
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    layout: "StandaloneLayout",
+    validatorUrl: "none",
+    tryItOutEnabled: true,
+  });
+};
+"##;
+
+macro_rules! gzipped {
+    ($name:literal, $type:literal) => {
+        (
+            $name,
+            $type,
+            include_bytes!(concat!(env!("OUT_DIR"), "/docs/", $name, ".gz")).as_slice(),
+        )
+    };
+}
+
+/// Swagger UI's files as build.rs gzipped them: name, content type, gzip stream.
+const FILES: [(&str, &str, &[u8]); 5] = [
+    gzipped!("swagger-ui-bundle.js", "text/javascript; charset=utf-8"),
+    gzipped!(
+        "swagger-ui-standalone-preset.js",
+        "text/javascript; charset=utf-8"
+    ),
+    gzipped!("swagger-ui.css", "text/css; charset=utf-8"),
+    gzipped!("index.css", "text/css; charset=utf-8"),
+    gzipped!("favicon-32x32.png", "image/png"),
+];
+
+/// Whether the request's `Accept-Encoding` admits gzip (`gzip` or `*`, with a nonzero weight).
+fn accepts_gzip(req: &HttpRequest) -> bool {
+    let Some(value) = req.headers().get(header::ACCEPT_ENCODING) else {
+        return false;
+    };
+    value.to_str().unwrap_or("").split(',').any(|coding| {
+        let mut parts = coding.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let weight = parts
+            .filter_map(|p| p.trim().strip_prefix("q="))
+            .map(|q| q.trim().parse::<f32>().unwrap_or(0.0))
+            .next()
+            .unwrap_or(1.0);
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && weight > 0.0
+    })
 }
 
 fn page(mut res: HttpResponseBuilder) -> HttpResponseBuilder {
@@ -64,17 +104,37 @@ pub(super) async fn index() -> HttpResponse {
         .body(INDEX)
 }
 
-pub(super) async fn asset(file: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub(super) async fn asset(
+    req: HttpRequest,
+    file: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let name = file.into_inner();
-    let not_found = || ApiError(Error::not_found(format!("No docs file [{name}]")));
     if name == "index.html" {
         return Ok(index().await);
     }
-    let found = utoipa_swagger_ui::serve(&name, config())
-        .map_err(|e| Error::internal(format!("docs file {name}: {e}")))?
-        .ok_or_else(not_found)?;
-    Ok(page(HttpResponse::Ok())
-        .content_type(found.content_type)
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(found.bytes.into_owned()))
+    let cached = |mut res: HttpResponseBuilder| {
+        res.insert_header((header::CACHE_CONTROL, "public, max-age=3600"));
+        res
+    };
+    if name == "swagger-initializer.js" {
+        return Ok(cached(page(HttpResponse::Ok()))
+            .content_type("text/javascript; charset=utf-8")
+            .body(INITIALIZER));
+    }
+    let Some(&(_, content_type, gz)) = FILES.iter().find(|(n, _, _)| *n == name) else {
+        return Err(ApiError(Error::not_found(format!("No docs file [{name}]"))));
+    };
+    let mut res = cached(page(HttpResponse::Ok()));
+    res.content_type(content_type)
+        .insert_header((header::VARY, "Accept-Encoding"));
+    if accepts_gzip(&req) {
+        return Ok(res
+            .insert_header((header::CONTENT_ENCODING, "gzip"))
+            .body(gz));
+    }
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_end(&mut plain)
+        .map_err(|e| Error::internal(format!("docs file {name}: {e}")))?;
+    Ok(res.body(plain))
 }

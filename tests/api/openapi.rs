@@ -207,6 +207,46 @@ fn docs_page_and_assets_are_served_offline_under_a_strict_csp() {
         .unwrap();
     assert!(init.contains("/api/openapi.json"), "{init}");
 
+    // Swagger UI's files are stored gzipped: sent as they are to a browser that accepts gzip,
+    // unpacked for a client that does not (the loop above: reqwest here sends no
+    // Accept-Encoding).
+    let plain = server
+        .request("GET", "/api/docs/swagger-ui-bundle.js")
+        .send()
+        .unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    let plain = plain.bytes().unwrap();
+    assert!(
+        plain.starts_with(b"/*!") || plain.starts_with(b"!function"),
+        "not the script"
+    );
+    for accept in ["gzip, deflate, br", "br;q=1.0, gzip;q=0.5", "*"] {
+        let zipped = server
+            .request("GET", "/api/docs/swagger-ui-bundle.js")
+            .header("accept-encoding", accept)
+            .send()
+            .unwrap();
+        assert_eq!(zipped.headers()["content-encoding"], "gzip", "{accept}");
+        assert_eq!(zipped.headers()["vary"], "Accept-Encoding");
+        let zipped = zipped.bytes().unwrap();
+        assert_eq!(&zipped[..2], &[0x1f, 0x8b], "{accept}");
+        assert!(
+            zipped.len() * 2 < plain.len(),
+            "{} of {}",
+            zipped.len(),
+            plain.len()
+        );
+    }
+    let refused = server
+        .request("GET", "/api/docs/swagger-ui.css")
+        .header("accept-encoding", "gzip;q=0, identity")
+        .send()
+        .unwrap();
+    assert!(refused.headers().get("content-encoding").is_none());
+    assert!(String::from_utf8(refused.bytes().unwrap().to_vec())
+        .unwrap()
+        .contains(".swagger-ui"));
+
     let (status, body) = server.call("GET", "/api/docs/no-such-file.js", None, None);
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert!(body["details"].is_string(), "{body}");
