@@ -17,13 +17,17 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::Command;
 
-/// The files `src/openapi/docs.rs` serves, as named in Swagger UI's `dist` folder.
-const DOCS_FILES: [&str; 5] = [
-    "swagger-ui-bundle.js",
-    "swagger-ui-standalone-preset.js",
-    "swagger-ui.css",
-    "index.css",
-    "favicon-32x32.png",
+/// The files the docs page loads, as named in Swagger UI's `dist` folder, with the content type
+/// `src/openapi/docs.rs` serves each with (it includes the table build.rs writes from this one).
+const DOCS_FILES: [(&str, &str); 5] = [
+    ("swagger-ui-bundle.js", "text/javascript; charset=utf-8"),
+    (
+        "swagger-ui-standalone-preset.js",
+        "text/javascript; charset=utf-8",
+    ),
+    ("swagger-ui.css", "text/css; charset=utf-8"),
+    ("index.css", "text/css; charset=utf-8"),
+    ("favicon-32x32.png", "image/png"),
 ];
 
 fn main() {
@@ -41,26 +45,31 @@ fn docs_files() {
     std::fs::create_dir_all(&out).expect("create OUT_DIR/docs");
     let archive = std::io::Cursor::new(utoipa_swagger_ui_vendored::SWAGGER_UI_VENDORED);
     let mut zip = zip::ZipArchive::new(archive).expect("Swagger UI's archive");
-    for name in DOCS_FILES {
-        // The archive's one top folder is named after the release (swagger-ui-5.17.14/dist/...).
-        let entry = (0..zip.len())
-            .find(|&i| {
-                let path = zip
-                    .by_index(i)
-                    .map(|f| f.name().to_owned())
-                    .unwrap_or_default();
-                path.ends_with(&format!("/dist/{name}")) && path.matches('/').count() == 2
-            })
-            .unwrap_or_else(|| panic!("{name} is not in Swagger UI's archive"));
+    // The archive's one top folder is named after the release (swagger-ui-5.17.14/dist/...).
+    let top = zip
+        .by_index(0)
+        .expect("an entry")
+        .name()
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .to_owned();
+    let mut table = String::from("[\n");
+    for (name, content_type) in DOCS_FILES {
         let mut bytes = Vec::new();
-        zip.by_index(entry)
-            .and_then(|mut f| f.read_to_end(&mut bytes).map_err(Into::into))
+        zip.by_name(&format!("{top}/dist/{name}"))
+            .unwrap_or_else(|e| panic!("{name} is not in Swagger UI's archive: {e}"))
+            .read_to_end(&mut bytes)
             .expect("read from Swagger UI's archive");
-        let file = std::fs::File::create(out.join(format!("{name}.gz"))).expect("create");
+        let gz_path = out.join(format!("{name}.gz"));
+        let file = std::fs::File::create(&gz_path).expect("create");
         let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::best());
         gz.write_all(&bytes).expect("write");
         gz.finish().expect("finish");
+        table += &format!("    ({name:?}, {content_type:?}, include_bytes!({gz_path:?})),\n");
     }
+    table += "]\n";
+    std::fs::write(out.join("files.rs"), table).expect("write files.rs");
 }
 
 fn native_linux_gnu() -> bool {

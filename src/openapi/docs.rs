@@ -52,27 +52,8 @@ const INITIALIZER: &str = r##"window.onload = function () {
 };
 "##;
 
-macro_rules! gzipped {
-    ($name:literal, $type:literal) => {
-        (
-            $name,
-            $type,
-            include_bytes!(concat!(env!("OUT_DIR"), "/docs/", $name, ".gz")).as_slice(),
-        )
-    };
-}
-
 /// Swagger UI's files as build.rs gzipped them: name, content type, gzip stream.
-const FILES: [(&str, &str, &[u8]); 5] = [
-    gzipped!("swagger-ui-bundle.js", "text/javascript; charset=utf-8"),
-    gzipped!(
-        "swagger-ui-standalone-preset.js",
-        "text/javascript; charset=utf-8"
-    ),
-    gzipped!("swagger-ui.css", "text/css; charset=utf-8"),
-    gzipped!("index.css", "text/css; charset=utf-8"),
-    gzipped!("favicon-32x32.png", "image/png"),
-];
+const FILES: [(&str, &str, &[u8]); 5] = include!(concat!(env!("OUT_DIR"), "/docs/files.rs"));
 
 /// Whether the request's `Accept-Encoding` admits gzip (`gzip` or `*`, with a nonzero weight).
 fn accepts_gzip(req: &HttpRequest) -> bool {
