@@ -160,7 +160,7 @@ impl Engine {
                      (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped",
                     limit.as_secs()
                 ));
-                let outcome = pools.run(Some(slot), limit, work, timed_out).await;
+                let outcome = pools.run_job(slot, limit, work, timed_out).await;
                 let recorded = match &outcome {
                     Ok(_) => {
                         let name = format!("{id}.csv");

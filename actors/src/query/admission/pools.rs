@@ -94,7 +94,9 @@ pub fn default_threads(concurrency: usize, large_concurrency: usize) -> usize {
 /// A query's place in its pool, given back when dropped.
 #[derive(Debug)]
 pub struct Slot {
+    // Dropped first (declaration order): the place is free before `released` closes.
     _permit: OwnedSemaphorePermit,
+    released: Option<oneshot::Sender<()>>,
 }
 
 pub struct QueryPools {
@@ -113,6 +115,8 @@ pub struct QueryPools {
 
 /// How long past its limit a caller waits for work that has not stopped by itself.
 const CALLER_GRACE: Duration = Duration::from_secs(2);
+/// How long a finished job waits for its slot to be given back (the work's own tasks ending).
+const RELEASE_WAIT: Duration = Duration::from_secs(5);
 
 tokio::task_local! {
     /// The memory limit of the pools running the current work, so that an out-of-memory error
@@ -237,19 +241,24 @@ impl QueryPools {
         if permit.is_none() {
             self.load.refuse(kind);
         }
-        permit.map(|p| Slot { _permit: p }).ok_or_else(|| {
-            let what = match kind {
-                QueryKind::Sync => "queries",
-                QueryKind::Large => "large-query jobs",
-            };
-            Error::new(
-                ErrorKind::Busy,
-                format!(
-                    "The service is running as many {what} as it allows ({size}, {setting}): \
+        permit
+            .map(|p| Slot {
+                _permit: p,
+                released: None,
+            })
+            .ok_or_else(|| {
+                let what = match kind {
+                    QueryKind::Sync => "queries",
+                    QueryKind::Large => "large-query jobs",
+                };
+                Error::new(
+                    ErrorKind::Busy,
+                    format!(
+                        "The service is running as many {what} as it allows ({size}, {setting}): \
                      try again in a moment"
-                ),
-            )
-        })
+                    ),
+                )
+            })
     }
 
     /// Runs `work` on the query runtime for at most `limit`, holding `slot` until it ends. At the
@@ -298,6 +307,25 @@ impl QueryPools {
             Ok(result) => result,
             Err(_) => Err(timed_out),
         }
+    }
+
+    /// `run` for a job holding `slot`: returns once the slot is given back too (at most
+    /// `RELEASE_WAIT` after the answer). The slot goes only after the work's tasks have ended,
+    /// a moment after the answer; a job recorded as done before that let a client that saw
+    /// SUCCESS and started its next job at once find the pool still full (503).
+    pub async fn run_job<T: Send + 'static>(
+        &self,
+        mut slot: Slot,
+        limit: Duration,
+        work: impl Future<Output = Result<T>> + Send + 'static,
+        timed_out: Error,
+    ) -> Result<T> {
+        let (release, released) = oneshot::channel::<()>();
+        slot.released = Some(release);
+        let result = self.run(Some(slot), limit, work, timed_out).await;
+        // Never sent: the wait ends when the sender is dropped with the slot.
+        let _ = tokio::time::timeout(RELEASE_WAIT, released).await;
+        result
     }
 
     /// Runs `work` on the query runtime and waits for it from any runtime, without a slot or a

@@ -169,6 +169,44 @@ fn the_slot_waits_for_every_pipeline_of_the_work_the_answer_does_not() {
     });
 }
 
+/// A job returns once its slot is back: a client that sees the job done and starts its next one
+/// at once finds the place free, even while a pipeline of the finished work was still ending.
+#[test]
+fn a_job_returns_only_once_its_slot_is_given_back() {
+    let engine = engine_with(1, 0);
+    block_on(async {
+        let slot = engine.admit(QueryKind::Large).await.unwrap();
+        let work = async move {
+            let context =
+                super::super::work_scope::task_context(&datafusion::prelude::SessionContext::new());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                drop(context);
+            });
+            Ok(7)
+        };
+        let started = Instant::now();
+        let answer = engine
+            .run_job(
+                slot,
+                Duration::from_secs(30),
+                work,
+                Error::invalid("too long"),
+            )
+            .await
+            .unwrap();
+        assert_eq!(answer, 7);
+        assert!(
+            started.elapsed() >= Duration::from_millis(300),
+            "returned before the work's pipeline ended"
+        );
+        engine
+            .admit(QueryKind::Large)
+            .await
+            .expect("the slot is free when the job returns");
+    });
+}
+
 #[test]
 fn a_caller_that_goes_away_aborts_the_work() {
     let engine = engine_with(1, 0);
