@@ -164,6 +164,12 @@ pub struct ServeArgs {
           value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub large_query_concurrency: Option<u64>,
 
+    /// Large-query jobs accepted while every large-query slot is taken; they start in turn
+    /// (default: eight per slot). With these full too, a new job is refused (503).
+    #[arg(long, env = "RAPID_LARGE_QUERY_QUEUE",
+          value_parser = clap::value_parser!(u64).range(0..=65_536))]
+    pub large_query_queue: Option<u64>,
+
     /// How long a query waits for a free slot before it is refused (503), in milliseconds.
     #[arg(long, env = "RAPID_QUERY_QUEUE_WAIT_MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(0..=60_000))]
@@ -299,6 +305,15 @@ impl ServeArgs {
             large_concurrency: self
                 .large_query_concurrency
                 .map_or(defaults.large_concurrency, size),
+            large_queue: self.large_query_queue.map_or_else(
+                || {
+                    rapid_actors::query::default_large_queue(
+                        self.large_query_concurrency
+                            .map_or(defaults.large_concurrency, size),
+                    )
+                },
+                size,
+            ),
             queue_wait: Duration::from_millis(self.query_queue_wait_ms),
             threads: self.query_threads.map_or_else(
                 || {

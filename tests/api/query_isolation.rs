@@ -214,6 +214,9 @@ fn a_flood_beyond_the_query_pools_gets_503_with_retry_after_and_the_server_stays
         "1",
         "--large-query-concurrency",
         "1",
+        // No wait list: the second job is refused (tests/api/large_queries.rs has the list).
+        "--large-query-queue",
+        "0",
         "--query-queue-wait-ms",
         "200",
         "--query-timeout-seconds",
@@ -342,4 +345,63 @@ fn query_memory_is_bounded_with_a_clear_refusal() {
     let dir = s.stop();
     let s = TestServer::start_in(dir, Options::default());
     assert!(!s.data_dir().join("spill/left-over").exists());
+}
+
+/// With the one large-query slot taken, the next jobs are accepted and wait their turn (in
+/// progress, not refused), up to the wait list's size; past it the answer is 503 naming the
+/// setting. The waiting jobs then run and succeed.
+#[test]
+fn large_query_jobs_past_the_slots_wait_their_turn_up_to_the_queue() {
+    let (s, t) = server(&[
+        "--large-query-concurrency",
+        "1",
+        "--large-query-queue",
+        "2",
+        "--query-queue-wait-ms",
+        "0",
+        // The first job holds the slot this long (its sort takes far longer).
+        "--large-query-timeout-seconds",
+        "3",
+    ]);
+    let large = format!("{QUERY}/large");
+    let submit = |body: &Value| {
+        let res = s
+            .request("POST", &large)
+            .bearer_auth(&t)
+            .json(body)
+            .send()
+            .unwrap();
+        let retry = res.headers().get("retry-after").cloned();
+        let (status, body) = into_parts(res);
+        (status, body, retry)
+    };
+    let (status, first, _) = submit(&slow_query(None));
+    assert_eq!(status, StatusCode::ACCEPTED, "{first}");
+    let small = json!({"filter": "a < 3"});
+    let waiting: Vec<String> = (0..2)
+        .map(|_| {
+            let (status, body, _) = submit(&small);
+            assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+            body["details"]["job_id"].as_str().unwrap().to_string()
+        })
+        .collect();
+    let (status, body, retry) = submit(&small);
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(retry.unwrap(), "1");
+    let details = body["details"].as_str().unwrap();
+    assert!(details.contains("RAPID_LARGE_QUERY_QUEUE"), "{details}");
+    let path = format!("/api/jobs/{}", waiting[0]);
+    let (status, job) = s.call("GET", &path, Some(&t), None);
+    assert_eq!(status, StatusCode::OK, "{job}");
+    assert_eq!(
+        job["status"], "IN PROGRESS",
+        "a waiting job is in progress: {job}"
+    );
+    let job = s.wait_job(&t, first["details"]["job_id"].as_str().unwrap());
+    assert_eq!(job["status"], "FAILED", "{job}");
+    for id in &waiting {
+        let job = s.wait_job(&t, id);
+        assert_eq!(job["status"], "SUCCESS", "{job}");
+        assert_eq!(job["rows_processed"], 3, "{job}");
+    }
 }

@@ -202,8 +202,9 @@ impl Engine {
     }
 
     /// Checks the query `body` over commit `at` and starts a QUERY job writing its whole result
-    /// as CSV; returns the job id and the commit it reads. The job's slot is taken now: when every one is busy the answer is 503, not a
-    /// queued job. When the job succeeds its `result_url` (under `base_url`) downloads the file.
+    /// as CSV; returns the job id and the commit it reads. The job's claim is taken now (a slot,
+    /// or a place in the jobs' wait list): with both full the answer is 503 and no job is
+    /// made. When the job succeeds its `result_url` (under `base_url`) downloads the file.
     pub async fn start_large_query(
         &self,
         pass: DatasetPass<Read>,
@@ -239,7 +240,7 @@ impl Engine {
     ) -> Result<(String, i64)> {
         let record = pass.record().clone();
         let pools = self.pools.clone();
-        let slot = pools.admit(QueryKind::Large).await?;
+        let ticket = pools.admit_job().await?;
         let check_limit = pools.settings().timeout;
         let (this, checked_record) = (self.clone(), record.clone());
         let subject = pass.subject().clone();
@@ -274,14 +275,14 @@ impl Engine {
             started: std::time::Instant::now(),
         };
         let job = (job_id.clone(), prepared, audit);
-        self.spawn_large_query(job, slot, base_url.to_string(), span);
+        self.spawn_large_query(job, ticket, base_url.to_string(), span);
         Ok((job_id, commit))
     }
 
     fn spawn_large_query(
         &self,
         (id, prepared, audit): (String, PreparedQuery, JobAudit),
-        slot: crate::query::Slot,
+        ticket: crate::query::JobTicket,
         base_url: String,
         span: tracing::Span,
     ) {
@@ -303,7 +304,7 @@ impl Engine {
                      fewer columns)",
                 limit.as_secs()
             ));
-            let outcome = pools.run_job(slot, limit, work, timed_out).await;
+            let outcome = pools.run_job(ticket, limit, work, timed_out).await;
             let recorded = match &outcome {
                 Ok(_) => {
                     let name = format!("{id}.csv");

@@ -29,8 +29,9 @@ pub(crate) mod sql;
 #[cfg(test)]
 mod test_plans;
 
+pub use admission::job_slots::JobTicket;
 pub use admission::load::QueryKind;
-pub use admission::pools::{default_threads, QueryPools, QuerySettings, Slot};
+pub use admission::pools::{default_large_queue, default_threads, QueryPools, QuerySettings, Slot};
 pub(crate) use admission::runtime::set_thread_nice;
 pub use language::limits::{check_request, QueryLimits, DEPTH_CEILING};
 pub use language::limits_json::parse_request;

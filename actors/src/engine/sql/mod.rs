@@ -19,7 +19,6 @@ use crate::key::DatasetKey;
 use crate::query::answers::large::write_csv_streams;
 use crate::query::answers::Table;
 use crate::query::sql::{collect_capped, partition_streams, plan};
-use crate::query::QueryKind;
 
 pub use crate::query::sql::chrono_patterns;
 pub use crate::query::sql::name_as_written;
@@ -93,7 +92,7 @@ impl Engine {
         base_url: &str,
     ) -> Result<String> {
         let pools = self.pools.clone();
-        let slot = pools.admit(QueryKind::Large).await?;
+        let ticket = pools.admit_job().await?;
         let check_limit = pools.settings().timeout;
         let session = self.sql_session(pass, HTTP_DEFAULT_CATALOG);
         pass.note()
@@ -132,11 +131,11 @@ impl Engine {
                 started: std::time::Instant::now(),
             },
         };
-        self.spawn_large_sql(job, slot, span);
+        self.spawn_large_sql(job, ticket, span);
         Ok(job_id)
     }
 
-    fn spawn_large_sql(&self, job: LargeSql, slot: crate::query::Slot, span: tracing::Span) {
+    fn spawn_large_sql(&self, job: LargeSql, ticket: crate::query::JobTicket, span: tracing::Span) {
         let pools = self.pools.clone();
         let (jobs, auth, storage) = (self.jobs.clone(), self.auth.clone(), self.storage.clone());
         let ttl = self.settings.result_ttl_seconds;
@@ -160,7 +159,7 @@ impl Engine {
                      (RAPID_LARGE_QUERY_TIMEOUT_SECONDS) and was stopped",
                     limit.as_secs()
                 ));
-                let outcome = pools.run_job(slot, limit, work, timed_out).await;
+                let outcome = pools.run_job(ticket, limit, work, timed_out).await;
                 let recorded = match &outcome {
                     Ok(_) => {
                         let name = format!("{id}.csv");

@@ -6,8 +6,9 @@
 //! - Threads: a runtime of its own, one worker per core with large stacks and a lower priority
 //!   (see [`super::runtime`]), so no query work runs on an HTTP worker and a busy engine never
 //!   delays cheap requests.
-//! - Admission: a sync query or a large-query job needs a slot; with every slot taken a request
-//!   waits a moment, then is refused with `Busy` (503), rather than queueing without bound.
+//! - Admission: a sync query needs a slot; with every slot taken a request waits a moment, then
+//!   is refused with `Busy` (503), rather than queueing without bound. A large-query job takes
+//!   a slot or a place in a bounded wait list ([`super::job_slots`]).
 //! - Time: each run is bounded; at its limit the work's future is dropped on the query runtime,
 //!   which stops DataFusion (its spawned tasks abort on drop, at their next batch) and frees its
 //!   memory; the slot is held until the last of those tasks has stopped.
@@ -53,6 +54,9 @@ pub struct QuerySettings {
     pub concurrency: usize,
     /// Large-query jobs running at once.
     pub large_concurrency: usize,
+    /// Large-query jobs accepted while every slot is taken, started as slots free (see
+    /// [`super::job_slots`]).
+    pub large_queue: usize,
     /// How long a query waits for a slot before it is refused.
     pub queue_wait: Duration,
     /// Threads running queries (default: one per query slot, see [`default_threads`]).
@@ -77,6 +81,7 @@ impl Default for QuerySettings {
             spill_bytes: 10 << 30,
             concurrency,
             large_concurrency,
+            large_queue: default_large_queue(large_concurrency),
             queue_wait: Duration::from_millis(1000),
             threads: default_threads(concurrency, large_concurrency),
         }
@@ -91,12 +96,18 @@ pub fn default_threads(concurrency: usize, large_concurrency: usize) -> usize {
     concurrency + large_concurrency
 }
 
+/// Large-query jobs that may wait for a slot: eight per slot. A waiting job holds its checked
+/// plan (kilobytes), not data.
+pub fn default_large_queue(large_concurrency: usize) -> usize {
+    8 * large_concurrency.max(1)
+}
+
 /// A query's place in its pool, given back when dropped.
 #[derive(Debug)]
 pub struct Slot {
     // Dropped first (declaration order): the place is free before `released` closes.
-    _permit: OwnedSemaphorePermit,
-    released: Option<oneshot::Sender<()>>,
+    pub(super) _permit: OwnedSemaphorePermit,
+    pub(super) released: Option<oneshot::Sender<()>>,
 }
 
 pub struct QueryPools {
@@ -108,15 +119,15 @@ pub struct QueryPools {
     /// Owned so that it stops with the pools (see the `Drop` below).
     runtime: Option<tokio::runtime::Runtime>,
     sync_slots: Arc<Semaphore>,
-    large_slots: Arc<Semaphore>,
-    load: super::load::Counters,
+    pub(super) large_slots: Arc<Semaphore>,
+    /// Places for jobs waiting for one of `large_slots`.
+    pub(super) large_queue: Arc<Semaphore>,
+    pub(super) load: super::load::Counters,
     plans: crate::query::reading::plan_cache::PlanCache,
 }
 
 /// How long past its limit a caller waits for work that has not stopped by itself.
 const CALLER_GRACE: Duration = Duration::from_secs(2);
-/// How long a finished job waits for its slot to be given back (the work's own tasks ending).
-const RELEASE_WAIT: Duration = Duration::from_secs(5);
 
 tokio::task_local! {
     /// The memory limit of the pools running the current work, so that an out-of-memory error
@@ -159,6 +170,7 @@ impl QueryPools {
             template,
             sync_slots: Arc::new(Semaphore::new(settings.concurrency.max(1))),
             large_slots: Arc::new(Semaphore::new(settings.large_concurrency.max(1))),
+            large_queue: Arc::new(Semaphore::new(settings.large_queue)),
             load: super::load::Counters::default(),
             plans: Default::default(),
             settings,
@@ -307,25 +319,6 @@ impl QueryPools {
             Ok(result) => result,
             Err(_) => Err(timed_out),
         }
-    }
-
-    /// `run` for a job holding `slot`: returns once the slot is given back too (at most
-    /// `RELEASE_WAIT` after the answer). The slot goes only after the work's tasks have ended,
-    /// a moment after the answer; a job recorded as done before that let a client that saw
-    /// SUCCESS and started its next job at once find the pool still full (503).
-    pub async fn run_job<T: Send + 'static>(
-        &self,
-        mut slot: Slot,
-        limit: Duration,
-        work: impl Future<Output = Result<T>> + Send + 'static,
-        timed_out: Error,
-    ) -> Result<T> {
-        let (release, released) = oneshot::channel::<()>();
-        slot.released = Some(release);
-        let result = self.run(Some(slot), limit, work, timed_out).await;
-        // Never sent: the wait ends when the sender is dropped with the slot.
-        let _ = tokio::time::timeout(RELEASE_WAIT, released).await;
-        result
     }
 
     /// Runs `work` on the query runtime and waits for it from any runtime, without a slot or a

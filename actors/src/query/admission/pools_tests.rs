@@ -175,7 +175,7 @@ fn the_slot_waits_for_every_pipeline_of_the_work_the_answer_does_not() {
 fn a_job_returns_only_once_its_slot_is_given_back() {
     let engine = engine_with(1, 0);
     block_on(async {
-        let slot = engine.admit(QueryKind::Large).await.unwrap();
+        let ticket = engine.admit_job().await.unwrap();
         let work = async move {
             let context =
                 super::super::work_scope::task_context(&datafusion::prelude::SessionContext::new());
@@ -188,7 +188,7 @@ fn a_job_returns_only_once_its_slot_is_given_back() {
         let started = Instant::now();
         let answer = engine
             .run_job(
-                slot,
+                ticket,
                 Duration::from_secs(30),
                 work,
                 Error::invalid("too long"),
@@ -204,6 +204,47 @@ fn a_job_returns_only_once_its_slot_is_given_back() {
             .admit(QueryKind::Large)
             .await
             .expect("the slot is free when the job returns");
+    });
+}
+
+/// A job asked for while every slot is taken gets a place in the wait list and starts when a
+/// slot frees; only with the list full too is the request refused.
+#[test]
+fn jobs_past_the_slots_wait_in_a_bounded_list_and_start_in_turn() {
+    let engine = QueryPools::new(QuerySettings {
+        large_concurrency: 1,
+        large_queue: 1,
+        queue_wait: Duration::from_millis(20),
+        threads: 2,
+        ..QuerySettings::default()
+    })
+    .unwrap();
+    block_on(async {
+        let first = engine.admit_job().await.unwrap();
+        assert!(!first.waits());
+        let second = engine.admit_job().await.unwrap();
+        assert!(second.waits());
+        let err = engine.admit_job().await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Busy);
+        assert!(err.to_string().contains("RAPID_LARGE_QUERY_QUEUE"), "{err}");
+        assert_eq!(engine.load().large.refused, 1);
+        let run = engine.run_job(
+            second,
+            Duration::from_secs(30),
+            async { Ok(2) },
+            Error::invalid("too long"),
+        );
+        tokio::pin!(run);
+        let early = tokio::time::timeout(Duration::from_millis(200), &mut run).await;
+        assert!(early.is_err(), "the waiting job ran without a slot");
+        assert_eq!(engine.load().large.waiting, 1);
+        drop(first);
+        assert_eq!(run.await.unwrap(), 2);
+        assert_eq!(engine.load().large.waiting, 0);
+        assert!(
+            !engine.admit_job().await.unwrap().waits(),
+            "the slot came back"
+        );
     });
 }
 
