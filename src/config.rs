@@ -290,6 +290,10 @@ impl ServeArgs {
         use std::time::Duration;
         let defaults = rapid_actors::query::QuerySettings::default();
         let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let concurrency = self.query_concurrency.map_or(defaults.concurrency, size);
+        let large_concurrency = self
+            .large_query_concurrency
+            .map_or(defaults.large_concurrency, size);
         rapid_actors::query::QuerySettings {
             limits: rapid_actors::query::QueryLimits {
                 max_expression_bytes: size(self.query_max_expression_bytes),
@@ -301,28 +305,15 @@ impl ServeArgs {
             memory_bytes: size(self.query_memory_bytes),
             spill_dir: Some(rapid_actors::storage::Storage::new(&self.data_dir).spill_dir()),
             spill_bytes: self.query_spill_bytes,
-            concurrency: self.query_concurrency.map_or(defaults.concurrency, size),
-            large_concurrency: self
-                .large_query_concurrency
-                .map_or(defaults.large_concurrency, size),
+            concurrency,
+            large_concurrency,
             large_queue: self.large_query_queue.map_or_else(
-                || {
-                    rapid_actors::query::default_large_queue(
-                        self.large_query_concurrency
-                            .map_or(defaults.large_concurrency, size),
-                    )
-                },
+                || rapid_actors::query::default_large_queue(large_concurrency),
                 size,
             ),
             queue_wait: Duration::from_millis(self.query_queue_wait_ms),
             threads: self.query_threads.map_or_else(
-                || {
-                    rapid_actors::query::default_threads(
-                        self.query_concurrency.map_or(defaults.concurrency, size),
-                        self.large_query_concurrency
-                            .map_or(defaults.large_concurrency, size),
-                    )
-                },
+                || rapid_actors::query::default_threads(concurrency, large_concurrency),
                 size,
             ),
         }

@@ -214,7 +214,7 @@ fn a_flood_beyond_the_query_pools_gets_503_with_retry_after_and_the_server_stays
         "1",
         "--large-query-concurrency",
         "1",
-        // No wait list: the second job is refused (tests/api/large_queries.rs has the list).
+        // No wait list: the second job is refused (the list: the last test below).
         "--large-query-queue",
         "0",
         "--query-queue-wait-ms",

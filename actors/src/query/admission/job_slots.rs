@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use tokio::sync::{oneshot, OwnedSemaphorePermit};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::load::QueryKind;
 use super::pools::{QueryPools, Slot};
@@ -41,7 +41,7 @@ impl QueryPools {
     pub async fn admit_job(&self) -> Result<JobTicket> {
         let (slots, places) = (&self.large_slots, &self.large_queue);
         if let Ok(permit) = slots.clone().try_acquire_owned() {
-            return Ok(JobTicket(Claim::Running(slot(permit))));
+            return Ok(JobTicket(Claim::Running(Slot::new(permit))));
         }
         if let Ok(place) = places.clone().try_acquire_owned() {
             return Ok(JobTicket(Claim::Waiting(place)));
@@ -50,7 +50,7 @@ impl QueryPools {
             let _waiting = self.load.wait(QueryKind::Large);
             tokio::time::timeout(self.settings().queue_wait, async {
                 tokio::select! {
-                    permit = slots.clone().acquire_owned() => permit.map(|p| Claim::Running(slot(p))),
+                    permit = slots.clone().acquire_owned() => permit.map(|p| Claim::Running(Slot::new(p))),
                     place = places.clone().acquire_owned() => place.map(Claim::Waiting),
                 }
             })
@@ -94,21 +94,13 @@ impl QueryPools {
                 let _waiting = self.load.wait(QueryKind::Large);
                 let permit = self.large_slots.clone().acquire_owned().await;
                 drop(place);
-                slot(permit.map_err(|_| Error::internal("the query pools were closed"))?)
+                Slot::new(permit.map_err(|_| Error::internal("the query pools were closed"))?)
             }
         };
-        let (release, released) = oneshot::channel::<()>();
-        slot.released = Some(release);
+        let released = slot.on_release();
         let result = self.run(Some(slot), limit, work, timed_out).await;
         // Never sent: the wait ends when the sender is dropped with the slot.
         let _ = tokio::time::timeout(RELEASE_WAIT, released).await;
         result
-    }
-}
-
-fn slot(permit: OwnedSemaphorePermit) -> Slot {
-    Slot {
-        _permit: permit,
-        released: None,
     }
 }

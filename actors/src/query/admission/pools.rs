@@ -106,8 +106,24 @@ pub fn default_large_queue(large_concurrency: usize) -> usize {
 #[derive(Debug)]
 pub struct Slot {
     // Dropped first (declaration order): the place is free before `released` closes.
-    pub(super) _permit: OwnedSemaphorePermit,
-    pub(super) released: Option<oneshot::Sender<()>>,
+    _permit: OwnedSemaphorePermit,
+    released: Option<oneshot::Sender<()>>,
+}
+
+impl Slot {
+    pub(super) fn new(permit: OwnedSemaphorePermit) -> Slot {
+        Slot {
+            _permit: permit,
+            released: None,
+        }
+    }
+
+    /// Ends (closed, never sent) once the slot has been dropped and its place is free.
+    pub(super) fn on_release(&mut self) -> oneshot::Receiver<()> {
+        let (release, released) = oneshot::channel();
+        self.released = Some(release);
+        released
+    }
 }
 
 pub struct QueryPools {
@@ -253,24 +269,19 @@ impl QueryPools {
         if permit.is_none() {
             self.load.refuse(kind);
         }
-        permit
-            .map(|p| Slot {
-                _permit: p,
-                released: None,
-            })
-            .ok_or_else(|| {
-                let what = match kind {
-                    QueryKind::Sync => "queries",
-                    QueryKind::Large => "large-query jobs",
-                };
-                Error::new(
-                    ErrorKind::Busy,
-                    format!(
-                        "The service is running as many {what} as it allows ({size}, {setting}): \
+        permit.map(Slot::new).ok_or_else(|| {
+            let what = match kind {
+                QueryKind::Sync => "queries",
+                QueryKind::Large => "large-query jobs",
+            };
+            Error::new(
+                ErrorKind::Busy,
+                format!(
+                    "The service is running as many {what} as it allows ({size}, {setting}): \
                      try again in a moment"
-                    ),
-                )
-            })
+                ),
+            )
+        })
     }
 
     /// Runs `work` on the query runtime for at most `limit`, holding `slot` until it ends. At the
