@@ -13,7 +13,9 @@
 //!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
 //!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full),
 //!    [`job_state`] (a job's record and its state machine), [`traced`] (actor messages that
-//!    carry their sender's tracing span, so an actor's log lines keep the request id).
+//!    carry their sender's tracing span, so an actor's log lines keep the request id),
+//!    [`sql_walk`] (every walk over a SQL syntax tree, here and in rapid-sqlwire, through one
+//!    visitor type, so sqlparser's traversal is compiled once).
 //! 2. Where things are kept: [`storage`] (every path in the data folder and every object key is
 //!    built there; the kept objects, raw files, data Parquet and large-query results, are reached
 //!    only through its `ObjectStorage` interface, which `LocalFolder` implements with the fsync
@@ -92,6 +94,7 @@ pub(crate) mod records;
 pub(crate) mod registry;
 pub mod schema;
 pub mod sensitivity;
+pub mod sql_walk;
 pub mod storage;
 pub mod traced;
 pub mod work_permits;

@@ -11,7 +11,7 @@ use rapid_testkit::module_graph::{graph, Graph};
 /// below; the import graph must still be acyclic (between files and between top-level modules).
 const LAYERS: &[&[&str]] = &[
     // Shared types: the dataset key and records, errors, sensitivity, file kinds, permits, the
-    // job record and its states; the process's allocator settings.
+    // job record and its states; the process's allocator settings; walks over SQL syntax trees.
     &[
         "allocator",
         "error",
@@ -21,6 +21,7 @@ const LAYERS: &[&[&str]] = &[
         "work_permits",
         "job_state",
         "traced",
+        "sql_walk",
     ],
     // Where things are kept: the data folder, the audit log and the catalog, each behind one
     // interface.

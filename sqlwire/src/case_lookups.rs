@@ -11,11 +11,11 @@
 //! under OR; there it becomes `EXISTS (SELECT 1 FROM ... WHERE (p) AND (v))`: a filter keeps a row
 //! when the value is true, and drops it alike when it is false, NULL or not found.
 
+use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, BinaryOperator, CaseWhen, Expr, Query, SelectItem, SetExpr, Statement,
-    Value, VisitMut, VisitorMut,
+    BinaryOperator, CaseWhen, Expr, Query, SelectItem, SetExpr, Statement, Value, VisitorMut,
 };
 
 use crate::catalog_rewrites::is_catalogue_table;
@@ -23,7 +23,7 @@ use crate::catalog_rewrites::is_catalogue_table;
 /// Folds each such CASE of `statements` into its lookup; whether any.
 pub(crate) fn fold(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Some(folded) = folded(expr) {
             *expr = folded;
             changed = true;
@@ -48,7 +48,7 @@ pub(crate) fn filter_lookups(statements: &mut Vec<Statement>) -> bool {
         }
     }
     let mut filters = Filters(false);
-    let _ = statements.visit(&mut filters);
+    let _ = statements.rewrite(&mut filters);
     filters.0
 }
 

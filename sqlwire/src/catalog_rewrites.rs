@@ -10,11 +10,12 @@
 //! - [`storage_options`]: the storage options of a table, which datasets do not have.
 //! - [`catalogue_lookups`]: a correlated lookup of one catalogue row, aggregated.
 
+use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, Expr, FunctionArguments, GroupByExpr, Ident, OrderByKind, Query, Select,
-    SelectItem, SetExpr, Statement, TableFactor, Value, Visit, VisitMut, Visitor, VisitorMut,
+    Expr, FunctionArguments, GroupByExpr, Ident, OrderByKind, Query, Select, SelectItem, SetExpr,
+    Statement, TableFactor, Value, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -38,7 +39,7 @@ const AGGREGATES: &[&str] = &[
 
 pub(crate) fn array_subqueries(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         let Expr::Function(f) = expr else {
             return ControlFlow::<()>::Continue(());
         };
@@ -109,7 +110,7 @@ fn aggregated(query: &Query) -> Option<Query> {
 /// options from it): datasets have none, so `array_to_string(<options>, sep)` is `''`.
 pub(crate) fn storage_options(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         let Expr::Function(f) = expr else {
             return ControlFlow::<()>::Continue(());
         };
@@ -129,7 +130,7 @@ pub(crate) fn storage_options(statements: &mut Vec<Statement>) -> bool {
 /// its value becomes `max(value)`, the same over the one row (or none) such a lookup finds.
 pub(crate) fn catalogue_lookups(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Expr::Subquery(query) = expr {
             changed |= aggregate_lookup(query);
         }
@@ -200,7 +201,7 @@ fn in_pg_catalog(parts: &[String]) -> bool {
 
 pub(crate) fn empty_catalogue_selects(statements: &mut Vec<Statement>) -> bool {
     let mut stubs = Stubs { changed: false };
-    let _ = statements.visit(&mut stubs);
+    let _ = statements.rewrite(&mut stubs);
     stubs.changed
 }
 
@@ -289,7 +290,7 @@ fn aggregates(items: &[SelectItem]) -> bool {
         found: false,
     };
     for item in items {
-        let _ = item.visit(&mut finder);
+        let _ = item.walk(&mut finder);
     }
     finder.found
 }
@@ -334,7 +335,7 @@ fn stub(select: &mut Select) -> bool {
 }
 
 /// The parameters `node` binds, each as written (`$2::VARCHAR`, or `$2` when never cast).
-pub(crate) fn placeholders(node: &impl Visit) -> Vec<String> {
+pub(crate) fn placeholders(node: &(impl Tree + ?Sized)) -> Vec<String> {
     #[derive(Default)]
     struct Finder {
         cast: Vec<(String, String)>,
@@ -362,7 +363,7 @@ pub(crate) fn placeholders(node: &impl Visit) -> Vec<String> {
         }
     }
     let mut finder = Finder::default();
-    let _ = node.visit(&mut finder);
+    let _ = node.walk(&mut finder);
     let mut out: Vec<String> = finder.cast.iter().map(|(_, text)| text.clone()).collect();
     for p in finder.bare {
         if !finder.cast.iter().any(|(c, _)| *c == p) && !out.contains(&p) {

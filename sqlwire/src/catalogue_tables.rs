@@ -12,6 +12,7 @@
 //! Three tables are views over the emulation's: `pg_database` (the session's databases only),
 //! `pg_class` (with `reloptions`), `pg_settings` ([`crate::settings`]).
 
+use rapid_actors::sql_walk::Tree;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -25,7 +26,7 @@ use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
-    Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitMut, VisitorMut,
+    Ident, ObjectName, ObjectNamePart, Statement, TableFactor, VisitorMut,
 };
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
 
@@ -316,7 +317,7 @@ pub(crate) fn qualify_added(statements: &mut Vec<Statement>) -> bool {
         }
     }
     let mut qualify = Qualify(false);
-    let _ = statements.visit(&mut qualify);
+    let _ = statements.rewrite(&mut qualify);
     qualify.0
 }
 

@@ -5,14 +5,15 @@
 //! none otherwise, so the reader's ranges, which follow each other from page 0, read each row
 //! once. The predicate becomes that truth value.
 
+use rapid_actors::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
-use datafusion::sql::sqlparser::ast::{visit_expressions_mut, DataType, Expr, Statement, Value};
+use datafusion::sql::sqlparser::ast::{DataType, Expr, Statement, Value};
 
 /// Replaces each `ctid BETWEEN tid AND tid` of `statements`; whether any.
 pub(crate) fn ranges(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Expr::Between {
             expr: column,
             negated,

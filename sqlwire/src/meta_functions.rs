@@ -2,6 +2,7 @@
 //! call that the `pg_catalog` emulation lacks. Datasets have no comments and no size of their own in the catalogue, so the
 //! answers are PostgreSQL's for "none": NULL.
 
+use rapid_actors::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -13,7 +14,7 @@ use datafusion::logical_expr::{
     create_udf, ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
 };
 
 /// Every function of this module.
@@ -71,7 +72,7 @@ const DESCRIPTIONS: &[&str] = &["obj_description", "shobj_description", "col_des
 /// a text-to-`regclass` cast DataFusion cannot evaluate); whether any call was found.
 pub(crate) fn unevaluated_descriptions(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Expr::Function(f) = expr {
             let name = f
                 .name

@@ -6,6 +6,7 @@
 //! [`udf`], and whose rows come from the session's tables as the catalogue describes them
 //! ([`crate::described`]: `is_nullable` is `NO` for a column its dataset does not allow null in).
 
+use rapid_actors::sql_walk::Tree;
 use std::ops::ControlFlow;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use datafusion::arrow::array::{AsArray, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{exec_err, ScalarValue};
 use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
-use datafusion::sql::sqlparser::ast::{SetExpr, Statement, TableFactor, VisitMut, VisitorMut};
+use datafusion::sql::sqlparser::ast::{SetExpr, Statement, TableFactor, VisitorMut};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use datafusion_postgres::arrow_pg::datatypes::into_pg_type;
@@ -40,7 +41,7 @@ const VIEW: &str = "SELECT table_catalog, table_schema, table_name, column_name,
 /// Reads every `information_schema.columns` of `statements` through [`VIEW`]; whether any.
 pub(crate) fn columns_view(statements: &mut Vec<Statement>) -> bool {
     let mut view = ColumnsView { changed: false };
-    let _ = statements.visit(&mut view);
+    let _ = statements.rewrite(&mut view);
     view.changed
 }
 

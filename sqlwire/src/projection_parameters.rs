@@ -6,10 +6,11 @@
 //! parameter of its select list's subqueries in its own filter, as a condition that is always
 //! true: `WHERE (...) AND ($2::VARCHAR IS NULL OR true)`.
 
+use rapid_actors::sql_walk::Tree;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Query, SelectItem, SetExpr, Statement, VisitMut, VisitorMut,
+    BinaryOperator, Expr, Query, SelectItem, SetExpr, Statement, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -52,13 +53,13 @@ pub(crate) fn keep(statements: &mut Vec<Statement>) -> bool {
         }
     }
     let mut keep = Keep(false);
-    let _ = statements.visit(&mut keep);
+    let _ = statements.rewrite(&mut keep);
     keep.0
 }
 
 /// The parameters bound inside the subqueries of `expr`, added to `bound`.
 fn in_subqueries(expr: &Expr, bound: &mut Vec<String>) {
-    use datafusion::sql::sqlparser::ast::{Visit, Visitor};
+    use datafusion::sql::sqlparser::ast::Visitor;
     struct Subqueries<'a>(&'a mut Vec<String>);
     impl Visitor for Subqueries<'_> {
         type Break = ();
@@ -73,7 +74,7 @@ fn in_subqueries(expr: &Expr, bound: &mut Vec<String>) {
             ControlFlow::Continue(())
         }
     }
-    let _ = expr.visit(&mut Subqueries(bound));
+    let _ = expr.walk(&mut Subqueries(bound));
 }
 
 /// `(p1 IS NULL OR true) AND ...`, or None for no parameter.

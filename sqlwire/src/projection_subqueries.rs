@@ -7,12 +7,13 @@
 //! table is put in parentheses once more: no longer the select item the rule rewrites, it reaches
 //! DataFusion as written, which answers it or refuses it with an error.
 
+use rapid_actors::sql_walk::Tree;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Value, Visit,
-    VisitMut, Visitor, VisitorMut,
+    Expr, ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Value, Visitor,
+    VisitorMut,
 };
 
 /// Shields the subqueries the rule would answer NULL in each select of `statements`; whether any.
@@ -39,7 +40,7 @@ pub(crate) fn shield(statements: &mut Vec<Statement>) -> bool {
         }
     }
     let mut shield = Shield(false);
-    let _ = statements.visit(&mut shield);
+    let _ = statements.rewrite(&mut shield);
     shield.0
 }
 
@@ -76,7 +77,7 @@ fn nulled_by_the_rule(query: &Query) -> bool {
         }
     }
     let mut check = Correlated(&aliases, false);
-    let _ = query.visit(&mut check);
+    let _ = query.walk(&mut check);
     check.1
 }
 
@@ -113,7 +114,7 @@ fn reads_only_datasets(query: &Query) -> bool {
         any: false,
         catalogue: false,
     };
-    let _ = query.visit(&mut tables);
+    let _ = query.walk(&mut tables);
     tables.any && !tables.catalogue
 }
 

@@ -6,11 +6,10 @@
 //! (the JDBC driver's `typinput = 'pg_catalog.array_in'::regproc`, which the library turns into
 //! an oid) the comparison with the bare name.
 
+use rapid_actors::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
-use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, BinaryOperator, Expr, Statement, Value,
-};
+use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Statement, Value};
 
 /// `pg_type`'s columns of type `regproc`.
 const REGPROC: [&str; 7] = [
@@ -27,7 +26,7 @@ const REGPROC: [&str; 7] = [
 /// above; whether any.
 pub(crate) fn compare_as_names(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Expr::BinaryOp { left, op, right } = expr {
             if matches!(op, BinaryOperator::Eq | BinaryOperator::NotEq) {
                 if is_regproc(left) {

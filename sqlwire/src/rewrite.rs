@@ -2,13 +2,14 @@
 //! DataFusion spelling before the statement reaches the library. A statement that needs none of
 //! it reaches the library as the client wrote it.
 
+use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, AccessExpr, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, Ident, ObjectName, Query, SelectItem, SetExpr,
-    Statement, Subscript, Value, VisitMut, VisitorMut,
+    AccessExpr, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
+    FunctionArguments, Ident, ObjectName, Query, SelectItem, SetExpr, Statement, Subscript, Value,
+    VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -57,7 +58,7 @@ pub(crate) fn for_datafusion(
     changed |= catalog_rewrites::empty_catalogue_selects(&mut statements);
     changed |= catalog_rewrites::catalogue_lookups(&mut statements);
     let mut names = UniqueNames::default();
-    let _ = statements.visit(&mut names);
+    let _ = statements.rewrite(&mut names);
     changed |= names.changed;
     changed |= projection_subqueries::shield(&mut statements);
     changed |= projection_parameters::keep(&mut statements);
@@ -93,7 +94,7 @@ fn show_timezone(statements: &mut [Statement]) -> bool {
 /// `(expression)['field']`, which DataFusion reads as the struct field.
 fn composite_fields(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Expr::CompoundFieldAccess { root, access_chain } = expr {
             // `a.b` of plain names is a qualified column; only a computed root is composite.
             if !matches!(**root, Expr::Identifier(_) | Expr::CompoundIdentifier(_)) {
@@ -117,7 +118,7 @@ fn composite_fields(statements: &mut Vec<Statement>) -> bool {
 /// same pattern with the backslash as its escape (see [`like_escape`]).
 fn like_escapes(statements: &mut Vec<Statement>) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statements, |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         let (Expr::Like {
             pattern,
             escape_char,

@@ -9,7 +9,7 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CeilFloorKind, DateTimeField, DuplicateTreatment, Expr, FunctionArg,
-    FunctionArgExpr, FunctionArguments, SelectItem, UnaryOperator, Visit,
+    FunctionArgExpr, FunctionArguments, SelectItem, UnaryOperator,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -17,6 +17,7 @@ use datafusion::sql::sqlparser::tokenizer::Token;
 
 use super::naming::{normalised_name, quoted};
 use crate::error::{Error, Result};
+use crate::sql_walk::Tree;
 
 /// Longest fragment accepted; deeper nesting is refused by the parser's recursion limit.
 const MAX_FRAGMENT_CHARS: usize = 10_000;
@@ -182,33 +183,41 @@ fn is_plain_name(s: &str) -> bool {
 }
 
 pub(super) fn check_tree(part: &str, root: &Expr, scope: &Scope<'_>) -> Result<()> {
-    let flow = root.visit(&mut ExprChecker { part, scope });
-    match flow {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(()),
+    let mut checker = ExprChecker {
+        part,
+        scope,
+        refused: None,
+    };
+    let _ = root.walk(&mut checker);
+    match checker.refused {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 
 struct ExprChecker<'a> {
     part: &'a str,
     scope: &'a Scope<'a>,
+    /// Why the walk stopped.
+    refused: Option<Error>,
 }
 
 impl datafusion::sql::sqlparser::ast::Visitor for ExprChecker<'_> {
-    type Break = Error;
+    type Break = ();
 
-    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Error> {
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<()> {
         match self.allowed(expr) {
             Ok(()) => ControlFlow::Continue(()),
-            Err(e) => ControlFlow::Break(e),
+            Err(e) => {
+                self.refused = Some(e);
+                ControlFlow::Break(())
+            }
         }
     }
 
-    fn pre_visit_query(
-        &mut self,
-        _: &datafusion::sql::sqlparser::ast::Query,
-    ) -> ControlFlow<Error> {
-        ControlFlow::Break(refuse(self.part, "subqueries are not allowed".into()))
+    fn pre_visit_query(&mut self, _: &datafusion::sql::sqlparser::ast::Query) -> ControlFlow<()> {
+        self.refused = Some(refuse(self.part, "subqueries are not allowed".into()));
+        ControlFlow::Break(())
     }
 }
 

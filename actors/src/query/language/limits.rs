@@ -12,9 +12,10 @@
 //!   walk is recursive but safe: the term limit already bounds the tree, and it runs on the
 //!   query threads' large stacks.
 
+use crate::sql_walk::Tree;
 use std::ops::ControlFlow;
 
-use datafusion::sql::sqlparser::ast::{Expr, SelectItem, Visit, Visitor};
+use datafusion::sql::sqlparser::ast::{Expr, SelectItem, Visitor};
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
@@ -249,7 +250,7 @@ fn check_tree_depth(part: &str, text: &str, shape: Shape, limits: &QueryLimits) 
         Ok(None) | Err(_) => return Ok(()),
     };
     let mut meter = DepthMeter { now: 0, deepest: 0 };
-    let _ = expr.visit(&mut meter);
+    let _ = expr.walk(&mut meter);
     if meter.deepest > limits.max_depth {
         return Err(too_deep(part, TREE, Some(meter.deepest), limits));
     }

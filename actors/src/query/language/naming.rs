@@ -4,17 +4,17 @@
 //! identifiers unquoted, and the SQL-syntax functions (`TRIM(x)`, `SUBSTRING(x FROM 1 FOR 2)`,
 //! `FLOOR(x)`, `CEIL(x)`) read as ordinary calls.
 
+use crate::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList,
-    FunctionArguments, Ident, ObjectName,
+    Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
 };
 
 /// The normalised text of `expr` (already checked: only allowed node kinds).
 pub(crate) fn normalised_name(expr: &Expr) -> String {
     let mut expr = expr.clone();
-    let _ = visit_expressions_mut(&mut expr, |e| {
+    let _ = rewrite_expressions(&mut expr, &mut |e| {
         normalise(e);
         ControlFlow::<()>::Continue(())
     });

@@ -8,13 +8,13 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value, ValueWithSpan, VisitMut,
-    VisitorMut,
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Value, ValueWithSpan, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::GenericDialect;
 
 use super::check::{check_tree, expect_end, parser, refuse, Scope};
 use crate::error::{Error, Result};
+use crate::sql_walk::Tree;
 
 /// The function that reads a subject attribute.
 pub const SUBJECT_ATTR: &str = "subject_attr";
@@ -33,7 +33,12 @@ pub fn policy_filter_sql(
         .parse_expr()
         .map_err(|e| refuse(part, format!("[{text}] is not a valid expression ({e})")))?;
     expect_end(&mut p, part, text)?;
-    if let ControlFlow::Break(e) = expr.visit(&mut Substitute { attr }) {
+    let mut substitute = Substitute {
+        attr,
+        refused: None,
+    };
+    let _ = expr.rewrite(&mut substitute);
+    if let Some(e) = substitute.refused {
         return Err(e);
     }
     let scope = Scope {
@@ -51,12 +56,14 @@ pub fn reads_attributes(text: &str) -> bool {
 
 struct Substitute<'a> {
     attr: &'a dyn Fn(&str) -> Option<String>,
+    /// Why the walk stopped.
+    refused: Option<Error>,
 }
 
 impl VisitorMut for Substitute<'_> {
-    type Break = Error;
+    type Break = ();
 
-    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<Error> {
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
         let Expr::Function(f) = expr else {
             return ControlFlow::Continue(());
         };
@@ -74,10 +81,11 @@ impl VisitorMut for Substitute<'_> {
             _ => None,
         };
         let Some(key) = key else {
-            return ControlFlow::Break(refuse(
+            self.refused = Some(refuse(
                 "filter",
                 format!("[{f}]: subject_attr takes one quoted attribute name, as subject_attr('region')"),
             ));
+            return ControlFlow::Break(());
         };
         let value = match (self.attr)(&key) {
             Some(v) => Value::SingleQuotedString(v),

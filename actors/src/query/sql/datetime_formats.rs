@@ -7,10 +7,11 @@
 //! a `%` (already chrono's) or a field this rewrite does not know is left as written. Both SQL
 //! fronts apply it (`/api/sql` in `statement::one_select`, the listener in its rewrites).
 
+use crate::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    visit_expressions_mut, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
+    Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
 };
 
 /// PostgreSQL's fields, longest first where one is the start of another, with chrono's.
@@ -48,7 +49,7 @@ pub fn chrono_patterns(statements: &mut [Statement]) -> bool {
 
 fn chrono_patterns_in(statement: &mut Statement) -> bool {
     let mut changed = false;
-    let _ = visit_expressions_mut(statement, |expr| {
+    let _ = rewrite_expressions(statement, &mut |expr| {
         if let Expr::Function(f) = expr {
             let name = f.name.0.last().and_then(|p| p.as_ident());
             let parses = name.is_some_and(|n| {

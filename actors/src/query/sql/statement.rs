@@ -3,10 +3,11 @@
 //! defines tables, copies, or changes the engine's own settings is refused, with the SQLSTATE a
 //! PostgreSQL client expects.
 
+use crate::sql_walk::Tree;
 use std::ops::ControlFlow;
 
 use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
-use datafusion::sql::sqlparser::ast::{Expr, Statement, TableFactor, Visit, Visitor};
+use datafusion::sql::sqlparser::ast::{Expr, Statement, TableFactor, Visitor};
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::Error;
@@ -224,7 +225,7 @@ fn check_parts(statement: &Statement, limits: &QueryLimits) -> Result<(), Refuse
         nodes: 0,
         refused: None,
     };
-    let _ = statement.visit(&mut walk);
+    let _ = statement.walk(&mut walk);
     if let Some(r) = walk.refused {
         return Err(r);
     }
