@@ -3,8 +3,8 @@
 //! sqlparser derives its traversal (`Visit`, `VisitMut`) generically over the visitor, so each
 //! visitor type compiled its own copy of the walk over every node type the root reaches: a
 //! statement or an expression reaches nearly all of the syntax (subqueries), several hundred
-//! functions. Thirty visitor types (rewrites in rapid-sqlwire, checks here) made those copies
-//! most of rapid-sqlwire's code and build time (docs/DESIGN.md, "Build timings").
+//! functions. Twenty-seven visitor types (rewrites in rapid-sqlwire, checks here) made those
+//! copies most of rapid-sqlwire's code and build time (docs/DESIGN.md, "Build timings").
 //!
 //! Here every walk goes through one reading and one rewriting wrapper around a trait object, so
 //! the traversal is compiled once each, in this crate; a visitor is an ordinary
