@@ -11,7 +11,6 @@
 //! under OR; there it becomes `EXISTS (SELECT 1 FROM ... WHERE (p) AND (v))`: a filter keeps a row
 //! when the value is true, and drops it alike when it is false, NULL or not found.
 
-use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
@@ -19,6 +18,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::catalog_rewrites::is_catalogue_table;
+use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 
 /// Folds each such CASE of `statements` into its lookup; whether any.
 pub(crate) fn fold(statements: &mut Vec<Statement>) -> bool {

@@ -10,7 +10,6 @@
 //! - [`storage_options`]: the storage options of a table, which datasets do not have.
 //! - [`catalogue_lookups`]: a correlated lookup of one catalogue row, aggregated.
 
-use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
@@ -19,6 +18,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
+use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 
 /// Aggregates, which answer a row even over no rows (then the select is left as it is).
 const AGGREGATES: &[&str] = &[

@@ -12,7 +12,6 @@
 //! Three tables are views over the emulation's: `pg_database` (the session's databases only),
 //! `pg_class` (with `reloptions`), `pg_settings` ([`crate::settings`]).
 
-use rapid_actors::sql_walk::Tree;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -31,6 +30,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion_postgres::datafusion_pg_catalog::pg_catalog::setup_pg_catalog;
 
 use crate::roles::SubjectRole;
+use rapid_actors::sql_walk::Tree;
 
 /// Emptied by [`register`]: the emulation's rows describe objects that do not exist here.
 const EMPTIED: &[&str] = &["pg_index", "pg_constraint"];

@@ -5,10 +5,10 @@
 //! none otherwise, so the reader's ranges, which follow each other from page 0, read each row
 //! once. The predicate becomes that truth value.
 
-use rapid_actors::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{DataType, Expr, Statement, Value};
+use rapid_actors::sql_walk::rewrite_expressions;
 
 /// Replaces each `ctid BETWEEN tid AND tid` of `statements`; whether any.
 pub(crate) fn ranges(statements: &mut Vec<Statement>) -> bool {

@@ -2,7 +2,6 @@
 //! call that the `pg_catalog` emulation lacks. Datasets have no comments and no size of their own in the catalogue, so the
 //! answers are PostgreSQL's for "none": NULL.
 
-use rapid_actors::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -16,6 +15,7 @@ use datafusion::logical_expr::{
 use datafusion::sql::sqlparser::ast::{
     Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
 };
+use rapid_actors::sql_walk::rewrite_expressions;
 
 /// Every function of this module.
 pub(crate) fn all() -> Vec<ScalarUDF> {

@@ -6,7 +6,6 @@
 //! [`udf`], and whose rows come from the session's tables as the catalogue describes them
 //! ([`crate::described`]: `is_nullable` is `NO` for a column its dataset does not allow null in).
 
-use rapid_actors::sql_walk::Tree;
 use std::ops::ControlFlow;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -19,6 +18,7 @@ use datafusion::sql::sqlparser::ast::{SetExpr, Statement, TableFactor, VisitorMu
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use datafusion_postgres::arrow_pg::datatypes::into_pg_type;
+use rapid_actors::sql_walk::Tree;
 
 /// The function: `rapid_pg_type(datafusion_type, 'sql' | 'udt')`.
 pub(crate) const NAME: &str = "rapid_pg_type";

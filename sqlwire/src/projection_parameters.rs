@@ -6,7 +6,6 @@
 //! parameter of its select list's subqueries in its own filter, as a condition that is always
 //! true: `WHERE (...) AND ($2::VARCHAR IS NULL OR true)`.
 
-use rapid_actors::sql_walk::Tree;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
@@ -16,6 +15,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::catalog_rewrites::placeholders;
+use rapid_actors::sql_walk::Tree;
 
 /// Keeps the parameters of select-list subqueries in each select of `statements`; whether any.
 pub(crate) fn keep(statements: &mut Vec<Statement>) -> bool {

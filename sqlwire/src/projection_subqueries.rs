@@ -7,7 +7,6 @@
 //! table is put in parentheses once more: no longer the select item the rule rewrites, it reaches
 //! DataFusion as written, which answers it or refuses it with an error.
 
-use rapid_actors::sql_walk::Tree;
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -15,6 +14,7 @@ use datafusion::sql::sqlparser::ast::{
     Expr, ObjectNamePart, Query, SelectItem, SetExpr, Statement, TableFactor, Value, Visitor,
     VisitorMut,
 };
+use rapid_actors::sql_walk::Tree;
 
 /// Shields the subqueries the rule would answer NULL in each select of `statements`; whether any.
 pub(crate) fn shield(statements: &mut Vec<Statement>) -> bool {

@@ -6,10 +6,10 @@
 //! (the JDBC driver's `typinput = 'pg_catalog.array_in'::regproc`, which the library turns into
 //! an oid) the comparison with the bare name.
 
-use rapid_actors::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{BinaryOperator, Expr, Statement, Value};
+use rapid_actors::sql_walk::rewrite_expressions;
 
 /// `pg_type`'s columns of type `regproc`.
 const REGPROC: [&str; 7] = [

@@ -2,7 +2,6 @@
 //! DataFusion spelling before the statement reaches the library. A statement that needs none of
 //! it reaches the library as the client wrote it.
 
-use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
@@ -22,6 +21,7 @@ use crate::{
     case_lookups, catalog_rewrites, catalogue_tables, ctid, like_escape, pg_types,
     projection_parameters, projection_subqueries, regproc_names,
 };
+use rapid_actors::sql_walk::{rewrite_expressions, Tree};
 
 /// The statements of `sql` rewritten, or None when none of the rewrites applies (or the text does
 /// not parse, which the library then reports).

@@ -12,7 +12,6 @@
 //!   walk is recursive but safe: the term limit already bounds the tree, and it runs on the
 //!   query threads' large stacks.
 
-use crate::sql_walk::Tree;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{Expr, SelectItem, Visitor};
@@ -22,6 +21,7 @@ use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
 use super::request::{Condition, FilterGroup, QueryRequest};
 use crate::error::{Error, Result};
+use crate::sql_walk::Tree;
 
 /// The limits on one query (settings; see docs/security.md, Query limits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,12 +4,13 @@
 //! identifiers unquoted, and the SQL-syntax functions (`TRIM(x)`, `SUBSTRING(x FROM 1 FOR 2)`,
 //! `FLOOR(x)`, `CEIL(x)`) read as ordinary calls.
 
-use crate::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     Expr, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident, ObjectName,
 };
+
+use crate::sql_walk::rewrite_expressions;
 
 /// The normalised text of `expr` (already checked: only allowed node kinds).
 pub(crate) fn normalised_name(expr: &Expr) -> String {

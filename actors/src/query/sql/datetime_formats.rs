@@ -7,12 +7,13 @@
 //! a `%` (already chrono's) or a field this rewrite does not know is left as written. Both SQL
 //! fronts apply it (`/api/sql` in `statement::one_select`, the listener in its rewrites).
 
-use crate::sql_walk::rewrite_expressions;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Statement, Value,
 };
+
+use crate::sql_walk::rewrite_expressions;
 
 /// PostgreSQL's fields, longest first where one is the start of another, with chrono's.
 const FIELDS: &[(&str, &str)] = &[

@@ -3,7 +3,6 @@
 //! defines tables, copies, or changes the engine's own settings is refused, with the SQLSTATE a
 //! PostgreSQL client expects.
 
-use crate::sql_walk::Tree;
 use std::ops::ControlFlow;
 
 use datafusion::sql::parser::{DFParserBuilder, Statement as DfStatement};
@@ -13,6 +12,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 use crate::error::Error;
 use crate::query::language::limits::QueryLimits;
 use crate::query::sql::parse_budget::{budget_for, BudgetedPostgres};
+use crate::sql_walk::Tree;
 
 /// The longest statement accepted, in bytes (clients' catalog queries are a few kilobytes).
 pub(crate) const MAX_SQL_BYTES: usize = 100_000;
