@@ -42,15 +42,7 @@ const FIELDS: &[(&str, &str)] = &[
 /// pattern; whether any.
 pub fn chrono_patterns(statements: &mut [Statement]) -> bool {
     let mut changed = false;
-    for statement in statements.iter_mut() {
-        changed |= chrono_patterns_in(statement);
-    }
-    changed
-}
-
-fn chrono_patterns_in(statement: &mut Statement) -> bool {
-    let mut changed = false;
-    let _ = rewrite_expressions(statement, &mut |expr| {
+    let _ = rewrite_expressions(statements, &mut |expr| {
         if let Expr::Function(f) = expr {
             let name = f.name.0.last().and_then(|p| p.as_ident());
             let parses = name.is_some_and(|n| {
