@@ -5,7 +5,7 @@
 //!   name in that column is declared in a `[*dependencies]` section of some Cargo.toml of the repo
 //!   (direct dependencies only: a crate pulled in by another is named in the table's other columns).
 //! - **Paths:** every backticked token that starts with a top-level folder of the repo (`src/`,
-//!   `actors/`, `sqlwire/`, `tools/`, `tests/`, `benches/`, `fuzz/`, `docs/`, `scripts/`,
+//!   `actors/`, `rows/`, `sqlwire/`, `tools/`, `tests/`, `benches/`, `fuzz/`, `docs/`, `scripts/`,
 //!   `deploy/`, `examples/`) exists, and so does every relative Markdown link's target (resolved
 //!   from the doc's folder). Patterns (`{..}`, `*`, `…`, spaces, `$`) are not paths and are skipped;
 //!   a `:line` suffix or `#anchor` is dropped first. A doc named in plain text with its folder
@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 const ROOTS: &[&str] = &[
     "src/",
     "actors/",
+    "rows/",
     "sqlwire/",
     "tools/",
     "tests/",

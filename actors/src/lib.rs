@@ -8,30 +8,31 @@
 //! ## Layers, bottom first
 //! Each module imports only from its own layer or the layers below, without cycles;
 //! `tests/module_graph.rs` reads every `use` line and checks it (the same list is written there).
-//! 1. Shared types: [`error`] (the one engine error; its closed set of kinds maps to HTTP
-//!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`sensitivity`]
-//!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
-//!    on drop), [`work_permits`] (bounded pools for heavy per-request work, 503 when full),
+//! 0. The per-row crate, `rapid-rows`, re-exported here under its own module names (built at
+//!    opt-level 3 on its own, docs/DESIGN.md "Build timings"): [`error`] (the one engine error;
+//!    its closed set of kinds maps to HTTP statuses at the edge), [`key`], [`sensitivity`],
+//!    [`file_kind`], [`allocator`], [`storage`] (every path in the data folder and every object
+//!    key is built there; the kept objects are reached only through its `ObjectStorage`
+//!    interface, which `LocalFolder` implements with the fsync discipline), [`schema`] (the wire
+//!    model, every schema rule, the validated typed form), [`profile`] (column profiles),
+//!    [`ingest`] (a CSV or Parquet stream validated and written as partitioned Parquet), and
+//!    `query::answers`' writers and `query::rewrites`.
+//! 1. Shared types: [`work_permits`] (bounded pools for heavy per-request work, 503 when full),
 //!    [`job_state`] (a job's record and its state machine), [`traced`] (actor messages that
 //!    carry their sender's tracing span, so an actor's log lines keep the request id),
 //!    [`sql_walk`] (every walk over a SQL syntax tree, here and in rapid-sqlwire, through one
 //!    visitor type, so sqlparser's traversal is compiled once).
-//! 2. Where things are kept: [`storage`] (every path in the data folder and every object key is
-//!    built there; the kept objects, raw files, data Parquet and large-query results, are reached
-//!    only through its `ObjectStorage` interface, which `LocalFolder` implements with the fsync
-//!    discipline; one conformance suite for every implementation) and [`catalog`] (one
+//! 2. Where things are kept beside the data folder: [`audit`] (the audit log) and `catalog` (one
 //!    interface, `Catalog`, over subjects, datasets, schema versions, the manifest and jobs, in
 //!    plain types; every SQL statement is in its SQLite implementation: one file opened once,
 //!    WAL, migrations; one conformance suite for every implementation).
-//! 3. Rules over the catalog's rows: [`schema`] (the wire model, every schema rule, the
-//!    validated typed form), [`jobs`] (jobs driven through their states), [`auth`] (subjects,
-//!    credentials, tokens, permissions, protected domains, and the permission passes the engine
-//!    takes), [`records`] (datasets and schema versions), [`manifest`] (which files make up each
-//!    version), [`history`] (commits as versions: retention, as-of reads), [`delta_log`] (each stored version
-//!    as a Delta Lake table, its log derived from the catalog's commits), [`profile`] (column profiles: counted while an upload is validated, merged per
-//!    version).
-//! 4. The work: [`ingest`] (a CSV or Parquet stream validated and written as partitioned
-//!    Parquet), [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
+//! 3. Rules over the catalog's rows: [`jobs`] (jobs driven through their states), [`auth`]
+//!    (subjects, credentials, tokens, permissions, protected domains, and the permission passes
+//!    the engine takes), [`events`], `records` (datasets and schema versions), `manifest` (which
+//!    files make up each version), [`history`] (commits as versions: retention, as-of reads),
+//!    [`delta_log`] (each stored version as a Delta Lake table, its log derived from the
+//!    catalog's commits).
+//! 4. The work: [`infer`] (schema drafts from a sample), [`query`] (the query object checked into
 //!    expression trees, run by DataFusion over exactly the manifest's files; and SQL statements,
 //!    read-only, over the datasets a subject may read), [`compaction`]
 //!    (which small files to merge, merging them, rewriting a merged file without a raw file).
@@ -70,7 +71,6 @@
 //! `docs/SPEC.md`, `docs/DESIGN.md`, and the README.
 
 pub mod admin;
-pub mod allocator;
 pub mod audit;
 pub mod auth;
 pub(crate) mod catalog;
@@ -78,25 +78,22 @@ pub mod compaction;
 pub(crate) mod dataset;
 pub mod delta_log;
 pub mod engine;
-pub mod error;
 pub mod events;
-pub mod file_kind;
 pub mod history;
 pub mod infer;
-pub mod ingest;
 pub mod job_state;
 pub mod jobs;
-pub mod key;
 pub(crate) mod manifest;
-pub mod profile;
 pub mod query;
 pub(crate) mod records;
 pub(crate) mod registry;
-pub mod schema;
-pub mod sensitivity;
 pub mod sql_walk;
-pub mod storage;
 pub mod traced;
 pub mod work_permits;
+
+// The per-row modules live in rapid-rows (built at opt-level 3); they keep their paths here.
+pub use rapid_rows::{
+    allocator, error, file_kind, ingest, key, profile, schema, sensitivity, storage,
+};
 
 pub use error::{Details, Error, ErrorKind, ReportLinks, Result, UploadReport};

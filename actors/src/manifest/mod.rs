@@ -3,7 +3,7 @@
 //! leftovers of an interrupted commit and are removed at start-up (on a shared object store, swept
 //! once older than its grace period, [`crate::storage::ObjectStorage::unlisted_grace`]).
 
-pub(crate) mod stats;
+pub(crate) use rapid_rows::stats;
 
 use std::collections::HashSet;
 use std::time::SystemTime;

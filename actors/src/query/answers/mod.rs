@@ -1,9 +1,7 @@
-//! Answers: query results written as JSON, CSV, Arrow or Parquet, cell by cell, large answers
-//! streamed into a result file, and answers as typed tables for the web pages.
+//! Answers: query results written as JSON, CSV, Arrow or Parquet, cell by cell (rapid-rows'
+//! `answers`, re-exported), large answers streamed into a result file, and answers as typed
+//! tables for the web pages.
 
-pub(super) mod cells;
 pub mod large;
-pub mod output;
-pub mod table;
 
-pub use table::{Cell, Table};
+pub use rapid_rows::answers::{output, table, Cell, Table};

@@ -4,7 +4,6 @@
 pub(super) mod file_pruning;
 pub mod info;
 pub(super) mod local_reader;
-mod mask_hash;
 pub(super) mod plan_cache;
 pub mod policy_table;
 pub mod run;

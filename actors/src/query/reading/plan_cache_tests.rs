@@ -10,7 +10,7 @@ use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 
 use super::*;
 use crate::query::rewrites::session::{from_template, keep_topk_bounds_in_sorts, new_context};
-use crate::query::test_plans::{answer, plan};
+use rapid_rows::test_plans::{answer, plan};
 
 fn file(id: i64) -> DataFile {
     DataFile {

@@ -35,13 +35,13 @@ use datafusion::physical_plan::{
 };
 use futures_util::StreamExt;
 
-use super::mask_hash::MaskHash;
 use super::table::ManifestTable;
 use crate::error::Result;
 use crate::manifest::DataFile;
 use crate::query::policy::{EffectivePolicy, Mask};
 use crate::schema::ValidSchema;
 use crate::storage::Storage;
+use rapid_rows::mask_hash::MaskHash;
 
 /// The table of `files` as `policy`'s subject may see it.
 pub fn subject_table(

@@ -67,6 +67,13 @@ pub struct Graph {
 
 /// Reads the graph of the crate whose sources are in `root` (its `src` folder).
 pub fn graph(root: &Path) -> Graph {
+    graph_with_reexports(root, &[])
+}
+
+/// As [`graph`], for a crate whose root re-exports other crates' modules under their names
+/// (`pub use rapid_rows::{error, schema}`): `crate::error::..` is then an import from another
+/// crate, not from this crate's root.
+pub fn graph_with_reexports(root: &Path, reexported: &[&str]) -> Graph {
     let mut files = Vec::new();
     collect(root, root, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|(m, _)| m.clone()).collect();
@@ -74,6 +81,11 @@ pub fn graph(root: &Path) -> Graph {
     for (module, code) in &files {
         let targets = edges.entry(module.clone()).or_default();
         for path in paths_in(code) {
+            let mut segs = path.split("::");
+            if segs.next() == Some("crate") && segs.next().is_some_and(|m| reexported.contains(&m))
+            {
+                continue;
+            }
             let Some(target) = resolve(module, &path, &modules) else {
                 continue;
             };

@@ -13,7 +13,7 @@ use arrow::datatypes::{DataType as ArrowType, Field, Schema};
 use serde_json::{Map, Value};
 
 use super::*;
-use crate::query::answers::cells::cell;
+use crate::answers::cells::cell;
 
 /// The JSON writer as it was: a map of maps serialised at the end.
 fn json_via_values(batches: &[RecordBatch]) -> Vec<u8> {

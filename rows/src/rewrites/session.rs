@@ -25,7 +25,7 @@ use super::small_groups::SmallGroupsRule;
 use super::three_valued::ThreeValuedLogic;
 
 /// A context on `env` (the query engine's memory pool and spill folder).
-pub(crate) fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionContext {
+pub fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> SessionContext {
     config.options_mut().sql_parser.default_null_ordering = "nulls_last".to_string();
     // MIN/MAX aggregates push their running bounds into the Parquet scan; with two of them the
     // bound of one pruned rows the other still needed, depending on which partition set it
@@ -58,7 +58,7 @@ pub(crate) fn new_context(mut config: SessionConfig, env: Arc<RuntimeEnv>) -> Se
 
 /// Plans `ctx`'s TopK sorts with their running bound kept to themselves, not pushed into the
 /// scan: such a plan can be kept and run again (see plan_cache).
-pub(crate) fn keep_topk_bounds_in_sorts(ctx: &SessionContext) {
+pub fn keep_topk_bounds_in_sorts(ctx: &SessionContext) {
     ctx.state_ref()
         .write()
         .config_mut()
@@ -74,7 +74,7 @@ mod tests;
 /// A fresh context from `template` (a context's state, built once): the functions and rules
 /// are shared, only the catalog is new, so one query's table is never seen by another. Building
 /// a context registers every built-in function again, a tenth of a small query's server time.
-pub(crate) fn from_template(template: &SessionState) -> SessionContext {
+pub fn from_template(template: &SessionState) -> SessionContext {
     let mut state = template.clone();
     let options = state.config().options();
     let (catalog_name, schema_name) = (

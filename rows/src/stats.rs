@@ -100,7 +100,7 @@ fn column_bounds(
 
 /// The bounds of every kept column of a file of `schema` made of `row_groups`, as the manifest
 /// stores them; `None` for a file without row groups.
-pub(crate) fn encode(schema: &ArrowSchema, row_groups: &[RowGroupMetaData]) -> Option<String> {
+pub fn encode(schema: &ArrowSchema, row_groups: &[RowGroupMetaData]) -> Option<String> {
     let descr = row_groups.first()?.schema_descr();
     let mut columns = Map::new();
     for field in schema.fields().iter().filter(|f| kept(f.data_type())) {
@@ -116,7 +116,7 @@ pub(crate) fn encode(schema: &ArrowSchema, row_groups: &[RowGroupMetaData]) -> O
 
 /// One column's bounds over a file, typed as the column is read.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct ColumnBounds {
+pub struct ColumnBounds {
     /// Null when unknown.
     pub min: ScalarValue,
     pub max: ScalarValue,
@@ -126,7 +126,7 @@ pub(crate) struct ColumnBounds {
 /// A file's bounds of each of `fields` (as they are read), in their order, from the
 /// manifest's `stats`; `None` where they are not known (a file recorded before bounds were
 /// kept, or a column without them).
-pub(crate) fn decode(stats: &str, fields: &[FieldRef]) -> Vec<Option<ColumnBounds>> {
+pub fn decode(stats: &str, fields: &[FieldRef]) -> Vec<Option<ColumnBounds>> {
     let parsed: Option<Value> = serde_json::from_str(stats).ok();
     fields
         .iter()

@@ -60,7 +60,7 @@ pub struct StagedDataFile {
 
 /// The settings every stored data file starts from (see [`PartitionedWriter::new`] for why);
 /// text columns then get a dictionary. Compaction writes merged files with the same ones.
-pub(crate) fn stored_file_properties() -> parquet::file::properties::WriterPropertiesBuilder {
+pub fn stored_file_properties() -> parquet::file::properties::WriterPropertiesBuilder {
     WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_2_0)
         .set_encoding(Encoding::PLAIN)
@@ -362,7 +362,7 @@ impl PartitionedWriter {
         };
         let mut writer = open.writer;
         writer.flush().map_err(parquet_error)?;
-        let stats = crate::manifest::stats::encode(&self.file_schema, writer.flushed_row_groups());
+        let stats = crate::stats::encode(&self.file_schema, writer.flushed_row_groups());
         let file = writer.into_inner().map_err(parquet_error)?.into_inner();
         self.done.push(StagedDataFile {
             partition_path: partition_path.to_string(),

@@ -80,7 +80,7 @@ impl fmt::Display for Check {
 /// Reads the check `name` of `column`. `data_type` is `None` when the column's own type is invalid
 /// (already reported), so only the check's own shape is judged. Every problem goes to `problems`,
 /// each naming the column and the check; `None` when there was one.
-pub(crate) fn parse_check(
+pub fn parse_check(
     column: &str,
     data_type: Option<DataType>,
     name: &str,

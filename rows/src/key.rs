@@ -40,12 +40,12 @@ impl DatasetKey {
 /// `auth::pass`) cannot be made for an invented dataset.
 #[derive(Debug, Clone)]
 pub struct DatasetRecord {
-    pub(crate) id: i64,
-    pub(crate) key: DatasetKey,
+    pub id: i64,
+    pub key: DatasetKey,
     /// The name as first created, with its case.
-    pub(crate) name: String,
-    pub(crate) sensitivity: Sensitivity,
-    pub(crate) latest_version: i64,
+    pub name: String,
+    pub sensitivity: Sensitivity,
+    pub latest_version: i64,
 }
 
 impl DatasetRecord {

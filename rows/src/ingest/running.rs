@@ -24,7 +24,7 @@ impl Drop for Running {
 }
 
 /// The machine's cores shared out among the uploads running now (at least 1).
-pub(crate) fn cores_each() -> usize {
+pub fn cores_each() -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     (cores / RUNNING.load(Ordering::SeqCst).max(1)).max(1)
 }

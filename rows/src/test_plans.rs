@@ -6,7 +6,7 @@ use arrow::util::pretty::pretty_format_batches;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 use datafusion::prelude::SessionContext;
 
-pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
+pub async fn plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPlan> {
     ctx.sql(sql)
         .await
         .unwrap()
@@ -15,7 +15,7 @@ pub(super) async fn plan(ctx: &SessionContext, sql: &str) -> Arc<dyn ExecutionPl
         .unwrap()
 }
 
-pub(super) async fn answer(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>) -> String {
+pub async fn answer(ctx: &SessionContext, plan: Arc<dyn ExecutionPlan>) -> String {
     let batches = collect(plan, ctx.task_ctx()).await.unwrap();
     pretty_format_batches(&batches).unwrap().to_string()
 }

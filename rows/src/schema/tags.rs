@@ -24,14 +24,14 @@ impl Tags {
     }
 
     /// Sets `key`, in its first place if it was set before.
-    pub(crate) fn insert(&mut self, key: &str, value: &str) {
+    pub fn insert(&mut self, key: &str, value: &str) {
         match self.0.iter_mut().find(|(k, _)| k == key) {
             Some(slot) => slot.1 = value.to_string(),
             None => self.0.push((key.to_string(), value.to_string())),
         }
     }
 
-    pub(crate) fn insert_absent(&mut self, key: &str, value: &str) {
+    pub fn insert_absent(&mut self, key: &str, value: &str) {
         if self.get(key).is_none() {
             self.0.push((key.to_string(), value.to_string()));
         }
@@ -50,7 +50,7 @@ impl Serialize for Tags {
 
 impl Tags {
     /// The schema's custom tags: key-value ones, then key-only ones not already set, as `""`.
-    pub(crate) fn of(schema: &super::ValidSchema) -> Tags {
+    pub fn of(schema: &super::ValidSchema) -> Tags {
         let mut tags = Tags::default();
         for (k, v) in schema.key_value_tags() {
             tags.insert(k, v);

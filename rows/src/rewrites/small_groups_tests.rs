@@ -12,7 +12,7 @@ use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode};
 
 use super::{rewrite, rewrite_with, Grouping, Limits};
-use crate::query::test_plans::{answer, plan};
+use crate::test_plans::{answer, plan};
 
 /// Three partitions of several small batches: short and long text (long values repeat, in
 /// batches with buffers of their own), nulls in the key and in the values.

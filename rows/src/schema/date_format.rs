@@ -175,7 +175,7 @@ impl fmt::Display for DateFormat {
 }
 
 /// 1970-01-01 in chrono's count of days from the common era (0001-01-01 is day 1).
-pub(crate) const EPOCH_DAYS_FROM_CE: i32 = 719_163;
+pub const EPOCH_DAYS_FROM_CE: i32 = 719_163;
 
 /// A date as Arrow's Date32 stores it: days since 1970-01-01.
 pub fn date_to_days(d: NaiveDate) -> i32 {

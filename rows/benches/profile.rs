@@ -2,7 +2,7 @@
 //! ten columns (benches/peers/peers.py: text of 8, 4 and a million values, ids, doubles of a
 //! million and of 100,000 values, counts 0 to 100, booleans with nulls, two date columns),
 //! 1M rows in 64 Ki-row batches as the CSV ingest hands them on, then `finish`. Run with
-//! `cargo bench -p rapid-actors --bench profile`; each column type also alone, to see where the
+//! `cargo bench -p rapid-rows --bench profile`; each column type also alone, to see where the
 //! time goes.
 
 use std::sync::Arc;
@@ -14,8 +14,8 @@ use arrow::datatypes::{DataType, Field, Schema as ArrowSchema};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 
-use rapid_actors::profile::Profiler;
-use rapid_actors::schema::{validate, Schema, SchemaContext, ValidColumn};
+use rapid_rows::profile::Profiler;
+use rapid_rows::schema::{validate, Schema, SchemaContext, ValidColumn};
 
 const ROWS: usize = 1_000_000;
 const BATCH: usize = 64 * 1024;

@@ -12,7 +12,7 @@ const OTHER_DELIMITERS: [(char, &str); 3] = [(';', "';'"), ('\t', "tabs"), ('|',
 
 /// Why a CSV header cannot be read as text at all, if so: UTF-16 (a byte order mark, or the NUL
 /// bytes of its ASCII characters) or bytes that are not UTF-8.
-pub(crate) fn header_encoding(fields: &[&[u8]]) -> Option<String> {
+pub fn header_encoding(fields: &[&[u8]]) -> Option<String> {
     let first = fields.first().copied().unwrap_or_default();
     let utf16 = first.starts_with(&[0xFF, 0xFE])
         || first.starts_with(&[0xFE, 0xFF])

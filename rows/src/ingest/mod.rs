@@ -12,7 +12,7 @@ mod csv_parallel;
 pub mod csv_records;
 mod csv_split;
 mod csv_values;
-pub(crate) mod file_problems;
+pub mod file_problems;
 mod page_header;
 pub mod parquet_guard;
 mod parquet_input;
@@ -39,10 +39,10 @@ pub use parquet_input::{ingest_parquet, untrusted_file_options};
 pub use problems::{Place, Problems, Record};
 pub use quarantine::{quarantine_path, PROBLEMS_COLUMN, ROW_COLUMN};
 pub use report::{parquet_path, report_path, MAX_REPORT_ROWS};
-pub(crate) use running::cores_each;
+pub use running::cores_each;
 pub use stream::{ingest_stream, Chunk, ChunkReader};
 pub use unique::{each_number, value_at, UniqueColumn, UniqueValue};
-pub(crate) use writer::stored_file_properties;
+pub use writer::stored_file_properties;
 pub use writer::StagedDataFile;
 
 use checks::{apply_checks, PreparedCheck};
@@ -129,7 +129,7 @@ pub fn arrow_schema(schema: &ValidSchema) -> SchemaRef {
     ))
 }
 
-pub(crate) use crate::schema::date_format::EPOCH_DAYS_FROM_CE;
+pub use crate::schema::date_format::EPOCH_DAYS_FROM_CE;
 pub use crate::schema::date_format::{date32_to_string, date_to_days};
 
 /// For each schema column, the position of its source column. Headers are cleaned the way

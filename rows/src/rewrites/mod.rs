@@ -1,14 +1,14 @@
 //! The DataFusion session queries run in, with the plan rewrites and functions that keep answers
 //! to the query semantics, and the faster group-by over one text column.
 
-pub(super) mod checked;
-pub(super) mod checked_udf;
-pub(super) mod interval_times;
-pub(super) mod session;
-pub(super) mod signed_zero;
-pub(super) mod small_groups;
-pub(super) mod text_groups;
-pub(super) mod three_valued;
+mod checked;
+mod checked_udf;
+mod interval_times;
+pub mod session;
+mod signed_zero;
+mod small_groups;
+mod text_groups;
+mod three_valued;
 
 use datafusion::common::{DFSchema, Result as DfResult};
 use datafusion::logical_expr::utils::merge_schema;

@@ -12,7 +12,7 @@ use datafusion::logical_expr::{
 use ring::hmac;
 
 #[derive(PartialEq, Eq, Hash)]
-pub(super) struct MaskHash {
+pub struct MaskHash {
     key: Arc<Vec<u8>>,
     signature: Signature,
 }
@@ -25,7 +25,7 @@ impl std::fmt::Debug for MaskHash {
 
 impl MaskHash {
     /// The masked text of `text` (a Utf8 expression).
-    pub(super) fn call(key: Arc<Vec<u8>>, text: Expr) -> Expr {
+    pub fn call(key: Arc<Vec<u8>>, text: Expr) -> Expr {
         let udf = MaskHash {
             key,
             signature: Signature::exact(vec![DataType::Utf8], Volatility::Immutable),

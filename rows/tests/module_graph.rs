@@ -1,0 +1,51 @@
+//! The per-row crate's module graph, read from the `use` lines and `crate::` / `super::` paths
+//! of `rows/src` (by `rapid_testkit::module_graph`): no import cycle between files, and no
+//! module importing from a layer above its own. The layers are those of the crate docs in
+//! `src/lib.rs`; a new top-level module must be placed in one before this test passes.
+
+use std::path::Path;
+
+use rapid_testkit::module_graph::{graph, Graph};
+
+/// Top-level modules, bottom layer first. A module may import from its own layer or any layer
+/// below; the import graph must still be acyclic (between files and between top-level modules).
+const LAYERS: &[&[&str]] = &[
+    // Shared types: errors, the dataset key, sensitivity, file kinds, the allocator settings.
+    &["error", "key", "sensitivity", "file_kind", "allocator"],
+    // The data folder and object storage.
+    &["storage"],
+    // Rules: schemas, column profiles, the manifest's column bounds.
+    &["schema", "profile", "stats"],
+    // The work per row: the ingest, the answers' writers, the query session and its rewrites,
+    // the `hash` mask; tests' plan helpers.
+    &["ingest", "answers", "rewrites", "mask_hash", "test_plans"],
+];
+
+fn rows() -> Graph {
+    graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+#[test]
+fn files_import_without_cycles() {
+    let g = rows();
+    assert!(g.edges.len() > 30, "the walk found the sources");
+    let tangles = g.tangles();
+    assert!(
+        tangles.is_empty(),
+        "files importing each other (directly or around a cycle):\n{}",
+        tangles.join("\n")
+    );
+}
+
+#[test]
+fn top_level_modules_import_without_cycles() {
+    if let Some(cycle) = rows().top_level_cycle() {
+        panic!("import cycle between modules: {}", cycle.join(" -> "));
+    }
+}
+
+#[test]
+fn no_module_imports_from_a_layer_above() {
+    let wrong = rows().layer_violations(LAYERS);
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
