@@ -54,7 +54,7 @@ pub struct StagedDataFile {
     pub staged_path: PathBuf,
     pub rows: u64,
     pub bytes: u64,
-    /// Its column bounds for the manifest ([`crate::manifest::stats`]).
+    /// Its column bounds for the manifest ([`crate::stats`]).
     pub stats: Option<String>,
 }
 

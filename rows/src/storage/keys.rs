@@ -64,7 +64,7 @@ pub fn delta_log_key(key: &DatasetKey, version: i64, delta_version: i64) -> Stri
 }
 
 /// Whether `key` is a file of a Delta log (kept though no catalog row lists it: the log is
-/// derived from the catalog, `crate::delta_log`). A hidden name there is an unfinished write.
+/// derived from the catalog, rapid-actors' `delta_log`). A hidden name there is an unfinished write.
 pub fn is_delta_log(key: &str) -> bool {
     let mut segments = key.rsplit('/');
     let name = segments.next().unwrap_or("");
