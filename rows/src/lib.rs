@@ -17,7 +17,8 @@
 //! Each module imports only from its own layer or the layers below, without cycles
 //! (`tests/module_graph.rs` checks it).
 //! 1. Shared types: [`error`] (the one engine error; its closed set of kinds maps to HTTP
-//!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`sensitivity`]
+//!    statuses at the edge), [`key`] (a dataset's key and catalog record), [`key_list`] (a
+//!    list of unique index keys in one buffer), [`sensitivity`]
 //!    (PUBLIC / PRIVATE / PROTECTED), [`file_kind`] (CSV or Parquet by name; staged files removed
 //!    on drop), [`allocator`] (the process's allocator settings).
 //! 2. [`storage`]: every path in the data folder and every object key is built there; the kept
@@ -27,7 +28,8 @@
 //!    [`profile`] (column profiles: counted while an upload is validated, merged per version),
 //!    [`stats`] (per-file column bounds for the manifest).
 //! 4. The work per row: [`ingest`] (a CSV or Parquet stream validated and written as
-//!    partitioned Parquet), [`answers`] (results written as JSON, CSV, Arrow or Parquet),
+//!    partitioned Parquet), [`unique_index`] (a keyed upload's keys read back from its staged
+//!    files and sorted, per key), [`answers`] (results written as JSON, CSV, Arrow or Parquet),
 //!    [`rewrites`] (the DataFusion session, its plan rewrites and functions, the faster
 //!    group-by over one text column), [`mask_hash`] (the `hash` column mask).
 
@@ -37,6 +39,7 @@ pub mod error;
 pub mod file_kind;
 pub mod ingest;
 pub mod key;
+pub mod key_list;
 pub mod mask_hash;
 pub mod profile;
 pub mod rewrites;
@@ -46,5 +49,6 @@ pub mod stats;
 pub mod storage;
 #[cfg(any(test, feature = "test-plans"))]
 pub mod test_plans;
+pub mod unique_index;
 
 pub use error::{Details, Error, ErrorKind, ReportLinks, Result, UploadReport};

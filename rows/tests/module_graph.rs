@@ -10,15 +10,30 @@ use rapid_testkit::module_graph::{graph, Graph};
 /// Top-level modules, bottom layer first. A module may import from its own layer or any layer
 /// below; the import graph must still be acyclic (between files and between top-level modules).
 const LAYERS: &[&[&str]] = &[
-    // Shared types: errors, the dataset key, sensitivity, file kinds, the allocator settings.
-    &["error", "key", "sensitivity", "file_kind", "allocator"],
+    // Shared types: errors, the dataset key, unique index keys, sensitivity, file kinds, the
+    // allocator settings.
+    &[
+        "error",
+        "key",
+        "key_list",
+        "sensitivity",
+        "file_kind",
+        "allocator",
+    ],
     // The data folder and object storage.
     &["storage"],
     // Rules: schemas, column profiles, the manifest's column bounds.
     &["schema", "profile", "stats"],
-    // The work per row: the ingest, the answers' writers, the query session and its rewrites,
-    // the `hash` mask; tests' plan helpers.
-    &["ingest", "answers", "rewrites", "mask_hash", "test_plans"],
+    // The work per row: the ingest, a keyed upload's keys read back and sorted, the answers'
+    // writers, the query session and its rewrites, the `hash` mask; tests' plan helpers.
+    &[
+        "ingest",
+        "unique_index",
+        "answers",
+        "rewrites",
+        "mask_hash",
+        "test_plans",
+    ],
 ];
 
 fn rows() -> Graph {

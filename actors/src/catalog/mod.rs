@@ -9,7 +9,6 @@
 pub(crate) mod conformance;
 mod events;
 pub(crate) mod interface;
-mod key_list;
 mod key_runs;
 pub(crate) mod postgres;
 pub(crate) mod refusal;
@@ -21,7 +20,7 @@ use std::sync::Arc;
 
 pub(crate) use events::{DeliveryRow, DeliveryState, EventRow, EventsCatalog, WebhookRow};
 pub(crate) use interface::Catalog;
-pub(crate) use key_list::KeyList;
+pub(crate) use rapid_rows::key_list::KeyList;
 pub use types::*;
 
 use crate::error::Result;

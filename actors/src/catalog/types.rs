@@ -51,14 +51,7 @@ pub struct NewDataFile {
     pub unique_keys: Vec<ColumnKeys>,
 }
 
-/// Index keys of one `unique` column (see `dataset::unique_index` for their encoding). Shared,
-/// not copied, between a staged upload and each attempt of its commit (a million keys are a
-/// million small buffers).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ColumnKeys {
-    pub column: String,
-    pub keys: std::sync::Arc<super::KeyList>,
-}
+pub(crate) use rapid_rows::key_list::ColumnKeys;
 
 /// A key of an upload found in a version's unique index: the partition of the file holding it
 /// (an OVERWRITE of that partition replaces it, so it is no clash).

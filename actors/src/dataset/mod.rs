@@ -6,7 +6,7 @@
 mod commit;
 mod stored_unique;
 mod swap;
-mod unique_index;
+use rapid_rows::unique_index;
 #[cfg(test)]
 mod unique_tests;
 

@@ -13,9 +13,9 @@ use parquet::arrow::ProjectionMask;
 use parquet::file::reader::ChunkReader;
 use ring::digest;
 
-use crate::catalog::{ColumnKeys, KeyList};
 use crate::error::{Error, Result};
 use crate::ingest::{cores_each, each_number, value_at, StagedOutput, UniqueColumn, UniqueValue};
+use crate::key_list::{ColumnKeys, KeyList};
 use crate::schema::DataType;
 
 /// Strings up to this many bytes are their own key.
@@ -23,7 +23,7 @@ const SHORT: usize = 32;
 
 /// The index key of `value` (values of one column all have one type; the tag keeps keys of
 /// different types apart anyway).
-pub(super) fn index_key(value: &UniqueValue) -> Vec<u8> {
+pub fn index_key(value: &UniqueValue) -> Vec<u8> {
     let mut key = Vec::with_capacity(SHORT + 1);
     match value {
         UniqueValue::Int(v) => {
@@ -53,12 +53,12 @@ pub(super) fn index_key(value: &UniqueValue) -> Vec<u8> {
 
 /// The columns kept in the index: `unique` columns that are not partition columns (those values
 /// are in the files' paths).
-pub(super) fn indexed(unique: &[UniqueColumn]) -> impl Iterator<Item = &UniqueColumn> {
+pub fn indexed(unique: &[UniqueColumn]) -> impl Iterator<Item = &UniqueColumn> {
     unique.iter().filter(|c| !c.partition)
 }
 
 /// The upload's values of `column` by key, to look up and to name in a refusal.
-pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
+pub fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
     column.values.iter().map(|v| (index_key(&v), v)).collect()
 }
 
@@ -66,7 +66,7 @@ pub(super) fn keyed(column: &UniqueColumn) -> HashMap<Vec<u8>, UniqueValue> {
 /// the commit records). Reads the staged files' unique columns back: the cost of the upload, not
 /// of the dataset. Files are read and sorted on up to [`KEY_THREADS`] threads, the upload's share
 /// of the cores.
-pub(crate) fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
+pub fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>> {
     let one_file = |file: &crate::ingest::StagedDataFile| -> Result<Vec<ColumnKeys>> {
         let at = |e: &dyn std::fmt::Display| {
             Error::internal(format!("reading {}: {e}", file.staged_path.display()))
@@ -121,7 +121,7 @@ pub(crate) fn staged_keys(output: &StagedOutput) -> Result<Vec<Vec<ColumnKeys>>>
 const KEY_THREADS: usize = 4;
 
 /// The upload's keys of `column`: each staged file's list (ascending).
-pub(super) fn upload_keys<'k>(file_keys: &'k [Vec<ColumnKeys>], column: &str) -> Vec<&'k KeyList> {
+pub fn upload_keys<'k>(file_keys: &'k [Vec<ColumnKeys>], column: &str) -> Vec<&'k KeyList> {
     file_keys
         .iter()
         .flatten()
@@ -181,7 +181,7 @@ fn number_key(data_type: DataType, n: u64) -> ([u8; 9], usize) {
 
 /// Calls `visit` with the row number and value of every non-null value of `column` in the
 /// Parquet file `reader` (none when the file has no such column).
-pub(super) fn column_values<R: ChunkReader + 'static>(
+pub fn column_values<R: ChunkReader + 'static>(
     reader: R,
     column: &UniqueColumn,
     visit: &mut dyn FnMut(usize, UniqueValue),

@@ -102,6 +102,15 @@ impl<K: AsRef<[u8]>> FromIterator<K> for KeyList {
     }
 }
 
+/// Index keys of one `unique` column (see `crate::unique_index` for their encoding). Shared,
+/// not copied, between a staged upload and each attempt of its commit (a million keys are a
+/// million small buffers).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ColumnKeys {
+    pub column: String,
+    pub keys: std::sync::Arc<KeyList>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
