@@ -61,25 +61,15 @@ fn engine() -> Graph {
 
 #[test]
 fn files_import_without_cycles() {
-    let g = engine();
-    assert!(g.edges.len() > 50, "the walk found the sources");
-    let tangles = g.tangles();
-    assert!(
-        tangles.is_empty(),
-        "files importing each other (directly or around a cycle):\n{}",
-        tangles.join("\n")
-    );
+    engine().assert_files_acyclic(50);
 }
 
 #[test]
 fn top_level_modules_import_without_cycles() {
-    if let Some(cycle) = engine().top_level_cycle() {
-        panic!("import cycle between modules: {}", cycle.join(" -> "));
-    }
+    engine().assert_top_level_acyclic();
 }
 
 #[test]
 fn no_module_imports_from_a_layer_above() {
-    let wrong = engine().layer_violations(LAYERS);
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    engine().assert_layers(LAYERS);
 }

@@ -42,25 +42,15 @@ fn rows() -> Graph {
 
 #[test]
 fn files_import_without_cycles() {
-    let g = rows();
-    assert!(g.edges.len() > 30, "the walk found the sources");
-    let tangles = g.tangles();
-    assert!(
-        tangles.is_empty(),
-        "files importing each other (directly or around a cycle):\n{}",
-        tangles.join("\n")
-    );
+    rows().assert_files_acyclic(30);
 }
 
 #[test]
 fn top_level_modules_import_without_cycles() {
-    if let Some(cycle) = rows().top_level_cycle() {
-        panic!("import cycle between modules: {}", cycle.join(" -> "));
-    }
+    rows().assert_top_level_acyclic();
 }
 
 #[test]
 fn no_module_imports_from_a_layer_above() {
-    let wrong = rows().layer_violations(LAYERS);
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    rows().assert_layers(LAYERS);
 }

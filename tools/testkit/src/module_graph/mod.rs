@@ -205,6 +205,31 @@ impl Graph {
         find_cycle(&tops)
     }
 
+    /// Panics, listing them, if files import each other (directly or around a cycle); and if
+    /// the walk found fewer than `min_edges` modules, as when it read the wrong folder.
+    pub fn assert_files_acyclic(&self, min_edges: usize) {
+        assert!(self.edges.len() > min_edges, "the walk found the sources");
+        let tangles = self.tangles();
+        assert!(
+            tangles.is_empty(),
+            "files importing each other (directly or around a cycle):\n{}",
+            tangles.join("\n")
+        );
+    }
+
+    /// Panics, naming the cycle, if top-level modules import each other around a cycle.
+    pub fn assert_top_level_acyclic(&self) {
+        if let Some(cycle) = self.top_level_cycle() {
+            panic!("import cycle between modules: {}", cycle.join(" -> "));
+        }
+    }
+
+    /// Panics, listing them, on the [`Graph::layer_violations`] of `layers`.
+    pub fn assert_layers(&self, layers: &[&[&str]]) {
+        let wrong = self.layer_violations(layers);
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
     /// Every import from a higher layer, from the crate root, or by a module in no layer.
     /// `layers` lists top-level modules, bottom layer first; a module may import from its own
     /// layer or any layer below.
