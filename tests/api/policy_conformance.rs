@@ -313,12 +313,25 @@ fn check_subject(
     out
 }
 
+/// What a panic said (its payload is a `&str` or a `String` for `panic!` and `assert!`).
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let text = panic.downcast_ref::<String>().map(String::as_str);
+    let text = text.or_else(|| panic.downcast_ref::<&str>().copied());
+    format!("panicked: {}", text.unwrap_or("(no message)"))
+}
+
 /// The whole suite on a server started with `options`; answers how many answers it compared.
 fn conformance(options: Options) -> usize {
     let mut options = options;
     options
         .env
         .push(("RAPID_PG_LISTEN".into(), "127.0.0.1:0".into()));
+    // Five subjects query at once, each on every front: on a loaded 2-core runner a query can
+    // wait past the default second for one of the four slots and be refused (503), which is
+    // admission working (tests/api/query_isolation.rs), not an answer to compare.
+    options
+        .env
+        .push(("RAPID_QUERY_QUEUE_WAIT_MS".into(), "60000".into()));
     let s = TestServer::start_with(options);
     setup(&s);
     let who = subjects(&s);
@@ -377,7 +390,18 @@ fn conformance(options: Options) -> usize {
                     scope.spawn(move || (key, check_subject(s, w, visitor, v, want)))
                 })
                 .collect();
-            running.into_iter().map(|h| h.join().unwrap()).collect()
+            running
+                .into_iter()
+                .zip(&who)
+                .map(|(h, w)| {
+                    // A front that failed outright is a difference with its message, so that
+                    // every subject's outcome is still listed.
+                    h.join().unwrap_or_else(|panic| {
+                        let key = format!("{p}/{}", w.name);
+                        (key, vec![("a front".to_string(), Some(panic_text(&panic)))])
+                    })
+                })
+                .collect()
         });
         for (key, list) in outcomes {
             for (front, differs) in list {
