@@ -221,6 +221,13 @@ impl QueryPools {
         SessionContext::new_with_state(state)
     }
 
+    /// A task context for executing a plan of one of [`Self::session`]'s sessions (they differ
+    /// from the template only in their catalog and planning options), with the current run's
+    /// token: a kept plan runs without a session being made for it.
+    pub fn task_context(&self) -> Arc<datafusion::execution::TaskContext> {
+        super::work_scope::task_context_of(&self.template)
+    }
+
     /// Physical plans kept for queries asked again.
     pub fn plans(&self) -> &crate::query::reading::plan_cache::PlanCache {
         &self.plans

@@ -13,7 +13,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use datafusion::execution::TaskContext;
+use datafusion::execution::{SessionState, TaskContext};
 use datafusion::prelude::SessionContext;
 use tokio::sync::oneshot;
 
@@ -68,15 +68,28 @@ impl Default for WorkScope {
 /// A task context of `ctx` for executing a plan, carrying the current query run's token when
 /// there is one (outside [`WorkScope::run`], in tools and tests, it carries none).
 pub(crate) fn task_context(ctx: &SessionContext) -> Arc<TaskContext> {
-    // Built once: a task context copies the session's function registries.
-    let task = TaskContext::from(ctx);
-    match CURRENT.try_with(Arc::clone) {
-        Ok(token) => {
-            let config = task.session_config().clone().with_extension(token);
-            Arc::new(task.with_session_config(config))
-        }
-        Err(_) => Arc::new(task),
-    }
+    task_context_of(&ctx.state_ref().read())
+}
+
+/// As [`task_context`], from a session's state: the query pools make it from their template,
+/// so that running a kept plan needs no session of its own.
+pub(crate) fn task_context_of(state: &SessionState) -> Arc<TaskContext> {
+    // The configuration is copied once, with the token added (not copied, then copied again
+    // by `with_session_config`); the function registries are copied as a task context must own them.
+    let config = match CURRENT.try_with(Arc::clone) {
+        Ok(token) => state.config().clone().with_extension(token),
+        Err(_) => state.config().clone(),
+    };
+    Arc::new(TaskContext::new(
+        None,
+        state.session_id().to_string(),
+        config,
+        state.scalar_functions().clone(),
+        state.higher_order_functions().clone(),
+        state.aggregate_functions().clone(),
+        state.window_functions().clone(),
+        Arc::clone(state.runtime_env()),
+    ))
 }
 
 /// The token a plan executed with `context` must keep while it runs, if any.
