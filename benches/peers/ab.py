@@ -13,6 +13,7 @@ counted (it warms the page cache).
 
 import argparse
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -36,13 +37,20 @@ def main():
     if not os.path.exists(csv):
         peers.generate_csv(csv, a.rows)
     servers = []
+    # Each server's data (a copy of the rows per upload: gigabytes after an --uploads run) and
+    # the answers' scratch folders, removed at the end.
+    folders = []
     try:
         for binary in a.binaries:
-            ours = peers.Ours(binary, tempfile.mkdtemp(prefix="rapid-ab-"))
+            folders.append(tempfile.mkdtemp(prefix="rapid-ab-"))
+            ours = peers.Ours(binary, folders[-1])
             servers.append(ours)
             ours.create("data")
             ours.upload("data", csv)
-        works = [peers.make_work(o, "data", tempfile.mkdtemp()) for o in servers]
+        works = []
+        for ours in servers:
+            folders.append(tempfile.mkdtemp(prefix="rapid-ab-work-"))
+            works.append(peers.make_work(ours, "data", folders[-1]))
         print("| item | build | median | p25 | mean |\n|---|---|---|---|---|")
         for item in ITEMS if a.runs else ():  # --runs 0: the uploads alone
             runs = [w[item][0] for w in works]
@@ -75,12 +83,15 @@ def main():
     finally:
         for ours in servers:
             ours.stop()
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def report(item, binaries, times):
     for binary, t in zip(binaries, times):
-        print(f"| {item} | {binary} | {statistics.median(t) * 1e3:.2f} ms "
-              f"| {statistics.quantiles(t, n=4)[0] * 1e3:.2f} ms "
+        # A quartile needs two runs at least.
+        p25 = f"{statistics.quantiles(t, n=4)[0] * 1e3:.2f} ms" if len(t) > 1 else "-"
+        print(f"| {item} | {binary} | {statistics.median(t) * 1e3:.2f} ms | {p25} "
               f"| {statistics.mean(t) * 1e3:.2f} ms |", flush=True)
 
 
