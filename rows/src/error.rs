@@ -175,6 +175,12 @@ impl Error {
     }
 }
 
+/// What a caught panic said: `panic!` and `assert!` carry a `&str` or a `String`.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    let text = payload.downcast_ref::<&str>().copied();
+    text.or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.details {
@@ -237,5 +243,18 @@ mod tests {
         let shown = e.with_kind(ErrorKind::Invalid);
         assert_eq!(shown.kind, ErrorKind::Invalid);
         assert_eq!(shown.context.len(), 1);
+    }
+
+    #[test]
+    fn a_panics_message_is_read_whether_literal_or_formatted() {
+        let caught = |f: fn()| std::panic::catch_unwind(f).unwrap_err();
+        assert_eq!(panic_message(&*caught(|| panic!("plain"))), Some("plain"));
+        let n = 7;
+        let formatted = std::panic::catch_unwind(move || panic!("n is {n}")).unwrap_err();
+        assert_eq!(panic_message(&*formatted), Some("n is 7"));
+        assert_eq!(
+            panic_message(&*caught(|| std::panic::panic_any(3_u8))),
+            None
+        );
     }
 }

@@ -313,13 +313,6 @@ fn check_subject(
     out
 }
 
-/// What a panic said (its payload is a `&str` or a `String` for `panic!` and `assert!`).
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    let text = panic.downcast_ref::<String>().map(String::as_str);
-    let text = text.or_else(|| panic.downcast_ref::<&str>().copied());
-    format!("panicked: {}", text.unwrap_or("(no message)"))
-}
-
 /// The whole suite on a server started with `options`; answers how many answers it compared.
 fn conformance(options: Options) -> usize {
     let mut options = options;
@@ -398,7 +391,17 @@ fn conformance(options: Options) -> usize {
                     // every subject's outcome is still listed.
                     h.join().unwrap_or_else(|panic| {
                         let key = format!("{p}/{}", w.name);
-                        (key, vec![("a front".to_string(), Some(panic_text(&panic)))])
+                        (
+                            key,
+                            vec![(
+                                "a front".to_string(),
+                                Some(format!(
+                                    "panicked: {}",
+                                    rapid_actors::error::panic_message(&*panic)
+                                        .unwrap_or("(no message)")
+                                )),
+                            )],
+                        )
                     })
                 })
                 .collect()

@@ -129,11 +129,7 @@ fn next_batch(
     reader: &mut ParquetRecordBatchReader,
 ) -> Result<Option<std::result::Result<RecordBatch, arrow::error::ArrowError>>> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| reader.next())).map_err(|panic| {
-        let why = panic
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a malformed page".into());
+        let why = crate::error::panic_message(&*panic).unwrap_or("a malformed page");
         not_readable(format!("decoding failed ({why})"))
     })
 }

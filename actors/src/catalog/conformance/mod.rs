@@ -205,11 +205,7 @@ pub(crate) fn suite(make: &dyn Fn() -> SharedCatalog) {
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| case(catalog.as_ref())));
         if let Err(panic) = outcome {
-            let what = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
+            let what = crate::error::panic_message(&*panic).unwrap_or_default();
             panic!("catalog conformance case {name} failed: {what}");
         }
     }

@@ -147,8 +147,8 @@ impl PreparedQuery {
         {
             return Ok(plan);
         }
-        // A session of its own (a copy of the template, a tenth of a small query's server
-        // time), so that no other query sees its table.
+        // A session of its own (a copy of the template, function registries and all, made
+        // only here: a kept plan runs without one), so that no other query sees its table.
         let ctx = self.pools.session();
         if self.topk_bounds_in_sorts {
             crate::query::rewrites::session::keep_topk_bounds_in_sorts(&ctx);
